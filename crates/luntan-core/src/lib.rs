@@ -1,0 +1,30 @@
+//! luntan's shared vocabulary, used by every stage.
+//!
+//! - [`site::Site`]: a forum as its site file (`data/sites/<id>.xml`) describes it.
+//! - [`state::ThreadState`]: the one thread state machine (S3's `visitedFlag`).
+//! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`).
+//! - [`layout::DataDir`]: where pages, XML and indexes live; [`layout::write_atomic`].
+//! - [`doc::ThreadDoc`]: the normalized thread XML.
+//! - [`ids::check_id`]: which ids may name a file.
+//!
+//! ```
+//! use luntan_core::state::{Stage, ThreadState};
+//! assert_eq!(Stage::Download.output(), ThreadState::Saved);
+//! assert_eq!(ThreadState::Saved.code(), 1);
+//! assert!(ThreadState::Saved.can_become(ThreadState::Extracted));
+//! ```
+
+pub mod dates;
+pub mod doc;
+pub mod ids;
+pub mod layout;
+pub mod lock;
+pub mod site;
+pub mod state;
+pub mod store;
+
+pub use doc::{Post, ThreadDoc};
+pub use layout::DataDir;
+pub use site::Site;
+pub use state::{Stage, ThreadState};
+pub use store::Store;

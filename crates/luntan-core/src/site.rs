@@ -1,0 +1,639 @@
+//! Site files: one XML file per forum (`data/sites/<id>.xml`) telling luntan
+//! how that forum's URLs and templates look. Everything forum-specific lives
+//! here, so a new forum needs a site file and no code.
+//!
+//! Link patterns are regular expressions searched in the absolute URL (as the
+//! `url` crate serializes it, so non-ASCII path segments appear
+//! percent-encoded). They capture ids with named groups; `{board}`,
+//! `{thread}` and `{page}` are shorthands for the usual groups. Selectors are
+//! CSS. See the README for a full example.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+use scraper::Selector;
+use serde::Deserialize;
+use url::Url;
+
+use crate::ids::{check_id, IdError};
+
+/// A site file that could not be read or is not valid.
+///
+/// Displays as `path: line N: field: what is wrong`, the one line the binaries print.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: line {line}: {field}: {message}", path.display())]
+pub struct SiteError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// A forum, as its site file describes it (validated and compiled).
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Names the forum's directory under `data/pages` and its index.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    pub home: Url,
+    /// A fixed encoding that overrides detection (for forums known to lie).
+    pub encoding: Option<&'static encoding_rs::Encoding>,
+    pub politeness: Politeness,
+    /// Most list pages read per board in one round.
+    pub max_board_pages: u32,
+    pub links: Links,
+    pub list: Option<ListRules>,
+    pub thread: ThreadRules,
+    /// Hosts besides the home URL's host whose links may be followed.
+    pub allow_hosts: HashSet<String>,
+    /// The file it came from.
+    pub path: PathBuf,
+}
+
+/// How hard luntan may press on one forum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Politeness {
+    /// Least time between the starts of two requests to the forum.
+    pub delay: Duration,
+    /// Most requests in flight to the forum at once.
+    pub concurrency: usize,
+    pub timeout: Duration,
+    /// Retries after a transient failure (5xx, 429, timeout, reset).
+    pub retries: u32,
+    /// Cap on one response body, raw and decompressed.
+    pub max_body_bytes: u64,
+    pub robots: bool,
+    pub user_agent: String,
+}
+
+impl Default for Politeness {
+    fn default() -> Self {
+        Politeness {
+            delay: Duration::from_millis(1000),
+            concurrency: 2,
+            timeout: Duration::from_secs(30),
+            retries: 4,
+            max_body_bytes: 8 << 20,
+            robots: true,
+            user_agent: format!("luntan/{} (+forum archiver)", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// The URL patterns of one forum.
+#[derive(Debug, Clone)]
+pub struct Links {
+    /// A board's first list page; must capture `board`.
+    pub board: LinkPattern,
+    /// A board's later list pages; captures `board` and `page`.
+    pub board_page: Option<LinkPattern>,
+    /// A thread's first page; must capture `thread` (and may capture `board`).
+    pub thread: LinkPattern,
+    /// A thread's later pages; captures `thread` and `page`.
+    pub thread_page: Option<LinkPattern>,
+}
+
+/// One compiled link pattern.
+#[derive(Debug, Clone)]
+pub struct LinkPattern {
+    pub regex: Regex,
+    /// The `page` value that denotes the first page (1 for page numbers, 0 for offsets).
+    pub first_page: u64,
+}
+
+/// What a link pattern captured from a URL.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LinkMatch {
+    pub board: Option<String>,
+    pub thread: Option<String>,
+    pub page: Option<u64>,
+}
+
+impl LinkPattern {
+    /// The captures if `url` matches; `None` when it does not match or a
+    /// captured value is not a usable id (see [`crate::ids`]) or page number.
+    pub fn captures(&self, url: &str) -> Option<Result<LinkMatch, IdError>> {
+        let caps = self.regex.captures(url)?;
+        let grab = |name: &str| -> Result<Option<String>, IdError> {
+            match caps.name(name) {
+                Some(m) => check_id(m.as_str()).map(Some),
+                None => Ok(None),
+            }
+        };
+        let page = match caps.name("page") {
+            Some(m) => match m.as_str().parse::<u64>() {
+                Ok(p) => Some(p),
+                Err(_) => return Some(Err(IdError::new(m.as_str(), "page is not a whole number"))),
+            },
+            None => None,
+        };
+        Some((|| Ok(LinkMatch { board: grab("board")?, thread: grab("thread")?, page }))())
+    }
+
+    /// Whether a captured page value means "the first page".
+    pub fn is_first(&self, page: Option<u64>) -> bool {
+        page.is_none_or(|p| p <= self.first_page)
+    }
+}
+
+/// Where a board list page keeps its thread rows (optional: without it every
+/// thread link on the page counts, with its anchor text as title).
+#[derive(Debug, Clone)]
+pub struct ListRules {
+    /// One element per thread row.
+    pub row: Selector,
+    /// The title inside a row (default: the thread link's text).
+    pub title: Option<Selector>,
+    /// The reply count inside a row.
+    pub replies: Option<Selector>,
+    /// The last post's time inside a row.
+    pub last_post: Option<Selector>,
+}
+
+/// Where a thread page keeps its title and posts.
+#[derive(Debug, Clone)]
+pub struct ThreadRules {
+    /// The thread title (default: the page's `<title>`).
+    pub title: Option<Selector>,
+    /// One element per post; author, time and body are looked up inside it.
+    /// Without it, bodies are taken page-wide and paired with authors and
+    /// times by order.
+    pub post: Option<Selector>,
+    /// The post body, as a CSS selector.
+    pub body: Option<Selector>,
+    /// The post body, as a pattern over element ids (S3's "content flag",
+    /// Discuz!: `postmessage_\d+`). One of `body`/`body_id` is required.
+    pub body_id: Option<Regex>,
+    pub author: Option<Selector>,
+    pub time: Option<Selector>,
+    /// The floor number shown on the post (default: position in the thread).
+    pub floor: Option<Selector>,
+    /// Elements removed from a body before its text is taken (quotes, signatures).
+    pub strip: Option<Selector>,
+}
+
+// ---------------------------------------------------------------- raw serde form
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSite {
+    #[serde(rename = "@id")]
+    id: Option<String>,
+    name: Option<String>,
+    home: String,
+    encoding: Option<String>,
+    politeness: Option<RawPoliteness>,
+    #[serde(rename = "max-board-pages")]
+    max_board_pages: Option<u32>,
+    #[serde(rename = "allow-host", default)]
+    allow_host: Vec<String>,
+    links: RawLinks,
+    list: Option<RawList>,
+    thread: RawThread,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPoliteness {
+    #[serde(rename = "@delay-ms")]
+    delay_ms: Option<u64>,
+    #[serde(rename = "@concurrency")]
+    concurrency: Option<usize>,
+    #[serde(rename = "@timeout-ms")]
+    timeout_ms: Option<u64>,
+    #[serde(rename = "@retries")]
+    retries: Option<u32>,
+    #[serde(rename = "@max-body-kb")]
+    max_body_kb: Option<u64>,
+    #[serde(rename = "@robots")]
+    robots: Option<bool>,
+    #[serde(rename = "@user-agent")]
+    user_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLinks {
+    board: RawPattern,
+    #[serde(rename = "board-page")]
+    board_page: Option<RawPattern>,
+    thread: RawPattern,
+    #[serde(rename = "thread-page")]
+    thread_page: Option<RawPattern>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPattern {
+    #[serde(rename = "@first")]
+    first: Option<u64>,
+    #[serde(rename = "$text")]
+    pattern: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawList {
+    #[serde(rename = "@row")]
+    row: String,
+    #[serde(rename = "@title")]
+    title: Option<String>,
+    #[serde(rename = "@replies")]
+    replies: Option<String>,
+    #[serde(rename = "@last-post")]
+    last_post: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThread {
+    #[serde(rename = "@title")]
+    title: Option<String>,
+    #[serde(rename = "@post")]
+    post: Option<String>,
+    #[serde(rename = "@body")]
+    body: Option<String>,
+    #[serde(rename = "@body-id")]
+    body_id: Option<String>,
+    #[serde(rename = "@author")]
+    author: Option<String>,
+    #[serde(rename = "@time")]
+    time: Option<String>,
+    #[serde(rename = "@floor")]
+    floor: Option<String>,
+    #[serde(rename = "@strip")]
+    strip: Option<String>,
+}
+
+// ---------------------------------------------------------------- loading
+
+impl Site {
+    /// Reads and validates one site file.
+    pub fn load(path: &Path) -> Result<Site, SiteError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SiteError {
+            path: path.to_owned(),
+            line: 0,
+            field: "file".into(),
+            message: e.to_string(),
+        })?;
+        Site::parse(&text, path)
+    }
+
+    /// Validates site-file text; `path` is only used in messages and to default nothing else.
+    pub fn parse(text: &str, path: &Path) -> Result<Site, SiteError> {
+        let ctx = Ctx { text, path };
+        check_well_formed(&ctx)?;
+        let raw: RawSite = quick_xml::de::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            // serde names the offending field in its message; point at it when we can.
+            let field = quoted_word(&msg).unwrap_or_else(|| "site".into());
+            ctx.err(&field, msg)
+        })?;
+        raw.validate(&ctx)
+    }
+
+    /// Loads every `*.xml` under `dir`, sorted by file name. Bad files come
+    /// back as errors beside the good ones, so one broken file stops nothing else.
+    pub fn load_dir(dir: &Path) -> std::io::Result<Vec<Result<Site, SiteError>>> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+            .collect();
+        paths.sort();
+        Ok(paths.iter().map(|p| Site::load(p)).collect())
+    }
+
+    /// Whether links to `url` may be followed: same host as home, or allowed.
+    pub fn host_allowed(&self, url: &Url) -> bool {
+        match (url.host_str(), self.home.host_str()) {
+            (Some(h), Some(home)) => {
+                (h.eq_ignore_ascii_case(home) && url.port_or_known_default() == self.home.port_or_known_default())
+                    || self.allow_hosts.contains(&h.to_ascii_lowercase())
+            }
+            _ => false,
+        }
+    }
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &str, message: impl Into<String>) -> SiteError {
+        SiteError {
+            path: self.path.to_owned(),
+            line: self.line_of(field),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The line where `field` first appears, as an element or an attribute.
+    fn line_of(&self, field: &str) -> usize {
+        // An element first: ` encoding=` also occurs in the XML declaration.
+        let element = self.text.find(&format!("<{field}"));
+        let attribute = || self.text.find(&format!(" {field}=")).or_else(|| self.text.find(&format!("\t{field}=")));
+        element.or_else(attribute).map(|at| line_at(self.text, at)).unwrap_or(1)
+    }
+}
+
+fn line_at(text: &str, byte: usize) -> usize {
+    text[..byte.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+fn quoted_word(msg: &str) -> Option<String> {
+    let start = msg.find('`')? + 1;
+    let len = msg[start..].find('`')?;
+    let w = msg[start..start + len].trim_start_matches('@');
+    (!w.is_empty()).then(|| w.to_owned())
+}
+
+/// A syntax pass first, because quick-xml's serde errors carry no position.
+fn check_well_formed(ctx: &Ctx) -> Result<(), SiteError> {
+    let mut reader = quick_xml::Reader::from_str(ctx.text);
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Eof) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => {
+                let at = reader.error_position() as usize;
+                return Err(SiteError {
+                    path: ctx.path.to_owned(),
+                    line: line_at(ctx.text, at),
+                    field: "xml".into(),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+}
+
+fn selector(ctx: &Ctx, field: &str, css: &str) -> Result<Selector, SiteError> {
+    Selector::parse(css).map_err(|e| ctx.err(field, format!("bad CSS selector {css:?}: {e}")))
+}
+
+fn opt_selector(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Selector>, SiteError> {
+    css.as_deref().map(|c| selector(ctx, field, c)).transpose()
+}
+
+/// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles.
+fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<LinkPattern, SiteError> {
+    let src = raw
+        .pattern
+        .trim()
+        .replace("{board}", r"(?P<board>[0-9A-Za-z_\-]+)")
+        .replace("{thread}", r"(?P<thread>[0-9A-Za-z_\-]+)")
+        .replace("{page}", r"(?P<page>[0-9]+)");
+    if src.is_empty() {
+        return Err(ctx.err(field, "empty pattern"));
+    }
+    let regex = Regex::new(&src).map_err(|e| {
+        let first = e.to_string().lines().last().unwrap_or("invalid").trim().to_owned();
+        ctx.err(field, format!("bad regular expression: {first}"))
+    })?;
+    for group in needs {
+        if !regex.capture_names().flatten().any(|n| n == *group) {
+            return Err(ctx.err(field, format!("pattern has no `{group}` group (write {{{group}}} or (?P<{group}>…))")));
+        }
+    }
+    Ok(LinkPattern { regex, first_page: raw.first.unwrap_or(1) })
+}
+
+impl RawSite {
+    fn validate(self, ctx: &Ctx) -> Result<Site, SiteError> {
+        let home = Url::parse(self.home.trim()).map_err(|e| ctx.err("home", format!("not a URL: {e}")))?;
+        if !matches!(home.scheme(), "http" | "https") {
+            return Err(ctx.err("home", format!("scheme {:?} is not http or https", home.scheme())));
+        }
+        let Some(host) = home.host_str() else {
+            return Err(ctx.err("home", "URL has no host"));
+        };
+        let id = match self.id.as_deref().map(str::trim) {
+            Some(id) => id.to_owned(),
+            None => host.to_owned(),
+        };
+        let id = check_id(&id).map_err(|e| ctx.err("id", e.to_string()))?;
+        let encoding = match self.encoding.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(label) => Some(
+                encoding_rs::Encoding::for_label(label.as_bytes())
+                    .ok_or_else(|| ctx.err("encoding", format!("unknown encoding label {label:?}")))?,
+            ),
+        };
+        let mut politeness = Politeness::default();
+        if let Some(p) = self.politeness {
+            if let Some(ms) = p.delay_ms {
+                politeness.delay = Duration::from_millis(ms);
+            }
+            if let Some(c) = p.concurrency {
+                if c == 0 || c > 64 {
+                    return Err(ctx.err("concurrency", format!("{c} is not between 1 and 64")));
+                }
+                politeness.concurrency = c;
+            }
+            if let Some(ms) = p.timeout_ms {
+                if ms == 0 {
+                    return Err(ctx.err("timeout-ms", "must be above 0"));
+                }
+                politeness.timeout = Duration::from_millis(ms);
+            }
+            if let Some(r) = p.retries {
+                politeness.retries = r.min(20);
+            }
+            if let Some(kb) = p.max_body_kb {
+                if kb == 0 {
+                    return Err(ctx.err("max-body-kb", "must be above 0"));
+                }
+                politeness.max_body_bytes = kb.saturating_mul(1024);
+            }
+            if let Some(r) = p.robots {
+                politeness.robots = r;
+            }
+            if let Some(ua) = p.user_agent {
+                if ua.trim().is_empty() || ua.contains(['\r', '\n']) {
+                    return Err(ctx.err("user-agent", "must be one non-empty line"));
+                }
+                politeness.user_agent = ua;
+            }
+        }
+        let links = Links {
+            board: pattern(ctx, "board", &self.links.board, &["board"])?,
+            board_page: self
+                .links
+                .board_page
+                .as_ref()
+                .map(|p| pattern(ctx, "board-page", p, &["board", "page"]))
+                .transpose()?,
+            thread: pattern(ctx, "thread", &self.links.thread, &["thread"])?,
+            thread_page: self
+                .links
+                .thread_page
+                .as_ref()
+                .map(|p| pattern(ctx, "thread-page", p, &["thread", "page"]))
+                .transpose()?,
+        };
+        let list = match &self.list {
+            None => None,
+            Some(l) => Some(ListRules {
+                row: selector(ctx, "row", &l.row)?,
+                title: opt_selector(ctx, "title", &l.title)?,
+                replies: opt_selector(ctx, "replies", &l.replies)?,
+                last_post: opt_selector(ctx, "last-post", &l.last_post)?,
+            }),
+        };
+        let t = &self.thread;
+        if t.body.is_none() && t.body_id.is_none() {
+            return Err(ctx.err("thread", "needs a `body` selector or a `body-id` pattern"));
+        }
+        let body_id = match &t.body_id {
+            None => None,
+            Some(p) => Some(
+                Regex::new(&format!("^(?:{p})$"))
+                    .map_err(|e| ctx.err("body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
+            ),
+        };
+        let thread = ThreadRules {
+            title: opt_selector(ctx, "title", &t.title)?,
+            post: opt_selector(ctx, "post", &t.post)?,
+            body: opt_selector(ctx, "body", &t.body)?,
+            body_id,
+            author: opt_selector(ctx, "author", &t.author)?,
+            time: opt_selector(ctx, "time", &t.time)?,
+            floor: opt_selector(ctx, "floor", &t.floor)?,
+            strip: opt_selector(ctx, "strip", &t.strip)?,
+        };
+        let max_board_pages = self.max_board_pages.unwrap_or(100);
+        if max_board_pages == 0 {
+            return Err(ctx.err("max-board-pages", "must be at least 1"));
+        }
+        Ok(Site {
+            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+            id,
+            home,
+            encoding,
+            politeness,
+            max_board_pages,
+            links,
+            list,
+            thread,
+            allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
+            path: ctx.path.to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) const DISCUZ: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<site id="dz">
+  <name>清水河畔</name>
+  <home>http://127.0.0.1:8080/dz/forum.php</home>
+  <encoding>gbk</encoding>
+  <politeness delay-ms="100" concurrency="3"/>
+  <max-board-pages>5</max-board-pages>
+  <links>
+    <board><![CDATA[forum\.php\?mod=forumdisplay&fid={board}$]]></board>
+    <board-page><![CDATA[forum\.php\?mod=forumdisplay&fid={board}&page={page}]]></board-page>
+    <thread><![CDATA[forum\.php\?mod=viewthread&tid={thread}$]]></thread>
+    <thread-page><![CDATA[forum\.php\?mod=viewthread&tid={thread}&page={page}]]></thread-page>
+  </links>
+  <list row="tbody[id^=normalthread_]" title="a.xst" replies="td.num a"/>
+  <thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]"/>
+</site>
+"##;
+
+    fn parse(text: &str) -> Result<Site, SiteError> {
+        Site::parse(text, Path::new("data/sites/x.xml"))
+    }
+
+    #[test]
+    fn a_full_site_file_compiles() {
+        let s = parse(DISCUZ).unwrap();
+        assert_eq!(s.id, "dz");
+        assert_eq!(s.name, "清水河畔");
+        assert_eq!(s.encoding, Some(encoding_rs::GBK));
+        assert_eq!(s.politeness.concurrency, 3);
+        assert_eq!(s.politeness.delay, Duration::from_millis(100));
+        assert_eq!(s.max_board_pages, 5);
+        let m = s
+            .links
+            .thread_page
+            .as_ref()
+            .unwrap()
+            .captures("http://127.0.0.1:8080/dz/forum.php?mod=viewthread&tid=7&page=3")
+            .unwrap()
+            .unwrap();
+        assert_eq!(m, LinkMatch { board: None, thread: Some("7".into()), page: Some(3) });
+        assert!(s.links.thread.captures("http://h/dz/forum.php?mod=viewthread&tid=7&page=3").is_none());
+        assert!(s.thread.body_id.as_ref().unwrap().is_match("postmessage_12"));
+        assert!(!s.thread.body_id.as_ref().unwrap().is_match("xpostmessage_12"));
+    }
+
+    #[test]
+    fn id_defaults_to_the_home_host() {
+        let s = parse(&DISCUZ.replace(r#"<site id="dz">"#, "<site>")).unwrap();
+        assert_eq!(s.id, "127.0.0.1");
+    }
+
+    #[test]
+    fn a_bad_regex_names_its_line_and_field() {
+        let text = DISCUZ.replace("tid={thread}$", "tid=(?P<thread>\\d+");
+        let e = parse(&text).unwrap_err();
+        assert_eq!(e.field, "thread");
+        assert_eq!(e.line, 11);
+        let shown = e.to_string();
+        assert!(shown.starts_with("data/sites/x.xml: line 11: thread: bad regular expression"), "{shown}");
+    }
+
+    #[test]
+    fn a_pattern_without_its_group_is_refused() {
+        let e = parse(&DISCUZ.replace("fid={board}$", "fid=1$")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("board", 9));
+        assert!(e.message.contains("no `board` group"), "{e}");
+    }
+
+    #[test]
+    fn broken_xml_gives_the_line() {
+        let e = parse(&DISCUZ.replace("</name>", "</nam>")).unwrap_err();
+        assert_eq!(e.field, "xml");
+        assert_eq!(e.line, 3);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = parse(&DISCUZ.replace("http://127.0.0.1:8080/dz/forum.php", "ftp://x/")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("home", 4));
+        let e = parse(&DISCUZ.replace("<encoding>gbk", "<encoding>klingon")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("encoding", 5));
+        let e = parse(&DISCUZ.replace(r#"concurrency="3""#, r#"concurrency="0""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("concurrency", 6));
+        let e = parse(&DISCUZ.replace(r#"author="a.xw1""#, r#"author="a..xw1""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("author", 16));
+        let e = parse(&DISCUZ.replace(r#"<site id="dz">"#, r#"<site id="../etc">"#)).unwrap_err();
+        assert_eq!(e.field, "id");
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_named() {
+        let e = parse(&DISCUZ.replace("<max-board-pages>", "<max-bord-pages>").replace("</max-board-pages>", "</max-bord-pages>")).unwrap_err();
+        assert!(e.to_string().contains("max-bord-pages"), "{e}");
+        let e = parse(&DISCUZ.replace("  <home>http://127.0.0.1:8080/dz/forum.php</home>\n", "")).unwrap_err();
+        assert!(e.to_string().contains("home"), "{e}");
+    }
+
+    #[test]
+    fn hosts_are_checked_with_port() {
+        let s = parse(DISCUZ).unwrap();
+        assert!(s.host_allowed(&Url::parse("http://127.0.0.1:8080/x").unwrap()));
+        assert!(!s.host_allowed(&Url::parse("http://127.0.0.1:9090/x").unwrap()));
+        assert!(!s.host_allowed(&Url::parse("http://evil.example/x").unwrap()));
+    }
+}

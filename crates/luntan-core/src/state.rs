@@ -1,0 +1,194 @@
+//! The thread state machine: the one definition every stage uses.
+//!
+//! The numeric codes are the source paper's `visitedFlag` (S3), stored as-is in
+//! the `threads.state` column so the database reads like the original design:
+//!
+//! | code | state        | meaning                                         |
+//! |-----:|--------------|-------------------------------------------------|
+//! |  `0` | `Discovered` | found on a board list, HTML not saved yet       |
+//! |  `1` | `Saved`      | every page's raw HTML is on disk                |
+//! |  `3` | `Extracted`  | normalized XML written, not indexed yet (ours)  |
+//! |  `2` | `Indexed`    | in the forum's index: done                      |
+//! | `-1` | `Failed`     | a stage gave up; `fail_stage`/`fail_reason` say |
+//!
+//! `Extracted` is luntan's addition: the paper folded "XML written" into the
+//! index step, which made a crash between the two invisible. Its code is 3 so
+//! the paper's codes keep their meaning.
+
+use std::fmt;
+
+/// Where a thread is in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ThreadState {
+    Failed,
+    Discovered,
+    Saved,
+    Extracted,
+    Indexed,
+}
+
+/// The stage that moves a thread out of a state; also names where a failure happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    Discover,
+    Download,
+    Extract,
+    Index,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Discover => "discover",
+            Stage::Download => "download",
+            Stage::Extract => "extract",
+            Stage::Index => "index",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stage> {
+        Some(match s {
+            "discover" => Stage::Discover,
+            "download" => Stage::Download,
+            "extract" => Stage::Extract,
+            "index" => Stage::Index,
+            _ => return None,
+        })
+    }
+
+    /// The state a thread must be in for this stage to take it.
+    pub fn input(self) -> ThreadState {
+        match self {
+            Stage::Discover => ThreadState::Discovered,
+            Stage::Download => ThreadState::Discovered,
+            Stage::Extract => ThreadState::Saved,
+            Stage::Index => ThreadState::Extracted,
+        }
+    }
+
+    /// The state this stage leaves a thread in when it succeeds.
+    pub fn output(self) -> ThreadState {
+        match self {
+            Stage::Discover => ThreadState::Discovered,
+            Stage::Download => ThreadState::Saved,
+            Stage::Extract => ThreadState::Extracted,
+            Stage::Index => ThreadState::Indexed,
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl ThreadState {
+    /// Every state, in lifecycle order (for reports).
+    pub const ALL: [ThreadState; 5] = [
+        ThreadState::Discovered,
+        ThreadState::Saved,
+        ThreadState::Extracted,
+        ThreadState::Indexed,
+        ThreadState::Failed,
+    ];
+
+    /// The stored `visitedFlag`.
+    pub fn code(self) -> i64 {
+        match self {
+            ThreadState::Failed => -1,
+            ThreadState::Discovered => 0,
+            ThreadState::Saved => 1,
+            ThreadState::Indexed => 2,
+            ThreadState::Extracted => 3,
+        }
+    }
+
+    pub fn from_code(code: i64) -> Option<ThreadState> {
+        Some(match code {
+            -1 => ThreadState::Failed,
+            0 => ThreadState::Discovered,
+            1 => ThreadState::Saved,
+            2 => ThreadState::Indexed,
+            3 => ThreadState::Extracted,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadState::Failed => "failed",
+            ThreadState::Discovered => "discovered",
+            ThreadState::Saved => "saved",
+            ThreadState::Extracted => "extracted",
+            ThreadState::Indexed => "indexed",
+        }
+    }
+
+    /// Whether `self → to` is an allowed transition.
+    ///
+    /// Forward moves are one stage at a time. Backward moves exist for
+    /// re-work: a failed thread is retried from the start (`--retry-failed`),
+    /// a thread whose list row shows new replies is re-queued, and a re-extract
+    /// or re-index steps back one stage. Any live state may fail.
+    pub fn can_become(self, to: ThreadState) -> bool {
+        use ThreadState::*;
+        matches!(
+            (self, to),
+            (Discovered, Saved)
+                | (Saved, Extracted)
+                | (Extracted, Indexed)
+                | (Discovered | Saved | Extracted, Failed)
+                | (Failed, Discovered)
+                | (Saved | Extracted | Indexed, Discovered)
+                | (Extracted | Indexed, Saved)
+                | (Indexed, Extracted)
+        )
+    }
+}
+
+impl fmt::Display for ThreadState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_keep_the_papers_flags() {
+        for s in ThreadState::ALL {
+            assert_eq!(ThreadState::from_code(s.code()), Some(s));
+        }
+        assert_eq!(ThreadState::Discovered.code(), 0);
+        assert_eq!(ThreadState::Saved.code(), 1);
+        assert_eq!(ThreadState::Indexed.code(), 2);
+        assert_eq!(ThreadState::Failed.code(), -1);
+        assert_eq!(ThreadState::from_code(7), None);
+    }
+
+    #[test]
+    fn stages_chain_forward_through_allowed_transitions() {
+        let chain = [Stage::Download, Stage::Extract, Stage::Index];
+        for w in chain.windows(2) {
+            assert_eq!(w[0].output(), w[1].input());
+        }
+        for st in chain {
+            assert!(st.input().can_become(st.output()), "{st}");
+            assert!(st.input().can_become(ThreadState::Failed), "{st}");
+        }
+    }
+
+    #[test]
+    fn no_skipping_stages_and_failed_only_restarts() {
+        use ThreadState::*;
+        assert!(!Discovered.can_become(Indexed));
+        assert!(!Discovered.can_become(Extracted));
+        assert!(!Saved.can_become(Indexed));
+        assert!(!Failed.can_become(Saved));
+        assert!(!Indexed.can_become(Failed));
+        assert!(Failed.can_become(Discovered));
+    }
+}

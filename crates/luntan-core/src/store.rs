@@ -1,0 +1,523 @@
+//! Crawl state in SQLite (`data/luntan.db`): sites, boards and threads.
+//!
+//! Tables follow S3's SiteInfo / BoardInfo / ArticleInfo. Every state change
+//! goes through [`Store::transition`], which checks it against
+//! [`ThreadState::can_become`] and only applies it when the row is still in
+//! the state the caller read, so a stale worker can never move a row
+//! backwards or twice. Callers make the file durable first and then move the
+//! row, so the database is never ahead of the disk.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::site::Site;
+use crate::state::{Stage, ThreadState};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {source}", path.display())]
+    Sqlite { path: PathBuf, source: rusqlite::Error },
+    #[error("{}: refused transition {from} → {to} for thread {site}/{thread}", path.display())]
+    Transition { path: PathBuf, site: String, thread: String, from: ThreadState, to: ThreadState },
+    #[error("{}: unknown state code {code} for thread {site}/{thread}", path.display())]
+    BadState { path: PathBuf, site: String, thread: String, code: i64 },
+}
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS sites (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    home          TEXT NOT NULL,
+    encoding      TEXT,            -- detected encoding, cached as S3 does
+    encoding_why  TEXT,
+    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE TABLE IF NOT EXISTS boards (
+    site          TEXT NOT NULL,
+    board         TEXT NOT NULL,
+    url           TEXT NOT NULL,
+    title         TEXT,
+    pages_read    INTEGER NOT NULL DEFAULT 0,
+    last_visit    TEXT,
+    PRIMARY KEY (site, board)
+);
+CREATE TABLE IF NOT EXISTS threads (
+    site          TEXT NOT NULL,
+    thread        TEXT NOT NULL,
+    board         TEXT NOT NULL,
+    url           TEXT NOT NULL,
+    title         TEXT,
+    replies       INTEGER,
+    last_post     TEXT,
+    post_time     TEXT,
+    save_date     TEXT,             -- YYYYMMDD: names the HTML directory
+    pages         INTEGER,
+    content_type  TEXT,
+    state         INTEGER NOT NULL DEFAULT 0,  -- visitedFlag, see state.rs
+    fail_stage    TEXT,
+    fail_reason   TEXT,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    discovered_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    PRIMARY KEY (site, thread)
+);
+CREATE INDEX IF NOT EXISTS threads_by_state ON threads (state, site);
+"#;
+
+/// A thread row as the stages read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRow {
+    pub site: String,
+    pub thread: String,
+    pub board: String,
+    pub url: String,
+    pub title: Option<String>,
+    pub replies: Option<i64>,
+    pub last_post: Option<String>,
+    pub post_time: Option<String>,
+    pub save_date: Option<String>,
+    pub pages: Option<u32>,
+    pub content_type: Option<String>,
+    pub state: ThreadState,
+    pub fail_stage: Option<String>,
+    pub fail_reason: Option<String>,
+    pub attempts: i64,
+}
+
+/// What a board list row told about a thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewThread {
+    pub site: String,
+    pub board: String,
+    pub thread: String,
+    pub url: String,
+    pub title: Option<String>,
+    pub replies: Option<i64>,
+    pub last_post: Option<String>,
+}
+
+/// Per-site counts of threads in each state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SiteCounts {
+    pub site: String,
+    pub boards: i64,
+    pub discovered: i64,
+    pub saved: i64,
+    pub extracted: i64,
+    pub indexed: i64,
+    pub failed: i64,
+    /// The most common failure reasons, with counts.
+    pub failures: Vec<(String, String, i64)>,
+}
+
+/// Extra columns a transition sets beside the state.
+#[derive(Debug, Clone, Default)]
+pub struct Update<'a> {
+    pub save_date: Option<&'a str>,
+    pub pages: Option<u32>,
+    pub content_type: Option<&'a str>,
+    pub post_time: Option<&'a str>,
+    pub title: Option<&'a str>,
+}
+
+/// The crawl-state database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+const ROW_COLUMNS: &str = "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts";
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let err = |source| StoreError::Sqlite { path: path.to_owned(), source };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(err)?;
+        // WAL lets `luntan-status` read while a stage writes; FULL sync keeps a
+        // committed transition across a power cut.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        Ok(Store { conn, path: path.to_owned() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// Records (or refreshes) a site's name and home.
+    pub fn upsert_site(&self, site: &Site) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO sites (id, name, home) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, home = excluded.home",
+                params![site.id, site.name, site.home.as_str()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The cached encoding of a site, if one was detected.
+    pub fn site_encoding(&self, site: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT encoding FROM sites WHERE id = ?1", [site], |r| r.get::<_, Option<String>>(0))
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_site_encoding(&self, site: &str, encoding: &str, why: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE sites SET encoding = ?2, encoding_why = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
+                params![site, encoding, why],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn upsert_board(&self, site: &str, board: &str, url: &str, title: Option<&str>) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO boards (site, board, url, title) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(site, board) DO UPDATE SET title = COALESCE(excluded.title, boards.title)",
+                params![site, board, url, title],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Notes a finished visit of a board's list pages.
+    pub fn board_visited(&self, site: &str, board: &str, pages_read: u32) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE boards SET pages_read = ?3, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
+                params![site, board, pages_read],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Inserts the threads not seen before, in one transaction; returns how many were new.
+    pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut n = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                )
+                .map_err(err)?;
+            for t in threads {
+                n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(n)
+    }
+
+    /// Threads of `state`, optionally of one site, in (site, thread) order.
+    pub fn threads(&self, site: Option<&str>, state: ThreadState) -> Result<Vec<ThreadRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM threads WHERE state = ?1 AND (?2 IS NULL OR site = ?2) ORDER BY site, length(thread), thread"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![state.code(), site], row_from_sql)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter().map(|r| r.into_row(&self.path)).collect()
+    }
+
+    /// One thread's row.
+    pub fn thread(&self, site: &str, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
+        let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE site = ?1 AND thread = ?2");
+        let raw = self
+            .conn
+            .query_row(&sql, params![site, thread], row_from_sql)
+            .optional()
+            .map_err(|e| self.err(e))?;
+        raw.map(|r| r.into_row(&self.path)).transpose()
+    }
+
+    /// Moves one thread `from → to` (checked against the state machine),
+    /// setting the columns in `update`. Returns false, changing nothing, when
+    /// the row is no longer in `from` (someone else moved it).
+    pub fn transition(&self, site: &str, thread: &str, from: ThreadState, to: ThreadState, update: &Update) -> Result<bool, StoreError> {
+        if !from.can_become(to) {
+            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to });
+        }
+        let clears_failure = to != ThreadState::Failed;
+        let n = self
+            .conn
+            .execute(
+                "UPDATE threads SET state = ?4,
+                    save_date = COALESCE(?5, save_date),
+                    pages = COALESCE(?6, pages),
+                    content_type = COALESCE(?7, content_type),
+                    post_time = COALESCE(?8, post_time),
+                    title = COALESCE(?9, title),
+                    fail_stage = CASE WHEN ?10 THEN NULL ELSE fail_stage END,
+                    fail_reason = CASE WHEN ?10 THEN NULL ELSE fail_reason END,
+                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                params![
+                    site,
+                    thread,
+                    from.code(),
+                    to.code(),
+                    update.save_date,
+                    update.pages,
+                    update.content_type,
+                    update.post_time,
+                    update.title,
+                    clears_failure
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    /// Marks a thread failed at `stage` with a one-line reason.
+    pub fn fail(&self, site: &str, thread: &str, from: ThreadState, stage: Stage, reason: &str) -> Result<bool, StoreError> {
+        if !from.can_become(ThreadState::Failed) {
+            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to: ThreadState::Failed });
+        }
+        let n = self
+            .conn
+            .execute(
+                "UPDATE threads SET state = -1, fail_stage = ?4, fail_reason = ?5, attempts = attempts + 1,
+                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                params![site, thread, from.code(), stage.as_str(), reason],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    /// Moves many threads `from → to` in one transaction (the index stage
+    /// commits its index first, then calls this once).
+    pub fn transition_many(&mut self, keys: &[(String, String)], from: ThreadState, to: ThreadState) -> Result<usize, StoreError> {
+        if !from.can_become(to) {
+            let (site, thread) = keys.first().cloned().unwrap_or_default();
+            return Err(StoreError::Transition { path: self.path.clone(), site, thread, from, to });
+        }
+        let path = self.path.clone();
+        let err = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut n = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
+                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                )
+                .map_err(err)?;
+            for (site, thread) in keys {
+                n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(n)
+    }
+
+    /// Sends failed threads (of one stage, or all) back to where that stage
+    /// starts; returns how many. A failed download restarts as discovered, a
+    /// failed extract as saved, a failed index as extracted.
+    pub fn retry_failed(&self, site: Option<&str>, stage: Option<Stage>) -> Result<usize, StoreError> {
+        let mut total = 0;
+        for st in [Stage::Download, Stage::Extract, Stage::Index] {
+            if stage.is_some_and(|s| s != st) {
+                continue;
+            }
+            total += self
+                .conn
+                .execute(
+                    "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE state = -1 AND fail_stage = ?2 AND (?3 IS NULL OR site = ?3)",
+                    params![st.input().code(), st.as_str(), site],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(total)
+    }
+
+    /// Per-site counts for `luntan-status`, sites in id order.
+    pub fn counts(&self) -> Result<Vec<SiteCounts>, StoreError> {
+        let mut out: Vec<SiteCounts> = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT s.site, COALESCE(b.n, 0) FROM
+                   (SELECT id AS site FROM sites UNION SELECT DISTINCT site FROM threads) s
+                   LEFT JOIN (SELECT site, count(*) AS n FROM boards GROUP BY site) b ON b.site = s.site
+                 ORDER BY s.site",
+            )
+            .map_err(|e| self.err(e))?;
+        let sites = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, boards) in sites {
+            out.push(SiteCounts { site, boards, ..Default::default() });
+        }
+        let mut stmt = self.conn.prepare("SELECT site, state, count(*) FROM threads GROUP BY site, state").map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, code, n) in rows {
+            let Some(c) = out.iter_mut().find(|c| c.site == site) else { continue };
+            match ThreadState::from_code(code) {
+                Some(ThreadState::Discovered) => c.discovered = n,
+                Some(ThreadState::Saved) => c.saved = n,
+                Some(ThreadState::Extracted) => c.extracted = n,
+                Some(ThreadState::Indexed) => c.indexed = n,
+                Some(ThreadState::Failed) => c.failed = n,
+                None => {}
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT site, COALESCE(fail_stage, '?'), COALESCE(fail_reason, '?'), count(*) AS n FROM threads
+                 WHERE state = -1 GROUP BY site, fail_stage, fail_reason ORDER BY site, n DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, stage, reason, n) in rows {
+            if let Some(c) = out.iter_mut().find(|c| c.site == site) {
+                if c.failures.len() < 5 {
+                    c.failures.push((stage, reason, n));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+struct RawRow {
+    site: String,
+    thread: String,
+    board: String,
+    url: String,
+    title: Option<String>,
+    replies: Option<i64>,
+    last_post: Option<String>,
+    post_time: Option<String>,
+    save_date: Option<String>,
+    pages: Option<u32>,
+    content_type: Option<String>,
+    state: i64,
+    fail_stage: Option<String>,
+    fail_reason: Option<String>,
+    attempts: i64,
+}
+
+fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        site: r.get(0)?,
+        thread: r.get(1)?,
+        board: r.get(2)?,
+        url: r.get(3)?,
+        title: r.get(4)?,
+        replies: r.get(5)?,
+        last_post: r.get(6)?,
+        post_time: r.get(7)?,
+        save_date: r.get(8)?,
+        pages: r.get(9)?,
+        content_type: r.get(10)?,
+        state: r.get(11)?,
+        fail_stage: r.get(12)?,
+        fail_reason: r.get(13)?,
+        attempts: r.get(14)?,
+    })
+}
+
+impl RawRow {
+    fn into_row(self, path: &Path) -> Result<ThreadRow, StoreError> {
+        let state = ThreadState::from_code(self.state).ok_or_else(|| StoreError::BadState {
+            path: path.to_owned(),
+            site: self.site.clone(),
+            thread: self.thread.clone(),
+            code: self.state,
+        })?;
+        Ok(ThreadRow {
+            site: self.site,
+            thread: self.thread,
+            board: self.board,
+            url: self.url,
+            title: self.title,
+            replies: self.replies,
+            last_post: self.last_post,
+            post_time: self.post_time,
+            save_date: self.save_date,
+            pages: self.pages,
+            content_type: self.content_type,
+            state,
+            fail_stage: self.fail_stage,
+            fail_reason: self.fail_reason,
+            attempts: self.attempts,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nt(thread: &str) -> NewThread {
+        NewThread { site: "dz".into(), board: "2".into(), thread: thread.into(), url: format!("http://h/t/{thread}"), title: Some("标题".into()), ..Default::default() }
+    }
+
+    #[test]
+    fn new_threads_are_inserted_once() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        assert_eq!(s.insert_new_threads(&[nt("1"), nt("2")]).unwrap(), 2);
+        assert_eq!(s.insert_new_threads(&[nt("2"), nt("3")]).unwrap(), 1);
+        let rows = s.threads(Some("dz"), ThreadState::Discovered).unwrap();
+        assert_eq!(rows.iter().map(|r| r.thread.as_str()).collect::<Vec<_>>(), ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn transitions_follow_the_machine_and_are_compare_and_set() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        s.insert_new_threads(&[nt("1")]).unwrap();
+        let up = Update { save_date: Some("20261130"), pages: Some(2), ..Default::default() };
+        assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+        // A second worker that read the row as discovered loses the race.
+        assert!(!s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+        assert!(matches!(s.transition("dz", "1", ThreadState::Saved, ThreadState::Indexed, &Update::default()), Err(StoreError::Transition { .. })));
+        let row = s.thread("dz", "1").unwrap().unwrap();
+        assert_eq!((row.state, row.save_date.as_deref(), row.pages), (ThreadState::Saved, Some("20261130"), Some(2)));
+        assert!(s.fail("dz", "1", ThreadState::Saved, Stage::Extract, "no posts").unwrap());
+        let c = &s.counts().unwrap()[0];
+        assert_eq!((c.failed, c.failures[0].2), (1, 1));
+        assert_eq!(s.retry_failed(None, None).unwrap(), 1);
+        assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+        assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
+    }
+}

@@ -1,0 +1,1 @@
+//! luntan-crawl (to be written).

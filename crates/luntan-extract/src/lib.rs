@@ -1,0 +1,1 @@
+//! luntan-extract (to be written).

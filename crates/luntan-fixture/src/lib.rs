@@ -1,0 +1,1 @@
+//! luntan-fixture (to be written).

@@ -1,0 +1,1 @@
+//! luntan-search (to be written).
