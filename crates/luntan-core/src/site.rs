@@ -306,6 +306,41 @@ impl Site {
         Ok(paths.iter().map(|p| Site::load(p)).collect())
     }
 
+    /// Loads the site files of a data directory: all of them, or only the one
+    /// whose id is `only`. Broken files come back as errors beside the good
+    /// sites so the caller can report each in one line and go on.
+    pub fn load_all(sites_dir: &Path, only: Option<&str>) -> (Vec<Site>, Vec<SiteError>) {
+        let results = match Site::load_dir(sites_dir) {
+            Ok(r) => r,
+            Err(e) => {
+                let err = SiteError { path: sites_dir.to_owned(), line: 0, field: "directory".into(), message: e.to_string() };
+                return (Vec::new(), vec![err]);
+            }
+        };
+        let (mut sites, mut errors) = (Vec::<Site>::new(), Vec::new());
+        for r in results {
+            match r {
+                Ok(site) if sites.iter().any(|s| s.id == site.id) => errors.push(SiteError {
+                    line: 1,
+                    field: "id".into(),
+                    message: format!("id {:?} is already used by {}", site.id, sites.iter().find(|s| s.id == site.id).map(|s| s.path.display().to_string()).unwrap_or_default()),
+                    path: site.path,
+                }),
+                Ok(site) => sites.push(site),
+                Err(e) => errors.push(e),
+            }
+        }
+        if let Some(id) = only {
+            sites.retain(|s| s.id == id);
+            // A broken file matters only if it might have been the one asked for.
+            errors.retain(|e| e.path.file_stem().is_some_and(|stem| stem == id));
+            if sites.is_empty() && errors.is_empty() {
+                errors.push(SiteError { path: sites_dir.join(format!("{id}.xml")), line: 0, field: "site".into(), message: format!("no site file has id {id:?}") });
+            }
+        }
+        (sites, errors)
+    }
+
     /// Whether links to `url` may be followed: same host as home, or allowed.
     pub fn host_allowed(&self, url: &Url) -> bool {
         match (url.host_str(), self.home.host_str()) {
@@ -627,6 +662,23 @@ mod tests {
         assert!(e.to_string().contains("max-bord-pages"), "{e}");
         let e = parse(&DISCUZ.replace("  <home>http://127.0.0.1:8080/dz/forum.php</home>\n", "")).unwrap_err();
         assert!(e.to_string().contains("home"), "{e}");
+    }
+
+    #[test]
+    fn load_all_keeps_good_sites_beside_broken_ones() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("dz.xml"), DISCUZ).unwrap();
+        std::fs::write(t.path().join("bad.xml"), DISCUZ.replace("</name>", "</nam>")).unwrap();
+        std::fs::write(t.path().join("notes.txt"), "ignored").unwrap();
+        let (sites, errors) = Site::load_all(t.path(), None);
+        assert_eq!(sites.len(), 1);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().contains("bad.xml: line 3: xml:"), "{}", errors[0]);
+        let (sites, errors) = Site::load_all(t.path(), Some("dz"));
+        assert_eq!((sites.len(), errors.len()), (1, 0));
+        let (sites, errors) = Site::load_all(t.path(), Some("nope"));
+        assert_eq!(sites.len(), 0);
+        assert!(errors[0].to_string().contains("no site file has id \"nope\""), "{}", errors[0]);
     }
 
     #[test]

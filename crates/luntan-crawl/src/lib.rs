@@ -1,1 +1,26 @@
-//! luntan-crawl (to be written).
+//! luntan's network stages: `discover` and `download`.
+//!
+//! - [`fetch::Fetcher`]: polite HTTP for one forum (per-site concurrency and
+//!   delay, robots.txt and Crawl-delay, retries with backoff and jitter,
+//!   Retry-After, a slow-down after consecutive failures, body caps,
+//!   redirects kept on the forum's hosts).
+//! - [`discover::discover_site`]: home → boards → list pages → new thread rows.
+//! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
+//! - [`links`]: link resolution and matching against the site file's patterns.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use std::sync::{Arc, Mutex};
+//! use luntan_core::{Site, Store};
+//! use luntan_crawl::{discover::discover_site, fetch::Fetcher};
+//! let site = Arc::new(Site::load("data/sites/dz.xml".as_ref())?);
+//! let store = Arc::new(Mutex::new(Store::open("data/luntan.db".as_ref())?));
+//! let report = discover_site(Arc::new(Fetcher::new(site)?), store).await?;
+//! println!("{} new threads", report.new_threads);
+//! # Ok(()) }
+//! ```
+
+pub mod discover;
+pub mod download;
+pub mod fetch;
+pub mod links;

@@ -1,1 +1,73 @@
-//! luntan-extract (to be written).
+//! luntan's extract stage: saved thread HTML (any encoding, any forum
+//! template) → one normalized UTF-8 [`ThreadDoc`](luntan_core::ThreadDoc)
+//! XML per thread, moving its row `Saved → Extracted`.
+//!
+//! - [`encoding`]: which encoding a page is in ([`encoding::detect`]: site
+//!   file, BOM, HTTP charset, `<meta>`, the site's cached encoding, chardetng;
+//!   declarations are checked against the bytes) and decoding it with a
+//!   count of malformed bytes ([`encoding::decode`]).
+//! - [`parse`]: one page → title and posts by the site file's
+//!   [`ThreadRules`](luntan_core::site::ThreadRules) ([`parse::parse_page`]);
+//!   a thread's pages → a `ThreadDoc` ([`parse::extract_thread`]).
+//! - [`stage`]: the whole stage over the store ([`stage::run`] with an
+//!   [`ExtractConfig`]), parallel with rayon, failures recorded per thread.
+//! - [`ExtractError`]: what went wrong, naming the file.
+//!
+//! ```
+//! use std::path::Path;
+//! use luntan_core::Site;
+//! use luntan_extract::encoding::{detect_and_decode, Source};
+//! use luntan_extract::parse::parse_page;
+//!
+//! let site = Site::parse(r#"<site id="dz"><home>http://bbs.example/</home>
+//!   <links><board>fid={board}</board><thread>tid={thread}</thread></links>
+//!   <thread post="div.post" body="td.t_f" author="a.author"/></site>"#, Path::new("dz.xml")).unwrap();
+//! let html = "<html><head><meta charset=\"gb2312\"><title>考研</title></head><body>\
+//!   <div class=\"post\"><a class=\"author\">小明</a><table><tr><td class=\"t_f\">朱镕基<br>第二段</td></tr></table></div>\
+//!   </body></html>";
+//! let (bytes, _, _) = encoding_rs::GB18030.encode(html);
+//!
+//! let (detection, text) = detect_and_decode(&bytes, None, site.encoding, None);
+//! assert_eq!((detection.encoding, detection.source), (encoding_rs::GB18030, Source::Meta));
+//! assert_eq!(text.malformed, 0);
+//!
+//! let page = parse_page(&site, &text.text);
+//! assert_eq!(page.title.as_deref(), Some("考研"));
+//! assert_eq!(page.posts[0].author, "小明");
+//! assert_eq!(page.posts[0].paragraphs, ["朱镕基", "第二段"]);
+//! ```
+
+use std::path::PathBuf;
+
+use luntan_core::lock::LockError;
+use luntan_core::store::StoreError;
+
+pub mod encoding;
+pub mod parse;
+pub mod stage;
+
+pub use encoding::{decode, detect, Decoded, Detection, Source};
+pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
+pub use stage::{run, ExtractConfig, ExtractSummary, Progress};
+
+/// Why a thread (or the stage) could not be extracted. Displays as one line
+/// that names the file; per-thread errors become the row's `fail_reason`.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: no posts found (does the site file's thread body rule match this page?)", path.display())]
+    NoPosts { path: PathBuf },
+    #[error("{}: not written: {message}", path.display())]
+    Verify { path: PathBuf, message: String },
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("thread {site}/{thread}: {why}")]
+    BadRow { site: String, thread: String, why: String },
+    #[error("{}: no site file for --site {site:?}", sites_dir.display())]
+    UnknownSite { site: String, sites_dir: PathBuf },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+}

@@ -1,1 +1,55 @@
-//! luntan-fixture (to be written).
+//! A deterministic fake forum server for luntan's tests, demo and benchmarks.
+//!
+//! One HTTP server carries three forums under their own path prefixes, each a
+//! different trap for a crawler:
+//!
+//! | site id | prefix    | software style | encoding | declared as |
+//! |---------|-----------|----------------|----------|-------------|
+//! | `dz`    | `/dz/`    | Discuz! X3     | GBK      | `charset=gb2312` in a meta tag only (a mislabel: some names need GBK) |
+//! | `phpbb` | `/phpbb/` | phpBB 3        | Big5, Traditional Chinese | HTTP header and `<meta charset>` |
+//! | `bbs`   | `/bbs/`   | modern         | UTF-8    | nowhere; thread URLs carry percent-encoded Chinese slugs |
+//!
+//! Everything follows from a [`FixtureConfig`] (seed, threads and boards per
+//! forum): the same config always gives byte-identical pages. [`Fixture`]
+//! holds the model — boards and per-thread metadata, built up front; posts
+//! are rebuilt on demand, so `threads: 100_000` is cheap — and renders pages
+//! ([`Fixture::get`]) and the [`Truth`] a crawl should recover. [`serve`]
+//! puts it on HTTP and logs every request ([`RequestRecord`]) for politeness
+//! tests; [`write_site_files`] writes the matching `luntan_core` site files.
+//! Posts draw on a compiled-in sample of real reviews and Tang poems
+//! (`corpus/`); about 5% carry awkward text (`&`, `<`, quotes, an emoji
+//! GBK and Big5 lack, space runs) and about 1% of threads are listed but
+//! answer 404 (deleted).
+//!
+//! ```no_run
+//! use luntan_fixture::{FixtureConfig, FixtureServer};
+//!
+//! let cfg = FixtureConfig { threads: 50, boards: 2, ..FixtureConfig::default() };
+//! let server = FixtureServer::start_blocking(cfg)?;
+//! let sites = tempfile_dir();
+//! server.write_site_files(&sites)?;
+//! // ... crawl server.base_url() with the site files in `sites` ...
+//! let truth = server.truth();
+//! assert_eq!(truth.forums.len(), 3);
+//! println!("{} requests", server.requests().len());
+//! # fn tempfile_dir() -> std::path::PathBuf { std::env::temp_dir() }
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! The `luntan-fixture` binary does the same from the command line (`serve`,
+//! `truth`, `sites`).
+
+mod corpus;
+mod model;
+mod pages;
+mod server;
+mod sites;
+mod text;
+
+pub use model::{BoardTruth, Fixture, FixtureConfig, ForumKind, ForumTruth, PostTruth, ThreadTruth, Truth};
+pub use pages::{FixtureResponse, ROBOTS_TXT};
+pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
+pub use sites::{site_file, write_site_files};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,47 @@
+# luntan: `make demo` runs the whole pipeline on the bundled fixture forum;
+# `make test` runs every test. See README.md.
+
+CARGO   ?= cargo
+DATA    ?= data
+INDEX   ?= index
+SITE    ?=
+BIN     := target/release
+SITEARG := $(if $(SITE),--site $(SITE),)
+
+.PHONY: all build demo test discover download extract index reindex search status clean-demo
+
+all: build
+
+build:
+	$(CARGO) build --release --workspace --bins
+
+demo: build
+	bash scripts/demo.sh
+
+test:
+	$(CARGO) test --workspace --no-fail-fast
+
+discover: build
+	$(BIN)/luntan-discover --data $(DATA) $(SITEARG)
+
+download: build
+	$(BIN)/luntan-download --data $(DATA) $(SITEARG)
+
+extract: build
+	$(BIN)/luntan-extract --data $(DATA) $(SITEARG)
+
+index: build
+	$(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) $(SITEARG)
+
+reindex: build
+	@test -n "$(SITE)" || { echo "make reindex needs SITE=<id>"; exit 2; }
+	$(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) --rebuild --site $(SITE)
+
+search: build
+	$(BIN)/luntan-search --index-dir $(INDEX) $(Q)
+
+status: build
+	$(BIN)/luntan-status --data $(DATA)
+
+clean-demo:
+	rm -rf target/demo

@@ -1,0 +1,175 @@
+//! Stage 2, download (S3): every `Discovered` thread's pages, saved as the
+//! raw bytes the forum sent under
+//! `pages/<site>/board<B>/board<B>_<YYYYMMDD>/article<T>[_pN].html`.
+//!
+//! A thread is saved whole or not at all: every page is fetched first, then
+//! each file is written atomically, and only then does the row become
+//! `Saved`. A killed run leaves at most a stray temp file and an unchanged
+//! row, which the next run simply downloads again.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use luntan_core::ids::check_id;
+use luntan_core::layout::{write_atomic, DataDir};
+use luntan_core::state::{Stage, ThreadState};
+use luntan_core::store::{Store, StoreError, ThreadRow, Update};
+use scraper::Html;
+use url::Url;
+
+use crate::discover::lock;
+use crate::fetch::{FetchError, Fetched, Fetcher};
+use crate::links::{self, decode, page_links};
+
+/// Most pages luntan reads of one thread; a pager that never ends is a trap.
+pub const MAX_THREAD_PAGES: usize = 1000;
+
+/// What downloading one site did.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct DownloadReport {
+    pub site: String,
+    pub saved: usize,
+    pub failed: usize,
+    /// Threads left for a later run (stopped by Ctrl-C).
+    pub left: usize,
+    pub pages: usize,
+    pub bytes: u64,
+}
+
+/// Why one thread was not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("{url}: {why}")]
+    Row { url: String, why: String },
+    #[error("{}: {source}", path.display())]
+    Write { path: std::path::PathBuf, source: std::io::Error },
+}
+
+/// Settings of one download run.
+#[derive(Debug, Clone)]
+pub struct DownloadOptions {
+    pub data: DataDir,
+    /// `YYYYMMDD` naming today's directories.
+    pub save_date: String,
+    /// Threads in flight per site (their requests still pass the site's gate).
+    pub in_flight: usize,
+}
+
+/// Downloads every `Discovered` thread of the fetcher's site.
+///
+/// `stop` is checked between threads: once set, no new thread starts and
+/// in-flight ones finish. `on_done` is called once per finished thread.
+pub async fn download_site(
+    fetcher: Arc<Fetcher>,
+    store: Arc<Mutex<Store>>,
+    opts: DownloadOptions,
+    stop: Arc<AtomicBool>,
+    on_done: Arc<dyn Fn() + Send + Sync>,
+) -> Result<DownloadReport, StoreError> {
+    let site_id = fetcher.site().id.clone();
+    let rows = lock(&store).threads(Some(&site_id), ThreadState::Discovered)?;
+    let mut report = DownloadReport { site: site_id, ..Default::default() };
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut pending = rows.into_iter();
+    loop {
+        while tasks.len() < opts.in_flight.max(1) && !stop.load(Ordering::Relaxed) {
+            let Some(row) = pending.next() else { break };
+            let (fetcher, store, opts) = (fetcher.clone(), store.clone(), opts.clone());
+            tasks.spawn(async move {
+                let outcome = save_thread(&fetcher, &store, &opts, &row).await;
+                (row, outcome)
+            });
+        }
+        let Some(joined) = tasks.join_next().await else { break };
+        let (row, outcome) = joined.expect("download task panicked");
+        match outcome {
+            Ok((pages, bytes)) => {
+                report.saved += 1;
+                report.pages += pages;
+                report.bytes += bytes;
+            }
+            Err(Failure::Thread(e)) => {
+                let reason = e.to_string();
+                tracing::warn!("{}/{}: {reason}", row.site, row.thread);
+                let store = store.clone();
+                let (site, thread) = (row.site.clone(), row.thread.clone());
+                tokio::task::spawn_blocking(move || lock(&store).fail(&site, &thread, ThreadState::Discovered, Stage::Download, &reason))
+                    .await
+                    .expect("store task panicked")?;
+                report.failed += 1;
+            }
+            Err(Failure::Store(e)) => return Err(e),
+        }
+        on_done();
+    }
+    report.left = pending.len();
+    Ok(report)
+}
+
+enum Failure {
+    Thread(ThreadError),
+    Store(StoreError),
+}
+
+/// Fetches every page of a thread, writes them, moves the row to `Saved`.
+/// Returns (pages, bytes).
+async fn save_thread(fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<(usize, u64), Failure> {
+    let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
+    // Ids were checked at discovery; check again because they name files.
+    let board = check_id(&row.board).map_err(|e| thread_err(format!("board {e}")))?;
+    let thread = check_id(&row.thread).map_err(|e| thread_err(format!("thread {e}")))?;
+    let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
+    let pages = fetch_pages(fetcher, &url, &thread).await.map_err(|e| Failure::Thread(e.into()))?;
+    let content_type = pages[0].content_type.clone();
+    let bytes: u64 = pages.iter().map(|p| p.body.len() as u64).sum();
+    let n = pages.len();
+    let (data, site, date, store) = (opts.data.clone(), row.site.clone(), opts.save_date.clone(), store.clone());
+    tokio::task::spawn_blocking(move || {
+        for (i, page) in pages.iter().enumerate() {
+            let path = data.html_path(&site, &board, &date, &thread, i as u32 + 1);
+            write_atomic(&path, &page.body).map_err(|source| Failure::Thread(ThreadError::Write { path, source }))?;
+        }
+        let up = Update { save_date: Some(&date), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
+        lock(&store).transition(&site, &thread, ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
+        Ok((n, bytes))
+    })
+    .await
+    .expect("write task panicked")
+}
+
+/// Page 1, then every later page its pagers link to, in page order.
+async fn fetch_pages(fetcher: &Fetcher, url: &Url, thread: &str) -> Result<Vec<Fetched>, FetchError> {
+    let site = fetcher.site();
+    let first = fetcher.get_html(url).await?;
+    let Some(pattern) = &site.links.thread_page else {
+        return Ok(vec![first]);
+    };
+    let mut pages: BTreeMap<u64, Fetched> = BTreeMap::new();
+    let mut queue: BTreeMap<u64, Url> = BTreeMap::new();
+    let mut current = first;
+    let mut current_page = pattern.first_page;
+    loop {
+        let more = {
+            let html = decode(site, &current.body, current.content_type.as_deref());
+            let doc = Html::parse_document(&html);
+            let base = links::base_url(&doc, &current.url);
+            page_links(site, &doc, &base, pattern, thread, |m| m.thread.as_deref())
+        };
+        pages.insert(current_page, current);
+        for (p, u) in more {
+            if !pages.contains_key(&p) {
+                queue.entry(p).or_insert(u);
+            }
+        }
+        if pages.len() >= MAX_THREAD_PAGES {
+            break;
+        }
+        let Some((p, u)) = queue.pop_first() else { break };
+        current = fetcher.get_html(&u).await?;
+        current_page = p;
+    }
+    Ok(pages.into_values().collect())
+}

@@ -1,0 +1,230 @@
+//! Reading crawl pages: decoding them and pulling out the links and list
+//! rows the site file's patterns care about.
+//!
+//! Every href is resolved against the page (and its `<base href>`), stripped
+//! of its fragment, and kept only when it is http(s) on a host the site
+//! allows: `javascript:` links, other hosts and junk never reach a pattern.
+
+use luntan_core::dates::normalize_time;
+use luntan_core::ids::IdError;
+use luntan_core::site::{LinkMatch, LinkPattern, Site};
+use scraper::{ElementRef, Html, Selector};
+use std::sync::OnceLock;
+use url::Url;
+
+/// Decodes a fetched page the way `extract` would, so anchor texts and
+/// titles on GBK or Big5 list pages come out right.
+pub fn decode(site: &Site, body: &[u8], content_type: Option<&str>) -> String {
+    luntan_extract::encoding::detect_and_decode(body, content_type, site.encoding, None).1.text
+}
+
+fn anchors() -> &'static Selector {
+    static S: OnceLock<Selector> = OnceLock::new();
+    S.get_or_init(|| Selector::parse("a[href]").expect("static selector"))
+}
+
+fn base_href() -> &'static Selector {
+    static S: OnceLock<Selector> = OnceLock::new();
+    S.get_or_init(|| Selector::parse("base[href]").expect("static selector"))
+}
+
+/// The URL relative links on `doc` resolve against.
+pub fn base_url(doc: &Html, page: &Url) -> Url {
+    doc.select(base_href())
+        .next()
+        .and_then(|b| b.value().attr("href"))
+        .and_then(|h| page.join(h.trim()).ok())
+        .unwrap_or_else(|| page.clone())
+}
+
+/// Resolves one href; `None` for anything luntan would never fetch.
+pub fn resolve(site: &Site, base: &Url, href: &str) -> Option<Url> {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') {
+        return None;
+    }
+    let mut url = base.join(href).ok()?;
+    if !matches!(url.scheme(), "http" | "https") || !site.host_allowed(&url) {
+        return None;
+    }
+    url.set_fragment(None);
+    Some(url)
+}
+
+/// Text of an element, whitespace folded.
+pub fn text_of(el: ElementRef) -> String {
+    let mut out = String::new();
+    for t in el.text() {
+        for w in t.split(|c: char| c.is_whitespace() || c == '\u{a0}') {
+            if !w.is_empty() {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(w);
+            }
+        }
+    }
+    out
+}
+
+/// A link on a page that a pattern matched.
+#[derive(Debug, Clone)]
+pub struct Matched {
+    pub url: Url,
+    pub text: String,
+    pub m: LinkMatch,
+}
+
+/// What scanning a page's links against one pattern found.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub matched: Vec<Matched>,
+    /// Links the pattern matched but whose ids were refused.
+    pub refused: Vec<(Url, IdError)>,
+}
+
+/// Every link under `root` (or the whole page) that `pattern` matches.
+pub fn scan(site: &Site, doc: &Html, root: Option<ElementRef>, base: &Url, pattern: &LinkPattern) -> Scan {
+    let mut out = Scan::default();
+    let iter: Box<dyn Iterator<Item = ElementRef>> = match root {
+        Some(r) => Box::new(r.select(anchors())),
+        None => Box::new(doc.select(anchors())),
+    };
+    for a in iter {
+        let Some(url) = a.value().attr("href").and_then(|h| resolve(site, base, h)) else { continue };
+        match pattern.captures(url.as_str()) {
+            None => {}
+            Some(Ok(m)) => out.matched.push(Matched { url, text: text_of(a), m }),
+            Some(Err(e)) => out.refused.push((url, e)),
+        }
+    }
+    out
+}
+
+/// One thread as a board list page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedThread {
+    pub thread: String,
+    pub url: Url,
+    pub title: Option<String>,
+    pub replies: Option<i64>,
+    pub last_post: Option<String>,
+}
+
+/// The threads on a board list page, in page order, each once.
+pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, Vec<(Url, IdError)>) {
+    let mut out: Vec<ListedThread> = Vec::new();
+    let mut refused = Vec::new();
+    let push = |t: ListedThread, out: &mut Vec<ListedThread>| match out.iter_mut().find(|o| o.thread == t.thread) {
+        Some(o) => {
+            if o.title.is_none() {
+                o.title = t.title;
+            }
+        }
+        None => out.push(t),
+    };
+    match &site.list {
+        Some(rules) => {
+            for row in doc.select(&rules.row) {
+                let s = scan(site, doc, Some(row), base, &site.links.thread);
+                refused.extend(s.refused);
+                let Some(link) = s.matched.into_iter().find(|m| m.m.thread.is_some()) else { continue };
+                let pick = |sel: &Option<Selector>| sel.as_ref().and_then(|s| row.select(s).next()).map(text_of);
+                let title = pick(&rules.title).or(Some(link.text)).filter(|t| !t.is_empty());
+                let replies = pick(&rules.replies).and_then(|t| first_number(&t));
+                let last_post = pick(&rules.last_post).and_then(|t| normalize_time(&t));
+                let thread = link.m.thread.expect("checked above");
+                push(ListedThread { thread, url: link.url, title, replies, last_post }, &mut out);
+            }
+        }
+        None => {
+            let s = scan(site, doc, None, base, &site.links.thread);
+            refused.extend(s.refused);
+            for link in s.matched {
+                let Some(thread) = link.m.thread else { continue };
+                let title = Some(link.text).filter(|t| !t.is_empty());
+                push(ListedThread { thread, url: link.url, title, replies: None, last_post: None }, &mut out);
+            }
+        }
+    }
+    (out, refused)
+}
+
+fn first_number(s: &str) -> Option<i64> {
+    let digits: String = s.chars().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
+    digits.parse().ok()
+}
+
+/// Later pages of one board or thread linked from `doc`: `(page value, url)`
+/// for links whose `key` capture equals `id` and that are not the first page.
+pub fn page_links(site: &Site, doc: &Html, base: &Url, pattern: &LinkPattern, id: &str, key: fn(&LinkMatch) -> Option<&str>) -> Vec<(u64, Url)> {
+    let mut out: Vec<(u64, Url)> = Vec::new();
+    for m in scan(site, doc, None, base, pattern).matched {
+        if key(&m.m) != Some(id) || pattern.is_first(m.m.page) {
+            continue;
+        }
+        let page = m.m.page.expect("is_first(None) is true");
+        if !out.iter().any(|(p, _)| *p == page) {
+            out.push((page, m.url));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const SITE: &str = r##"<site id="t">
+  <home>http://forum.test/bbs/index.php</home>
+  <links>
+    <board><![CDATA[viewforum\.php\?f={board}$]]></board>
+    <board-page first="0"><![CDATA[viewforum\.php\?f={board}&start={page}]]></board-page>
+    <thread><![CDATA[viewtopic\.php\?t={thread}$]]></thread>
+    <thread-page first="0"><![CDATA[viewtopic\.php\?t={thread}&start={page}]]></thread-page>
+  </links>
+  <list row="li.row" title="a.topictitle" replies="dd.posts" last-post="dd.lastpost"/>
+  <thread body="div.content"/>
+</site>"##;
+
+    fn site() -> Site {
+        Site::parse(SITE, Path::new("t.xml")).unwrap()
+    }
+
+    #[test]
+    fn hostile_and_foreign_links_never_match() {
+        let s = site();
+        let base = Url::parse("http://forum.test/bbs/viewforum.php?f=2").unwrap();
+        for bad in ["javascript:void(0)", "http://evil.test/bbs/viewtopic.php?t=1", "mailto:a@b", "#top", "data:text/html,x", "ftp://forum.test/x"] {
+            assert!(resolve(&s, &base, bad).is_none(), "{bad}");
+        }
+        let html = Html::parse_document(r#"<a href="viewtopic.php?t=..%2F..%2Fetc">x</a><a href="viewtopic.php?t=9#p3">ok</a>"#);
+        let scan = scan(&s, &html, None, &base, &s.links.thread);
+        assert_eq!(scan.matched.len(), 1);
+        assert_eq!(scan.matched[0].url.as_str(), "http://forum.test/bbs/viewtopic.php?t=9");
+        assert_eq!(scan.refused.len(), 1);
+    }
+
+    #[test]
+    fn list_rows_give_title_replies_and_last_post() {
+        let s = site();
+        let base = Url::parse("http://forum.test/bbs/viewforum.php?f=2").unwrap();
+        let html = Html::parse_document(
+            r#"<ul><li class="row"><a class="topictitle" href="./viewtopic.php?t=7">春 曉</a>
+                 <a href="viewtopic.php?t=7&amp;start=15">2</a><dd class="posts">1,204</dd><dd class="lastpost">2024年3月5日 12:34</dd></li>
+               <li class="row"><a class="topictitle" href="viewtopic.php?t=8">  </a></li></ul>
+               <a href="viewforum.php?f=2&amp;start=25">2</a><a href="viewforum.php?f=2&amp;start=0">1</a><a href="viewforum.php?f=3&amp;start=25">x</a>"#,
+        );
+        let (rows, refused) = list_threads(&s, &html, &base);
+        assert!(refused.is_empty());
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].thread, "7");
+        assert_eq!(rows[0].title.as_deref(), Some("春 曉"));
+        assert_eq!(rows[0].replies, Some(1204));
+        assert_eq!(rows[0].last_post.as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(rows[1].title, None);
+        let pages = page_links(&s, &html, &base, s.links.board_page.as_ref().unwrap(), "2", |m| m.board.as_deref());
+        assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [25]);
+    }
+}

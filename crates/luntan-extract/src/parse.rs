@@ -1,0 +1,603 @@
+//! From decoded thread pages to posts, by the site file's [`ThreadRules`].
+//!
+//! Text is taken the way a reader sees it: `<br>` and block elements end a
+//! paragraph, whitespace (including `&nbsp;` and the ideographic space used to
+//! indent Chinese paragraphs) folds to one space, `<script>`/`<style>` and the
+//! site's `strip` elements vanish, and empty paragraphs are dropped.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use ego_tree::iter::Edge;
+use ego_tree::NodeId;
+use encoding_rs::Encoding;
+use luntan_core::dates::normalize_time;
+use luntan_core::site::ThreadRules;
+use luntan_core::store::ThreadRow;
+use luntan_core::{Post, Site, ThreadDoc};
+use scraper::{ElementRef, Html, Node, Selector};
+
+use crate::encoding::{detect_and_decode, Detection};
+use crate::ExtractError;
+
+/// What one HTML page of a thread holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PageExtract {
+    pub title: Option<String>,
+    /// Posts in page order. `floor` is the number the page shows when the
+    /// site has a `floor` selector (0 when that post shows none), else the
+    /// 1-based position on the page.
+    pub posts: Vec<Post>,
+}
+
+/// One saved page: its file (for messages) and its raw bytes.
+#[derive(Debug, Clone)]
+pub struct RawPage {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+/// How one page was decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageReport {
+    pub path: PathBuf,
+    pub detection: Detection,
+    pub malformed: usize,
+}
+
+/// A thread built from its pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadExtract {
+    pub doc: ThreadDoc,
+    /// One per page, in page order.
+    pub pages: Vec<PageReport>,
+}
+
+const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
+
+const BLOCKS: &[&str] = &[
+    "p", "div", "li", "tr", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "pre", "section", "article", "header", "footer",
+    "dl", "dt", "dd", "hr", "center", "aside", "nav", "main", "address", "figure", "figcaption", "caption", "fieldset", "form", "details", "summary",
+    "tbody", "thead", "tfoot",
+];
+
+/// Cells in one row read as one line, but not glued together.
+const CELLS: &[&str] = &["td", "th"];
+
+fn title_selector() -> &'static Selector {
+    static S: OnceLock<Selector> = OnceLock::new();
+    S.get_or_init(|| Selector::parse("title").expect("static selector"))
+}
+
+/// Parses one decoded page with `site.thread`.
+pub fn parse_page(site: &Site, html: &str) -> PageExtract {
+    let doc = Html::parse_document(html);
+    let rules = &site.thread;
+    let title = match &rules.title {
+        Some(sel) => doc.select(sel).next(),
+        None => doc.select(title_selector()).next(),
+    }
+    .map(|e| line_text(e))
+    .filter(|t| !t.is_empty());
+
+    let posts = match &rules.post {
+        Some(post_sel) => outermost(doc.select(post_sel))
+            .into_iter()
+            .filter_map(|p| {
+                let body = body_in(rules, p)?;
+                let first = |sel: &Option<Selector>| sel.as_ref().and_then(|s| p.select(s).next());
+                Some((body, first(&rules.author), first(&rules.time), first(&rules.floor)))
+            })
+            .collect::<Vec<_>>(),
+        None => {
+            let root = doc.root_element();
+            let bodies: Vec<ElementRef> = match (&rules.body, &rules.body_id) {
+                (Some(sel), _) => outermost(doc.select(sel)),
+                (None, Some(re)) => outermost(root.descendent_elements().filter(|e| e.value().id().is_some_and(|id| re.is_match(id)))),
+                (None, None) => Vec::new(),
+            };
+            let all = |sel: &Option<Selector>| -> Vec<ElementRef> { sel.as_ref().map(|s| doc.select(s).collect()).unwrap_or_default() };
+            let (authors, times, floors) = (all(&rules.author), all(&rules.time), all(&rules.floor));
+            bodies
+                .into_iter()
+                .enumerate()
+                .map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied()))
+                .collect()
+        }
+    };
+
+    let posts = posts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (body, author, time, floor))| Post {
+            floor: match rules.floor {
+                Some(_) => floor.and_then(|f| floor_number(&line_text(f))).unwrap_or(0),
+                None => i as u32 + 1,
+            },
+            author: author.map(|a| line_text(a)).unwrap_or_default(),
+            time: time.and_then(time_of),
+            paragraphs: paragraphs(body, rules.strip.as_ref()),
+        })
+        .collect();
+    PageExtract { title, posts }
+}
+
+/// The body inside one post element: by selector, else by id pattern. The
+/// post element itself may be the body.
+fn body_in<'a>(rules: &ThreadRules, post: ElementRef<'a>) -> Option<ElementRef<'a>> {
+    if let Some(sel) = &rules.body {
+        if sel.matches(&post) {
+            return Some(post);
+        }
+        if let Some(b) = post.select(sel).next() {
+            return Some(b);
+        }
+    }
+    let re = rules.body_id.as_ref()?;
+    std::iter::once(post).chain(post.descendent_elements()).find(|e| e.value().id().is_some_and(|id| re.is_match(id)))
+}
+
+/// Drops matches nested in an earlier match: a quoted post that reuses the
+/// post markup, or Discuz's `post_rate_div_N` inside `post_N`, is not a post.
+fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRef<'a>> {
+    let mut kept_ids: HashSet<NodeId> = HashSet::new();
+    let mut kept = Vec::new();
+    for e in matches {
+        if e.ancestors().any(|a| kept_ids.contains(&a.id())) {
+            continue;
+        }
+        kept_ids.insert(e.id());
+        kept.push(e);
+    }
+    kept
+}
+
+/// The time an element shows: its text, else a `datetime`/`title` attribute
+/// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
+fn time_of(el: ElementRef) -> Option<String> {
+    normalize_time(&line_text(el)).or_else(|| {
+        std::iter::once(el)
+            .chain(el.descendent_elements())
+            .flat_map(|e| [e.attr("datetime"), e.attr("title")])
+            .flatten()
+            .find_map(normalize_time)
+    })
+}
+
+/// The floor a label shows: its first number, or the names forums give the
+/// first floors.
+fn floor_number(label: &str) -> Option<u32> {
+    let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    if let Ok(n) = digits.parse() {
+        return Some(n);
+    }
+    [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)]
+        .iter()
+        .find(|(name, _)| label.contains(name))
+        .map(|&(_, n)| n)
+}
+
+/// Builds paragraphs from a stream of text and breaks.
+#[derive(Default)]
+struct Paragraphs {
+    done: Vec<String>,
+    cur: String,
+    space: bool,
+}
+
+impl Paragraphs {
+    fn text(&mut self, s: &str) {
+        for c in s.chars() {
+            if c.is_whitespace() {
+                self.space = !self.cur.is_empty();
+            } else if xml_allowed(c) {
+                if self.space {
+                    self.cur.push(' ');
+                    self.space = false;
+                }
+                self.cur.push(c);
+            }
+        }
+    }
+
+    fn soft_space(&mut self) {
+        self.space = !self.cur.is_empty();
+    }
+
+    fn end(&mut self) {
+        if !self.cur.is_empty() {
+            self.done.push(std::mem::take(&mut self.cur));
+        }
+        self.space = false;
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        self.end();
+        self.done
+    }
+}
+
+/// What XML 1.0 can carry (whitespace is folded before this is asked), so
+/// the written thread parses back to exactly what was extracted.
+fn xml_allowed(c: char) -> bool {
+    matches!(c, '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// The paragraphs of a post body, without the `strip` elements.
+pub fn paragraphs(body: ElementRef, strip: Option<&Selector>) -> Vec<String> {
+    let stripped: HashSet<NodeId> = strip.map(|s| body.select(s).map(|e| e.id()).collect()).unwrap_or_default();
+    let mut out = Paragraphs::default();
+    let mut skipping: Option<NodeId> = None;
+    let mut pre = 0usize;
+    for edge in body.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skipping.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Text(t) if pre > 0 => {
+                        // Inside <pre> a newline is the author's line break.
+                        let mut lines = t.split('\n');
+                        out.text(lines.next().unwrap_or(""));
+                        for line in lines {
+                            out.end();
+                            out.text(line);
+                        }
+                    }
+                    Node::Text(t) => out.text(t),
+                    Node::Element(e) => {
+                        let name = e.name();
+                        if node.id() != body.id() && (SKIPPED.contains(&name) || stripped.contains(&node.id())) {
+                            skipping = Some(node.id());
+                        } else if name == "br" || BLOCKS.contains(&name) {
+                            out.end();
+                        } else if CELLS.contains(&name) {
+                            out.soft_space();
+                        }
+                        if name == "pre" {
+                            pre += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(id) = skipping {
+                    if id == node.id() {
+                        skipping = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(e) = node.value() {
+                    let name = e.name();
+                    if BLOCKS.contains(&name) {
+                        out.end();
+                    } else if CELLS.contains(&name) {
+                        out.soft_space();
+                    }
+                    if name == "pre" {
+                        pre = pre.saturating_sub(1);
+                    }
+                }
+            }
+        }
+    }
+    out.finish()
+}
+
+/// An element's text on one line (titles, authors, times, floors).
+fn line_text(el: ElementRef) -> String {
+    paragraphs(el, None).join(" ")
+}
+
+/// Text from elsewhere (the list page's title) folded the same way.
+fn fold_line(s: &str) -> String {
+    let mut p = Paragraphs::default();
+    p.text(s);
+    p.finish().join(" ")
+}
+
+/// Builds a thread from its saved pages, in page order.
+///
+/// Each page is decoded on its own (`row.content_type` as the HTTP header,
+/// the site file's forced encoding, the site's `cached` encoding), parsed
+/// with [`parse_page`], and the posts are concatenated. Without a `floor`
+/// selector floors are renumbered 1..n across pages. A post that a later
+/// page repeats (forums that show the first post on every page, or a post
+/// that slid across a page boundary between downloads) is kept once.
+/// No posts at all is [`ExtractError::NoPosts`], naming the first page.
+pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: Option<&'static Encoding>) -> Result<ThreadExtract, ExtractError> {
+    let Some(first) = pages.first() else {
+        return Err(ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why: "no pages to extract".into() });
+    };
+    let by_floor = site.thread.floor.is_some();
+    let mut reports = Vec::with_capacity(pages.len());
+    let mut title: Option<String> = None;
+    let mut posts: Vec<Post> = Vec::new();
+    for (k, page) in pages.iter().enumerate() {
+        let (detection, decoded) = detect_and_decode(&page.bytes, row.content_type.as_deref(), site.encoding, cached);
+        reports.push(PageReport { path: page.path.clone(), detection, malformed: decoded.malformed });
+        let mut got = parse_page(site, &decoded.text);
+        if title.is_none() {
+            title = got.title.take();
+        }
+        if by_floor {
+            // A post that shows no floor follows the one before it.
+            let mut prev = posts.last().map_or(0, |p| p.floor);
+            for p in &mut got.posts {
+                if p.floor == 0 {
+                    p.floor = prev + 1;
+                }
+                prev = p.floor;
+            }
+        }
+        if k == 0 {
+            posts = got.posts;
+        } else if by_floor {
+            let seen: HashSet<(u32, &str, &[String])> = posts.iter().map(|p| (p.floor, p.author.as_str(), p.paragraphs.as_slice())).collect();
+            let fresh: Vec<Post> =
+                got.posts.into_iter().filter(|p| !seen.contains(&(p.floor, p.author.as_str(), p.paragraphs.as_slice()))).collect();
+            posts.extend(fresh);
+        } else {
+            let mut new = got.posts;
+            let same = |a: &Post, b: &Post| a.author == b.author && a.paragraphs == b.paragraphs;
+            if let (Some(starter), Some(lead)) = (posts.first(), new.first()) {
+                if same(starter, lead) {
+                    new.remove(0);
+                }
+            }
+            // The longest run that ends the thread so far and starts this page.
+            let overlap = (1..=new.len().min(posts.len()))
+                .rev()
+                .find(|&m| posts[posts.len() - m..].iter().zip(&new[..m]).all(|(a, b)| same(a, b)))
+                .unwrap_or(0);
+            posts.extend(new.into_iter().skip(overlap));
+        }
+    }
+    if posts.is_empty() {
+        return Err(ExtractError::NoPosts { path: first.path.clone() });
+    }
+    if !by_floor {
+        for (i, p) in posts.iter_mut().enumerate() {
+            p.floor = i as u32 + 1;
+        }
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for r in &reports {
+        if !names.contains(&r.detection.encoding.name()) {
+            names.push(r.detection.encoding.name());
+        }
+    }
+    let title = title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default();
+    let doc = ThreadDoc {
+        site: row.site.clone(),
+        board: row.board.clone(),
+        thread: row.thread.clone(),
+        forum: site.name.clone(),
+        url: row.url.clone(),
+        title,
+        posted: posts[0].time.clone(),
+        saved: row.save_date.clone().unwrap_or_default(),
+        encoding: names.join(","),
+        pages: pages.len() as u32,
+        posts,
+    };
+    Ok(ThreadExtract { doc, pages: reports })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::Path;
+
+    use encoding_rs::{GB18030, GBK};
+    use luntan_core::ThreadState;
+
+    use super::*;
+    use crate::encoding::Source;
+
+    pub(crate) fn site(thread_rules: &str) -> Site {
+        let xml = format!(
+            r#"<site id="t"><name>测试论坛</name><home>http://bbs.example/</home>
+               <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links>{thread_rules}</site>"#
+        );
+        Site::parse(&xml, Path::new("data/sites/t.xml")).unwrap()
+    }
+
+    pub(crate) const DISCUZ_RULES: &str = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+        author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]" strip="div.quote"/>"##;
+
+    pub(crate) fn discuz_post(pid: u32, floor: &str, author: &str, time: &str, body: &str) -> String {
+        format!(
+            r#"<div id="post_{pid}"><table><tr><td class="pls"><a class="xw1" href="space-uid-{pid}">{author}</a></td>
+<td class="plc"><div class="pi"><strong><a id="postnum{pid}">{floor}</a></strong><em id="authorposton{pid}">{time}</em></div>
+<div class="pct"><div class="t_fsz"><table><tr><td class="t_f" id="postmessage_{pid}">
+{body}</td></tr></table></div></div></td></tr></table>
+<div id="post_rate_div_{pid}"></div></div>"#
+        )
+    }
+
+    pub(crate) fn discuz_page(posts: &str) -> String {
+        format!(
+            r#"<!DOCTYPE html><html><head><meta http-equiv="Content-Type" content="text/html; charset=gbk" />
+<title>考研经验分享 - 清水河畔 - Powered by Discuz!</title><script>var x = "<div>";</script></head>
+<body><h1><span id="thread_subject">考研经验分享</span></h1><div id="postlist">{posts}</div></body></html>"#
+        )
+    }
+
+    fn first_discuz_post() -> String {
+        discuz_post(
+            11,
+            "楼主",
+            "小明",
+            "发表于 2024-3-5 12:34",
+            "第一段&nbsp;&nbsp;文字 &amp; &lt;标签&gt; &quot;引号&quot; 'single'<br />\n第二段 &#128512;<br /><br />\n\
+             <script>alert('x')</script><style>p {}</style>\
+             <div class=\"quote\"><blockquote>引用内容</blockquote></div>\n  最后一段\t",
+        )
+    }
+
+    #[test]
+    fn discuz_posts_with_br_floors_times_and_stripped_quotes() {
+        let html = discuz_page(&format!(
+            "{}{}",
+            first_discuz_post(),
+            discuz_post(12, "<em>2</em><sup>#</sup>", "小红", "发表于 <span title=\"2024-3-6 08:00:05\">3 天前</span>", "回复<br>谢谢")
+        ));
+        let got = parse_page(&site(DISCUZ_RULES), &html);
+        assert_eq!(got.title.as_deref(), Some("考研经验分享"));
+        assert_eq!(got.posts.len(), 2, "post_rate_div_N is not a post: {:?}", got.posts);
+        let p = &got.posts[0];
+        assert_eq!((p.floor, p.author.as_str(), p.time.as_deref()), (1, "小明", Some("2024-03-05T12:34:00")));
+        assert_eq!(p.paragraphs, ["第一段 文字 & <标签> \"引号\" 'single'", "第二段 😀", "最后一段"]);
+        let p = &got.posts[1];
+        assert_eq!((p.floor, p.author.as_str(), p.time.as_deref()), (2, "小红", Some("2024-03-06T08:00:05")));
+        assert_eq!(p.paragraphs, ["回复", "谢谢"]);
+    }
+
+    #[test]
+    fn phpbb_posts_with_paragraphs_and_datetime() {
+        let rules = r#"<thread title="h2.topic-title" post="div.post" body="div.content" author="a.username" time="p.author time" strip="blockquote"/>"#;
+        let post = |id: u32, who: &str, when: &str, content: &str| {
+            format!(
+                r##"<div id="p{id}" class="post bg2"><div class="inner"><div class="postbody"><div id="post_content{id}">
+<h3><a href="#p{id}">Re: 主题</a></h3>
+<p class="author"><span>by <strong><a class="username">{who}</a></strong> » </span><time datetime="{when}">Tue Mar 05, 2024 12:34 pm</time></p>
+<div class="content">{content}</div></div></div></div></div>"##
+            )
+        };
+        let html = format!(
+            r#"<html><head><title>phpBB • 主题</title></head><body><h2 class="topic-title"><a href="viewtopic.php?t=1">主题 &amp; 讨论</a></h2>{}{}</body></html>"#,
+            post(101, "张三", "2024-03-05T04:34:00+00:00", "<p>第一段</p><p>第二段 with <b>bold</b> text</p>Trailing text"),
+            post(102, "李四", "2024-03-05T05:00:00+00:00", "<blockquote><cite>张三 wrote:</cite>第一段</blockquote>I agree &#128077;"),
+        );
+        let got = parse_page(&site(rules), &html);
+        assert_eq!(got.title.as_deref(), Some("主题 & 讨论"));
+        let summary: Vec<_> = got.posts.iter().map(|p| (p.floor, p.author.as_str(), p.time.as_deref(), p.paragraphs.clone())).collect();
+        assert_eq!(
+            summary,
+            [
+                (1, "张三", Some("2024-03-05T04:34:00"), vec!["第一段".to_string(), "第二段 with bold text".into(), "Trailing text".into()]),
+                (2, "李四", Some("2024-03-05T05:00:00"), vec!["I agree 👍".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_divs_page_wide_pairing_and_default_title() {
+        let rules = r#"<thread body="div.msg" author="span.name" time="span.date"/>"#;
+        let html = r#"<html><head><title>  嵌套
+            标题 </title></head><body>
+<div class="floor"><span class="name">王五</span><span class="date">2024年3月5日 9:07</span>
+  <div class="msg"><div><div>外层<div>内层一</div>内层二</div></div><ul><li>列表一</li><li>列表二</li></ul>
+  <pre>code  line1
+line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
+  <div class="msg">引用里的 msg 不是新帖</div></div></div>
+<div class="floor"><span class="name">赵六</span><span class="date">昨天 10:00</span><div class="msg"><p></p><p> &nbsp; </p>短</div></div>
+</body></html>"#;
+        let got = parse_page(&site(rules), html);
+        assert_eq!(got.title.as_deref(), Some("嵌套 标题"));
+        assert_eq!(got.posts.len(), 2);
+        let p = &got.posts[0];
+        assert_eq!((p.floor, p.author.as_str(), p.time.as_deref()), (1, "王五", Some("2024-03-05T09:07:00")));
+        assert_eq!(p.paragraphs, ["外层", "内层一", "内层二", "列表一", "列表二", "code line1", "line2", "格1 格2", "引用里的 msg 不是新帖"]);
+        let p = &got.posts[1];
+        assert_eq!((p.floor, p.author.as_str(), p.time.as_deref()), (2, "赵六", None));
+        assert_eq!(p.paragraphs, ["短"]);
+    }
+
+    #[test]
+    fn a_page_without_bodies_has_no_posts() {
+        let got = parse_page(&site(DISCUZ_RULES), "<html><body><p>404 帖子不存在</p></body></html>");
+        assert!(got.posts.is_empty());
+        assert_eq!(got.title, None);
+    }
+
+    #[test]
+    fn floor_labels() {
+        assert_eq!(floor_number("楼主"), Some(1));
+        assert_eq!(floor_number("沙发"), Some(2));
+        assert_eq!(floor_number("37#"), Some(37));
+        assert_eq!(floor_number("第 5 楼"), Some(5));
+        assert_eq!(floor_number("电梯直达"), None);
+    }
+
+    pub(crate) fn row(pages: u32) -> ThreadRow {
+        ThreadRow {
+            site: "t".into(),
+            thread: "77".into(),
+            board: "2".into(),
+            url: "http://bbs.example/forum.php?mod=viewthread&tid=77".into(),
+            title: Some("列表上的\n标题".into()),
+            replies: Some(3),
+            last_post: None,
+            post_time: None,
+            save_date: Some("20261130".into()),
+            pages: Some(pages),
+            content_type: Some("text/html".into()),
+            state: ThreadState::Saved,
+            fail_stage: None,
+            fail_reason: None,
+            attempts: 0,
+        }
+    }
+
+    fn raw(name: &str, html: &str) -> RawPage {
+        RawPage { path: PathBuf::from(name), bytes: GBK.encode(html).0.into_owned() }
+    }
+
+    #[test]
+    fn pages_concatenate_and_a_repeated_first_post_is_kept_once() {
+        let first = first_discuz_post();
+        let p1 = discuz_page(&format!("{first}{}", discuz_post(12, "沙发", "小红", "2024-3-6 08:00", "二楼")));
+        // Page 2 repeats the first post, as some Discuz templates do.
+        let p2 = discuz_page(&format!("{first}{}", discuz_post(13, "<em>3</em>#", "小刚", "2024-3-7 09:00", "三楼")));
+        let got = extract_thread(&site(DISCUZ_RULES), &row(2), &[raw("p1.html", &p1), raw("p2.html", &p2)], None).unwrap();
+        let d = &got.doc;
+        assert_eq!(d.posts.iter().map(|p| p.floor).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(d.posts[2].paragraphs, ["三楼"]);
+        assert_eq!((d.title.as_str(), d.posted.as_deref(), d.pages), ("考研经验分享", Some("2024-03-05T12:34:00"), 2));
+        assert_eq!((d.forum.as_str(), d.saved.as_str(), d.encoding.as_str()), ("测试论坛", "20261130", "gb18030"));
+        assert_eq!(got.pages.len(), 2);
+        assert_eq!(got.pages[0].detection.source, Source::Meta);
+        assert_eq!(ThreadDoc::from_xml(&d.to_xml()).unwrap(), *d);
+    }
+
+    #[test]
+    fn without_floors_posts_are_renumbered_and_overlaps_dropped() {
+        let rules = r#"<thread post="div.p" body="div.b" author="i"/>"#;
+        let post = |who: &str, text: &str| format!(r#"<div class="p"><i>{who}</i><div class="b">{text}</div></div>"#);
+        let page = |posts: &[(&str, &str)]| {
+            format!("<html><body>{}</body></html>", posts.iter().map(|(w, t)| post(w, t)).collect::<String>())
+        };
+        let p1 = page(&[("甲", "主楼"), ("乙", "二"), ("丙", "三")]);
+        // The starter repeats, and the last post of page 1 slid onto page 2.
+        let p2 = page(&[("甲", "主楼"), ("丙", "三"), ("丁", "四"), ("甲", "主楼")]);
+        let got = extract_thread(&site(rules), &row(2), &[raw("a.html", &p1), raw("b.html", &p2)], None).unwrap();
+        let posts: Vec<_> = got.doc.posts.iter().map(|p| (p.floor, p.author.as_str(), p.text())).collect();
+        assert_eq!(posts, [(1, "甲", "主楼".into()), (2, "乙", "二".into()), (3, "丙", "三".into()), (4, "丁", "四".into()), (5, "甲", "主楼".into())]);
+        // No title anywhere on the page: the list page's, folded to one line.
+        assert_eq!(got.doc.title, "列表上的 标题");
+        assert_eq!(got.doc.posted, None);
+    }
+
+    #[test]
+    fn no_posts_is_an_error_naming_the_file() {
+        let e = extract_thread(&site(DISCUZ_RULES), &row(1), &[raw("data/x/article77.html", "<html><body>登录后可见</body></html>")], None)
+            .unwrap_err();
+        assert!(matches!(&e, ExtractError::NoPosts { path } if path == Path::new("data/x/article77.html")), "{e:?}");
+        assert!(e.to_string().starts_with("data/x/article77.html: no posts found"), "{e}");
+    }
+
+    #[test]
+    fn the_site_files_forced_encoding_reaches_the_decoder() {
+        let html = discuz_page(&first_discuz_post()).replace("charset=gbk", "charset=utf-8");
+        let bytes = GB18030.encode(&html).0.into_owned();
+        let mut s = site(DISCUZ_RULES);
+        s.encoding = Some(GBK);
+        let got = extract_thread(&s, &row(1), &[RawPage { path: "f.html".into(), bytes }], None).unwrap();
+        assert_eq!(got.pages[0].detection.source, Source::Forced);
+        assert_eq!(got.doc.posts[0].author, "小明");
+    }
+}

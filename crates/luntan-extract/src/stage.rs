@@ -1,0 +1,294 @@
+//! The extract stage: every `Saved` thread → `article<T>.xml` → `Extracted`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use encoding_rs::Encoding;
+use luntan_core::ids::check_id;
+use luntan_core::layout::write_atomic;
+use luntan_core::store::{ThreadRow, Update};
+use luntan_core::{DataDir, Site, Stage, Store, ThreadDoc, ThreadState};
+use rayon::prelude::*;
+
+use crate::parse::{extract_thread, PageReport, RawPage};
+use crate::ExtractError;
+
+/// What one run works on.
+#[derive(Debug, Clone)]
+pub struct ExtractConfig {
+    pub data: DataDir,
+    /// Only this site's threads (it must be one of `sites`).
+    pub site: Option<String>,
+    /// The loaded site files; threads of other sites are skipped.
+    pub sites: Vec<Site>,
+    /// Threads extracted in parallel between two rounds of database updates.
+    pub chunk: usize,
+}
+
+impl ExtractConfig {
+    pub fn new(data: DataDir, sites: Vec<Site>) -> ExtractConfig {
+        ExtractConfig { data, site: None, sites, chunk: 256 }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtractSummary {
+    pub extracted: usize,
+    pub failed: usize,
+    /// Rows of sites without a site file, and rows another process moved first.
+    pub skipped: usize,
+    pub posts: usize,
+    /// HTML bytes read.
+    pub bytes: u64,
+    /// Malformed byte sequences decoded as U+FFFD, over all pages.
+    pub malformed: usize,
+    pub elapsed: Duration,
+}
+
+impl fmt::Display for ExtractSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.elapsed.as_secs_f64();
+        let mbps = if secs > 0.0 { self.bytes as f64 / 1e6 / secs } else { 0.0 };
+        write!(f, "extract: {} extracted, {} failed, {} skipped in {secs:.1}s ({mbps:.1} MB/s)", self.extracted, self.failed, self.skipped)?;
+        if self.malformed > 0 {
+            write!(f, "; {} malformed byte sequences replaced", self.malformed)?;
+        }
+        Ok(())
+    }
+}
+
+/// What [`run`] reports while it works.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// How many threads this run will look at.
+    Start { total: usize },
+    /// One thread was processed (from a worker thread, in no set order).
+    Thread { bytes: u64 },
+    /// One thread failed and was marked so.
+    Failed { row: &'a ThreadRow, reason: &'a str },
+}
+
+/// A thread whose XML is on disk, waiting for its row to move.
+struct Written {
+    posted: Option<String>,
+    title: String,
+    posts: usize,
+    bytes: u64,
+    pages: Vec<PageReport>,
+}
+
+/// Extracts every `Saved` thread of the configured sites.
+///
+/// Threads are extracted and their XML written in parallel, `cfg.chunk` at a
+/// time; the rows then move on the calling thread (the store is not `Sync`),
+/// so a row is `Extracted` only once its file is durable. A thread that
+/// cannot be extracted is marked failed with a one-line reason naming the
+/// file, and the batch goes on. Only store errors stop the run.
+///
+/// The first confident encoding detection per site is cached with
+/// [`Store::set_site_encoding`] and helps later pages that declare nothing.
+pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) + Sync) -> Result<ExtractSummary, ExtractError> {
+    let started = Instant::now();
+    if let Some(id) = &cfg.site {
+        if !cfg.sites.iter().any(|s| &s.id == id) {
+            return Err(ExtractError::UnknownSite { site: id.clone(), sites_dir: cfg.data.sites_dir() });
+        }
+    }
+    let sites: HashMap<&str, &Site> = cfg.sites.iter().map(|s| (s.id.as_str(), s)).collect();
+    let rows = store.threads(cfg.site.as_deref(), ThreadState::Saved)?;
+    let mut summary = ExtractSummary::default();
+    let (rows, orphans): (Vec<ThreadRow>, Vec<ThreadRow>) = rows.into_iter().partition(|r| sites.contains_key(r.site.as_str()));
+    summary.skipped += orphans.len();
+
+    let mut cached: HashMap<String, Option<&'static Encoding>> = HashMap::new();
+    for id in rows.iter().map(|r| r.site.as_str()).collect::<HashSet<_>>() {
+        // set_site_encoding only updates, so the site's row must exist.
+        store.upsert_site(sites[id])?;
+        let enc = store.site_encoding(id)?.and_then(|label| Encoding::for_label(label.as_bytes()));
+        cached.insert(id.to_owned(), enc);
+    }
+    let mut cached_this_run: HashSet<String> = HashSet::new();
+
+    progress(Progress::Start { total: rows.len() });
+    for chunk in rows.chunks(cfg.chunk.max(1)) {
+        let results: Vec<Result<Written, ExtractError>> = chunk
+            .par_iter()
+            .map(|row| {
+                let site = sites[row.site.as_str()];
+                let result = extract_one(&cfg.data, site, row, cached[&row.site]);
+                progress(Progress::Thread { bytes: result.as_ref().map_or(0, |w| w.bytes) });
+                result
+            })
+            .collect();
+        for (row, result) in chunk.iter().zip(results) {
+            match result {
+                Ok(w) => {
+                    let update = Update { post_time: w.posted.as_deref(), title: Some(w.title.as_str()).filter(|t| !t.is_empty()), ..Default::default() };
+                    if store.transition(&row.site, &row.thread, ThreadState::Saved, ThreadState::Extracted, &update)? {
+                        summary.extracted += 1;
+                        summary.posts += w.posts;
+                    } else {
+                        summary.skipped += 1;
+                    }
+                    summary.bytes += w.bytes;
+                    summary.malformed += w.pages.iter().map(|p| p.malformed).sum::<usize>();
+                    if !cached_this_run.contains(&row.site) {
+                        if let Some(p) = w.pages.iter().find(|p| p.detection.confident && p.malformed == 0) {
+                            let enc = p.detection.encoding;
+                            if cached[&row.site] != Some(enc) {
+                                store.set_site_encoding(&row.site, enc.name(), &p.detection.reason)?;
+                                cached.insert(row.site.clone(), Some(enc));
+                            }
+                            cached_this_run.insert(row.site.clone());
+                        }
+                    }
+                }
+                Err(e) => {
+                    let reason = one_line(&e.to_string());
+                    if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
+                        summary.failed += 1;
+                        progress(Progress::Failed { row, reason: &reason });
+                    } else {
+                        summary.skipped += 1;
+                    }
+                }
+            }
+        }
+    }
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads, extracts, verifies and writes one thread; touches no database.
+fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'static Encoding>) -> Result<Written, ExtractError> {
+    let bad = |why: String| ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why };
+    // Ids become path components; the row came from a URL a forum wrote.
+    check_id(&row.board).map_err(|e| bad(format!("board {e}")))?;
+    check_id(&row.thread).map_err(|e| bad(format!("thread {e}")))?;
+    let save_date = match row.save_date.as_deref() {
+        Some(d) if d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()) => d,
+        Some(d) => return Err(bad(format!("save date {d:?} is not YYYYMMDD"))),
+        None => return Err(bad("no save date (was it downloaded?)".into())),
+    };
+    let n = row.pages.unwrap_or(1).max(1);
+    let mut pages = Vec::with_capacity(n as usize);
+    for page in 1..=n {
+        let path = data.html_path(&row.site, &row.board, save_date, &row.thread, page);
+        let bytes = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
+        pages.push(RawPage { path, bytes });
+    }
+    let bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
+    let got = extract_thread(site, row, &pages, cached)?;
+    let xml = got.doc.to_xml();
+    let path = data.xml_path(&row.site, &row.board, save_date, &row.thread);
+    // Never publish a file the index stage would choke on.
+    match ThreadDoc::from_xml(&xml) {
+        Ok(back) if back == got.doc => {}
+        Ok(_) => return Err(ExtractError::Verify { path, message: "XML parses back to a different thread".into() }),
+        Err(e) => return Err(ExtractError::Verify { path, message: e.to_string() }),
+    }
+    write_atomic(&path, xml.as_bytes()).map_err(|source| ExtractError::Write { path, source })?;
+    Ok(Written { posted: got.doc.posted, title: got.doc.title, posts: got.doc.posts.len(), bytes, pages: got.pages })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use encoding_rs::GBK;
+    use luntan_core::store::NewThread;
+
+    use super::*;
+    use crate::parse::tests::{discuz_page, discuz_post, site, DISCUZ_RULES};
+
+    const DAY: &str = "20261130";
+
+    /// A data dir with a store whose threads are saved, as download leaves them.
+    fn saved(store: &mut Store, site_id: &str, thread: &str, pages: u32, content_type: &str) {
+        let t = NewThread { site: site_id.into(), board: "2".into(), thread: thread.into(), url: format!("http://bbs.example/t/{thread}"), title: Some("列表标题".into()), ..Default::default() };
+        store.insert_new_threads(&[t]).unwrap();
+        let up = Update { save_date: Some(DAY), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
+        assert!(store.transition(site_id, thread, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+    }
+
+    #[test]
+    fn saved_threads_become_xml_and_failures_do_not_stop_the_batch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::new(tmp.path());
+        let mut store = Store::open(&data.db_path()).unwrap();
+        let site = site(DISCUZ_RULES);
+        // Thread 1: two GBK pages. Thread 2: UTF-8, said only by the HTTP header.
+        // Thread 3: its second page is missing. Thread 9: a site with no site file.
+        saved(&mut store, "t", "1", 2, "text/html");
+        saved(&mut store, "t", "2", 1, "text/html; charset=utf-8");
+        saved(&mut store, "t", "3", 2, "text/html");
+        saved(&mut store, "gone", "9", 1, "text/html");
+        let gbk = |html: &str| GBK.encode(html).0.into_owned();
+        let p = |thread: &str, page: u32| data.html_path("t", "2", DAY, thread, page);
+        write_atomic(&p("1", 1), &gbk(&discuz_page(&discuz_post(1, "楼主", "小明", "2024-3-5 12:34", "主楼<br>第二段")))).unwrap();
+        write_atomic(&p("1", 2), &gbk(&discuz_page(&discuz_post(2, "2#", "小红", "2024-3-6 08:00", "回复 &#128512;")))).unwrap();
+        let utf8 = discuz_page(&discuz_post(5, "楼主", "張三", "2024-4-1 10:00", "繁體 UTF-8")).replace("charset=gbk", "");
+        write_atomic(&p("2", 1), utf8.as_bytes()).unwrap();
+        write_atomic(&p("3", 1), &gbk(&discuz_page(&discuz_post(7, "楼主", "小刚", "2024-5-1 10:00", "只有一页")))).unwrap();
+
+        let threads_seen = AtomicUsize::new(0);
+        let failures = std::sync::Mutex::new(Vec::new());
+        let cfg = ExtractConfig { chunk: 2, ..ExtractConfig::new(data.clone(), vec![site]) };
+        let summary = run(&cfg, &mut store, |ev| match ev {
+            Progress::Thread { .. } => {
+                threads_seen.fetch_add(1, Ordering::Relaxed);
+            }
+            Progress::Failed { row, reason } => failures.lock().unwrap().push((row.thread.clone(), reason.to_owned())),
+            Progress::Start { total } => assert_eq!(total, 3),
+        })
+        .unwrap();
+        assert_eq!((summary.extracted, summary.failed, summary.skipped, summary.posts, summary.malformed), (2, 1, 1, 3, 0));
+        assert_eq!(threads_seen.load(Ordering::Relaxed), 3);
+        assert!(summary.bytes > 0);
+        assert!(summary.to_string().starts_with("extract: 2 extracted, 1 failed, 1 skipped in "), "{summary}");
+
+        let doc = |thread: &str| ThreadDoc::from_xml(&std::fs::read_to_string(data.xml_path("t", "2", DAY, thread)).unwrap()).unwrap();
+        let one = doc("1");
+        assert_eq!((one.site.as_str(), one.board.as_str(), one.thread.as_str()), ("t", "2", "1"));
+        assert_eq!((one.forum.as_str(), one.url.as_str(), one.saved.as_str(), one.pages), ("测试论坛", "http://bbs.example/t/1", DAY, 2));
+        assert_eq!((one.title.as_str(), one.encoding.as_str(), one.posted.as_deref()), ("考研经验分享", "gb18030", Some("2024-03-05T12:34:00")));
+        assert_eq!(one.posts.iter().map(|p| (p.floor, p.text())).collect::<Vec<_>>(), [(1, "主楼\n第二段".into()), (2, "回复 😀".into())]);
+        let two = doc("2");
+        assert_eq!((two.encoding.as_str(), two.posts[0].author.as_str()), ("UTF-8", "張三"));
+
+        let row = |thread: &str| store.thread("t", thread).unwrap().unwrap();
+        let r1 = row("1");
+        assert_eq!((r1.state, r1.post_time.as_deref(), r1.title.as_deref()), (ThreadState::Extracted, Some("2024-03-05T12:34:00"), Some("考研经验分享")));
+        assert_eq!(row("2").state, ThreadState::Extracted);
+        let r3 = row("3");
+        let missing = data.html_path("t", "2", DAY, "3", 2);
+        assert_eq!((r3.state, r3.fail_stage.as_deref()), (ThreadState::Failed, Some("extract")));
+        let reason = r3.fail_reason.unwrap();
+        assert!(reason.starts_with(&missing.display().to_string()) && !reason.contains('\n'), "{reason}");
+        assert!(!data.xml_path("t", "2", DAY, "3").exists());
+        assert_eq!(failures.into_inner().unwrap(), [("3".to_string(), reason)]);
+        assert_eq!(store.thread("gone", "9").unwrap().unwrap().state, ThreadState::Saved);
+        // The GBK page's meta was the first confident evidence for the site.
+        assert_eq!(store.site_encoding("t").unwrap().as_deref(), Some("gb18030"));
+
+        // Nothing is left to do, and nothing is done twice.
+        let again = run(&cfg, &mut store, |_| {}).unwrap();
+        assert_eq!((again.extracted, again.failed, again.skipped), (0, 0, 1));
+    }
+
+    #[test]
+    fn an_unknown_site_is_refused_before_any_work() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::new(tmp.path());
+        let mut store = Store::open(&data.db_path()).unwrap();
+        let cfg = ExtractConfig { site: Some("nope".into()), ..ExtractConfig::new(data, vec![site(DISCUZ_RULES)]) };
+        let e = run(&cfg, &mut store, |_| {}).unwrap_err();
+        assert!(matches!(e, ExtractError::UnknownSite { .. }), "{e:?}");
+    }
+}

@@ -1,0 +1,621 @@
+//! The model behind the pages: boards and per-thread metadata built up front,
+//! posts rebuilt on demand from `(seed, forum, thread, floor)`.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::{self, Script};
+use crate::text::{civil, hash_str, minutes_of, mix, percent_encode, rng};
+
+/// One of the three fake forums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ForumKind {
+    /// Discuz!-style, GBK pages labelled `gb2312`, under `/dz/` (site id `dz`).
+    Discuz,
+    /// phpBB-style, Big5, Traditional Chinese, under `/phpbb/` (site id `phpbb`).
+    Phpbb,
+    /// A modern UTF-8 forum that declares no charset anywhere, under `/bbs/` (site id `bbs`).
+    Bbs,
+}
+
+impl ForumKind {
+    pub const ALL: [ForumKind; 3] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs];
+
+    /// The site id, which is also the URL prefix (`/dz/`) and the site file's name (`dz.xml`).
+    pub fn site_id(self) -> &'static str {
+        match self {
+            ForumKind::Discuz => "dz",
+            ForumKind::Phpbb => "phpbb",
+            ForumKind::Bbs => "bbs",
+        }
+    }
+
+    pub fn from_site_id(id: &str) -> Option<ForumKind> {
+        ForumKind::ALL.into_iter().find(|k| k.site_id() == id)
+    }
+
+    /// The forum's display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForumKind::Discuz => "清水河畔",
+            ForumKind::Phpbb => "唐詩論壇",
+            ForumKind::Bbs => "新青年论坛",
+        }
+    }
+
+    /// The encoding pages are really written in.
+    pub fn encoding(self) -> &'static encoding_rs::Encoding {
+        match self {
+            ForumKind::Discuz => encoding_rs::GBK,
+            ForumKind::Phpbb => encoding_rs::BIG5,
+            ForumKind::Bbs => encoding_rs::UTF_8,
+        }
+    }
+
+    /// The name the truth uses for [`ForumKind::encoding`]: `GBK`, `Big5` or `UTF-8`.
+    pub fn encoding_name(self) -> &'static str {
+        match self {
+            ForumKind::Discuz => "GBK",
+            ForumKind::Phpbb => "Big5",
+            ForumKind::Bbs => "UTF-8",
+        }
+    }
+
+    /// The home page, relative to the server root.
+    pub fn home_path(self) -> &'static str {
+        match self {
+            ForumKind::Discuz => "/dz/forum.php",
+            ForumKind::Phpbb => "/phpbb/index.php",
+            ForumKind::Bbs => "/bbs/",
+        }
+    }
+
+    /// Thread rows per board list page.
+    pub fn list_page_size(self) -> usize {
+        match self {
+            ForumKind::Discuz => 20,
+            ForumKind::Phpbb => 25,
+            ForumKind::Bbs => 20,
+        }
+    }
+
+    /// Posts per thread page.
+    pub fn thread_page_size(self) -> usize {
+        match self {
+            ForumKind::Discuz => 10,
+            ForumKind::Phpbb => 15,
+            ForumKind::Bbs => 10,
+        }
+    }
+
+    pub(crate) fn script(self) -> Script {
+        match self {
+            ForumKind::Phpbb => Script::Traditional,
+            _ => Script::Simplified,
+        }
+    }
+
+    /// Seeds depend on the forum, not on its position in the config, so a
+    /// forum's pages stay the same whichever other forums are served.
+    fn code(self) -> u64 {
+        match self {
+            ForumKind::Discuz => 0xD2,
+            ForumKind::Phpbb => 0xB5,
+            ForumKind::Bbs => 0x8B,
+        }
+    }
+}
+
+/// What to generate and how the server behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixtureConfig {
+    /// Everything on every page follows from this.
+    pub seed: u64,
+    /// Threads per forum.
+    pub threads: usize,
+    /// Boards per forum (at least 1; more than 64 are capped).
+    pub boards: usize,
+    /// Which forums to serve (each at most once; order is kept in the truth).
+    pub forums: Vec<ForumKind>,
+    /// Added before every response, so concurrency limits become observable.
+    pub latency: Duration,
+    /// Share (0–100) of page URLs that answer `503` to their first request
+    /// and normally afterwards, for retry tests. Which URLs is deterministic.
+    pub flaky_percent: u8,
+    /// Gzip pages for clients that send `Accept-Encoding: gzip`.
+    pub gzip: bool,
+}
+
+impl Default for FixtureConfig {
+    fn default() -> Self {
+        FixtureConfig {
+            seed: 1,
+            threads: 300,
+            boards: 4,
+            forums: ForumKind::ALL.to_vec(),
+            latency: Duration::ZERO,
+            flaky_percent: 0,
+            gzip: true,
+        }
+    }
+}
+
+/// Per-thread metadata, kept small because `--threads 100000` builds it three times.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadMeta {
+    pub tid: u64,
+    pub board: u32,
+    pub posts: u32,
+    /// Minutes since 1970, forum-local.
+    pub last_post: u32,
+    pub title: String,
+    pub deleted: bool,
+    pub views: u32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct BoardMeta {
+    pub id: String,
+    pub title: String,
+    /// Indices into the forum's threads, newest last post first.
+    pub order: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ForumModel {
+    pub kind: ForumKind,
+    pub boards: Vec<BoardMeta>,
+    /// Sorted by thread id.
+    pub threads: Vec<ThreadMeta>,
+}
+
+/// One generated post.
+#[derive(Debug, Clone)]
+pub(crate) struct Post {
+    pub floor: u32,
+    /// Forum-wide post id (Discuz! `pid`, phpBB `p`).
+    pub pid: u64,
+    pub author: String,
+    pub uid: u64,
+    pub time: u32,
+    pub paragraphs: Vec<Cow<'static, str>>,
+    /// Picks between the forum's markup variants (`<br />` vs `<br />\r\n`, `<p>` vs `<br>`).
+    pub variant: bool,
+}
+
+/// The fake forums' content, built from a [`FixtureConfig`].
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    cfg: FixtureConfig,
+    pub(crate) forums: Vec<ForumModel>,
+}
+
+/// The newest last-post time any thread has: 2024-06-30 22:00.
+fn newest() -> u32 {
+    minutes_of(2024, 6, 30, 22, 0)
+}
+
+impl Fixture {
+    /// Builds boards and thread metadata; posts are made only when asked for.
+    pub fn new(cfg: FixtureConfig) -> Fixture {
+        let mut seen = Vec::new();
+        let forums = cfg
+            .forums
+            .iter()
+            .filter(|k| {
+                let first = !seen.contains(*k);
+                seen.push(**k);
+                first
+            })
+            .map(|&kind| build_forum(kind, &cfg))
+            .collect();
+        Fixture { cfg, forums }
+    }
+
+    pub fn config(&self) -> &FixtureConfig {
+        &self.cfg
+    }
+
+    /// The forums served, in config order.
+    pub fn forums(&self) -> impl Iterator<Item = ForumKind> + '_ {
+        self.forums.iter().map(|f| f.kind)
+    }
+
+    pub(crate) fn forum(&self, kind: ForumKind) -> Option<&ForumModel> {
+        self.forums.iter().find(|f| f.kind == kind)
+    }
+
+    /// Most list pages any board of `kind` has (0 when the forum is not served).
+    pub fn max_board_pages(&self, kind: ForumKind) -> usize {
+        self.forum(kind).map_or(0, |f| f.boards.iter().map(|b| f.list_pages(b)).max().unwrap_or(1))
+    }
+
+    /// Everything the pages show, for comparing a crawl against.
+    pub fn truth(&self) -> Truth {
+        Truth {
+            seed: self.cfg.seed,
+            forums: self
+                .forums
+                .iter()
+                .map(|f| ForumTruth {
+                    site: f.kind.site_id().to_owned(),
+                    name: f.kind.name().to_owned(),
+                    encoding: f.kind.encoding_name().to_owned(),
+                    boards: f
+                        .boards
+                        .iter()
+                        .map(|b| BoardTruth {
+                            board: b.id.clone(),
+                            title: b.title.clone(),
+                            url_path: f.board_path(b, 1),
+                            threads: b.order.iter().map(|&i| f.threads[i as usize].tid.to_string()).collect(),
+                        })
+                        .collect(),
+                    threads: f.threads.iter().map(|t| self.thread_truth_of(f, t)).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The truth about one thread (`None` if the forum is not served or has no such thread).
+    pub fn thread_truth(&self, kind: ForumKind, thread: &str) -> Option<ThreadTruth> {
+        let f = self.forum(kind)?;
+        let t = f.thread(thread.parse().ok()?)?;
+        Some(self.thread_truth_of(f, t))
+    }
+
+    fn thread_truth_of(&self, f: &ForumModel, t: &ThreadMeta) -> ThreadTruth {
+        let posts = if t.deleted {
+            Vec::new()
+        } else {
+            self.posts(f, t, 1..=t.posts)
+                .into_iter()
+                .map(|p| PostTruth {
+                    floor: p.floor,
+                    author: p.author,
+                    time: civil(p.time).iso(),
+                    text: p.paragraphs.join("\n"),
+                })
+                .collect()
+        };
+        ThreadTruth {
+            site: f.kind.site_id().to_owned(),
+            board: f.boards[t.board as usize].id.clone(),
+            thread: t.tid.to_string(),
+            url_path: f.thread_path(t, 1),
+            title: t.title.clone(),
+            deleted: t.deleted,
+            replies: t.posts - 1,
+            last_post: civil(t.last_post).iso(),
+            pages: f.thread_pages(t) as u32,
+            posts,
+        }
+    }
+
+    /// Times of all posts of a thread: strictly increasing, the last one the
+    /// thread's last-post time.
+    pub(crate) fn post_times(&self, f: &ForumModel, t: &ThreadMeta) -> Vec<u32> {
+        let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, 0x7137]);
+        let mut times = vec![t.last_post; t.posts as usize];
+        for i in (0..times.len().saturating_sub(1)).rev() {
+            let gap = match r.u32(0..10) {
+                0 => r.u32(600..4000),
+                1..=3 => r.u32(60..600),
+                _ => r.u32(1..60),
+            };
+            times[i] = times[i + 1].saturating_sub(gap);
+        }
+        times
+    }
+
+    /// The author of one floor (cheap: list rows need the first and last).
+    pub(crate) fn author(&self, f: &ForumModel, t: &ThreadMeta, floor: u32) -> (String, u64) {
+        let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, u64::from(floor), 1]);
+        // Original posters come back to their threads.
+        if floor > 1 && r.u32(0..5) == 0 {
+            return self.author(f, t, 1);
+        }
+        let name = corpus::nickname(f.kind.script(), &mut r);
+        let uid = 1000 + hash_str(&name) % 900_000;
+        (name, uid)
+    }
+
+    /// Posts of the given floors (clamped to the thread).
+    pub(crate) fn posts(&self, f: &ForumModel, t: &ThreadMeta, floors: std::ops::RangeInclusive<u32>) -> Vec<Post> {
+        let times = self.post_times(f, t);
+        let (lo, hi) = (*floors.start().max(&1), *floors.end().min(&t.posts));
+        (lo..=hi).map(|floor| self.post(f, t, floor, times[floor as usize - 1])).collect()
+    }
+
+    fn post(&self, f: &ForumModel, t: &ThreadMeta, floor: u32, time: u32) -> Post {
+        let (author, uid) = self.author(f, t, floor);
+        let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, u64::from(floor), 2]);
+        let script = f.kind.script();
+        let n = match r.u32(0..10) {
+            0..=4 => 1,
+            5..=7 => 2,
+            8 => 3,
+            _ => 4,
+        };
+        let mut paragraphs: Vec<Cow<'static, str>> = (0..n)
+            .map(|_| match script {
+                Script::Simplified => Cow::Borrowed(corpus::reviews()[r.usize(0..corpus::reviews().len())]),
+                Script::Traditional => Cow::Borrowed(corpus::poems()[r.usize(0..corpus::poems().len())].text),
+            })
+            .collect();
+        if r.u32(0..20) == 0 {
+            let i = r.usize(0..paragraphs.len());
+            let snippet = corpus::tricky_snippet(script, &mut r);
+            paragraphs[i] = Cow::Owned(format!("{}{}", paragraphs[i], snippet));
+        }
+        Post { floor, pid: t.tid * 64 + u64::from(floor), author, uid, time, paragraphs, variant: r.bool() }
+    }
+}
+
+fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
+    let nboards = cfg.boards.clamp(1, 64);
+    let mut r = rng(&[cfg.seed, kind.code(), 0xB0A2D]);
+    let mut next_id = 1 + r.u64(0..3);
+    let boards: Vec<BoardMeta> = (0..nboards)
+        .map(|j| {
+            let (id, title) = match kind {
+                ForumKind::Discuz | ForumKind::Phpbb => {
+                    let pool = if kind == ForumKind::Discuz { corpus::DZ_BOARDS } else { corpus::PHPBB_BOARDS };
+                    let id = next_id.to_string();
+                    next_id += 1 + r.u64(0..6);
+                    (id, suffixed(pool[j % pool.len()], j / pool.len()))
+                }
+                ForumKind::Bbs => {
+                    let (slug, title) = corpus::BBS_BOARDS[j % corpus::BBS_BOARDS.len()];
+                    let round = j / corpus::BBS_BOARDS.len();
+                    let id = if round == 0 { slug.to_owned() } else { format!("{slug}{}", round + 1) };
+                    (id, suffixed(title, round))
+                }
+            };
+            BoardMeta { id, title, order: Vec::new() }
+        })
+        .collect();
+
+    let script = kind.script();
+    let mut threads = Vec::with_capacity(cfg.threads);
+    let mut tid = 1000;
+    for i in 0..cfg.threads {
+        // Ids with gaps (deleted or moved threads), boards interleaved: ids
+        // say nothing about which board a thread is in.
+        tid += if r.u32(0..4) == 0 { r.u64(2..6) } else { 1 };
+        let board = if cfg.threads >= nboards && i < nboards { i } else { r.usize(0..nboards) } as u32;
+        let posts = match r.u32(0..10) {
+            0..=4 => r.u32(1..=10),
+            5..=7 => r.u32(11..=25),
+            _ => r.u32(26..=40),
+        };
+        let last_post = newest() - r.u32(0..400 * 1440);
+        let mut title = match script {
+            Script::Simplified => {
+                let line = corpus::reviews()[r.usize(0..corpus::reviews().len())];
+                corpus::title_from_review(line, &mut r)
+            }
+            Script::Traditional => {
+                let poem = corpus::poems()[r.usize(0..corpus::poems().len())];
+                corpus::title_from_poem(&poem, &mut r)
+            }
+        };
+        if r.u32(0..30) == 0 {
+            title.push_str(corpus::tricky_title_suffix(script, &mut r));
+        }
+        let deleted = r.u32(0..100) == 0;
+        let views = (posts - 1) * r.u32(3..30) + r.u32(1..60);
+        threads.push(ThreadMeta { tid, board, posts, last_post, title, deleted, views });
+    }
+    // At least two deleted threads in any forum big enough to notice them.
+    if cfg.threads >= 50 && threads.iter().filter(|t| t.deleted).count() < 2 {
+        let n = threads.len();
+        threads[n / 3].deleted = true;
+        threads[2 * n / 3].deleted = true;
+    }
+
+    let mut model = ForumModel { kind, boards, threads };
+    for (i, t) in model.threads.iter().enumerate() {
+        model.boards[t.board as usize].order.push(i as u32);
+    }
+    let threads = &model.threads;
+    for b in &mut model.boards {
+        b.order.sort_by_key(|&i| {
+            let t = &threads[i as usize];
+            (std::cmp::Reverse(t.last_post), std::cmp::Reverse(t.tid))
+        });
+    }
+    model
+}
+
+fn suffixed(title: &str, round: usize) -> String {
+    if round == 0 {
+        title.to_owned()
+    } else {
+        format!("{title}{}", round + 1)
+    }
+}
+
+impl ForumModel {
+    pub fn thread(&self, tid: u64) -> Option<&ThreadMeta> {
+        self.threads.binary_search_by_key(&tid, |t| t.tid).ok().map(|i| &self.threads[i])
+    }
+
+    pub fn board(&self, id: &str) -> Option<&BoardMeta> {
+        self.boards.iter().find(|b| b.id == id)
+    }
+
+    pub fn list_pages(&self, b: &BoardMeta) -> usize {
+        b.order.len().div_ceil(self.kind.list_page_size()).max(1)
+    }
+
+    pub fn thread_pages(&self, t: &ThreadMeta) -> usize {
+        (t.posts as usize).div_ceil(self.kind.thread_page_size()).max(1)
+    }
+
+    /// The slug of a modern-forum thread: the title's first few letters,
+    /// percent-encoded.
+    pub fn slug(t: &ThreadMeta) -> String {
+        let s: String = t.title.chars().filter(|c| c.is_alphanumeric()).take(4).collect();
+        if s.is_empty() {
+            "topic".to_owned()
+        } else {
+            percent_encode(&s)
+        }
+    }
+
+    /// A board list page's path and query, as the forum links it (with `&`).
+    pub fn board_path(&self, b: &BoardMeta, page: usize) -> String {
+        match self.kind {
+            ForumKind::Discuz if page <= 1 => format!("/dz/forum.php?mod=forumdisplay&fid={}", b.id),
+            ForumKind::Discuz => format!("/dz/forum.php?mod=forumdisplay&fid={}&page={page}", b.id),
+            ForumKind::Phpbb if page <= 1 => format!("/phpbb/viewforum.php?f={}", b.id),
+            ForumKind::Phpbb => format!("/phpbb/viewforum.php?f={}&start={}", b.id, (page - 1) * self.kind.list_page_size()),
+            ForumKind::Bbs if page <= 1 => format!("/bbs/board/{}/", b.id),
+            ForumKind::Bbs => format!("/bbs/board/{}/?page={page}", b.id),
+        }
+    }
+
+    /// A thread page's path and query; the modern forum's slug percent-encoded.
+    pub fn thread_path(&self, t: &ThreadMeta, page: usize) -> String {
+        match self.kind {
+            ForumKind::Discuz if page <= 1 => format!("/dz/forum.php?mod=viewthread&tid={}", t.tid),
+            ForumKind::Discuz => format!("/dz/forum.php?mod=viewthread&tid={}&page={page}", t.tid),
+            ForumKind::Phpbb if page <= 1 => format!("/phpbb/viewtopic.php?t={}", t.tid),
+            ForumKind::Phpbb => format!("/phpbb/viewtopic.php?t={}&start={}", t.tid, (page - 1) * self.kind.thread_page_size()),
+            ForumKind::Bbs if page <= 1 => format!("/bbs/topic/{}/{}/", t.tid, Self::slug(t)),
+            ForumKind::Bbs => format!("/bbs/topic/{}/{}/?page={page}", t.tid, Self::slug(t)),
+        }
+    }
+}
+
+/// Everything the fixture's pages show. Serializes to the JSON `luntan-fixture truth` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Truth {
+    pub seed: u64,
+    pub forums: Vec<ForumTruth>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForumTruth {
+    /// Site id: `dz`, `phpbb` or `bbs`.
+    pub site: String,
+    pub name: String,
+    /// `GBK`, `Big5` or `UTF-8`.
+    pub encoding: String,
+    pub boards: Vec<BoardTruth>,
+    /// Every thread, deleted ones included, by ascending thread id.
+    pub threads: Vec<ThreadTruth>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardTruth {
+    pub board: String,
+    pub title: String,
+    /// The board's first list page, relative to the server root.
+    pub url_path: String,
+    /// Thread ids in list order (newest last post first), across all list pages.
+    pub threads: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadTruth {
+    pub site: String,
+    pub board: String,
+    pub thread: String,
+    /// The thread's first page as lists link it (path and query, `&` unescaped,
+    /// non-ASCII percent-encoded), relative to the server root.
+    pub url_path: String,
+    /// The title as a reader sees it (entities decoded).
+    pub title: String,
+    /// Listed, but its pages answer 404; `posts` is then empty.
+    pub deleted: bool,
+    /// The reply count lists show: posts − 1.
+    pub replies: u32,
+    /// `YYYY-MM-DDTHH:MM:SS`, forum-local.
+    pub last_post: String,
+    pub pages: u32,
+    pub posts: Vec<PostTruth>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostTruth {
+    /// 1-based position in the thread.
+    pub floor: u32,
+    pub author: String,
+    /// `YYYY-MM-DDTHH:MM:SS`, forum-local (seconds always 00).
+    pub time: String,
+    /// Paragraphs joined by `\n`, entities decoded. Runs of spaces inside a
+    /// paragraph are kept as the page has them.
+    pub text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_shape() {
+        let fx = Fixture::new(FixtureConfig { threads: 120, boards: 3, ..FixtureConfig::default() });
+        for f in &fx.forums {
+            assert_eq!(f.boards.len(), 3);
+            assert_eq!(f.threads.len(), 120);
+            assert!(f.threads.windows(2).all(|w| w[0].tid < w[1].tid));
+            assert!(f.threads.iter().filter(|t| t.deleted).count() >= 2);
+            assert!(f.threads.iter().all(|t| (1..=40).contains(&t.posts)));
+            // Ids are not contiguous within a board.
+            let b0: Vec<u64> = f.threads.iter().filter(|t| t.board == 0).map(|t| t.tid).collect();
+            assert!(b0.windows(2).any(|w| w[1] - w[0] > 1));
+            for b in &f.boards {
+                let times: Vec<u32> = b.order.iter().map(|&i| f.threads[i as usize].last_post).collect();
+                assert!(times.windows(2).all(|w| w[0] >= w[1]), "board {} not newest first", b.id);
+            }
+            for t in f.threads.iter().take(30) {
+                let times = fx.post_times(f, t);
+                assert!(times.windows(2).all(|w| w[0] < w[1]));
+                assert_eq!(*times.last().unwrap(), t.last_post);
+                let posts = fx.posts(f, t, 1..=t.posts);
+                assert_eq!(posts.len(), t.posts as usize);
+                assert!(posts.iter().all(|p| (1..=4).contains(&p.paragraphs.len())));
+            }
+        }
+    }
+
+    #[test]
+    fn some_posts_are_tricky_and_some_names_need_gbk() {
+        let fx = Fixture::new(FixtureConfig { threads: 200, forums: vec![ForumKind::Discuz], ..FixtureConfig::default() });
+        let truth = fx.truth();
+        let posts: Vec<&PostTruth> = truth.forums[0].threads.iter().flat_map(|t| &t.posts).collect();
+        let tricky = posts.iter().filter(|p| p.text.contains(['&', '<', '😀', '"'])).count();
+        let share = tricky as f64 / posts.len() as f64;
+        assert!((0.02..0.10).contains(&share), "{tricky} of {}", posts.len());
+        assert!(posts.iter().any(|p| p.text.contains('😀')));
+        assert!(posts.iter().any(|p| p.text.contains("  ")));
+        assert!(posts.iter().any(|p| p.author.contains(['喆', '镕'])));
+    }
+
+    #[test]
+    fn forums_do_not_depend_on_each_other() {
+        let all = Fixture::new(FixtureConfig { threads: 60, ..FixtureConfig::default() }).truth();
+        let bbs = Fixture::new(FixtureConfig { threads: 60, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).truth();
+        assert_eq!(all.forums[2], bbs.forums[0]);
+        let other = Fixture::new(FixtureConfig { seed: 2, threads: 60, ..FixtureConfig::default() }).truth();
+        assert_ne!(all.forums[0].threads, other.forums[0].threads);
+    }
+
+    #[test]
+    fn a_hundred_thousand_threads_build_quickly() {
+        let start = std::time::Instant::now();
+        let fx = Fixture::new(FixtureConfig { threads: 100_000, ..FixtureConfig::default() });
+        let took = start.elapsed();
+        // Generous for unoptimized test builds on a busy two-core machine.
+        assert!(took < Duration::from_secs(10), "{took:?}");
+        let f = &fx.forums[0];
+        assert_eq!(f.threads.len(), 100_000);
+        assert!(fx.max_board_pages(ForumKind::Discuz) > 1000);
+        let t = fx.thread_truth(ForumKind::Phpbb, &fx.forums[1].threads[99_999].tid.to_string()).unwrap();
+        assert_eq!(t.thread, fx.forums[1].threads[99_999].tid.to_string());
+    }
+}

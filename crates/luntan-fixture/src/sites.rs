@@ -1,0 +1,198 @@
+//! Site files describing the fake forums, in the format
+//! `luntan_core::site::Site::parse` reads.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::model::{FixtureConfig, ForumKind};
+
+/// The link patterns and selectors of one forum, as written into its site file.
+struct Rules {
+    board: &'static str,
+    board_page: &'static str,
+    thread: &'static str,
+    thread_page: &'static str,
+    /// phpBB pages by offset: its page patterns capture `start`, first page 0.
+    first_page: u32,
+    list: &'static str,
+    thread_rules: &'static str,
+}
+
+fn rules(kind: ForumKind) -> Rules {
+    match kind {
+        ForumKind::Discuz => Rules {
+            board: r"/dz/forum\.php\?mod=forumdisplay&fid={board}$",
+            board_page: r"/dz/forum\.php\?mod=forumdisplay&fid={board}&page={page}$",
+            thread: r"/dz/forum\.php\?mod=viewthread&tid={thread}$",
+            thread_page: r"/dz/forum\.php\?mod=viewthread&tid={thread}&page={page}$",
+            first_page: 1,
+            list: r#"<list row="tbody[id^=normalthread_]" title="a.xst" replies="td.num a" last-post="td.num + td.by em span"/>"#,
+            thread_rules: r#"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum] em"/>"#,
+        },
+        ForumKind::Phpbb => Rules {
+            board: r"/phpbb/viewforum\.php\?f={board}$",
+            board_page: r"/phpbb/viewforum\.php\?f={board}&start={page}$",
+            thread: r"/phpbb/viewtopic\.php\?t={thread}$",
+            thread_page: r"/phpbb/viewtopic\.php\?t={thread}&start={page}$",
+            first_page: 0,
+            list: r#"<list row="li.row" title="a.topictitle" replies="dd.posts" last-post="dd.lastpost time"/>"#,
+            thread_rules: r#"<thread title="h2.topic-title a" post="div.post" body="div.content"
+          author="p.author a.username" time="p.author time"/>"#,
+        },
+        ForumKind::Bbs => Rules {
+            board: r"/bbs/board/{board}/$",
+            board_page: r"/bbs/board/{board}/\?page={page}$",
+            thread: r"/bbs/topic/{thread}/[^/?#]+/$",
+            thread_page: r"/bbs/topic/{thread}/[^/?#]+/\?page={page}$",
+            first_page: 1,
+            list: r#"<list row="li.topic" title="a.title" replies="span.replies" last-post="time.last-post"/>"#,
+            thread_rules: r#"<thread title="h1.topic-title" post="article.post" body="div.body"
+          author="header span.name" time="header time" floor="header span.floor"/>"#,
+        },
+    }
+}
+
+fn normalized_base(base_url: &str) -> io::Result<String> {
+    let base = base_url.trim();
+    let rest = base.strip_prefix("http://").or_else(|| base.strip_prefix("https://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.starts_with('/') && !base.contains(['<', '>', '&', '"', ' ']) => {
+            Ok(if base.ends_with('/') { base.to_owned() } else { format!("{base}/") })
+        }
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not an http(s) base URL: {base_url:?}"))),
+    }
+}
+
+/// The site file for one forum served at `base_url` (`http://127.0.0.1:PORT/`).
+///
+/// There is no `<encoding>`, so luntan has to detect each forum's encoding
+/// (and see through the Discuz! forum's `gb2312` label).
+pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Result<String> {
+    let base = normalized_base(base_url)?;
+    let r = rules(kind);
+    // Enough for every thread landing in one board: no crawl of the fixture
+    // stops short of the last list page.
+    let max_pages = cfg.threads.div_ceil(kind.list_page_size()).clamp(1, u32::MAX as usize);
+    let first = |p: u32| if p == 1 { String::new() } else { format!(r#" first="{p}""#) };
+    Ok(format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!-- Written by luntan-fixture (seed {seed}, {threads} threads, {boards} boards): {what}. -->
+<site id="{id}">
+  <name>{name}</name>
+  <home>{base}{home}</home>
+  <politeness delay-ms="0" concurrency="4"/>
+  <max-board-pages>{max_pages}</max-board-pages>
+  <links>
+    <board><![CDATA[{board}]]></board>
+    <board-page{fp}><![CDATA[{board_page}]]></board-page>
+    <thread><![CDATA[{thread}]]></thread>
+    <thread-page{fp}><![CDATA[{thread_page}]]></thread-page>
+  </links>
+  {list}
+  {thread_rules}
+</site>
+"#,
+        seed = cfg.seed,
+        threads = cfg.threads,
+        boards = cfg.boards,
+        what = match kind {
+            ForumKind::Discuz => "Discuz!-style, GBK pages labelled gb2312",
+            ForumKind::Phpbb => "phpBB-style, Big5, Traditional Chinese",
+            ForumKind::Bbs => "a modern forum, UTF-8 with no charset declared",
+        },
+        id = kind.site_id(),
+        name = kind.name(),
+        home = kind.home_path().trim_start_matches('/'),
+        board = r.board,
+        board_page = r.board_page,
+        thread = r.thread,
+        thread_page = r.thread_page,
+        fp = first(r.first_page),
+        list = r.list,
+        thread_rules = r.thread_rules,
+    ))
+}
+
+/// Writes `<site>.xml` for every forum in `cfg` into `dir` (created if
+/// missing) and returns the paths written.
+pub fn write_site_files(cfg: &FixtureConfig, base_url: &str, dir: &Path) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    let mut kinds = cfg.forums.clone();
+    kinds.dedup();
+    for kind in ForumKind::ALL.into_iter().filter(|k| kinds.contains(k)) {
+        let path = dir.join(format!("{}.xml", kind.site_id()));
+        std::fs::write(&path, site_file(cfg, kind, base_url)?)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luntan_core::site::Site;
+
+    #[test]
+    fn site_files_parse_and_patterns_split_first_and_later_pages() {
+        let cfg = FixtureConfig::default();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = write_site_files(&cfg, "http://127.0.0.1:8080", dir.path()).unwrap();
+        assert_eq!(paths.len(), 3);
+        let base = "http://127.0.0.1:8080";
+        for (kind, board1, board2, thread1, thread2) in [
+            (
+                ForumKind::Discuz,
+                "/dz/forum.php?mod=forumdisplay&fid=5",
+                "/dz/forum.php?mod=forumdisplay&fid=5&page=2",
+                "/dz/forum.php?mod=viewthread&tid=1234",
+                "/dz/forum.php?mod=viewthread&tid=1234&page=3",
+            ),
+            (
+                ForumKind::Phpbb,
+                "/phpbb/viewforum.php?f=5",
+                "/phpbb/viewforum.php?f=5&start=25",
+                "/phpbb/viewtopic.php?t=1234",
+                "/phpbb/viewtopic.php?t=1234&start=30",
+            ),
+            (
+                ForumKind::Bbs,
+                "/bbs/board/tech/",
+                "/bbs/board/tech/?page=2",
+                "/bbs/topic/1234/%E8%80%83%E7%A0%94/",
+                "/bbs/topic/1234/%E8%80%83%E7%A0%94/?page=3",
+            ),
+        ] {
+            let path = dir.path().join(format!("{}.xml", kind.site_id()));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let site = Site::parse(&text, &path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!(site.id, kind.site_id());
+            assert_eq!(site.encoding, None);
+            assert_eq!(site.home.as_str(), format!("{base}{}", kind.home_path()));
+            assert_eq!(site.politeness.concurrency, 4);
+            assert!(site.list.is_some());
+            let l = &site.links;
+            let url = |p: &str| format!("{base}{p}");
+            assert!(l.board.captures(&url(board1)).is_some(), "{kind:?} board");
+            assert!(l.board.captures(&url(board2)).is_none(), "{kind:?} board vs page");
+            let bp = l.board_page.as_ref().unwrap();
+            assert!(bp.captures(&url(board2)).is_some());
+            assert!(l.thread.captures(&url(thread1)).unwrap().unwrap().thread.as_deref() == Some("1234"));
+            assert!(l.thread.captures(&url(thread2)).is_none(), "{kind:?} thread vs page");
+            let tp = l.thread_page.as_ref().unwrap();
+            assert!(!tp.is_first(tp.captures(&url(thread2)).unwrap().unwrap().page));
+            assert!(l.thread.captures(&url(board1)).is_none());
+            assert!(l.board.captures(&url(thread1)).is_none());
+        }
+    }
+
+    #[test]
+    fn bad_base_urls_are_refused() {
+        let cfg = FixtureConfig::default();
+        assert!(site_file(&cfg, ForumKind::Discuz, "ftp://x/").is_err());
+        assert!(site_file(&cfg, ForumKind::Discuz, "http://").is_err());
+        assert!(site_file(&cfg, ForumKind::Discuz, "http://a/<b>").is_err());
+        assert!(site_file(&cfg, ForumKind::Discuz, "http://127.0.0.1:1").unwrap().contains("<home>http://127.0.0.1:1/dz/forum.php</home>"));
+    }
+}

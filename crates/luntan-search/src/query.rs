@@ -1,0 +1,429 @@
+//! The search syntax, parsed into a tree of [`Node`]s.
+//!
+//! ```text
+//! 考研 经验            both terms (AND); each is segmented by jieba and every
+//!                      word must occur, as a word or as a substring
+//! "考研经验"           exact phrase (also “…” and 「…」)
+//! -广告                exclude threads containing 广告
+//! 考研 OR 保研         either (also `|`); OR binds tighter than AND
+//! (考研 OR 保研) 数学  grouping
+//! site:dz board:2      only that forum / board (exact ids)
+//! author:小明          a poster's name contains 小明
+//! title:经验           the term must be in the title (title:"…" for a phrase)
+//! ```
+//!
+//! An unknown `word:rest` (a URL, `c:\`) is an ordinary word. Parsing is
+//! syntax only; analysis (folding, segmentation) happens when the query is
+//! run against the indexes.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Malformed query text. Positions are 1-based character columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    #[error("empty query")]
+    Empty,
+    #[error("unmatched quote {quote} at column {at}")]
+    UnclosedQuote { quote: char, at: usize },
+    #[error("empty phrase at column {at}")]
+    EmptyPhrase { at: usize },
+    #[error("{field}: at column {at} needs a value (e.g. {field}:{example})")]
+    EmptyField { field: &'static str, example: &'static str, at: usize },
+    #[error("unmatched '(' at column {at}")]
+    UnclosedParen { at: usize },
+    #[error("unmatched ')' at column {at}")]
+    UnopenedParen { at: usize },
+    #[error("empty parentheses at column {at}")]
+    EmptyGroup { at: usize },
+    #[error("OR at column {at} needs a term on both sides")]
+    DanglingOr { at: usize },
+    #[error("'-' at column {at} must be followed by the term to exclude, without a space")]
+    DanglingMinus { at: usize },
+    #[error("an exclusion cannot be an OR alternative (column {at}); exclude it outside the OR")]
+    NegationInOr { at: usize },
+    #[error("query has only exclusions or punctuation, nothing to search for")]
+    NothingToSearch,
+}
+
+/// Where a text term must occur.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    TitleOrBody,
+    Title,
+}
+
+/// One node of a parsed query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// A whitespace-free term; each of its jieba words must occur.
+    Term { text: String, scope: Scope },
+    /// An exact phrase.
+    Phrase { text: String, scope: Scope },
+    Site(String),
+    Board(String),
+    Author(String),
+    /// Every child must match; [`Node::Not`] children exclude.
+    And(Vec<Node>),
+    /// At least one child must match.
+    Or(Vec<Node>),
+    Not(Box<Node>),
+}
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    pub root: Node,
+}
+
+impl Query {
+    pub fn parse(text: &str) -> Result<Query, QueryError> {
+        let tokens = lex(text)?;
+        if tokens.is_empty() {
+            return Err(QueryError::Empty);
+        }
+        let mut p = Parser { tokens, i: 0 };
+        let root = p.and(None)?;
+        if let Some(t) = p.tokens.get(p.i) {
+            return Err(QueryError::UnopenedParen { at: t.at });
+        }
+        if !has_positive(&root) {
+            // Exclusions alone are fine once something selects threads (a
+            // filter); a bare `-x` would silently list the whole archive.
+            return Err(QueryError::NothingToSearch);
+        }
+        Ok(Query { root })
+    }
+
+    /// Every node, depth first, with whether it sits under an exclusion.
+    pub fn walk(&self, f: &mut dyn FnMut(&Node, bool)) {
+        fn go(n: &Node, negated: bool, f: &mut dyn FnMut(&Node, bool)) {
+            f(n, negated);
+            match n {
+                Node::And(c) | Node::Or(c) => c.iter().for_each(|c| go(c, negated, f)),
+                Node::Not(c) => go(c, !negated, f),
+                _ => {}
+            }
+        }
+        go(&self.root, false, f)
+    }
+}
+
+fn has_positive(n: &Node) -> bool {
+    match n {
+        Node::Not(_) => false,
+        Node::And(c) | Node::Or(c) => c.iter().any(has_positive),
+        _ => true,
+    }
+}
+
+impl FromStr for Query {
+    type Err = QueryError;
+    fn from_str(s: &str) -> Result<Query, QueryError> {
+        Query::parse(s)
+    }
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scope = |s: &Scope| if *s == Scope::Title { "title:" } else { "" };
+        match self {
+            Node::Term { text, scope: s } => write!(f, "{}{text}", scope(s)),
+            Node::Phrase { text, scope: s } => write!(f, "{}\"{text}\"", scope(s)),
+            Node::Site(v) => write!(f, "site:{v}"),
+            Node::Board(v) => write!(f, "board:{v}"),
+            Node::Author(v) => write!(f, "author:{v}"),
+            Node::And(c) => {
+                f.write_str("(")?;
+                for (i, n) in c.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    write!(f, "{n}")?;
+                }
+                f.write_str(")")
+            }
+            Node::Or(c) => {
+                f.write_str("(")?;
+                for (i, n) in c.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" OR ")?;
+                    }
+                    write!(f, "{n}")?;
+                }
+                f.write_str(")")
+            }
+            Node::Not(n) => write!(f, "-{n}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    LParen,
+    RParen,
+    Or,
+    Minus,
+    Leaf(Node),
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    tok: Tok,
+    at: usize,
+}
+
+const FIELDS: [(&str, &str); 4] = [("site", "dz"), ("board", "2"), ("author", "小明"), ("title", "经验")];
+
+fn closing_quote(c: char) -> Option<char> {
+    match c {
+        '"' => Some('"'),
+        '“' => Some('”'),
+        '「' => Some('」'),
+        '『' => Some('』'),
+        _ => None,
+    }
+}
+
+fn lex(text: &str) -> Result<Vec<Token>, QueryError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    // Reads a quoted phrase starting at chars[i] (the opening quote).
+    let phrase = |i: &mut usize| -> Result<String, QueryError> {
+        let at = *i + 1;
+        let close = closing_quote(chars[*i]).expect("called on a quote");
+        let start = *i + 1;
+        let Some(len) = chars[start..].iter().position(|&c| c == close) else {
+            return Err(QueryError::UnclosedQuote { quote: chars[at - 1], at });
+        };
+        *i = start + len + 1;
+        let s: String = chars[start..start + len].iter().collect();
+        if s.trim().is_empty() {
+            return Err(QueryError::EmptyPhrase { at });
+        }
+        Ok(s.trim().to_string())
+    };
+    let is_break = |c: char| c.is_whitespace() || c == '(' || c == ')' || closing_quote(c).is_some();
+    while i < chars.len() {
+        let c = chars[i];
+        let at = i + 1;
+        if c.is_whitespace() {
+            i += 1;
+        } else if c == '(' {
+            out.push(Token { tok: Tok::LParen, at });
+            i += 1;
+        } else if c == ')' {
+            out.push(Token { tok: Tok::RParen, at });
+            i += 1;
+        } else if closing_quote(c).is_some() {
+            let text = phrase(&mut i)?;
+            out.push(Token { tok: Tok::Leaf(Node::Phrase { text, scope: Scope::TitleOrBody }), at });
+        } else if c == '-' {
+            if i + 1 >= chars.len() || chars[i + 1].is_whitespace() || chars[i + 1] == ')' || chars[i + 1] == '-' {
+                return Err(QueryError::DanglingMinus { at });
+            }
+            out.push(Token { tok: Tok::Minus, at });
+            i += 1;
+        } else {
+            let start = i;
+            while i < chars.len() && !is_break(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            if word == "OR" || word == "|" || word == "||" {
+                out.push(Token { tok: Tok::Or, at });
+                continue;
+            }
+            let field = word.find([':', '：']).and_then(|colon| {
+                let name = word[..colon].to_ascii_lowercase();
+                let rest_start = colon + word[colon..].chars().next().map_or(1, char::len_utf8);
+                FIELDS.iter().find(|(f, _)| *f == name).map(|&(f, ex)| (f, ex, word[rest_start..].to_string()))
+            });
+            let Some((field, example, mut value)) = field else {
+                out.push(Token { tok: Tok::Leaf(Node::Term { text: word, scope: Scope::TitleOrBody }), at });
+                continue;
+            };
+            let mut quoted = false;
+            if value.is_empty() && i < chars.len() && closing_quote(chars[i]).is_some() {
+                value = phrase(&mut i)?;
+                quoted = true;
+            }
+            if value.is_empty() {
+                return Err(QueryError::EmptyField { field, example, at });
+            }
+            let node = match field {
+                "site" => Node::Site(value),
+                "board" => Node::Board(value),
+                "author" => Node::Author(value),
+                _ if quoted => Node::Phrase { text: value, scope: Scope::Title },
+                _ => Node::Term { text: value, scope: Scope::Title },
+            };
+            out.push(Token { tok: Tok::Leaf(node), at });
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    i: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.i)
+    }
+
+    /// A sequence of OR-groups up to `)` or the end; `open` is the column of
+    /// the `(` this group started with.
+    fn and(&mut self, open: Option<usize>) -> Result<Node, QueryError> {
+        let mut items = Vec::new();
+        loop {
+            match self.peek().map(|t| &t.tok) {
+                None => {
+                    if let Some(at) = open {
+                        return Err(QueryError::UnclosedParen { at });
+                    }
+                    break;
+                }
+                Some(Tok::RParen) => {
+                    if open.is_none() {
+                        return Err(QueryError::UnopenedParen { at: self.tokens[self.i].at });
+                    }
+                    break;
+                }
+                _ => items.push(self.or()?),
+            }
+        }
+        if items.is_empty() {
+            return Err(match open {
+                Some(at) => QueryError::EmptyGroup { at },
+                None => QueryError::Empty,
+            });
+        }
+        Ok(if items.len() == 1 { items.pop().expect("one item") } else { Node::And(items) })
+    }
+
+    fn or(&mut self) -> Result<Node, QueryError> {
+        let first_at = self.peek().map_or(0, |t| t.at);
+        let mut alts = vec![self.unary()?];
+        let mut or_at = None;
+        while let Some(Token { tok: Tok::Or, at }) = self.peek() {
+            let at = *at;
+            or_at.get_or_insert(at);
+            self.i += 1;
+            match self.peek().map(|t| &t.tok) {
+                None | Some(Tok::RParen) | Some(Tok::Or) => return Err(QueryError::DanglingOr { at }),
+                _ => alts.push(self.unary()?),
+            }
+        }
+        if alts.len() == 1 {
+            return Ok(alts.pop().expect("one alternative"));
+        }
+        if alts.iter().any(|a| matches!(a, Node::Not(_))) {
+            return Err(QueryError::NegationInOr { at: or_at.unwrap_or(first_at) });
+        }
+        Ok(Node::Or(alts))
+    }
+
+    fn unary(&mut self) -> Result<Node, QueryError> {
+        if let Some(Token { tok: Tok::Minus, .. }) = self.peek() {
+            self.i += 1;
+            return Ok(Node::Not(Box::new(self.primary()?)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Node, QueryError> {
+        let Some(t) = self.tokens.get(self.i).cloned() else {
+            return Err(QueryError::Empty);
+        };
+        self.i += 1;
+        match t.tok {
+            Tok::LParen => {
+                let inner = self.and(Some(t.at))?;
+                self.i += 1; // the `)` that `and` stopped at
+                Ok(inner)
+            }
+            Tok::RParen => Err(QueryError::UnopenedParen { at: t.at }),
+            Tok::Or => Err(QueryError::DanglingOr { at: t.at }),
+            Tok::Minus => Err(QueryError::DanglingMinus { at: t.at }),
+            Tok::Leaf(n) => Ok(n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(s: &str) -> Node {
+        Node::Term { text: s.into(), scope: Scope::TitleOrBody }
+    }
+
+    #[test]
+    fn words_phrases_fields_or_and_not() {
+        let q = Query::parse("考研 \"数学 真题\" -广告 a OR b site:dz title:经验 author:小明").unwrap();
+        assert_eq!(
+            q.root,
+            Node::And(vec![
+                term("考研"),
+                Node::Phrase { text: "数学 真题".into(), scope: Scope::TitleOrBody },
+                Node::Not(Box::new(term("广告"))),
+                Node::Or(vec![term("a"), term("b")]),
+                Node::Site("dz".into()),
+                Node::Term { text: "经验".into(), scope: Scope::Title },
+                Node::Author("小明".into()),
+            ])
+        );
+    }
+
+    #[test]
+    fn groups_cjk_quotes_and_unknown_fields() {
+        let q = Query::parse("(考研 OR 保研) “数学”  http://x.y/z title:\"a b\"").unwrap();
+        assert_eq!(
+            q.root,
+            Node::And(vec![
+                Node::Or(vec![term("考研"), term("保研")]),
+                Node::Phrase { text: "数学".into(), scope: Scope::TitleOrBody },
+                term("http://x.y/z"),
+                Node::Phrase { text: "a b".into(), scope: Scope::Title },
+            ])
+        );
+        assert_eq!(Query::parse("wi-fi").unwrap().root, term("wi-fi"));
+        assert_eq!(Query::parse("SITE：dz").unwrap().root, Node::Site("dz".into()));
+    }
+
+    #[test]
+    fn malformed_queries_are_errors_with_a_column() {
+        let cases: &[(&str, QueryError)] = &[
+            ("", QueryError::Empty),
+            ("   ", QueryError::Empty),
+            ("\"考研", QueryError::UnclosedQuote { quote: '"', at: 1 }),
+            ("a \"\"", QueryError::EmptyPhrase { at: 3 }),
+            ("site:", QueryError::EmptyField { field: "site", example: "dz", at: 1 }),
+            ("考研 author: 小明", QueryError::EmptyField { field: "author", example: "小明", at: 4 }),
+            ("(a b", QueryError::UnclosedParen { at: 1 }),
+            ("a b)", QueryError::UnopenedParen { at: 4 }),
+            ("a ()", QueryError::EmptyGroup { at: 3 }),
+            ("a OR", QueryError::DanglingOr { at: 3 }),
+            ("OR a", QueryError::DanglingOr { at: 1 }),
+            ("a - b", QueryError::DanglingMinus { at: 3 }),
+            ("a OR -b", QueryError::NegationInOr { at: 3 }),
+            ("-广告", QueryError::NothingToSearch),
+        ];
+        for (q, want) in cases {
+            assert_eq!(Query::parse(q).unwrap_err(), *want, "{q:?}");
+            assert!(!want.to_string().contains('\n'));
+        }
+        assert!(Query::parse("site:dz -广告").is_ok());
+    }
+
+    #[test]
+    fn no_input_panics() {
+        for q in ["\"", "“", "-", "--", "(", ")", "((", "a:", ":", "title:\"", "title:“x", "-(", "(-a)", "| |", "-\"\""] {
+            let _ = Query::parse(q);
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The one schema every per-forum index shares, and how a [`ThreadDoc`]
+//! becomes a document of it.
+//!
+//! | field        | type / analysis                         | stored | why                                   |
+//! |--------------|-----------------------------------------|--------|---------------------------------------|
+//! | `key`        | raw `site/thread`                       | yes    | replace a re-indexed thread           |
+//! | `site`       | raw                                     | yes    | `site:` filter, output                |
+//! | `board`      | raw                                     | yes    | `board:` filter                       |
+//! | `thread`     | raw                                     | yes    |                                       |
+//! | `url`        | raw                                     | yes    |                                       |
+//! | `forum`      | not indexed                             | yes    | the forum's display name              |
+//! | `title`      | jieba ([`ZH_TOKENIZER`]), freqs         | yes    | word matches, snippets                |
+//! | `title_gram` | CJK uni+bigrams ([`GRAM_TOKENIZER`]), positions | no | substring recall, phrases         |
+//! | `body`       | jieba, freqs                            | yes    | all posts, one per line               |
+//! | `body_gram`  | CJK uni+bigrams, positions              | no     |                                       |
+//! | `authors`    | CJK uni+bigrams, positions; one value per distinct author | yes | `author:` filter |
+//! | `posted`     | date (seconds), indexed + fast          | yes    | first post's time, read as UTC        |
+//! | `saved`      | not indexed                             | yes    | `YYYYMMDD` the HTML was saved         |
+
+use luntan_core::ThreadDoc;
+use tantivy::schema::{
+    DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::{DateTime, TantivyDocument, Term};
+
+use crate::analysis::{GRAM_TOKENIZER, ZH_TOKENIZER};
+
+/// The schema and its fields.
+#[derive(Debug, Clone)]
+pub struct LuntanSchema {
+    pub schema: Schema,
+    pub key: Field,
+    pub site: Field,
+    pub board: Field,
+    pub thread: Field,
+    pub url: Field,
+    pub forum: Field,
+    pub title: Field,
+    pub title_gram: Field,
+    pub body: Field,
+    pub body_gram: Field,
+    pub authors: Field,
+    pub posted: Field,
+    pub saved: Field,
+}
+
+impl Default for LuntanSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LuntanSchema {
+    pub fn new() -> LuntanSchema {
+        let mut b = Schema::builder();
+        let text = |tokenizer: &str, record: IndexRecordOption| {
+            TextOptions::default().set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record))
+        };
+        let zh = text(ZH_TOKENIZER, IndexRecordOption::WithFreqs);
+        let gram = text(GRAM_TOKENIZER, IndexRecordOption::WithFreqsAndPositions);
+        let key = b.add_text_field("key", STRING | STORED);
+        let site = b.add_text_field("site", STRING | STORED);
+        let board = b.add_text_field("board", STRING | STORED);
+        let thread = b.add_text_field("thread", STRING | STORED);
+        let url = b.add_text_field("url", STRING | STORED);
+        let forum = b.add_text_field("forum", STORED);
+        let title = b.add_text_field("title", zh.clone().set_stored());
+        let title_gram = b.add_text_field("title_gram", gram.clone());
+        let body = b.add_text_field("body", zh.set_stored());
+        let body_gram = b.add_text_field("body_gram", gram.clone());
+        let authors = b.add_text_field("authors", gram.set_stored());
+        let posted = b.add_date_field(
+            "posted",
+            DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds),
+        );
+        let saved = b.add_text_field("saved", STORED);
+        LuntanSchema { schema: b.build(), key, site, board, thread, url, forum, title, title_gram, body, body_gram, authors, posted, saved }
+    }
+
+    /// The term that names one thread's document.
+    pub fn key_term(&self, site: &str, thread: &str) -> Term {
+        Term::from_field_text(self.key, &thread_key(site, thread))
+    }
+
+    /// The document for a thread: title and body go to both analyzers.
+    pub fn document(&self, doc: &ThreadDoc) -> TantivyDocument {
+        let mut d = TantivyDocument::default();
+        d.add_text(self.key, thread_key(&doc.site, &doc.thread));
+        d.add_text(self.site, &doc.site);
+        d.add_text(self.board, &doc.board);
+        d.add_text(self.thread, &doc.thread);
+        d.add_text(self.url, &doc.url);
+        d.add_text(self.forum, &doc.forum);
+        d.add_text(self.title, &doc.title);
+        d.add_text(self.title_gram, &doc.title);
+        let body = thread_body(doc);
+        d.add_text(self.body, &body);
+        d.add_text(self.body_gram, &body);
+        let mut seen: Vec<&str> = Vec::new();
+        for p in &doc.posts {
+            let a = p.author.trim();
+            if !a.is_empty() && !seen.contains(&a) {
+                seen.push(a);
+                d.add_text(self.authors, a);
+            }
+        }
+        let posted = doc.posted.as_deref().or_else(|| doc.posts.iter().find_map(|p| p.time.as_deref()));
+        if let Some(t) = posted.and_then(parse_posted) {
+            d.add_date(self.posted, t);
+        }
+        d.add_text(self.saved, &doc.saved);
+        d
+    }
+}
+
+/// `site/thread`: the `key` field's value.
+pub fn thread_key(site: &str, thread: &str) -> String {
+    format!("{site}/{thread}")
+}
+
+/// Every post's text, one post after another, separated by newlines.
+pub fn thread_body(doc: &ThreadDoc) -> String {
+    let mut body = String::new();
+    for p in &doc.posts {
+        let t = p.text();
+        if t.is_empty() {
+            continue;
+        }
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str(&t);
+    }
+    body
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` (the forum's wall clock), read as UTC.
+pub fn parse_posted(s: &str) -> Option<DateTime> {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]");
+    let t = time::PrimitiveDateTime::parse(s.trim(), &fmt).ok()?;
+    Some(DateTime::from_timestamp_secs(t.assume_utc().unix_timestamp()))
+}
+
+/// The inverse of [`parse_posted`].
+pub fn format_posted(t: DateTime) -> String {
+    match time::OffsetDateTime::from_unix_timestamp(t.into_timestamp_secs()) {
+        Ok(t) => format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+            t.year(),
+            t.month() as u8,
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ),
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn posted_round_trips_and_garbage_is_none() {
+        let t = parse_posted("2024-03-05T12:34:56").unwrap();
+        assert_eq!(format_posted(t), "2024-03-05T12:34:56");
+        assert!(parse_posted("2024-02-30T00:00:00").is_none());
+        assert!(parse_posted("昨天").is_none());
+    }
+
+    #[test]
+    fn same_schema_compares_equal() {
+        assert_eq!(LuntanSchema::new().schema, LuntanSchema::new().schema);
+    }
+}

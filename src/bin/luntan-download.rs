@@ -1,0 +1,130 @@
+//! `luntan-download`: saves the raw HTML of every discovered thread.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use luntan_core::layout::sweep_temp_files;
+use luntan_core::lock::StageLock;
+use luntan_core::state::Stage;
+use luntan_core::{DataDir, Site, Store};
+use luntan::cli;
+use luntan_crawl::download::{download_site, DownloadOptions, DownloadReport};
+use luntan_crawl::fetch::Fetcher;
+
+/// Download every discovered thread (state 0), all its pages, into
+/// DATA/pages/<site>/board<B>/board<B>_<YYYYMMDD>/article<T>.html, then mark
+/// it saved (state 1). Per-site concurrency, delay and robots.txt come from
+/// the site file. Ctrl-C stops after the threads in flight.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Data directory (site files in DATA/sites, state in DATA/luntan.db).
+    #[arg(long, default_value = "data")]
+    data: PathBuf,
+    /// Only this forum (its site file's id).
+    #[arg(long)]
+    site: Option<String>,
+    /// First send threads whose download failed back to the queue.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Threads in flight per forum (requests still obey the site's limits).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    in_flight: u16,
+    /// Print only errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+struct Config {
+    data: DataDir,
+    sites: Vec<Site>,
+    bad_site_file: bool,
+    retry_failed: bool,
+    in_flight: usize,
+}
+
+fn main() -> ExitCode {
+    run(Args::parse())
+}
+
+fn run(args: Args) -> ExitCode {
+    cli::init_tracing(args.quiet);
+    let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
+    let config = Config { data: DataDir::new(args.data), sites, bad_site_file, retry_failed: args.retry_failed, in_flight: args.in_flight.into() };
+    match download(&config) {
+        Ok(()) if config.bad_site_file => ExitCode::from(2),
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("luntan-download: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn download(config: &Config) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let _lock = StageLock::acquire(config.data.root(), Stage::Download)?;
+    let store = Store::open(&config.data.db_path())?;
+    let mut queued = 0;
+    for site in &config.sites {
+        store.upsert_site(site)?;
+        // A killed run may have left temp files; nothing refers to them.
+        sweep_temp_files(&config.data.pages_dir(&site.id)).with_context(|| format!("cleaning {}", config.data.pages_dir(&site.id).display()))?;
+        if config.retry_failed {
+            store.retry_failed(Some(&site.id), Some(Stage::Download))?;
+        }
+        queued += store.threads(Some(&site.id), luntan_core::ThreadState::Discovered)?.len();
+    }
+    let store = Arc::new(Mutex::new(store));
+    let bar = cli::progress(queued as u64, "download");
+    let stop = Arc::new(AtomicBool::new(false));
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let reports: Vec<DownloadReport> = rt.block_on(async {
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("luntan-download: stopping after the threads in flight (Ctrl-C again to abort)");
+                stopper.store(true, Ordering::Relaxed);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+        let mut tasks = tokio::task::JoinSet::new();
+        for site in &config.sites {
+            let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
+            let opts = DownloadOptions { data: config.data.clone(), save_date: luntan_core::dates::today_yyyymmdd(), in_flight: config.in_flight };
+            let b = bar.clone();
+            tasks.spawn(download_site(fetcher, store.clone(), opts, stop.clone(), Arc::new(move || b.inc(1))));
+        }
+        let mut reports = Vec::new();
+        while let Some(r) = tasks.join_next().await {
+            reports.push(r.expect("site task panicked")?);
+        }
+        anyhow::Ok(reports)
+    })?;
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64().max(1e-3);
+    let sum = |f: fn(&DownloadReport) -> usize| reports.iter().map(f).sum::<usize>();
+    let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
+    let left = sum(|r| r.left);
+    println!(
+        "download: {} saved, {} failed, {} left, {} pages, {:.1} MB in {} ({:.0} pages/s)",
+        sum(|r| r.saved),
+        sum(|r| r.failed),
+        left,
+        sum(|r| r.pages),
+        bytes as f64 / 1e6,
+        cli::elapsed(start.elapsed()),
+        sum(|r| r.pages) as f64 / secs
+    );
+    if stop.load(Ordering::Relaxed) {
+        println!("download: stopped by Ctrl-C; run again to fetch the {left} threads left");
+    }
+    Ok(())
+}

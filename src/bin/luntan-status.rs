@@ -1,0 +1,63 @@
+//! `luntan-status`: how far each forum's threads have come.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use luntan_core::{DataDir, Store};
+
+/// Per-forum counts of boards and of threads in each state (like Nutch's
+/// `readdb -stats`), with the most common failure reasons.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Data directory (state in DATA/luntan.db).
+    #[arg(long, default_value = "data")]
+    data: PathBuf,
+    /// Only this forum.
+    #[arg(long)]
+    site: Option<String>,
+    /// One JSON object per forum instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    run(Args::parse())
+}
+
+fn run(args: Args) -> ExitCode {
+    let db = DataDir::new(&args.data).db_path();
+    if !db.exists() {
+        eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
+        return ExitCode::FAILURE;
+    }
+    let counts = match Store::open(&db).and_then(|s| s.counts()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("luntan-status: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let counts: Vec<_> = counts.into_iter().filter(|c| args.site.as_ref().is_none_or(|s| *s == c.site)).collect();
+    if args.json {
+        for c in &counts {
+            println!("{}", serde_json::to_string(c).expect("counts serialize"));
+        }
+        return ExitCode::SUCCESS;
+    }
+    println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", "site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "total");
+    for c in &counts {
+        let total = c.discovered + c.saved + c.extracted + c.indexed + c.failed;
+        println!(
+            "{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}",
+            c.site, c.boards, c.discovered, c.saved, c.extracted, c.indexed, c.failed, total
+        );
+    }
+    for c in &counts {
+        for (stage, reason, n) in &c.failures {
+            println!("  {} failed at {stage} ×{n}: {reason}", c.site);
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,20 @@
+//! luntan: crawl Chinese web forums into one searchable archive.
+//!
+//! This package holds the stage binaries (`luntan-discover`,
+//! `luntan-download`, `luntan-extract`, `luntan-index`, `luntan-search`,
+//! `luntan-status`, `luntan-fixture`) and the little they share ([`cli`]).
+//! The work is done by the library crates:
+//!
+//! - `luntan-core`: site files, the thread state machine, crawl state, layout, thread XML;
+//! - `luntan-crawl`: polite fetching, discover and download;
+//! - `luntan-extract`: encoding detection and HTML → normalized XML;
+//! - `luntan-search`: per-forum tantivy indexes and search across them;
+//! - `luntan-fixture`: the fixture forum server for tests, the demo and benchmarks.
+//!
+//! ```
+//! // Every stage reads site files the same way:
+//! let (sites, broken) = luntan::cli::load_sites(std::path::Path::new("no/such/dir"), None);
+//! assert!(sites.is_empty() && broken);
+//! ```
+
+pub mod cli;
