@@ -15,6 +15,7 @@ pub fn init_tracing(quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .with_target(false)
         .with_level(true)

@@ -11,10 +11,12 @@
 //! 5. the site's cached encoding from earlier pages, if the bytes agree;
 //! 6. chardetng's guess.
 //!
-//! A declaration (3–5) is checked against the bytes: when they do not decode
-//! under it but do under chardetng's guess, or when they are valid UTF-8 full
-//! of multi-byte characters while the label names a legacy encoding, the
-//! bytes win and [`Detection::reason`] says so.
+//! A declaration (3–5) is checked against the bytes: when they are valid
+//! UTF-8 with multi-byte characters while the label names a legacy encoding,
+//! or when more than one in twenty non-ASCII bytes is malformed under the
+//! label and chardetng's guess does better, the bytes win and
+//! [`Detection::reason`] says so. Fewer errors than that are a damaged page,
+//! not a wrong label: the label stays and the bad bytes become U+FFFD.
 //!
 //! GBK-family labels (`gb2312`, `gbk`, `x-gbk`, …) decode with GB18030, the
 //! superset, so characters outside GB2312 and four-byte sequences survive;
@@ -23,7 +25,9 @@
 use std::fmt;
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
-use encoding_rs::{DecoderResult, Encoding, GB18030, GBK, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFINED};
+/// Re-exported so callers can name encodings without depending on encoding_rs.
+pub use encoding_rs::Encoding;
+use encoding_rs::{DecoderResult, GB18030, GBK, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFINED};
 
 /// Where a [`Detection`] came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,12 +109,7 @@ fn family_note(named: &'static Encoding) -> &'static str {
 ///
 /// `http_content_type` is the whole `Content-Type` header value as served.
 /// `site_forced` comes from the site file, `site_cached` from the store.
-pub fn detect(
-    bytes: &[u8],
-    http_content_type: Option<&str>,
-    site_forced: Option<&'static Encoding>,
-    site_cached: Option<&'static Encoding>,
-) -> Detection {
+pub fn detect(bytes: &[u8], http_content_type: Option<&str>, site_forced: Option<&'static Encoding>, site_cached: Option<&'static Encoding>) -> Detection {
     if let Some(forced) = site_forced {
         return Detection {
             encoding: widen(forced),
@@ -189,12 +188,7 @@ fn check_declared(bytes: &[u8], named: &'static Encoding, source: Source, says: 
             return Detection { encoding: guess, source: Source::Sniffed, reason: format!("{lie} but bytes are {}", guess.name()), confident: true };
         }
     }
-    Detection {
-        encoding: enc,
-        source,
-        reason: format!("{says}{} ({bad} malformed sequences)", family_note(named)),
-        confident: false,
-    }
+    Detection { encoding: enc, source, reason: format!("{says}{} ({bad} malformed sequences)", family_note(named)), confident: false }
 }
 
 /// chardetng's guess, widened.
@@ -344,14 +338,14 @@ fn meta_charset(b: &[u8], i: &mut usize) -> Option<(String, &'static Encoding)> 
             b"content" if charset.is_none() => {
                 if let Some(label) = charset_from_content(&value) {
                     let label = String::from_utf8_lossy(label).into_owned();
-                    let enc = Encoding::for_label_no_replacement(label.as_bytes());
+                    let enc = meta_label(&label);
                     charset = Some((label, enc));
                     need_pragma = Some(true);
                 }
             }
             b"charset" => {
                 let label = String::from_utf8_lossy(&value).trim().to_owned();
-                let enc = Encoding::for_label_no_replacement(label.as_bytes());
+                let enc = meta_label(&label);
                 charset = Some((label, enc));
                 need_pragma = Some(false);
             }
@@ -367,6 +361,12 @@ fn meta_charset(b: &[u8], i: &mut usize) -> Option<(String, &'static Encoding)> 
         Some((label, Some(enc))) => Some((label, enc)),
         _ => None,
     }
+}
+
+/// A label's encoding, forgiving the `<meta charset=gbk/>` that the WHATWG
+/// prescan reads as "gbk/".
+fn meta_label(label: &str) -> Option<&'static Encoding> {
+    Encoding::for_label_no_replacement(label.as_bytes()).or_else(|| Encoding::for_label_no_replacement(label.trim_end_matches('/').as_bytes()))
 }
 
 /// WHATWG "extract a character encoding from a meta element" on a `content` value.
@@ -617,6 +617,7 @@ mod tests {
         let enc = |s: &str| prescan_meta(s.as_bytes()).map(|(l, e)| (l, e.name()));
         assert_eq!(enc(r#"<meta charset="GB2312">"#), Some(("gb2312".into(), "GBK")));
         assert_eq!(enc("<meta charset = ' big5 ' >"), Some(("big5".into(), "Big5")));
+        assert_eq!(enc("<meta charset=GBK/>"), Some(("gbk/".into(), "GBK")));
         assert_eq!(enc("<Meta\tContent=\"text/html; charset = gbk\" http-equiv=\"content-type\">"), Some(("gbk".into(), "GBK")));
         // content without http-equiv does not count; a comment hides a meta.
         assert_eq!(enc(r#"<meta content="text/html; charset=gbk">"#), None);

@@ -13,6 +13,9 @@
 //!   [`ExtractConfig`]), parallel with rayon, failures recorded per thread.
 //! - [`ExtractError`]: what went wrong, naming the file.
 //!
+//! The `luntan-extract` binary (`src/main.rs`) is a thin CLI over [`run`]
+//! and [`encoding::detect`] (`--detect FILE…`).
+//!
 //! ```
 //! use std::path::Path;
 //! use luntan_core::Site;
@@ -66,6 +69,8 @@ pub enum ExtractError {
     BadRow { site: String, thread: String, why: String },
     #[error("{}: no site file for --site {site:?}", sites_dir.display())]
     UnknownSite { site: String, sites_dir: PathBuf },
+    #[error("cannot start worker threads: {message}")]
+    Threads { message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

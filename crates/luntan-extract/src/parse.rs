@@ -57,9 +57,44 @@ pub struct ThreadExtract {
 const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
 
 const BLOCKS: &[&str] = &[
-    "p", "div", "li", "tr", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "pre", "section", "article", "header", "footer",
-    "dl", "dt", "dd", "hr", "center", "aside", "nav", "main", "address", "figure", "figcaption", "caption", "fieldset", "form", "details", "summary",
-    "tbody", "thead", "tfoot",
+    "p",
+    "div",
+    "li",
+    "tr",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "ul",
+    "ol",
+    "pre",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "dl",
+    "dt",
+    "dd",
+    "hr",
+    "center",
+    "aside",
+    "nav",
+    "main",
+    "address",
+    "figure",
+    "figcaption",
+    "caption",
+    "fieldset",
+    "form",
+    "details",
+    "summary",
+    "tbody",
+    "thead",
+    "tfoot",
 ];
 
 /// Cells in one row read as one line, but not glued together.
@@ -78,7 +113,7 @@ pub fn parse_page(site: &Site, html: &str) -> PageExtract {
         Some(sel) => doc.select(sel).next(),
         None => doc.select(title_selector()).next(),
     }
-    .map(|e| line_text(e))
+    .map(line_text)
     .filter(|t| !t.is_empty());
 
     let posts = match &rules.post {
@@ -99,11 +134,7 @@ pub fn parse_page(site: &Site, html: &str) -> PageExtract {
             };
             let all = |sel: &Option<Selector>| -> Vec<ElementRef> { sel.as_ref().map(|s| doc.select(s).collect()).unwrap_or_default() };
             let (authors, times, floors) = (all(&rules.author), all(&rules.time), all(&rules.floor));
-            bodies
-                .into_iter()
-                .enumerate()
-                .map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied()))
-                .collect()
+            bodies.into_iter().enumerate().map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied())).collect()
         }
     };
 
@@ -115,7 +146,7 @@ pub fn parse_page(site: &Site, html: &str) -> PageExtract {
                 Some(_) => floor.and_then(|f| floor_number(&line_text(f))).unwrap_or(0),
                 None => i as u32 + 1,
             },
-            author: author.map(|a| line_text(a)).unwrap_or_default(),
+            author: author.map(line_text).unwrap_or_default(),
             time: time.and_then(time_of),
             paragraphs: paragraphs(body, rules.strip.as_ref()),
         })
@@ -156,13 +187,8 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 /// The time an element shows: its text, else a `datetime`/`title` attribute
 /// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
 fn time_of(el: ElementRef) -> Option<String> {
-    normalize_time(&line_text(el)).or_else(|| {
-        std::iter::once(el)
-            .chain(el.descendent_elements())
-            .flat_map(|e| [e.attr("datetime"), e.attr("title")])
-            .flatten()
-            .find_map(normalize_time)
-    })
+    normalize_time(&line_text(el))
+        .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(normalize_time))
 }
 
 /// The floor a label shows: its first number, or the names forums give the
@@ -172,10 +198,7 @@ fn floor_number(label: &str) -> Option<u32> {
     if let Ok(n) = digits.parse() {
         return Some(n);
     }
-    [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)]
-        .iter()
-        .find(|(name, _)| label.contains(name))
-        .map(|&(_, n)| n)
+    [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)].iter().find(|(name, _)| label.contains(name)).map(|&(_, n)| n)
 }
 
 /// Builds paragraphs from a stream of text and breaks.
@@ -337,8 +360,7 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
             posts = got.posts;
         } else if by_floor {
             let seen: HashSet<(u32, &str, &[String])> = posts.iter().map(|p| (p.floor, p.author.as_str(), p.paragraphs.as_slice())).collect();
-            let fresh: Vec<Post> =
-                got.posts.into_iter().filter(|p| !seen.contains(&(p.floor, p.author.as_str(), p.paragraphs.as_slice()))).collect();
+            let fresh: Vec<Post> = got.posts.into_iter().filter(|p| !seen.contains(&(p.floor, p.author.as_str(), p.paragraphs.as_slice()))).collect();
             posts.extend(fresh);
         } else {
             let mut new = got.posts;
@@ -349,10 +371,8 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
                 }
             }
             // The longest run that ends the thread so far and starts this page.
-            let overlap = (1..=new.len().min(posts.len()))
-                .rev()
-                .find(|&m| posts[posts.len() - m..].iter().zip(&new[..m]).all(|(a, b)| same(a, b)))
-                .unwrap_or(0);
+            let overlap =
+                (1..=new.len().min(posts.len())).rev().find(|&m| posts[posts.len() - m..].iter().zip(&new[..m]).all(|(a, b)| same(a, b))).unwrap_or(0);
             posts.extend(new.into_iter().skip(overlap));
         }
     }
@@ -568,9 +588,7 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
     fn without_floors_posts_are_renumbered_and_overlaps_dropped() {
         let rules = r#"<thread post="div.p" body="div.b" author="i"/>"#;
         let post = |who: &str, text: &str| format!(r#"<div class="p"><i>{who}</i><div class="b">{text}</div></div>"#);
-        let page = |posts: &[(&str, &str)]| {
-            format!("<html><body>{}</body></html>", posts.iter().map(|(w, t)| post(w, t)).collect::<String>())
-        };
+        let page = |posts: &[(&str, &str)]| format!("<html><body>{}</body></html>", posts.iter().map(|(w, t)| post(w, t)).collect::<String>());
         let p1 = page(&[("甲", "主楼"), ("乙", "二"), ("丙", "三")]);
         // The starter repeats, and the last post of page 1 slid onto page 2.
         let p2 = page(&[("甲", "主楼"), ("丙", "三"), ("丁", "四"), ("甲", "主楼")]);
@@ -584,8 +602,7 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
 
     #[test]
     fn no_posts_is_an_error_naming_the_file() {
-        let e = extract_thread(&site(DISCUZ_RULES), &row(1), &[raw("data/x/article77.html", "<html><body>登录后可见</body></html>")], None)
-            .unwrap_err();
+        let e = extract_thread(&site(DISCUZ_RULES), &row(1), &[raw("data/x/article77.html", "<html><body>登录后可见</body></html>")], None).unwrap_err();
         assert!(matches!(&e, ExtractError::NoPosts { path } if path == Path::new("data/x/article77.html")), "{e:?}");
         assert!(e.to_string().starts_with("data/x/article77.html: no posts found"), "{e}");
     }

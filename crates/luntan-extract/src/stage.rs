@@ -24,11 +24,14 @@ pub struct ExtractConfig {
     pub sites: Vec<Site>,
     /// Threads extracted in parallel between two rounds of database updates.
     pub chunk: usize,
+    /// Worker threads; 0 means twice the CPUs, since much of the work is
+    /// waiting for fsync.
+    pub threads: usize,
 }
 
 impl ExtractConfig {
     pub fn new(data: DataDir, sites: Vec<Site>) -> ExtractConfig {
-        ExtractConfig { data, site: None, sites, chunk: 256 }
+        ExtractConfig { data, site: None, sites, chunk: 256, threads: 0 }
     }
 }
 
@@ -70,6 +73,9 @@ pub enum Progress<'a> {
     Failed { row: &'a ThreadRow, reason: &'a str },
 }
 
+/// One chunk's results, in row order.
+type Outcomes = Vec<Result<Written, ExtractError>>;
+
 /// A thread whose XML is on disk, waiting for its row to move.
 struct Written {
     posted: Option<String>,
@@ -83,9 +89,11 @@ struct Written {
 ///
 /// Threads are extracted and their XML written in parallel, `cfg.chunk` at a
 /// time; the rows then move on the calling thread (the store is not `Sync`),
-/// so a row is `Extracted` only once its file is durable. A thread that
-/// cannot be extracted is marked failed with a one-line reason naming the
-/// file, and the batch goes on. Only store errors stop the run.
+/// so a row is `Extracted` only once its file is durable. While one chunk's
+/// rows move, the next chunk is already being extracted: both sides mostly
+/// wait on fsync. A thread that cannot be extracted is marked failed with a
+/// one-line reason naming the file, and the batch goes on. Only store errors
+/// stop the run.
 ///
 /// The first confident encoding detection per site is cached with
 /// [`Store::set_site_encoding`] and helps later pages that declare nothing.
@@ -102,63 +110,104 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
     let (rows, orphans): (Vec<ThreadRow>, Vec<ThreadRow>) = rows.into_iter().partition(|r| sites.contains_key(r.site.as_str()));
     summary.skipped += orphans.len();
 
-    let mut cached: HashMap<String, Option<&'static Encoding>> = HashMap::new();
+    let mut cache = SiteCache::default();
     for id in rows.iter().map(|r| r.site.as_str()).collect::<HashSet<_>>() {
         // set_site_encoding only updates, so the site's row must exist.
         store.upsert_site(sites[id])?;
         let enc = store.site_encoding(id)?.and_then(|label| Encoding::for_label(label.as_bytes()));
-        cached.insert(id.to_owned(), enc);
+        cache.known.insert(id.to_owned(), enc);
     }
-    let mut cached_this_run: HashSet<String> = HashSet::new();
+
+    let threads = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("luntan-extract-{i}"))
+        .build()
+        .map_err(|e| ExtractError::Threads { message: e.to_string() })?;
+    let extract_chunk = |chunk: &[ThreadRow], known: &HashMap<String, Option<&'static Encoding>>| -> Outcomes {
+        pool.install(|| {
+            chunk
+                .par_iter()
+                .map(|row| {
+                    let result = extract_one(&cfg.data, sites[row.site.as_str()], row, known[&row.site]);
+                    progress(Progress::Thread { bytes: result.as_ref().map_or(0, |w| w.bytes) });
+                    result
+                })
+                .collect()
+        })
+    };
 
     progress(Progress::Start { total: rows.len() });
-    for chunk in rows.chunks(cfg.chunk.max(1)) {
-        let results: Vec<Result<Written, ExtractError>> = chunk
-            .par_iter()
-            .map(|row| {
-                let site = sites[row.site.as_str()];
-                let result = extract_one(&cfg.data, site, row, cached[&row.site]);
-                progress(Progress::Thread { bytes: result.as_ref().map_or(0, |w| w.bytes) });
-                result
-            })
-            .collect();
-        for (row, result) in chunk.iter().zip(results) {
-            match result {
-                Ok(w) => {
-                    let update = Update { post_time: w.posted.as_deref(), title: Some(w.title.as_str()).filter(|t| !t.is_empty()), ..Default::default() };
-                    if store.transition(&row.site, &row.thread, ThreadState::Saved, ThreadState::Extracted, &update)? {
-                        summary.extracted += 1;
-                        summary.posts += w.posts;
-                    } else {
-                        summary.skipped += 1;
-                    }
-                    summary.bytes += w.bytes;
-                    summary.malformed += w.pages.iter().map(|p| p.malformed).sum::<usize>();
-                    if !cached_this_run.contains(&row.site) {
-                        if let Some(p) = w.pages.iter().find(|p| p.detection.confident && p.malformed == 0) {
-                            let enc = p.detection.encoding;
-                            if cached[&row.site] != Some(enc) {
-                                store.set_site_encoding(&row.site, enc.name(), &p.detection.reason)?;
-                                cached.insert(row.site.clone(), Some(enc));
-                            }
-                            cached_this_run.insert(row.site.clone());
+    let mut pending: Option<(&[ThreadRow], Outcomes)> = None;
+    for chunk in rows.chunks(cfg.chunk.max(1)).map(Some).chain([None]) {
+        let known = cache.known.clone();
+        let (fresh, settled) = std::thread::scope(|s| {
+            let worker = chunk.map(|c| s.spawn(|| extract_chunk(c, &known)));
+            let settled = match pending.take() {
+                Some((done, results)) => settle(store, done, results, &mut summary, &mut cache, &progress),
+                None => Ok(()),
+            };
+            let fresh = worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            (fresh, settled)
+        });
+        settled?;
+        pending = chunk.zip(fresh);
+    }
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+/// Encodings per site: what the store had, and which sites this run already cached.
+#[derive(Default)]
+struct SiteCache {
+    known: HashMap<String, Option<&'static Encoding>>,
+    cached_this_run: HashSet<String>,
+}
+
+/// Moves one extracted chunk's rows, in order, and notes what they taught.
+fn settle(
+    store: &Store,
+    chunk: &[ThreadRow],
+    results: Outcomes,
+    summary: &mut ExtractSummary,
+    cache: &mut SiteCache,
+    progress: &impl Fn(Progress),
+) -> Result<(), ExtractError> {
+    for (row, result) in chunk.iter().zip(results) {
+        match result {
+            Ok(w) => {
+                let update = Update { post_time: w.posted.as_deref(), title: Some(w.title.as_str()).filter(|t| !t.is_empty()), ..Default::default() };
+                if store.transition(&row.site, &row.thread, ThreadState::Saved, ThreadState::Extracted, &update)? {
+                    summary.extracted += 1;
+                    summary.posts += w.posts;
+                } else {
+                    summary.skipped += 1;
+                }
+                summary.bytes += w.bytes;
+                summary.malformed += w.pages.iter().map(|p| p.malformed).sum::<usize>();
+                if !cache.cached_this_run.contains(&row.site) {
+                    if let Some(p) = w.pages.iter().find(|p| p.detection.confident && p.malformed == 0) {
+                        let enc = p.detection.encoding;
+                        if cache.known[&row.site] != Some(enc) {
+                            store.set_site_encoding(&row.site, enc.name(), &p.detection.reason)?;
+                            cache.known.insert(row.site.clone(), Some(enc));
                         }
+                        cache.cached_this_run.insert(row.site.clone());
                     }
                 }
-                Err(e) => {
-                    let reason = one_line(&e.to_string());
-                    if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
-                        summary.failed += 1;
-                        progress(Progress::Failed { row, reason: &reason });
-                    } else {
-                        summary.skipped += 1;
-                    }
+            }
+            Err(e) => {
+                let reason = one_line(&e.to_string());
+                if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
+                    summary.failed += 1;
+                    progress(Progress::Failed { row, reason: &reason });
+                } else {
+                    summary.skipped += 1;
                 }
             }
         }
     }
-    summary.elapsed = started.elapsed();
-    Ok(summary)
+    Ok(())
 }
 
 fn one_line(s: &str) -> String {
@@ -211,7 +260,14 @@ mod tests {
 
     /// A data dir with a store whose threads are saved, as download leaves them.
     fn saved(store: &mut Store, site_id: &str, thread: &str, pages: u32, content_type: &str) {
-        let t = NewThread { site: site_id.into(), board: "2".into(), thread: thread.into(), url: format!("http://bbs.example/t/{thread}"), title: Some("列表标题".into()), ..Default::default() };
+        let t = NewThread {
+            site: site_id.into(),
+            board: "2".into(),
+            thread: thread.into(),
+            url: format!("http://bbs.example/t/{thread}"),
+            title: Some("列表标题".into()),
+            ..Default::default()
+        };
         store.insert_new_threads(&[t]).unwrap();
         let up = Update { save_date: Some(DAY), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
         assert!(store.transition(site_id, thread, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());

@@ -46,13 +46,15 @@ pub(crate) enum Script {
 
 /// Fixed nicknames. A few hold 喆 or 镕, which GBK has and GB2312 lacks, so a
 /// reader that trusts the Discuz! forum's `charset=gb2312` label mangles them.
+/// The Traditional pool keeps to plain Big5 (no HKSCS, where 喆 lives), so
+/// non-WHATWG tools such as iconv read the Big5 forum too.
 const SIMPLIFIED_NAMES: &[&str] = &[
     "小明", "老王", "考研狗", "一只咸鱼", "路人甲", "吃瓜群众", "南方姑娘", "北京的雪", "程序猿", "深夜食堂",
     "喆喆", "镕铸人生", "陶喆的歌迷", "阿喆", "风中的蒲公英", "楼主好人", "隔壁老李", "打酱油的", "潜水员",
     "版主大人",
 ];
 const TRADITIONAL_NAMES: &[&str] = &[
-    "詩仙太白", "杜工部", "長安少年", "江南煙雨", "月下獨酌", "喆哥", "阿明", "老李", "書生", "東坡居士",
+    "詩仙太白", "杜工部", "長安少年", "江南煙雨", "月下獨酌", "阿哲", "阿明", "老李", "書生", "東坡居士",
     "靜夜思", "浪跡天涯", "無名氏", "版主", "茶餘飯後", "山中隱士",
 ];
 /// ASCII names, including two that need escaping.

@@ -140,6 +140,9 @@ fn run(command: Command) -> Result<(), String> {
 }
 
 async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Option<PathBuf>) -> Result<(), String> {
+    // Handlers go in before the "listening" line: a script may send SIGTERM
+    // the moment it reads it, and an unhandled SIGTERM kills without cleanup.
+    let stop = shutdown_signal()?;
     let server = serve(cfg, addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     if let Some(dir) = sites_out {
         server.write_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -149,29 +152,28 @@ async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Opt
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "listening on {}", server.base_url()).and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
     }
-    wait_for_signal().await;
+    stop.await;
     server.shutdown().await;
     Ok(())
 }
 
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+/// Registers for SIGTERM and SIGINT (Ctrl-C) now; the future completes on either.
+#[cfg(unix)]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot handle SIGTERM: {e}"))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot handle SIGINT: {e}"))?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    {
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+    Ok(async {
         let _ = tokio::signal::ctrl_c().await;
-    }
+    })
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
-use crate::text::{civil, hash_str, minutes_of, mix, percent_encode, rng};
+use crate::text::{civil, hash_str, minutes_of, percent_encode, rng};
 
 /// One of the three fake forums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -603,6 +603,23 @@ mod tests {
         assert_eq!(all.forums[2], bbs.forums[0]);
         let other = Fixture::new(FixtureConfig { seed: 2, threads: 60, ..FixtureConfig::default() }).truth();
         assert_ne!(all.forums[0].threads, other.forums[0].threads);
+    }
+
+    #[test]
+    fn tiny_and_odd_configs_work() {
+        for (threads, boards) in [(0, 0), (0, 3), (1, 1), (2, 5), (49, 100)] {
+            let fx = Fixture::new(FixtureConfig { threads, boards, forums: vec![ForumKind::Bbs, ForumKind::Bbs], ..FixtureConfig::default() });
+            assert_eq!(fx.forums.len(), 1, "a forum listed twice is served once");
+            let f = &fx.forums[0];
+            assert_eq!(f.boards.len(), boards.clamp(1, 64));
+            assert_eq!(f.threads.len(), threads);
+            for b in &f.boards {
+                assert_eq!(fx.get(&f.board_path(b, 1)).status, 200);
+                assert_eq!(fx.get(&f.board_path(b, 2)).status, if b.order.len() > 20 { 200 } else { 404 });
+            }
+            let truth = fx.truth();
+            assert_eq!(truth.forums[0].threads.len(), threads);
+        }
     }
 
     #[test]

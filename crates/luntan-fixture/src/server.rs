@@ -207,8 +207,11 @@ impl Drop for BlockingFixture {
 
 async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let at = Instant::now();
-    let header_str = |name: header::HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let path_and_query = req.uri().path_and_query().map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+    // Copy what is needed out of the request: the body is not Sync, so no
+    // reference to the request may live across an await.
+    let (parts, _body) = req.into_parts();
+    let header_str = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let path_and_query = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned());
     let seq = {
         let mut log = lock(&shared.log);
         let seq = log.next_seq;
@@ -218,7 +221,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             at,
             since_start: at.duration_since(shared.started),
             done: None,
-            method: req.method().to_string(),
+            method: parts.method.to_string(),
             path_and_query: path_and_query.clone(),
             host: header_str(header::HOST),
             user_agent: header_str(header::USER_AGENT),
@@ -231,7 +234,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         tokio::time::sleep(cfg.latency).await;
     }
     let gzip = cfg.gzip && header_str(header::ACCEPT_ENCODING).is_some_and(|v| v.contains("gzip"));
-    let response = respond(&shared, req.method(), &path_and_query, gzip);
+    let response = respond(&shared, &parts.method, &path_and_query, gzip);
     let done = shared.started.elapsed();
     let status = response.status().as_u16();
     let mut log = lock(&shared.log);

@@ -27,8 +27,8 @@ fn rules(kind: ForumKind) -> Rules {
             thread_page: r"/dz/forum\.php\?mod=viewthread&tid={thread}&page={page}$",
             first_page: 1,
             list: r#"<list row="tbody[id^=normalthread_]" title="a.xst" replies="td.num a" last-post="td.num + td.by em span"/>"#,
-            thread_rules: r#"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
-          author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum] em"/>"#,
+            thread_rules: r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum] em"/>"##,
         },
         ForumKind::Phpbb => Rules {
             board: r"/phpbb/viewforum\.php\?f={board}$",

@@ -1,16 +1,16 @@
 //! `luntan-extract`: turn saved thread HTML into normalized thread XML.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
+use luntan::cli;
 use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
-use luntan_extract::{encoding, ExtractConfig, Progress};
+use luntan_extract::encoding::{self, Encoding};
+use luntan_extract::{ExtractConfig, Progress};
 
 /// Extract every saved thread into `article<T>.xml` (normalized, UTF-8) and
 /// mark it extracted. Threads that cannot be extracted are marked failed with
@@ -38,8 +38,8 @@ struct Args {
 
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
-    Detect { files: Vec<PathBuf>, forced: Option<&'static encoding_rs::Encoding> },
-    Extract { cfg: ExtractConfig, quiet: bool },
+    Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
+    Extract { cfg: ExtractConfig, quiet: bool, bad_site_file: bool },
 }
 
 fn main() -> ExitCode {
@@ -49,14 +49,18 @@ fn main() -> ExitCode {
 fn run(args: Args) -> ExitCode {
     let config = match check(args) {
         Ok(c) => c,
-        Err(msg) => {
-            eprintln!("luntan-extract: {msg}");
+        Err(lines) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
             return ExitCode::from(2);
         }
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
-        Config::Extract { cfg, quiet } => extract(&cfg, quiet),
+        Config::Extract { cfg, quiet, bad_site_file } => {
+            extract(&cfg, quiet).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
+        }
     };
     match result {
         Ok(code) => code,
@@ -67,37 +71,36 @@ fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Turns arguments into a config, loading site files; a usage or site-file
-/// problem comes back as the one line to print.
-fn check(args: Args) -> Result<Config, String> {
+/// Turns arguments into a config, loading site files. A usage problem comes
+/// back as the lines to print, before anything is touched; a broken site
+/// file is reported at once and its forum left alone while the others go on.
+fn check(args: Args) -> Result<Config, Vec<String>> {
     if let Some(id) = &args.site {
-        luntan_core::ids::check_id(id).map_err(|e| format!("--site: {e}"))?;
+        luntan_core::ids::check_id(id).map_err(|e| vec![format!("luntan-extract: --site: {e}")])?;
     }
     let data = DataDir::new(args.data);
-    let needs_sites = args.detect.is_empty() || args.site.is_some();
-    let sites = if needs_sites { load_sites(&data)? } else { Vec::new() };
-    let site = match &args.site {
-        Some(id) => Some(sites.iter().find(|s| &s.id == id).ok_or_else(|| format!("{}: no site file with id {id:?}", data.sites_dir().display()))?),
-        None => None,
-    };
     if !args.detect.is_empty() {
-        return Ok(Config::Detect { files: args.detect, forced: site.and_then(|s| s.encoding) });
+        // Detection needs no site file unless one is named for its forced encoding.
+        let forced = match &args.site {
+            Some(id) => {
+                let (sites, errors) = Site::load_all(&data.sites_dir(), Some(id));
+                if !errors.is_empty() {
+                    return Err(errors.iter().map(ToString::to_string).collect());
+                }
+                sites.first().and_then(|s| s.encoding)
+            }
+            None => None,
+        };
+        return Ok(Config::Detect { files: args.detect, forced });
     }
-    let site = site.map(|s| s.id.clone());
-    Ok(Config::Extract { cfg: ExtractConfig { site, ..ExtractConfig::new(data, sites) }, quiet: args.quiet })
+    let (sites, bad_site_file) = cli::load_sites(data.root(), args.site.as_deref());
+    if sites.is_empty() && !bad_site_file {
+        return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
+    }
+    Ok(Config::Extract { cfg: ExtractConfig { site: args.site, ..ExtractConfig::new(data, sites) }, quiet: args.quiet, bad_site_file })
 }
 
-fn load_sites(data: &DataDir) -> Result<Vec<Site>, String> {
-    let dir = data.sites_dir();
-    let loaded = Site::load_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let sites = loaded.into_iter().collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
-    if sites.is_empty() {
-        return Err(format!("{}: no site files (*.xml)", dir.display()));
-    }
-    Ok(sites)
-}
-
-fn detect(files: &[PathBuf], forced: Option<&'static encoding_rs::Encoding>) -> anyhow::Result<ExitCode> {
+fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {
     let mut code = ExitCode::SUCCESS;
     for path in files {
         match std::fs::read(path) {
@@ -118,19 +121,12 @@ fn extract(cfg: &ExtractConfig, quiet: bool) -> anyhow::Result<ExitCode> {
     let _lock = StageLock::acquire(cfg.data.root(), Stage::Extract)?;
     let db = cfg.data.db_path();
     let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
-    let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(
-        ProgressStyle::with_template("extract {bar:40} {pos}/{len} threads, {msg} [{elapsed_precise}, ETA {eta}]")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
+    let bar = if quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let summary = luntan_extract::run(cfg, &mut store, |p| match p {
         Progress::Start { total } => bar.set_length(total as u64),
         Progress::Thread { bytes: b } => {
-            let total = bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed) + b;
-            bar.set_message(format!("{:.1} MB", total as f64 / 1e6));
+            bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed);
             bar.inc(1);
         }
         Progress::Failed { row, reason } if !quiet => {
