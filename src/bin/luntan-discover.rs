@@ -1,20 +1,24 @@
-//! `luntan-discover`: finds each forum's boards and new threads.
+//! `luntan-discover`: finds each forum's boards and new or updated threads.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Parser;
-use luntan_core::{Site, Store};
 use luntan::cli;
-use luntan_crawl::discover::discover_site;
+use luntan_core::lock::StageLock;
+use luntan_core::{DataDir, Site, Stage, Store};
+use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
 
 /// Read each forum's home page and board lists; add threads not seen before
-/// to the crawl database (state 0, discovered). Running it again adds only
-/// new threads.
+/// to the crawl database (state 0, discovered) and re-queue threads whose
+/// list row shows more replies or a newer last post. Paging a board stops
+/// after the site's `stop-after` known, unchanged rows in a row, and boards
+/// not due on their adaptive schedule are skipped (see --all-boards).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -24,15 +28,27 @@ struct Args {
     /// Only this forum (its site file's id).
     #[arg(long)]
     site: Option<String>,
+    /// Visit every board now, whatever its schedule says.
+    #[arg(long)]
+    all_boards: bool,
+    /// Run rounds until Ctrl-C, sleeping until the next board is due.
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: the longest sleep between rounds, in seconds.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    max_sleep: u64,
     /// Print only errors.
     #[arg(long, short)]
     quiet: bool,
 }
 
 struct Config {
-    data: PathBuf,
+    data: DataDir,
     sites: Vec<Site>,
     bad_site_file: bool,
+    options: DiscoverOptions,
+    watch: bool,
+    max_sleep: Duration,
 }
 
 fn main() -> ExitCode {
@@ -42,7 +58,14 @@ fn main() -> ExitCode {
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
     let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
-    let config = Config { data: args.data, sites, bad_site_file };
+    let config = Config {
+        data: DataDir::new(args.data),
+        sites,
+        bad_site_file,
+        options: DiscoverOptions { all_boards: args.all_boards },
+        watch: args.watch,
+        max_sleep: Duration::from_secs(args.max_sleep),
+    };
     match discover(&config) {
         Ok(()) if config.bad_site_file => ExitCode::from(2),
         Ok(()) => ExitCode::SUCCESS,
@@ -54,33 +77,63 @@ fn run(args: Args) -> ExitCode {
 }
 
 fn discover(config: &Config) -> anyhow::Result<()> {
-    let start = Instant::now();
-    let db = luntan_core::DataDir::new(&config.data).db_path();
-    let store = Arc::new(Mutex::new(Store::open(&db)?));
+    // Discover is idempotent, but two copies would fetch every list page twice.
+    let _lock = StageLock::acquire(config.data.root(), Stage::Discover)?;
+    let store = Arc::new(Mutex::new(Store::open(&config.data.db_path())?));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let reports = rt.block_on(async {
-        let mut tasks = tokio::task::JoinSet::new();
-        for site in &config.sites {
-            let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
-            tasks.spawn(discover_site(fetcher, store.clone()));
+    let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stopper.store(true, Ordering::Relaxed);
+            }
+        });
+        loop {
+            let start = Instant::now();
+            let mut tasks = tokio::task::JoinSet::new();
+            for f in &fetchers {
+                tasks.spawn(discover_site(f.clone(), store.clone(), config.options));
+            }
+            let mut reports = Vec::new();
+            while let Some(r) = tasks.join_next().await {
+                reports.push(r.expect("site task panicked")?);
+            }
+            print_summary(&reports, start.elapsed());
+            if !config.watch || stop.load(Ordering::Relaxed) {
+                return anyhow::Ok(());
+            }
+            let ids: Vec<String> = config.sites.iter().map(|s| s.id.clone()).collect();
+            let due = store.lock().unwrap_or_else(|p| p.into_inner()).next_board_visit(&ids)?;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+            let wait = Duration::from_secs(due.map_or(60, |d| (d - now).max(1) as u64)).min(config.max_sleep);
+            let deadline = Instant::now() + wait;
+            while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            if stop.load(Ordering::Relaxed) {
+                eprintln!("luntan-discover: stopped by Ctrl-C between rounds");
+                return anyhow::Ok(());
+            }
         }
-        let mut reports = Vec::new();
-        while let Some(r) = tasks.join_next().await {
-            reports.push(r.expect("site task panicked")?);
-        }
-        anyhow::Ok(reports)
-    })?;
-    let sum = |f: fn(&luntan_crawl::discover::DiscoverReport) -> usize| reports.iter().map(f).sum::<usize>();
+    })
+}
+
+fn print_summary(reports: &[DiscoverReport], took: Duration) {
+    let sum = |f: fn(&DiscoverReport) -> usize| reports.iter().map(f).sum::<usize>();
     println!(
-        "discover: {} sites, {} boards, {} list pages, {} new threads, {} known, {} refused links, {} errors in {}",
+        "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} refused links, {} errors in {}",
         reports.len(),
         sum(|r| r.boards),
+        sum(|r| r.boards_skipped),
         sum(|r| r.list_pages),
+        reports.iter().map(|r| r.requests).sum::<u64>(),
         sum(|r| r.new_threads),
+        sum(|r| r.updated_threads),
         sum(|r| r.known_threads),
         sum(|r| r.refused_links),
         sum(|r| r.errors.len()),
-        cli::elapsed(start.elapsed())
+        cli::elapsed(took)
     );
-    Ok(())
 }

@@ -74,7 +74,7 @@ fn download(config: &Config) -> anyhow::Result<()> {
     for site in &config.sites {
         store.upsert_site(site)?;
         // A killed run may have left temp files; nothing refers to them.
-        sweep_temp_files(&config.data.pages_dir(&site.id)).with_context(|| format!("cleaning {}", config.data.pages_dir(&site.id).display()))?;
+        sweep_temp_files(&config.data.pages_dir(&site.id), "html").with_context(|| format!("cleaning {}", config.data.pages_dir(&site.id).display()))?;
         if config.retry_failed {
             store.retry_failed(Some(&site.id), Some(Stage::Download))?;
         }

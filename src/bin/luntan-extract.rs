@@ -119,6 +119,11 @@ fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Resul
 
 fn extract(cfg: &ExtractConfig, quiet: bool) -> anyhow::Result<ExitCode> {
     let _lock = StageLock::acquire(cfg.data.root(), Stage::Extract)?;
+    for site in &cfg.sites {
+        // A killed run may have left XML temp files; nothing refers to them.
+        let dir = cfg.data.pages_dir(&site.id);
+        luntan_core::layout::sweep_temp_files(&dir, "xml").with_context(|| format!("cleaning {}", dir.display()))?;
+    }
     let db = cfg.data.db_path();
     let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
     let bar = if quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };

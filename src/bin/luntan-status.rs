@@ -55,6 +55,12 @@ fn run(args: Args) -> ExitCode {
         );
     }
     for c in &counts {
+        if let Some(r) = &c.last_round {
+            println!(
+                "  {} last round {}: {} requests, {} list pages, {} boards visited ({} not due), {} new threads, {} updated, {} errors",
+                c.site, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors
+            );
+        }
         for (stage, reason, n) in &c.failures {
             println!("  {} failed at {stage} ×{n}: {reason}", c.site);
         }

@@ -109,8 +109,12 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Removes temporary files a killed writer left under `dir`; returns how many.
-pub fn sweep_temp_files(dir: &Path) -> io::Result<usize> {
+/// Removes temporary files a killed writer left under `dir` for final files
+/// ending in `.{ext}` (`html` or `xml`); returns how many. Each stage sweeps
+/// only its own kind, under its own lock, so it never deletes a temp file
+/// another stage is writing at that moment.
+pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
+    let infix = format!(".{ext}.");
     let mut n = 0;
     if !dir.exists() {
         return Ok(0);
@@ -122,7 +126,7 @@ pub fn sweep_temp_files(dir: &Path) -> io::Result<usize> {
             let ty = entry.file_type()?;
             if ty.is_dir() {
                 stack.push(entry.path());
-            } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) {
+            } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) && entry.file_name().to_string_lossy().contains(&infix) {
                 fs::remove_file(entry.path())?;
                 n += 1;
             }
@@ -151,8 +155,11 @@ mod tests {
         write_atomic(&p, b"one").unwrap();
         write_atomic(&p, b"two two").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two two");
-        assert_eq!(sweep_temp_files(t.path()).unwrap(), 0);
+        assert_eq!(sweep_temp_files(t.path(), "html").unwrap(), 0);
         fs::write(t.path().join("a/x.html.1.luntan-tmp"), b"half").unwrap();
-        assert_eq!(sweep_temp_files(t.path()).unwrap(), 1);
+        fs::write(t.path().join("a/x.xml.1.luntan-tmp"), b"half").unwrap();
+        assert_eq!(sweep_temp_files(t.path(), "html").unwrap(), 1);
+        assert!(t.path().join("a/x.xml.1.luntan-tmp").exists(), "another stage's temp file is left alone");
+        assert_eq!(sweep_temp_files(t.path(), "xml").unwrap(), 1);
     }
 }

@@ -49,6 +49,8 @@ pub struct Site {
     pub thread: ThreadRules,
     /// Hosts besides the home URL's host whose links may be followed.
     pub allow_hosts: HashSet<String>,
+    /// How later rounds save requests (S1).
+    pub incremental: Incremental,
     /// The file it came from.
     pub path: PathBuf,
 }
@@ -80,6 +82,39 @@ impl Default for Politeness {
             robots: true,
             user_agent: format!("luntan/{} (+forum archiver)", env!("CARGO_PKG_VERSION")),
         }
+    }
+}
+
+/// Incremental rounds (S1): board lists are newest-first, so a round stops
+/// paging a board after `stop_after` consecutive rows that are known and
+/// unchanged; each board is revisited on an adaptive interval (Nutch's
+/// AdaptiveFetchSchedule): shorter after a round that found news, longer
+/// after one that did not, within bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incremental {
+    pub stop_after: u32,
+    pub initial_interval: Duration,
+    pub min_interval: Duration,
+    pub max_interval: Duration,
+}
+
+impl Default for Incremental {
+    fn default() -> Self {
+        Incremental {
+            stop_after: 10,
+            initial_interval: Duration::from_secs(3600),
+            min_interval: Duration::from_secs(300),
+            max_interval: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+}
+
+impl Incremental {
+    /// The next interval after a visit that did (or did not) find news.
+    pub fn next_interval(&self, current: Duration, found_news: bool) -> Duration {
+        // Nutch's default rates: 20 % shorter on change, 20 % longer without.
+        let next = if found_news { current.mul_f64(0.8) } else { current.mul_f64(1.2) };
+        next.clamp(self.min_interval, self.max_interval.max(self.min_interval))
     }
 }
 
@@ -190,6 +225,7 @@ struct RawSite {
     max_board_pages: Option<u32>,
     #[serde(rename = "allow-host", default)]
     allow_host: Vec<String>,
+    incremental: Option<RawIncremental>,
     links: RawLinks,
     list: Option<RawList>,
     thread: RawThread,
@@ -212,6 +248,19 @@ struct RawPoliteness {
     robots: Option<bool>,
     #[serde(rename = "@user-agent")]
     user_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIncremental {
+    #[serde(rename = "@stop-after")]
+    stop_after: Option<u32>,
+    #[serde(rename = "@interval-minutes")]
+    interval_minutes: Option<u64>,
+    #[serde(rename = "@min-interval-minutes")]
+    min_interval_minutes: Option<u64>,
+    #[serde(rename = "@max-interval-hours")]
+    max_interval_hours: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -542,6 +591,29 @@ impl RawSite {
             floor: opt_selector(ctx, "floor", &t.floor)?,
             strip: opt_selector(ctx, "strip", &t.strip)?,
         };
+        let mut incremental = Incremental::default();
+        if let Some(i) = &self.incremental {
+            if let Some(n) = i.stop_after {
+                if n == 0 {
+                    return Err(ctx.err("stop-after", "must be at least 1"));
+                }
+                incremental.stop_after = n;
+            }
+            let minutes = |m: u64| Duration::from_secs(m.saturating_mul(60));
+            if let Some(m) = i.min_interval_minutes {
+                incremental.min_interval = minutes(m);
+            }
+            if let Some(h) = i.max_interval_hours {
+                incremental.max_interval = minutes(h.saturating_mul(60));
+            }
+            if incremental.max_interval < incremental.min_interval {
+                return Err(ctx.err("max-interval-hours", "is shorter than min-interval-minutes"));
+            }
+            if let Some(m) = i.interval_minutes {
+                incremental.initial_interval = minutes(m);
+            }
+            incremental.initial_interval = incremental.initial_interval.clamp(incremental.min_interval, incremental.max_interval);
+        }
         let max_board_pages = self.max_board_pages.unwrap_or(100);
         if max_board_pages == 0 {
             return Err(ctx.err("max-board-pages", "must be at least 1"));
@@ -557,6 +629,7 @@ impl RawSite {
             list,
             thread,
             allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
+            incremental,
             path: ctx.path.to_owned(),
         })
     }
@@ -679,6 +752,23 @@ mod tests {
         let (sites, errors) = Site::load_all(t.path(), Some("nope"));
         assert_eq!(sites.len(), 0);
         assert!(errors[0].to_string().contains("no site file has id \"nope\""), "{}", errors[0]);
+    }
+
+    #[test]
+    fn incremental_settings_and_the_adaptive_interval() {
+        let s = parse(&DISCUZ.replace("<links>", r#"<incremental stop-after="5" interval-minutes="30" min-interval-minutes="10" max-interval-hours="1"/>
+  <links>"#)).unwrap();
+        let inc = &s.incremental;
+        assert_eq!(inc.stop_after, 5);
+        assert_eq!(inc.initial_interval, Duration::from_secs(1800));
+        let shorter = inc.next_interval(inc.initial_interval, true);
+        let longer = inc.next_interval(inc.initial_interval, false);
+        assert!(shorter < inc.initial_interval && longer > inc.initial_interval);
+        assert_eq!(inc.next_interval(Duration::from_secs(600), true), Duration::from_secs(600), "bounded below");
+        assert_eq!(inc.next_interval(Duration::from_secs(3600), false), Duration::from_secs(3600), "bounded above");
+        let e = parse(&DISCUZ.replace("<links>", r#"<incremental stop-after="0"/>
+  <links>"#)).unwrap_err();
+        assert_eq!(e.field, "stop-after");
     }
 
     #[test]

@@ -41,7 +41,22 @@ CREATE TABLE IF NOT EXISTS boards (
     title         TEXT,
     pages_read    INTEGER NOT NULL DEFAULT 0,
     last_visit    TEXT,
+    interval_secs INTEGER,          -- adaptive re-check interval (S1 / Nutch)
+    next_visit    INTEGER,          -- unix seconds; a round skips the board before it
     PRIMARY KEY (site, board)
+);
+CREATE TABLE IF NOT EXISTS rounds (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    site          TEXT NOT NULL,
+    started_at    TEXT NOT NULL,
+    finished_at   TEXT NOT NULL,
+    requests      INTEGER NOT NULL,
+    list_pages    INTEGER NOT NULL,
+    boards_visited INTEGER NOT NULL,
+    boards_skipped INTEGER NOT NULL,
+    new_threads   INTEGER NOT NULL,
+    updated_threads INTEGER NOT NULL,
+    errors        INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS threads (
     site          TEXT NOT NULL,
@@ -98,6 +113,40 @@ pub struct NewThread {
     pub last_post: Option<String>,
 }
 
+/// How a listed thread compares with what is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Not seen before: inserted as discovered.
+    New,
+    /// Known, and the list row shows nothing newer.
+    Unchanged,
+    /// Known, but the row shows more replies or a newer last post: re-queued
+    /// as discovered so its pages are fetched, extracted and indexed again.
+    Updated,
+}
+
+/// What one discover round did for a site (the `rounds` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RoundRecord {
+    pub site: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub requests: i64,
+    pub list_pages: i64,
+    pub boards_visited: i64,
+    pub boards_skipped: i64,
+    pub new_threads: i64,
+    pub updated_threads: i64,
+    pub errors: i64,
+}
+
+/// A board's schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardSchedule {
+    pub interval_secs: Option<i64>,
+    pub next_visit: Option<i64>,
+}
+
 /// Per-site counts of threads in each state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SiteCounts {
@@ -110,6 +159,8 @@ pub struct SiteCounts {
     pub failed: i64,
     /// The most common failure reasons, with counts.
     pub failures: Vec<(String, String, i64)>,
+    /// The last discover round, if any.
+    pub last_round: Option<RoundRecord>,
 }
 
 /// Extra columns a transition sets beside the state.
@@ -227,6 +278,132 @@ impl Store {
         }
         tx.commit().map_err(err)?;
         Ok(n)
+    }
+
+    /// Compares list rows with the stored threads in one transaction:
+    /// inserts new ones, re-queues those whose reply count or last post grew
+    /// (S1 freshness), and leaves the rest. Returns one [`Listing`] per row.
+    pub fn record_listings(&mut self, threads: &[NewThread]) -> Result<Vec<Listing>, StoreError> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut out = Vec::with_capacity(threads.len());
+        {
+            let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                )
+                .map_err(err)?;
+            let mut requeue = tx
+                .prepare_cached(
+                    "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
+                        state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
+                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE site = ?1 AND thread = ?2",
+                )
+                .map_err(err)?;
+            for t in threads {
+                let stored = get
+                    .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
+                    .optional()
+                    .map_err(err)?;
+                let listing = match stored {
+                    None => {
+                        insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+                        Listing::New
+                    }
+                    Some((code, replies, last_post)) => {
+                        let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
+                        // Normalized times compare as strings.
+                        let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
+                        if more_replies || newer_post {
+                            let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
+                            if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
+                                return Err(StoreError::Transition { path: path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
+                            }
+                            requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(err)?;
+                            Listing::Updated
+                        } else {
+                            Listing::Unchanged
+                        }
+                    }
+                };
+                out.push(listing);
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// A board's schedule (interval and next visit).
+    pub fn board_schedule(&self, site: &str, board: &str) -> Result<BoardSchedule, StoreError> {
+        self.conn
+            .query_row("SELECT interval_secs, next_visit FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| {
+                Ok(BoardSchedule { interval_secs: r.get(0)?, next_visit: r.get(1)? })
+            })
+            .optional()
+            .map(|o| o.unwrap_or(BoardSchedule { interval_secs: None, next_visit: None }))
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_board_schedule(&self, site: &str, board: &str, interval_secs: i64, next_visit: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute("UPDATE boards SET interval_secs = ?3, next_visit = ?4 WHERE site = ?1 AND board = ?2", params![site, board, interval_secs, next_visit])
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The earliest scheduled board visit (unix seconds), over all boards of the given sites.
+    pub fn next_board_visit(&self, sites: &[String]) -> Result<Option<i64>, StoreError> {
+        let mut best: Option<i64> = None;
+        for site in sites {
+            let v: Option<i64> = self
+                .conn
+                .query_row("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", [site], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            if let Some(v) = v {
+                best = Some(best.map_or(v, |b: i64| b.min(v)));
+            }
+        }
+        Ok(best)
+    }
+
+    pub fn record_round(&self, r: &RoundRecord) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO rounds (site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![r.site, r.started_at, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn last_round(&self, site: &str) -> Result<Option<RoundRecord>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors
+                 FROM rounds WHERE site = ?1 ORDER BY id DESC LIMIT 1",
+                [site],
+                |r| {
+                    Ok(RoundRecord {
+                        site: r.get(0)?,
+                        started_at: r.get(1)?,
+                        finished_at: r.get(2)?,
+                        requests: r.get(3)?,
+                        list_pages: r.get(4)?,
+                        boards_visited: r.get(5)?,
+                        boards_skipped: r.get(6)?,
+                        new_threads: r.get(7)?,
+                        updated_threads: r.get(8)?,
+                        errors: r.get(9)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// Threads of `state`, optionally of one site, in (site, thread) order.
@@ -413,6 +590,9 @@ impl Store {
                 }
             }
         }
+        for c in &mut out {
+            c.last_round = self.last_round(&c.site)?;
+        }
         Ok(out)
     }
 }
@@ -499,6 +679,27 @@ mod tests {
         assert_eq!(s.insert_new_threads(&[nt("2"), nt("3")]).unwrap(), 1);
         let rows = s.threads(Some("dz"), ThreadState::Discovered).unwrap();
         assert_eq!(rows.iter().map(|r| r.thread.as_str()).collect::<Vec<_>>(), ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn listings_insert_new_requeue_grown_and_leave_the_rest() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        let row = |thread: &str, replies: i64, last: &str| NewThread { replies: Some(replies), last_post: Some(last.into()), ..nt(thread) };
+        let first = s.record_listings(&[row("1", 3, "2024-03-05T10:00:00"), row("2", 0, "2024-03-04T10:00:00")]).unwrap();
+        assert_eq!(first, [Listing::New, Listing::New]);
+        // Thread 1 got indexed; then a new reply shows on the list.
+        let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+        s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
+        s.transition("dz", "1", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
+        s.transition("dz", "1", ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
+        let second = s.record_listings(&[row("1", 4, "2024-03-06T09:00:00"), row("2", 0, "2024-03-04T10:00:00"), row("3", 0, "2024-03-06T08:00:00")]).unwrap();
+        assert_eq!(second, [Listing::Updated, Listing::Unchanged, Listing::New]);
+        let one = s.thread("dz", "1").unwrap().unwrap();
+        assert_eq!((one.state, one.replies, one.last_post.as_deref()), (ThreadState::Discovered, Some(4), Some("2024-03-06T09:00:00")));
+        assert_eq!(one.save_date.as_deref(), Some("20261130"), "the old files stay addressable until replaced");
+        // A stale list (fewer replies shown by a cache) never moves a thread back.
+        assert_eq!(s.record_listings(&[row("1", 2, "2024-03-01T00:00:00")]).unwrap(), [Listing::Unchanged]);
     }
 
     #[test]

@@ -1,11 +1,17 @@
 //! Stage 1, discover (S3): home page → board links → each board's list
 //! pages → thread rows. New threads are inserted as `Discovered`; known ones
 //! are left alone, so running it again adds only what is new.
+//!
+//! Later rounds are cheap (S1): lists are newest-first, so a board's paging
+//! stops after the site's `stop-after` consecutive rows that are known and
+//! unchanged; a thread whose row shows more replies or a newer last post is
+//! re-queued; and each board has an adaptive re-check interval, so a round
+//! skips boards that are not due.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use luntan_core::store::{NewThread, Store, StoreError};
+use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
 use scraper::Html;
 use url::Url;
 
@@ -19,8 +25,14 @@ pub struct DiscoverReport {
     pub boards: usize,
     pub list_pages: usize,
     pub new_threads: usize,
-    /// Thread rows seen on list pages that were already known.
+    /// Known threads whose list row showed news; re-queued.
+    pub updated_threads: usize,
+    /// Thread rows seen on list pages that were already known and unchanged.
     pub known_threads: usize,
+    /// Boards not due for a visit this round.
+    pub boards_skipped: usize,
+    /// Requests made (robots.txt included).
+    pub requests: u64,
     /// Links whose ids were refused (path tricks, odd bytes).
     pub refused_links: usize,
     /// One line per page that could not be fetched.
@@ -35,9 +47,54 @@ struct Board {
     title: Option<String>,
 }
 
-/// Discovers one site. Fetch failures are reported and skipped; only a
-/// database failure stops the site.
-pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>) -> Result<DiscoverReport, StoreError> {
+/// Settings of one discover round.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiscoverOptions {
+    /// Visit every board, due or not.
+    pub all_boards: bool,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+fn utc_stamp() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        now.year(),
+        now.month() as u8,
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    )
+}
+
+/// Discovers one site (one round). Fetch failures are reported and
+/// skipped; only a database failure stops the site. The round is recorded
+/// in the `rounds` table for `luntan-status`.
+pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
+    let started_at = utc_stamp();
+    let requests_before = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let mut report = discover_round(&fetcher, &store, opts).await?;
+    report.requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
+    lock(&store).record_round(&RoundRecord {
+        site: report.site.clone(),
+        started_at,
+        finished_at: utc_stamp(),
+        requests: report.requests as i64,
+        list_pages: report.list_pages as i64,
+        boards_visited: (report.boards - report.boards_skipped) as i64,
+        boards_skipped: report.boards_skipped as i64,
+        new_threads: report.new_threads as i64,
+        updated_threads: report.updated_threads as i64,
+        errors: report.errors.len() as i64,
+    })?;
+    Ok(report)
+}
+
+async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
     lock(&store).upsert_site(&site)?;
@@ -80,14 +137,22 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>) -> R
         }
     }
     // Boards run side by side; the fetcher's gate keeps the forum's limits.
+    let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
     for board in boards {
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board));
+        let schedule = lock(store).board_schedule(&site.id, &board.id)?;
+        if !opts.all_boards && schedule.next_visit.is_some_and(|due| due > now) {
+            report.boards_skipped += 1;
+            continue;
+        }
+        let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
+        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
         report.list_pages += r.list_pages;
         report.new_threads += r.new_threads;
+        report.updated_threads += r.updated_threads;
         report.known_threads += r.known_threads;
         report.refused_links += r.refused_links;
         report.errors.extend(r.errors);
@@ -95,10 +160,12 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>) -> R
     Ok(report)
 }
 
-/// Walks a board's list pages in page order, up to the site's limit.
-async fn walk_board(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, board: Board) -> Result<DiscoverReport, StoreError> {
+/// Walks a board's list pages in page order, up to the site's limit, and
+/// stops early once `stop-after` consecutive rows are known and unchanged.
+async fn walk_board(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, board: Board, interval: std::time::Duration) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
+    let mut unchanged_run = 0u32;
     let first = site.links.board_page.as_ref().map_or(1, |p| p.first_page);
     let mut queue: BTreeMap<u64, Url> = BTreeMap::from([(first, board.url.clone())]);
     let mut seen: BTreeSet<u64> = BTreeSet::new();
@@ -145,12 +212,25 @@ async fn walk_board(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, board: Boar
                 last_post: t.last_post,
             })
             .collect();
-        let mut s = lock(&store);
-        let new = s.insert_new_threads(&rows)?;
-        report.new_threads += new;
-        report.known_threads += rows.len() - new;
+        let listings = lock(&store).record_listings(&rows)?;
+        for l in listings {
+            match l {
+                Listing::New => report.new_threads += 1,
+                Listing::Updated => report.updated_threads += 1,
+                Listing::Unchanged => report.known_threads += 1,
+            }
+            unchanged_run = if l == Listing::Unchanged { unchanged_run + 1 } else { 0 };
+        }
+        if unchanged_run >= site.incremental.stop_after {
+            tracing::debug!("{}: board {}: {unchanged_run} known threads in a row; stopping at page {page}", site.id, board.id);
+            break;
+        }
     }
-    lock(&store).board_visited(&site.id, &board.id, report.list_pages as u32)?;
+    let found_news = report.new_threads + report.updated_threads > 0;
+    let next = site.incremental.next_interval(interval, found_news);
+    let s = lock(&store);
+    s.board_visited(&site.id, &board.id, report.list_pages as u32)?;
+    s.set_board_schedule(&site.id, &board.id, next.as_secs() as i64, unix_now() + next.as_secs() as i64)?;
     Ok(report)
 }
 

@@ -4,7 +4,8 @@
 //!   delay, robots.txt and Crawl-delay, retries with backoff and jitter,
 //!   Retry-After, a slow-down after consecutive failures, body caps,
 //!   redirects kept on the forum's hosts).
-//! - [`discover::discover_site`]: home → boards → list pages → new thread rows.
+//! - [`discover::discover_site`]: home → boards → list pages → new thread
+//!   rows; later rounds stop early and re-queue threads that grew (S1).
 //! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //!
@@ -12,10 +13,11 @@
 //! # async fn demo() -> anyhow::Result<()> {
 //! use std::sync::{Arc, Mutex};
 //! use luntan_core::{Site, Store};
-//! use luntan_crawl::{discover::discover_site, fetch::Fetcher};
+//! use luntan_crawl::discover::{discover_site, DiscoverOptions};
+//! use luntan_crawl::fetch::Fetcher;
 //! let site = Arc::new(Site::load("data/sites/dz.xml".as_ref())?);
 //! let store = Arc::new(Mutex::new(Store::open("data/luntan.db".as_ref())?));
-//! let report = discover_site(Arc::new(Fetcher::new(site)?), store).await?;
+//! let report = discover_site(Arc::new(Fetcher::new(site)?), store, DiscoverOptions::default()).await?;
 //! println!("{} new threads", report.new_threads);
 //! # Ok(()) }
 //! ```
