@@ -200,10 +200,16 @@ mod tests {
             assert!(resolve(&s, &base, bad).is_none(), "{bad}");
         }
         let html = Html::parse_document(r#"<a href="viewtopic.php?t=..%2F..%2Fetc">x</a><a href="viewtopic.php?t=9#p3">ok</a>"#);
-        let scan = scan(&s, &html, None, &base, &s.links.thread);
-        assert_eq!(scan.matched.len(), 1);
-        assert_eq!(scan.matched[0].url.as_str(), "http://forum.test/bbs/viewtopic.php?t=9");
-        assert_eq!(scan.refused.len(), 1);
+        // The {thread} shorthand cannot even match a traversal...
+        let strict = scan(&s, &html, None, &base, &s.links.thread);
+        assert_eq!(strict.matched.len(), 1);
+        assert_eq!(strict.matched[0].url.as_str(), "http://forum.test/bbs/viewtopic.php?t=9");
+        assert!(strict.refused.is_empty());
+        // ...and a careless pattern that does still gets its id refused.
+        let liberal = LinkPattern { regex: regex::Regex::new(r"viewtopic\.php\?t=(?P<thread>[^&]+)$").unwrap(), first_page: 1 };
+        let loose = scan(&s, &html, None, &base, &liberal);
+        assert_eq!(loose.matched.len(), 1);
+        assert_eq!(loose.refused.len(), 1, "{:?}", loose.refused);
     }
 
     #[test]
