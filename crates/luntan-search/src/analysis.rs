@@ -12,8 +12,11 @@
 //!   differently, so `留` alone is often not a token).
 //!
 //! Both fold traditional to simplified (fast2s) on a copy of the text before
-//! segmenting, lowercase, and drop tokens that are only whitespace or
-//! punctuation. Token offsets always point into the original text.
+//! segmenting and lowercase, so stored text stays as written while `學習`
+//! and `学习`, `iPhone` and `iphone` meet in the index. The jieba analyzer
+//! drops whitespace/punctuation tokens; the gram analyzer indexes a run of
+//! them as one [`SEPARATOR`] token, which keeps phrases honest. Token
+//! offsets always point into the original text.
 
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy_jieba::JiebaTokenizer;
@@ -22,6 +25,10 @@ use tantivy_jieba::JiebaTokenizer;
 pub const ZH_TOKENIZER: &str = "luntan_zh";
 /// Name under which the CJK uni/bigram analyzer is registered on every index.
 pub const GRAM_TOKENIZER: &str = "luntan_gram";
+
+/// The gram token standing for a run of spaces and punctuation. No word is
+/// a lone space, so it cannot collide with text.
+pub const SEPARATOR: &str = " ";
 
 /// Tokens longer than this are noise (URLs, base64) and tantivy would choke on huge ones.
 const MAX_TOKEN_BYTES: usize = 80;
@@ -71,7 +78,14 @@ fn folded_from(text: &str, folded: String) -> Folded {
 /// original char (a lowercase that expands to several chars is skipped) so
 /// that char indices line up with the original.
 pub fn normalize_chars(text: &str) -> Vec<char> {
-    fold(text).text.chars().map(lower_char).collect()
+    let folded: Vec<char> = fold(text).text.chars().map(lower_char).collect();
+    if folded.len() == text.chars().count() {
+        folded
+    } else {
+        // Callers index original offsets by char position; never let a
+        // converter that changed the char count break that.
+        text.chars().map(lower_char).collect()
+    }
 }
 
 fn lower_char(c: char) -> char {
@@ -179,6 +193,8 @@ impl Tokenizer for ChineseTokenizer {
 /// Positions count CJK characters, non-CJK words and separator runs one
 /// each, so consecutive bigrams sit at consecutive positions (a phrase over
 /// them is a substring match) and `iPhone 15` / `iPhone-15` line up alike.
+/// A separator run is itself indexed as [`SEPARATOR`], so a phrase with a
+/// space in it requires a separator there rather than any character.
 #[derive(Clone, Default)]
 pub struct GramTokenizer;
 
@@ -200,6 +216,9 @@ impl GramTokenizer {
                     out.push(Token { offset_from: from, offset_to: to, position: pos, text: word, position_length: 1 });
                 }
             }
+            Unit::Separator { pos, from, to } => {
+                out.push(Token { offset_from: from, offset_to: to, position: pos, text: SEPARATOR.to_string(), position_length: 1 });
+            }
         });
         out
     }
@@ -217,6 +236,7 @@ enum Unit {
     /// A CJK char at `pos`, with the following char when it is CJK too.
     Cjk { pos: usize, from: usize, to: usize, c: char, next: Option<(char, usize)> },
     Word { pos: usize, from: usize, to: usize, word: String },
+    Separator { pos: usize, from: usize, to: usize },
 }
 
 /// Walks `text` (folded, lowercased) in gram units; offsets are the original's.
@@ -241,9 +261,11 @@ fn for_each_gram_unit(text: &str, mut f: impl FnMut(Unit)) {
             f(Unit::Word { pos, from: offs[start], to: offs[i], word: norm[start..i].iter().collect() });
             pos += 1;
         } else {
+            let start = i;
             while i < n && !is_cjk(norm[i]) && !is_word_char(norm[i]) {
                 i += 1;
             }
+            f(Unit::Separator { pos, from: offs[start], to: offs[i] });
             pos += 1;
         }
     }
@@ -266,7 +288,14 @@ pub fn gram_query_terms(text: &str) -> Vec<(usize, String)> {
             }
         }
         Unit::Word { pos, word, .. } => units.push((pos, word, false)),
+        Unit::Separator { pos, .. } => units.push((pos, SEPARATOR.to_string(), false)),
     });
+    // Separators at either end constrain nothing the user meant.
+    while units.last().is_some_and(|u| u.1 == SEPARATOR) {
+        units.pop();
+    }
+    let lead = units.iter().take_while(|u| u.1 == SEPARATOR).count();
+    units.drain(..lead);
     let base = units.first().map_or(0, |u| u.0);
     units.into_iter().map(|(p, s, _)| (p - base, s)).collect()
 }
@@ -355,10 +384,10 @@ mod tests {
         let got: Vec<(usize, &str)> = toks.iter().map(|t| (t.position, t.text.as_str())).collect();
         assert_eq!(
             got,
-            vec![(0, "留"), (0, "留言"), (1, "言"), (1, "言板"), (2, "板"), (4, "iphone"), (6, "15"), (8, "好")]
+            vec![(0, "留"), (0, "留言"), (1, "言"), (1, "言板"), (2, "板"), (3, " "), (4, "iphone"), (5, " "), (6, "15"), (7, " "), (8, "好")]
         );
         let text = "留言板 iPhone-15，好";
-        for t in &toks {
+        for t in toks.iter().filter(|t| t.text != SEPARATOR) {
             assert_eq!(normalize_chars(&text[t.offset_from..t.offset_to]).into_iter().collect::<String>(), t.text);
         }
     }
@@ -368,7 +397,7 @@ mod tests {
         assert_eq!(gram_query_terms("留"), vec![(0, "留".to_string())]);
         assert_eq!(gram_query_terms("留言"), vec![(0, "留言".to_string())]);
         assert_eq!(gram_query_terms("留言板"), vec![(0, "留言".to_string()), (1, "言板".to_string())]);
-        assert_eq!(gram_query_terms("，iPhone 手"), vec![(0, "iphone".to_string()), (2, "手".to_string())]);
+        assert_eq!(gram_query_terms("，iPhone 手！"), vec![(0, "iphone".to_string()), (1, " ".to_string()), (2, "手".to_string())]);
         assert_eq!(gram_query_terms("！？"), vec![]);
         assert_eq!(gram_query_terms("電腦"), gram_query_terms("电脑"));
     }

@@ -1,0 +1,552 @@
+//! The index stage: thread XML → `index/<site>.index`.
+//!
+//! A thread's document is replaced, never duplicated (`delete_term(key)`
+//! before `add_document`). Rows move `Extracted → Indexed` only after the
+//! commit that holds them returned, so the database is never ahead of the
+//! index; a crash in between re-indexes those threads next run, harmlessly.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use luntan_core::ids::check_id;
+use luntan_core::layout::{index_path, sync_dir};
+use luntan_core::store::StoreError;
+use luntan_core::{DataDir, Stage, Store, ThreadDoc, ThreadState};
+use tantivy::{Index, IndexWriter, TantivyDocument, TantivyError};
+
+use crate::analysis::register_tokenizers;
+use crate::schema::LuntanSchema;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{}: {source}", path.display())]
+    Tantivy { path: PathBuf, source: TantivyError },
+    #[error("{}: built with a different schema; recreate it with `luntan-index --rebuild --site {site}`", path.display())]
+    Schema { path: PathBuf, site: String },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("site id {0}")]
+    BadSite(#[from] luntan_core::ids::IdError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Writer settings.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// tantivy's indexing memory budget, all writer threads together.
+    pub writer_mb: usize,
+    /// Commit (and move rows) after this many documents, besides once per site.
+    pub commit_every: usize,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions { writer_mb: 128, commit_every: 5000 }
+    }
+}
+
+/// A thread that could not be indexed, and why (naming the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub site: String,
+    pub thread: String,
+    pub reason: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct IndexReport {
+    pub indexed: usize,
+    pub failed: usize,
+    /// XML bytes read.
+    pub bytes: u64,
+    pub elapsed: Duration,
+    pub per_site: BTreeMap<String, usize>,
+    pub failures: Vec<Failure>,
+}
+
+impl IndexReport {
+    /// `index: 480 indexed, 2 failed in 3.1s (155 threads/s, 4.2 MB/s)`
+    pub fn summary(&self) -> String {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        format!(
+            "index: {} indexed, {} failed in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
+            self.indexed,
+            self.failed,
+            self.elapsed.as_secs_f64(),
+            self.indexed as f64 / secs,
+            self.bytes as f64 / 1e6 / secs
+        )
+    }
+
+    fn merge(&mut self, other: IndexReport) {
+        self.indexed += other.indexed;
+        self.failed += other.failed;
+        self.bytes += other.bytes;
+        for (k, v) in other.per_site {
+            *self.per_site.entry(k).or_default() += v;
+        }
+        self.failures.extend(other.failures);
+    }
+}
+
+/// Opens the luntan index at `path`, creating it (and the directory) when
+/// there is none; refuses an index of another schema.
+pub fn open_or_create_index(path: &Path) -> Result<Index, IndexError> {
+    let schema = LuntanSchema::new();
+    let tantivy = |source| IndexError::Tantivy { path: path.to_owned(), source };
+    let index = if path.join("meta.json").exists() {
+        Index::open_in_dir(path).map_err(tantivy)?
+    } else {
+        fs::create_dir_all(path).map_err(|source| IndexError::Io { path: path.to_owned(), source })?;
+        Index::create_in_dir(path, schema.schema.clone()).map_err(tantivy)?
+    };
+    if index.schema() != schema.schema {
+        let site = path.file_name().map(|n| n.to_string_lossy().trim_end_matches(".index").to_string()).unwrap_or_default();
+        return Err(IndexError::Schema { path: path.to_owned(), site });
+    }
+    register_tokenizers(&index);
+    Ok(index)
+}
+
+/// An open writer on one forum's index.
+pub struct SiteWriter {
+    path: PathBuf,
+    schema: LuntanSchema,
+    writer: IndexWriter<TantivyDocument>,
+    uncommitted: usize,
+}
+
+impl SiteWriter {
+    pub fn open(path: &Path, opts: &IndexOptions) -> Result<SiteWriter, IndexError> {
+        let index = open_or_create_index(path)?;
+        let budget = opts.writer_mb.max(15) * 1_000_000;
+        // tantivy wants at least 15 MB per indexing thread.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = cores.min(budget / 20_000_000).max(1);
+        let writer = index
+            .writer_with_num_threads(threads, budget)
+            .map_err(|source| IndexError::Tantivy { path: path.to_owned(), source })?;
+        Ok(SiteWriter { path: path.to_owned(), schema: LuntanSchema::new(), writer, uncommitted: 0 })
+    }
+
+    fn err(&self, source: TantivyError) -> IndexError {
+        IndexError::Tantivy { path: self.path.clone(), source }
+    }
+
+    /// Adds `doc`, replacing any document of the same thread.
+    pub fn add(&mut self, doc: &ThreadDoc) -> Result<(), IndexError> {
+        self.writer.delete_term(self.schema.key_term(&doc.site, &doc.thread));
+        self.writer.add_document(self.schema.document(doc)).map_err(|e| self.err(e))?;
+        self.uncommitted += 1;
+        Ok(())
+    }
+
+    /// Documents added since the last commit.
+    pub fn uncommitted(&self) -> usize {
+        self.uncommitted
+    }
+
+    /// Makes everything added so far durable and visible.
+    pub fn commit(&mut self) -> Result<(), IndexError> {
+        self.writer.commit().map_err(|e| self.err(e))?;
+        self.uncommitted = 0;
+        Ok(())
+    }
+
+    /// Commits and waits for background merges, so the process can exit.
+    pub fn finish(mut self) -> Result<(), IndexError> {
+        self.commit()?;
+        let path = self.path.clone();
+        self.writer.wait_merging_threads().map_err(|source| IndexError::Tantivy { path, source })
+    }
+}
+
+fn is_save_date(s: &str) -> bool {
+    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Reads and checks one thread file; the error names the file.
+fn load(path: &Path, site: &str, thread: &str) -> Result<(ThreadDoc, u64), String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc = ThreadDoc::from_xml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if doc.site != site || doc.thread != thread {
+        return Err(format!("{}: names thread {}/{}, expected {site}/{thread}", path.display(), doc.site, doc.thread));
+    }
+    Ok((doc, text.len() as u64))
+}
+
+/// Indexes every `Extracted` thread (of one site, or all), then moves the
+/// rows to `Indexed`. A missing or bad XML fails that row and the run goes
+/// on. `progress(done, total)` is called after each thread.
+pub fn index_threads(
+    data: &DataDir,
+    store: &mut Store,
+    index_dir: &Path,
+    site: Option<&str>,
+    opts: &IndexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<IndexReport, IndexError> {
+    let started = Instant::now();
+    let rows = store.threads(site, ThreadState::Extracted)?;
+    let total = rows.len() as u64;
+    let mut report = IndexReport::default();
+    let mut done = 0u64;
+    let mut i = 0;
+    while i < rows.len() {
+        let site = rows[i].site.clone();
+        let end = rows[i..].iter().position(|r| r.site != site).map_or(rows.len(), |n| i + n);
+        let group = &rows[i..end];
+        i = end;
+        let fail = |store: &Store, report: &mut IndexReport, thread: &str, reason: String| -> Result<(), IndexError> {
+            store.fail(&site, thread, ThreadState::Extracted, Stage::Index, &reason)?;
+            report.failed += 1;
+            report.failures.push(Failure { site: site.clone(), thread: thread.to_string(), reason });
+            Ok(())
+        };
+        if let Err(e) = check_id(&site) {
+            for r in group {
+                fail(store, &mut report, &r.thread, format!("site id: {e}"))?;
+            }
+            continue;
+        }
+        let mut writer = SiteWriter::open(&index_path(index_dir, &site), opts)?;
+        let mut pending: Vec<(String, String)> = Vec::new();
+        for row in group {
+            done += 1;
+            let save_date = row.save_date.as_deref().filter(|d| is_save_date(d));
+            let ids_ok = check_id(&row.board).and(check_id(&row.thread));
+            match (save_date, ids_ok) {
+                (None, _) => fail(store, &mut report, &row.thread, format!("row has no valid save_date ({:?}), so no XML path", row.save_date))?,
+                (_, Err(e)) => fail(store, &mut report, &row.thread, format!("row id: {e}"))?,
+                (Some(date), Ok(_)) => {
+                    let path = data.xml_path(&site, &row.board, date, &row.thread);
+                    match load(&path, &site, &row.thread) {
+                        Err(reason) => fail(store, &mut report, &row.thread, reason)?,
+                        Ok((doc, bytes)) => {
+                            writer.add(&doc)?;
+                            report.bytes += bytes;
+                            pending.push((site.clone(), row.thread.clone()));
+                        }
+                    }
+                }
+            }
+            if pending.len() >= opts.commit_every.max(1) {
+                writer.commit()?;
+                store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
+                report.indexed += pending.len();
+                *report.per_site.entry(site.clone()).or_default() += pending.len();
+                pending.clear();
+            }
+            progress(done, total);
+        }
+        writer.finish()?;
+        store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
+        report.indexed += pending.len();
+        *report.per_site.entry(site.clone()).or_default() += pending.len();
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// Every `article<T>.xml` under `pages/<site>/`, one per thread: when a
+/// thread was saved on several days, the latest save directory wins.
+pub fn thread_files(data: &DataDir, site: &str) -> Result<Vec<(String, PathBuf)>, IndexError> {
+    let root = data.pages_dir(site);
+    if !root.is_dir() {
+        return Err(IndexError::Io { path: root, source: std::io::Error::new(std::io::ErrorKind::NotFound, "no pages for this site") });
+    }
+    let mut latest: BTreeMap<String, (String, PathBuf)> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let entry = entry.map_err(|e| IndexError::Io {
+            path: e.path().map_or_else(|| root.clone(), Path::to_owned),
+            source: e.into_io_error().unwrap_or_else(|| std::io::Error::other("directory loop")),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        let Some(thread) = name.strip_prefix("article").and_then(|n| n.strip_suffix(".xml")) else { continue };
+        if thread.is_empty() {
+            continue;
+        }
+        let dir = entry.path().parent().and_then(Path::file_name).map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let date = dir.rsplit('_').next().unwrap_or("").to_string();
+        let newer = latest.get(thread).is_none_or(|(d, _)| date >= *d);
+        if newer {
+            latest.insert(thread.to_string(), (date, entry.into_path()));
+        }
+    }
+    Ok(latest.into_iter().map(|(t, (_, p))| (t, p)).collect())
+}
+
+/// Recreates `index/<site>.index` from the XML files on disk alone (no
+/// network, whatever the rows say). The new index is built beside the old
+/// one and swapped in when complete, so searches never see it half built.
+/// With a store, rebuilt threads whose rows are `Extracted` become `Indexed`.
+pub fn rebuild_site(
+    data: &DataDir,
+    store: Option<&mut Store>,
+    index_dir: &Path,
+    site: &str,
+    opts: &IndexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<IndexReport, IndexError> {
+    let started = Instant::now();
+    check_id(site)?;
+    let files = thread_files(data, site)?;
+    let final_path = index_path(index_dir, site);
+    // Neither name ends in `.index`, so searches never open them.
+    let building = index_dir.join(format!("{site}.index.rebuilding"));
+    let old = index_dir.join(format!("{site}.index.old"));
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| IndexError::Io { path, source }
+    };
+    for leftover in [&building, &old] {
+        if leftover.exists() {
+            fs::remove_dir_all(leftover).map_err(io(leftover))?;
+        }
+    }
+    let mut report = IndexReport::default();
+    let mut writer = SiteWriter::open(&building, opts)?;
+    let mut keys = Vec::new();
+    let total = files.len() as u64;
+    for (n, (thread, path)) in files.iter().enumerate() {
+        match load(path, site, thread) {
+            Ok((doc, bytes)) => {
+                writer.add(&doc)?;
+                report.bytes += bytes;
+                keys.push((site.to_string(), thread.clone()));
+            }
+            Err(reason) => {
+                report.failed += 1;
+                report.failures.push(Failure { site: site.to_string(), thread: thread.clone(), reason });
+            }
+        }
+        if writer.uncommitted() >= opts.commit_every.max(1) {
+            writer.commit()?;
+        }
+        progress(n as u64 + 1, total);
+    }
+    writer.finish()?;
+    if final_path.exists() {
+        fs::rename(&final_path, &old).map_err(io(&final_path))?;
+    }
+    fs::rename(&building, &final_path).map_err(io(&building))?;
+    sync_dir(index_dir).map_err(io(index_dir))?;
+    if old.exists() {
+        fs::remove_dir_all(&old).map_err(io(&old))?;
+    }
+    if let Some(store) = store {
+        store.transition_many(&keys, ThreadState::Extracted, ThreadState::Indexed)?;
+    }
+    report.indexed = keys.len();
+    report.per_site.insert(site.to_string(), keys.len());
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// [`rebuild_site`] for every site with a `pages/<site>/` directory.
+pub fn rebuild_all(
+    data: &DataDir,
+    mut store: Option<&mut Store>,
+    index_dir: &Path,
+    opts: &IndexOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<IndexReport, IndexError> {
+    let started = Instant::now();
+    let pages = data.root().join("pages");
+    let mut sites = Vec::new();
+    if pages.is_dir() {
+        for e in fs::read_dir(&pages).map_err(|source| IndexError::Io { path: pages.clone(), source })? {
+            let e = e.map_err(|source| IndexError::Io { path: pages.clone(), source })?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() && check_id(&name).is_ok() {
+                sites.push(name);
+            }
+        }
+    }
+    sites.sort();
+    let mut report = IndexReport::default();
+    for site in sites {
+        report.merge(rebuild_site(data, store.as_deref_mut(), index_dir, &site, opts, progress)?);
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use luntan_core::layout::write_atomic;
+    use luntan_core::store::{NewThread, Update};
+
+    use super::*;
+    use crate::search::{Catalog, SearchOptions};
+    use crate::testutil::{reviews, thread};
+
+    fn everything() -> SearchOptions {
+        SearchOptions { limit: 1000, ..Default::default() }
+    }
+
+    #[test]
+    fn indexing_the_same_thread_twice_leaves_one_document() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("dz.index");
+        let opts = IndexOptions { writer_mb: 20, commit_every: 10 };
+        let mut w = SiteWriter::open(&path, &opts).unwrap();
+        w.add(&thread("dz", "7", "旧标题", &[("a", "考研经验")], None)).unwrap();
+        w.add(&thread("dz", "7", "新标题", &[("a", "考研经验")], None)).unwrap();
+        w.finish().unwrap();
+        // And again in a later run, after a commit.
+        let mut w = SiteWriter::open(&path, &opts).unwrap();
+        w.add(&thread("dz", "7", "最新标题", &[("a", "考研经验")], None)).unwrap();
+        w.finish().unwrap();
+        let c = Catalog::open(t.path()).unwrap();
+        assert_eq!(c.num_docs(), 1);
+        let r = c.search_str("考研", &everything()).unwrap();
+        assert_eq!(r.total, 1);
+        assert_eq!(r.hits[0].title, "最新标题");
+    }
+
+    #[test]
+    fn a_different_schema_is_refused_with_the_path() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("old.index");
+        let mut b = tantivy::schema::Schema::builder();
+        b.add_text_field("title", tantivy::schema::TEXT);
+        std::fs::create_dir_all(&path).unwrap();
+        Index::create_in_dir(&path, b.build()).unwrap();
+        let e = open_or_create_index(&path).err().unwrap();
+        assert!(e.to_string().contains("old.index") && e.to_string().contains("--rebuild --site old"), "{e}");
+        let c = Catalog::open(t.path()).unwrap();
+        assert!(c.is_empty());
+        assert!(c.skipped()[0].to_string().contains("old.index"), "{}", c.skipped()[0]);
+        assert!(Catalog::open_paths(&[path]).is_err());
+    }
+
+    struct Crawl {
+        _t: tempfile::TempDir,
+        data: DataDir,
+        store: Store,
+        index_dir: PathBuf,
+    }
+
+    /// A crawl whose rows are all `Extracted`; XML is written only for the
+    /// threads in `good` (plus garbage for `bad`).
+    fn crawl(rows: &[(&str, &str)], good: &[(&str, &str)], bad: &[(&str, &str)]) -> Crawl {
+        let t = tempfile::tempdir().unwrap();
+        let data = DataDir::new(t.path().join("data"));
+        let mut store = Store::open(&data.db_path()).unwrap();
+        let r = reviews();
+        let new: Vec<NewThread> = rows
+            .iter()
+            .map(|(s, th)| NewThread { site: s.to_string(), board: "2".into(), thread: th.to_string(), url: format!("http://{s}/{th}"), ..Default::default() })
+            .collect();
+        store.insert_new_threads(&new).unwrap();
+        for (i, (s, th)) in rows.iter().enumerate() {
+            let up = Update { save_date: Some("20261130"), ..Default::default() };
+            assert!(store.transition(s, th, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+            assert!(store.transition(s, th, ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap());
+            let path = data.xml_path(s, "2", "20261130", th);
+            if good.contains(&(s, th)) {
+                let mut d = thread(s, th, &format!("帖子{th}"), &[("小明", r[i])], Some("2024-03-05T12:34:00"));
+                d.board = "2".into();
+                write_atomic(&path, d.to_xml().as_bytes()).unwrap();
+            } else if bad.contains(&(s, th)) {
+                write_atomic(&path, b"<thread><post floor=\"x\"></post></thread>").unwrap();
+            }
+        }
+        let index_dir = t.path().join("index");
+        Crawl { _t: t, data, store, index_dir }
+    }
+
+    #[test]
+    fn rows_move_after_the_commit_and_bad_files_fail_their_row_only() {
+        let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4"), ("dz", "5"), ("bbs", "9")];
+        let good = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("bbs", "9")];
+        let mut c = crawl(&rows, &good, &[("dz", "5")]);
+        let opts = IndexOptions { writer_mb: 20, commit_every: 2 };
+        let mut calls = 0;
+        let report = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, total| {
+            calls += 1;
+            assert_eq!(total, 6);
+        })
+        .unwrap();
+        assert_eq!(calls, 6);
+        assert_eq!((report.indexed, report.failed), (4, 2));
+        assert_eq!(report.per_site.get("dz"), Some(&3));
+        assert!(report.summary().starts_with("index: 4 indexed, 2 failed in "), "{}", report.summary());
+        for (s, th) in good {
+            assert_eq!(c.store.thread(s, th).unwrap().unwrap().state, ThreadState::Indexed);
+        }
+        let missing = c.store.thread("dz", "4").unwrap().unwrap();
+        assert_eq!(missing.state, ThreadState::Failed);
+        assert_eq!(missing.fail_stage.as_deref(), Some("index"));
+        assert!(missing.fail_reason.unwrap().contains("article4.xml"));
+        assert!(c.store.thread("dz", "5").unwrap().unwrap().fail_reason.unwrap().contains("article5.xml"));
+
+        let cat = Catalog::open(&c.index_dir).unwrap();
+        assert_eq!(cat.sites(), ["bbs", "dz"]);
+        assert_eq!(cat.num_docs(), 4);
+        assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 4);
+
+        let again = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
+        assert_eq!((again.indexed, again.failed), (0, 0));
+    }
+
+    #[test]
+    fn site_option_indexes_only_that_forum() {
+        let rows = [("dz", "1"), ("bbs", "9")];
+        let mut c = crawl(&rows, &rows, &[]);
+        let report = index_threads(&c.data, &mut c.store, &c.index_dir, Some("bbs"), &IndexOptions::default(), &mut |_, _| {}).unwrap();
+        assert_eq!(report.indexed, 1);
+        assert_eq!(c.store.thread("dz", "1").unwrap().unwrap().state, ThreadState::Extracted);
+        assert_eq!(Catalog::open(&c.index_dir).unwrap().sites(), ["bbs"]);
+    }
+
+    #[test]
+    fn rebuild_recreates_the_index_from_files_alone() {
+        let rows = [("dz", "1"), ("dz", "2"), ("dz", "3")];
+        let mut c = crawl(&rows, &[("dz", "1"), ("dz", "2")], &[("dz", "3")]);
+        let opts = IndexOptions { writer_mb: 20, commit_every: 1 };
+        index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
+        // Thread 2 saved again on a later day with a new title: the later file wins.
+        let mut newer = thread("dz", "2", "更新后的帖子", &[("老王", "重新保存")], None);
+        newer.board = "2".into();
+        write_atomic(&c.data.xml_path("dz", "2", "20261201", "2"), newer.to_xml().as_bytes()).unwrap();
+        // A thread the database has as Extracted but never indexed.
+        c.store.insert_new_threads(&[NewThread { site: "dz".into(), board: "2".into(), thread: "8".into(), url: "u".into(), ..Default::default() }]).unwrap();
+        let up = Update { save_date: Some("20261130"), ..Default::default() };
+        c.store.transition("dz", "8", ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
+        c.store.transition("dz", "8", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
+        let mut d8 = thread("dz", "8", "第八个帖子", &[("x", "内容")], None);
+        d8.board = "2".into();
+        write_atomic(&c.data.xml_path("dz", "2", "20261130", "8"), d8.to_xml().as_bytes()).unwrap();
+        // Something a search has open must not block the swap.
+        let before = Catalog::open(&c.index_dir).unwrap();
+
+        let report = rebuild_site(&c.data, Some(&mut c.store), &c.index_dir, "dz", &opts, &mut |_, _| {}).unwrap();
+        assert_eq!((report.indexed, report.failed), (3, 1));
+        assert!(report.failures[0].reason.contains("article3.xml"));
+        assert_eq!(c.store.thread("dz", "8").unwrap().unwrap().state, ThreadState::Indexed);
+        // A row failed earlier stays failed: a rebuild does not depend on, or fix, row states.
+        assert_eq!(c.store.thread("dz", "3").unwrap().unwrap().state, ThreadState::Failed);
+
+        let cat = Catalog::open(&c.index_dir).unwrap();
+        assert_eq!(cat.num_docs(), 3);
+        let r = cat.search_str("更新", &everything()).unwrap();
+        assert_eq!(r.hits.iter().map(|h| h.thread.as_str()).collect::<Vec<_>>(), ["2"]);
+        let names: Vec<String> = std::fs::read_dir(&c.index_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["dz.index"]);
+        drop(before);
+
+        let all = rebuild_all(&c.data, None, &c.index_dir, &opts, &mut |_, _| {}).unwrap();
+        assert_eq!(all.indexed, 3);
+        assert!(rebuild_site(&c.data, None, &c.index_dir, "nosuch", &opts, &mut |_, _| {}).is_err());
+        assert!(rebuild_site(&c.data, None, &c.index_dir, "../x", &opts, &mut |_, _| {}).is_err());
+    }
+}

@@ -1,0 +1,811 @@
+//! Searching every forum's index at once, with one ranking.
+//!
+//! BM25 needs collection statistics (document count, average field length,
+//! document frequency of each term). Each index alone would give its own,
+//! so the same thread would score differently depending on which forums
+//! share its index. [`GlobalStats`] sums them over all open indexes and
+//! every index scores with the sums, which makes scores comparable and
+//! independent of how threads are split into indexes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, TantivyError, Term};
+
+use crate::analysis::{gram_query_terms, is_cjk, query_words, register_tokenizers};
+use crate::query::{Node, Query, QueryError, Scope};
+use crate::schema::{format_posted, LuntanSchema};
+use crate::snippet::{highlight, make_snippet, Snippet};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Open { path: PathBuf, source: TantivyError },
+    #[error("{}: not a luntan index of this version (schema differs); recreate it with `luntan-index --rebuild`", path.display())]
+    Schema { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Search { path: PathBuf, source: TantivyError },
+    #[error("no index for site {site:?} under {}", dir.display())]
+    UnknownSite { site: String, dir: PathBuf },
+    #[error("query: {0}")]
+    Query(#[from] QueryError),
+}
+
+/// How hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortOrder {
+    #[default]
+    Relevance,
+    Newest,
+    Oldest,
+}
+
+impl FromStr for SortOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SortOrder, String> {
+        match s {
+            "relevance" => Ok(SortOrder::Relevance),
+            "newest" => Ok(SortOrder::Newest),
+            "oldest" => Ok(SortOrder::Oldest),
+            _ => Err(format!("unknown sort {s:?}: expected relevance, newest or oldest")),
+        }
+    }
+}
+
+/// What to return.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    pub limit: usize,
+    pub offset: usize,
+    pub sort: SortOrder,
+    /// Only threads first posted on or after this day (UTC reading of the forum's clock).
+    pub since: Option<time::Date>,
+    /// Only threads first posted on or before this day.
+    pub until: Option<time::Date>,
+    /// Only these indexes (site ids); empty means all.
+    pub sites: Vec<String>,
+    /// Snippet length in characters.
+    pub snippet_chars: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { limit: 10, offset: 0, sort: SortOrder::Relevance, since: None, until: None, sites: Vec::new(), snippet_chars: 80 }
+    }
+}
+
+/// One matching thread.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// 1-based, counting the offset.
+    pub rank: usize,
+    pub score: Score,
+    pub site: String,
+    /// The forum's display name.
+    pub forum: String,
+    pub board: String,
+    pub thread: String,
+    pub url: String,
+    pub title: String,
+    /// Byte ranges of query words in `title`.
+    pub title_highlights: Vec<(usize, usize)>,
+    /// First post time, `YYYY-MM-DDTHH:MM:SS`.
+    pub posted: Option<String>,
+    pub saved: String,
+    pub authors: Vec<String>,
+    pub snippet: Snippet,
+}
+
+/// A page of hits and the counts behind it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SearchResults {
+    /// Matching threads in all searched indexes.
+    pub total: usize,
+    /// Matching threads per index (named by site).
+    pub per_site: BTreeMap<String, usize>,
+    pub hits: Vec<Hit>,
+}
+
+/// BM25 statistics summed over every index of a catalog.
+pub struct GlobalStats {
+    searchers: Vec<Searcher>,
+    total_docs: u64,
+    tokens: Mutex<HashMap<Field, u64>>,
+    doc_freqs: Mutex<HashMap<Term, u64>>,
+}
+
+impl GlobalStats {
+    pub fn new(searchers: Vec<Searcher>) -> GlobalStats {
+        let total_docs = searchers.iter().map(|s| s.segment_readers().iter().map(|r| u64::from(r.max_doc())).sum::<u64>()).sum();
+        GlobalStats { searchers, total_docs, tokens: Mutex::default(), doc_freqs: Mutex::default() }
+    }
+}
+
+impl Bm25StatisticsProvider for GlobalStats {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        if let Some(&n) = self.tokens.lock().expect("stats lock").get(&field) {
+            return Ok(n);
+        }
+        let mut n = 0;
+        for s in &self.searchers {
+            n += Bm25StatisticsProvider::total_num_tokens(s, field)?;
+        }
+        self.tokens.lock().expect("stats lock").insert(field, n);
+        Ok(n)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.total_docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        if let Some(&n) = self.doc_freqs.lock().expect("stats lock").get(term) {
+            return Ok(n);
+        }
+        let mut n = 0;
+        for s in &self.searchers {
+            n += s.doc_freq(term)?;
+        }
+        self.doc_freqs.lock().expect("stats lock").insert(term.clone(), n);
+        Ok(n)
+    }
+}
+
+struct SiteIndex {
+    name: String,
+    path: PathBuf,
+    reader: IndexReader,
+}
+
+/// Every index of an index directory, opened for searching.
+pub struct Catalog {
+    dir: PathBuf,
+    schema: LuntanSchema,
+    indexes: Vec<SiteIndex>,
+    skipped: Vec<SearchError>,
+}
+
+fn open_one(path: &Path, schema: &LuntanSchema) -> Result<SiteIndex, SearchError> {
+    let open = |source| SearchError::Open { path: path.to_owned(), source };
+    let index = Index::open_in_dir(path).map_err(open)?;
+    if index.schema() != schema.schema {
+        return Err(SearchError::Schema { path: path.to_owned() });
+    }
+    register_tokenizers(&index);
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(open)?;
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file.strip_suffix(".index").unwrap_or(&file).to_string();
+    Ok(SiteIndex { name, path: path.to_owned(), reader })
+}
+
+// Boosts: a whole jieba word beats a bare substring, the title beats the body.
+const TITLE_WORD: Score = 3.0;
+const BODY_WORD: Score = 1.5;
+const TITLE_GRAM: Score = 1.5;
+const BODY_GRAM: Score = 1.0;
+/// Bonus when a multi-word term also occurs as written, contiguously.
+const CONTIGUOUS: Score = 2.0;
+
+impl Catalog {
+    /// Opens every directory ending in `.index` under `index_dir`. One that
+    /// cannot be opened (half created, another schema) is left out and
+    /// listed in [`Catalog::skipped`], so one bad forum does not stop search.
+    pub fn open(index_dir: &Path) -> Result<Catalog, SearchError> {
+        let io = |source| SearchError::Io { path: index_dir.to_owned(), source };
+        let mut paths = Vec::new();
+        for e in std::fs::read_dir(index_dir).map_err(io)? {
+            let e = e.map_err(io)?;
+            if e.file_name().to_string_lossy().ends_with(".index") && e.path().is_dir() {
+                paths.push(e.path());
+            }
+        }
+        paths.sort();
+        let schema = LuntanSchema::new();
+        let mut indexes = Vec::new();
+        let mut skipped = Vec::new();
+        for path in paths {
+            match open_one(&path, &schema) {
+                Ok(i) => indexes.push(i),
+                Err(e) => skipped.push(e),
+            }
+        }
+        Ok(Catalog { dir: index_dir.to_owned(), schema, indexes, skipped })
+    }
+
+    /// Opens exactly these index directories, each named by its file name
+    /// without `.index`; any failure is an error.
+    pub fn open_paths(paths: &[PathBuf]) -> Result<Catalog, SearchError> {
+        let schema = LuntanSchema::new();
+        let indexes = paths.iter().map(|p| open_one(p, &schema)).collect::<Result<Vec<_>, _>>()?;
+        let dir = paths.first().and_then(|p| p.parent()).map(Path::to_owned).unwrap_or_default();
+        Ok(Catalog { dir, schema, indexes, skipped: Vec::new() })
+    }
+
+    /// Index directories [`Catalog::open`] could not open, and why.
+    pub fn skipped(&self) -> &[SearchError] {
+        &self.skipped
+    }
+
+    /// The site names of the open indexes, sorted.
+    pub fn sites(&self) -> Vec<&str> {
+        self.indexes.iter().map(|i| i.name.as_str()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.indexes.is_empty()
+    }
+
+    /// Documents in all indexes.
+    pub fn num_docs(&self) -> u64 {
+        self.indexes.iter().map(|i| i.reader.searcher().num_docs()).sum()
+    }
+
+    /// Picks up commits made since the catalog was opened.
+    pub fn reload(&self) -> Result<(), SearchError> {
+        for i in &self.indexes {
+            i.reader.reload().map_err(|source| SearchError::Open { path: i.path.clone(), source })?;
+        }
+        Ok(())
+    }
+
+    /// Parses and runs `query`.
+    pub fn search_str(&self, query: &str, opts: &SearchOptions) -> Result<SearchResults, SearchError> {
+        self.search(&Query::parse(query)?, opts)
+    }
+
+    /// Runs `query` on the selected indexes in parallel and merges one top list.
+    pub fn search(&self, query: &Query, opts: &SearchOptions) -> Result<SearchResults, SearchError> {
+        let s = &self.schema;
+        let mut tq = compile(&query.root, s).ok_or(QueryError::NothingToSearch)?;
+        if opts.since.is_some() || opts.until.is_some() {
+            let day = |d: time::Date| DateTime::from_timestamp_secs(d.midnight().assume_utc().unix_timestamp());
+            let term = |d| Term::from_field_date_for_search(s.posted, day(d));
+            let lower = opts.since.map_or(Bound::Unbounded, |d| Bound::Included(term(d)));
+            let upper = match opts.until {
+                None => Bound::Unbounded,
+                Some(d) => match d.next_day() {
+                    Some(next) => Bound::Excluded(term(next)),
+                    None => Bound::Unbounded,
+                },
+            };
+            tq = Box::new(BooleanQuery::new(vec![(Occur::Must, tq), (Occur::Must, filter(Box::new(RangeQuery::new(lower, upper))))]));
+        }
+
+        let mut selected: Vec<usize> = Vec::new();
+        for site in &opts.sites {
+            let i = self
+                .indexes
+                .iter()
+                .position(|x| &x.name == site)
+                .ok_or_else(|| SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() })?;
+            if !selected.contains(&i) {
+                selected.push(i);
+            }
+        }
+        if opts.sites.is_empty() {
+            selected = (0..self.indexes.len()).collect();
+        }
+
+        // One snapshot per index, shared by statistics, search and document fetches.
+        let searchers: Vec<Searcher> = self.indexes.iter().map(|i| i.reader.searcher()).collect();
+        let stats = GlobalStats::new(searchers.clone());
+        // More than every document cannot be returned; tantivy allocates for k up front.
+        let k = opts.offset.saturating_add(opts.limit).min(usize::try_from(stats.total_docs).unwrap_or(usize::MAX));
+        let per_index: Vec<(usize, usize, TopList)> = selected
+            .par_iter()
+            .map(|&i| {
+                let (count, top) = search_one(&searchers[i], &*tq, k, opts.sort, &stats)
+                    .map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+                Ok((i, count, top))
+            })
+            .collect::<Result<_, SearchError>>()?;
+
+        let mut results = SearchResults::default();
+        let mut merged: Vec<(SortKey, usize, DocAddress)> = Vec::new();
+        for (i, count, top) in per_index {
+            results.total += count;
+            *results.per_site.entry(self.indexes[i].name.clone()).or_default() += count;
+            merged.extend(top.into_iter().map(|(key, addr)| (key, i, addr)));
+        }
+        merged.sort_by(|a, b| {
+            b.0 .0
+                .cmp(&a.0 .0)
+                .then(b.0 .1.total_cmp(&a.0 .1))
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+        });
+
+        let needles = needles(query);
+        for (n, (key, i, addr)) in merged.into_iter().skip(opts.offset).take(opts.limit).enumerate() {
+            let doc: TantivyDocument =
+                searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+            results.hits.push(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars));
+        }
+        Ok(results)
+    }
+
+    fn hit(&self, doc: &TantivyDocument, rank: usize, score: Score, needles: &[String], snippet_chars: usize) -> Hit {
+        let s = &self.schema;
+        let text = |f: Field| doc.get_first(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let title = text(s.title);
+        let title_highlights = highlight(&title, needles).highlights;
+        let body = text(s.body);
+        Hit {
+            rank,
+            score,
+            site: text(s.site),
+            forum: text(s.forum),
+            board: text(s.board),
+            thread: text(s.thread),
+            url: text(s.url),
+            title,
+            title_highlights,
+            posted: doc.get_first(s.posted).and_then(|v| v.as_datetime()).map(format_posted),
+            saved: text(s.saved),
+            authors: doc.get_all(s.authors).filter_map(|v| v.as_str().map(str::to_string)).collect(),
+            snippet: make_snippet(&body, needles, snippet_chars),
+        }
+    }
+}
+
+/// `(date key, score)`, larger first. The date key is 0 for relevance order,
+/// and the date (negated for oldest-first) otherwise; undated threads last.
+type SortKey = (i64, Score);
+type TopList = Vec<(SortKey, DocAddress)>;
+
+fn search_one(searcher: &Searcher, q: &dyn TQuery, k: usize, sort: SortOrder, stats: &GlobalStats) -> tantivy::Result<(usize, TopList)> {
+    if k == 0 {
+        return Ok((searcher.search_with_statistics_provider(q, &Count, stats)?, Vec::new()));
+    }
+    let top = TopDocs::with_limit(k);
+    match sort {
+        SortOrder::Relevance => {
+            let (n, docs) = searcher.search_with_statistics_provider(q, &(Count, top.order_by_score()), stats)?;
+            Ok((n, docs.into_iter().map(|(score, a)| ((0, score), a)).collect()))
+        }
+        SortOrder::Newest | SortOrder::Oldest => {
+            let newest = sort == SortOrder::Newest;
+            let by_date = top.tweak_score(move |seg: &SegmentReader| {
+                let col = seg.fast_fields().date("posted").ok();
+                move |doc, score: Score| -> SortKey {
+                    let ts = col.as_ref().and_then(|c| c.first(doc)).map(|d| d.into_timestamp_secs());
+                    let key = match ts {
+                        None => i64::MIN,
+                        Some(t) if newest => t,
+                        Some(t) => -t,
+                    };
+                    (key, score)
+                }
+            });
+            searcher.search_with_statistics_provider(q, &(Count, by_date), stats)
+        }
+    }
+}
+
+/// A constraint that selects without changing scores.
+fn filter(q: Box<dyn TQuery>) -> Box<dyn TQuery> {
+    Box::new(ConstScoreQuery::new(q, 0.0))
+}
+
+fn boost(q: Box<dyn TQuery>, b: Score) -> Box<dyn TQuery> {
+    Box::new(BoostQuery::new(q, b))
+}
+
+fn should(mut qs: Vec<Box<dyn TQuery>>) -> Option<Box<dyn TQuery>> {
+    match qs.len() {
+        0 => None,
+        1 => qs.pop(),
+        _ => Some(Box::new(BooleanQuery::new(qs.into_iter().map(|q| (Occur::Should, q)).collect()))),
+    }
+}
+
+/// Finds `text` as a substring of a gram-analyzed field.
+fn gram_query(field: Field, text: &str) -> Option<Box<dyn TQuery>> {
+    let mut terms = gram_query_terms(text);
+    match terms.len() {
+        0 => None,
+        1 => Some(Box::new(TermQuery::new(Term::from_field_text(field, &terms.pop()?.1), IndexRecordOption::WithFreqs))),
+        _ => Some(Box::new(PhraseQuery::new_with_offset(terms.into_iter().map(|(p, t)| (p, Term::from_field_text(field, &t))).collect()))),
+    }
+}
+
+fn word_query(field: Field, word: &str) -> Box<dyn TQuery> {
+    Box::new(TermQuery::new(Term::from_field_text(field, word), IndexRecordOption::WithFreqs))
+}
+
+/// One segmented word: a jieba word match or a substring match, in the title or body.
+fn word_clause(s: &LuntanSchema, word: &str, scope: Scope) -> Option<Box<dyn TQuery>> {
+    let mut qs = vec![boost(word_query(s.title, word), TITLE_WORD)];
+    qs.extend(gram_query(s.title_gram, word).map(|q| boost(q, TITLE_GRAM)));
+    if scope == Scope::TitleOrBody {
+        qs.push(boost(word_query(s.body, word), BODY_WORD));
+        qs.extend(gram_query(s.body_gram, word).map(|q| boost(q, BODY_GRAM)));
+    }
+    should(qs)
+}
+
+fn phrase_clause(s: &LuntanSchema, text: &str, scope: Scope, weight: Score) -> Option<Box<dyn TQuery>> {
+    let mut qs = Vec::new();
+    qs.extend(gram_query(s.title_gram, text).map(|q| boost(q, TITLE_GRAM * weight)));
+    if scope == Scope::TitleOrBody {
+        qs.extend(gram_query(s.body_gram, text).map(|q| boost(q, BODY_GRAM * weight)));
+    }
+    should(qs)
+}
+
+fn raw_term(field: Field, v: &str) -> Box<dyn TQuery> {
+    filter(Box::new(TermQuery::new(Term::from_field_text(field, v), IndexRecordOption::Basic)))
+}
+
+/// The tantivy query for a node; `None` when the node constrains nothing
+/// (a term of punctuation only).
+fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
+    match n {
+        Node::Term { text, scope } => {
+            let words = query_words(text);
+            match words.len() {
+                0 => phrase_clause(s, text, *scope, 1.0),
+                1 => word_clause(s, &words[0], *scope),
+                _ => {
+                    let mut clauses: Vec<(Occur, Box<dyn TQuery>)> =
+                        words.iter().filter_map(|w| word_clause(s, w, *scope)).map(|q| (Occur::Must, q)).collect();
+                    clauses.extend(phrase_clause(s, text, *scope, CONTIGUOUS).map(|q| (Occur::Should, q)));
+                    Some(Box::new(BooleanQuery::new(clauses)))
+                }
+            }
+        }
+        Node::Phrase { text, scope } => phrase_clause(s, text, *scope, 1.0),
+        Node::Site(v) => Some(raw_term(s.site, v)),
+        Node::Board(v) => Some(raw_term(s.board, v)),
+        Node::Author(v) => gram_query(s.authors, v).map(filter),
+        Node::Or(children) => should(children.iter().filter_map(|c| compile(c, s)).collect()),
+        // Only reachable from a hand-built tree; the parser puts exclusions inside an And.
+        Node::Not(child) => {
+            let q = compile(child, s)?;
+            Some(Box::new(BooleanQuery::new(vec![(Occur::Must, filter(Box::new(AllQuery))), (Occur::MustNot, q)])))
+        }
+        Node::And(children) => {
+            let mut clauses: Vec<(Occur, Box<dyn TQuery>)> = Vec::new();
+            for c in children {
+                match c {
+                    Node::Not(inner) => clauses.extend(compile(inner, s).map(|q| (Occur::MustNot, q))),
+                    _ => clauses.extend(compile(c, s).map(|q| (Occur::Must, q))),
+                }
+            }
+            if !clauses.iter().any(|(o, _)| *o == Occur::Must) {
+                if clauses.is_empty() {
+                    return None;
+                }
+                // Exclusions need something to exclude from.
+                clauses.push((Occur::Must, filter(Box::new(AllQuery))));
+            }
+            Some(Box::new(BooleanQuery::new(clauses)))
+        }
+    }
+}
+
+/// The strings to mark in titles and snippets: every positive term's words
+/// and the term itself, and each run of a phrase.
+fn needles(q: &Query) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    q.walk(&mut |n, negated| {
+        if negated {
+            return;
+        }
+        match n {
+            Node::Term { text, .. } => {
+                query_words(text).into_iter().for_each(&mut push);
+                push(text.clone());
+            }
+            Node::Phrase { text, .. } => {
+                for part in text.split(|c: char| !(is_cjk(c) || c.is_alphanumeric())) {
+                    push(part.to_string());
+                }
+            }
+            _ => {}
+        }
+    });
+    out
+}
+
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashMap};
+
+    use luntan_core::ThreadDoc;
+
+    use super::*;
+    use crate::testutil::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        catalog: Catalog,
+        docs: Vec<ThreadDoc>,
+    }
+
+    /// One index per site, as luntan-index lays them out.
+    fn fixture(n: usize) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = synthetic(n);
+        for site in ["s0", "s1", "s2"] {
+            let part: Vec<&ThreadDoc> = docs.iter().filter(|d| d.site == site).collect();
+            write_index(&dir.path().join(format!("{site}.index")), &part);
+        }
+        let catalog = Catalog::open(dir.path()).unwrap();
+        Fixture { _dir: dir, catalog, docs }
+    }
+
+    fn everything() -> SearchOptions {
+        SearchOptions { limit: 100_000, ..Default::default() }
+    }
+
+    fn keys(r: &SearchResults) -> BTreeSet<String> {
+        r.hits.iter().map(|h| format!("{}/{}", h.site, h.thread)).collect()
+    }
+
+    /// Runs `q` and compares the hits with a brute-force scan of the documents.
+    fn check(f: &Fixture, q: &str, pred: impl Fn(&ThreadDoc) -> bool) {
+        let r = f.catalog.search_str(q, &everything()).unwrap();
+        let want: BTreeSet<String> = f.docs.iter().filter(|d| pred(d)).map(key).collect();
+        assert!(!want.is_empty(), "{q:?} should match something in the fixture");
+        assert_eq!(keys(&r), want, "{q:?}");
+        assert_eq!(r.total, want.len(), "{q:?}");
+        assert_eq!(r.per_site.values().sum::<usize>(), r.total);
+    }
+
+    fn all_words(d: &ThreadDoc, term: &str) -> bool {
+        query_words(term).iter().all(|w| contains(d, w, false))
+    }
+
+    #[test]
+    fn one_and_two_char_sub_word_queries_find_every_occurrence() {
+        let f = fixture(300);
+        // jieba alone misses most of these: 店 inside 酒店, 本书 across a word boundary.
+        for q in ["书", "店", "好", "的", "不错", "酒店", "本书", "服务", "房间", "间很", "的书", "书很"] {
+            let words = query_words(q);
+            if words.len() == 1 {
+                check(&f, q, |d| contains(d, q, false));
+            } else {
+                // A string jieba splits means all its words, anywhere; every
+                // thread holding the string as written is among the hits.
+                check(&f, q, |d| all_words(d, q));
+                let found = keys(&f.catalog.search_str(q, &everything()).unwrap());
+                assert!(f.docs.iter().filter(|d| contains(d, q, false)).all(|d| found.contains(&key(d))), "{q}");
+            }
+        }
+    }
+
+    #[test]
+    fn words_and_phrases_exclusions_or_and_fields() {
+        let f = fixture(300);
+        check(&f, "酒店 服务", |d| all_words(d, "酒店") && all_words(d, "服务"));
+        check(&f, "服务态度", |d| all_words(d, "服务态度"));
+        check(&f, "这本书 内容", |d| all_words(d, "这本书") && all_words(d, "内容"));
+        check(&f, "\"服务态度\"", |d| contains(d, "服务态度", false));
+        // A space in a phrase stands for any run of spaces and punctuation.
+        let collapsed = |text: &str| {
+            let mut out = String::new();
+            for c in crate::analysis::normalize_chars(text) {
+                if is_cjk(c) || c.is_alphanumeric() {
+                    out.push(c);
+                } else if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            out
+        };
+        check(&f, "“房间 很”", |d| collapsed(&d.title).contains("房间 很") || collapsed(&crate::schema::thread_body(d)).contains("房间 很"));
+        check(&f, "\"酒店。房间\"", |d| collapsed(&crate::schema::thread_body(d)).contains("酒店 房间"));
+        check(&f, "酒店 -服务", |d| contains(d, "酒店", false) && !contains(d, "服务", false));
+        check(&f, "酒店 OR 本书", |d| contains(d, "酒店", false) || contains(d, "本书", false));
+        check(&f, "(酒店 OR 本书) -不错", |d| (contains(d, "酒店", false) || contains(d, "本书", false)) && !contains(d, "不错", false));
+        check(&f, "site:s1 书", |d| d.site == "s1" && contains(d, "书", false));
+        check(&f, "board:0 书", |d| d.board == "0" && contains(d, "书", false));
+        check(&f, "author:小明 书", |d| d.posts.iter().any(|p| p.author.contains("小明")) && contains(d, "书", false));
+        check(&f, "author:张三", |d| d.posts.iter().any(|p| p.author == "張三"));
+        check(&f, "author:alice_99", |d| d.posts.iter().any(|p| p.author == "Alice_99"));
+        check(&f, "title:书", |d| contains(d, "书", true));
+        check(&f, "title:\"不错\" OR title:酒店", |d| contains(d, "不错", true) || contains(d, "酒店", true));
+        check(&f, "site:s2 -书", |d| d.site == "s2" && !contains(d, "书", false));
+    }
+
+    #[test]
+    fn a_rare_unquoted_run_of_characters_finds_its_threads_in_the_top_ten() {
+        // Typed without quotes, a run jieba splits into several words matches
+        // every thread with those words anywhere; the threads holding it as
+        // written must still make the first page (the pipeline test relies on
+        // this). They need not be first: a title holding both words can win.
+        let f = fixture(300);
+        let bodies: Vec<Vec<char>> = f.docs.iter().map(|d| crate::schema::thread_body(d).chars().collect()).collect();
+        let mut seed = 7u64;
+        let mut below = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) % n as u64) as usize
+        };
+        let mut tried = 0;
+        while tried < 60 {
+            let i = below(bodies.len());
+            let len = 4 + below(5);
+            if bodies[i].len() <= len {
+                continue;
+            }
+            let at = below(bodies[i].len() - len);
+            let run: String = bodies[i][at..at + len].iter().collect();
+            if !run.chars().all(is_cjk) || query_words(&run).len() < 2 {
+                continue;
+            }
+            let holders: BTreeSet<String> = f.docs.iter().filter(|d| contains(d, &run, false)).map(key).collect();
+            if holders.len() > 3 {
+                continue;
+            }
+            tried += 1;
+            let r = f.catalog.search_str(&run, &SearchOptions { limit: 10, ..Default::default() }).unwrap();
+            let top = keys(&r);
+            assert!(holders.is_subset(&top), "{run:?}: {holders:?} not all in the top 10 of {}: {top:?}", r.total);
+        }
+    }
+
+    #[test]
+    fn newest_oldest_date_range_and_paging() {
+        let f = fixture(300);
+        let dated = |r: &SearchResults| r.hits.iter().map(|h| h.posted.clone()).collect::<Vec<_>>();
+        let newest = f.catalog.search_str("书", &SearchOptions { sort: SortOrder::Newest, ..everything() }).unwrap();
+        let d = dated(&newest);
+        let first_undated = d.iter().position(Option::is_none).unwrap_or(d.len());
+        assert!(d[first_undated..].iter().all(Option::is_none), "undated threads come last");
+        assert!(d[..first_undated].windows(2).all(|w| w[0] >= w[1]), "{d:?}");
+        let oldest = f.catalog.search_str("书", &SearchOptions { sort: SortOrder::Oldest, ..everything() }).unwrap();
+        let d = dated(&oldest);
+        let first_undated = d.iter().position(Option::is_none).unwrap_or(d.len());
+        assert!(d[..first_undated].windows(2).all(|w| w[0] <= w[1]), "{d:?}");
+        assert_eq!(keys(&newest), keys(&oldest));
+
+        let day = |s: &str| time::Date::parse(s, &time::macros::format_description!("[year]-[month]-[day]")).unwrap();
+        let opts = SearchOptions { since: Some(day("2020-03-01")), until: Some(day("2020-03-31")), ..everything() };
+        let r = f.catalog.search_str("书", &opts).unwrap();
+        let want: BTreeSet<String> = f
+            .docs
+            .iter()
+            .filter(|d| contains(d, "书", false) && d.posted.as_deref().is_some_and(|p| ("2020-03-01".."2020-04-01").contains(&p)))
+            .map(key)
+            .collect();
+        assert!(!want.is_empty());
+        assert_eq!(keys(&r), want);
+
+        for sort in [SortOrder::Relevance, SortOrder::Newest] {
+            let whole = f.catalog.search_str("书 OR 酒店", &SearchOptions { sort, ..everything() }).unwrap();
+            let mut paged = Vec::new();
+            let mut offset = 0;
+            loop {
+                let page = f.catalog.search_str("书 OR 酒店", &SearchOptions { sort, limit: 7, offset, ..everything() }).unwrap();
+                assert_eq!(page.total, whole.total);
+                if page.hits.is_empty() {
+                    break;
+                }
+                assert_eq!(page.hits[0].rank, offset + 1);
+                paged.extend(page.hits.into_iter().map(|h| (h.site, h.thread)));
+                offset += 7;
+            }
+            let whole: Vec<(String, String)> = whole.hits.into_iter().map(|h| (h.site, h.thread)).collect();
+            assert_eq!(paged, whole, "{sort:?}");
+        }
+        let none = f.catalog.search_str("书", &SearchOptions { limit: 0, ..everything() }).unwrap();
+        assert!(none.hits.is_empty() && none.total > 0);
+        let huge = f.catalog.search_str("书", &SearchOptions { limit: usize::MAX, offset: 3, ..everything() }).unwrap();
+        assert_eq!(huge.hits.len(), none.total - 3);
+        let past = f.catalog.search_str("书", &SearchOptions { limit: 10, offset: usize::MAX, ..everything() }).unwrap();
+        assert!(past.hits.is_empty() && past.total == none.total);
+    }
+
+    #[test]
+    fn scores_do_not_depend_on_how_threads_are_split_into_indexes() {
+        let docs = synthetic(240);
+        let one = tempfile::tempdir().unwrap();
+        write_index(&one.path().join("all.index"), &docs.iter().collect::<Vec<_>>());
+        let three = tempfile::tempdir().unwrap();
+        // Uneven parts, so per-index statistics would differ a lot.
+        let parts: [&[ThreadDoc]; 3] = [&docs[..20], &docs[20..100], &docs[100..]];
+        for (i, part) in parts.iter().enumerate() {
+            write_index(&three.path().join(format!("p{i}.index")), &part.iter().collect::<Vec<_>>());
+        }
+        let one = Catalog::open(one.path()).unwrap();
+        let three = Catalog::open(three.path()).unwrap();
+        for q in ["书", "酒店 服务", "\"服务态度\"", "不错 OR 失望", "title:书", "书 -酒店", "author:小明 房间", "这本书 内容"] {
+            let a = one.search_str(q, &everything()).unwrap();
+            let b = three.search_str(q, &everything()).unwrap();
+            assert_eq!(a.total, b.total, "{q}");
+            assert!(a.total > 0, "{q}");
+            let scores: HashMap<String, Score> = a.hits.iter().map(|h| (format!("{}/{}", h.site, h.thread), h.score)).collect();
+            for h in &b.hits {
+                let s = scores[&format!("{}/{}", h.site, h.thread)];
+                assert!((s - h.score).abs() <= 1e-5, "{q}: {} vs {}", s, h.score);
+            }
+            let top = |r: &SearchResults| r.hits.iter().take(5).map(|h| h.score).collect::<Vec<_>>();
+            assert_eq!(top(&a).len(), top(&b).len());
+        }
+    }
+
+    #[test]
+    fn simplified_finds_traditional_and_back_with_original_snippets() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut docs: Vec<ThreadDoc> = POEMS
+            .lines()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let mut p = l.split('\t');
+                let (title, author, text) = (p.next()?, p.next()?, p.next()?);
+                Some(thread("big5", &format!("p{i}"), title, &[(author, text)], None))
+            })
+            .collect();
+        docs.push(thread("big5", "s1", "读书笔记", &[("小明", "这本书值得学习，萬里挑一")], Some("2024-01-01T00:00:00")));
+        write_index(&dir.path().join("big5.index"), &docs.iter().collect::<Vec<_>>());
+        let c = Catalog::open(dir.path()).unwrap();
+
+        let r = c.search_str("万里", &everything()).unwrap();
+        let want: BTreeSet<String> = docs.iter().filter(|d| contains(d, "萬里", false)).map(key).collect();
+        assert!(want.len() >= 2, "fixture should hold 萬里 in a poem and the simplified thread");
+        assert_eq!(keys(&r), want);
+        let poem = r.hits.iter().find(|h| h.thread.starts_with('p')).unwrap();
+        assert!(poem.snippet.marked("[", "]").contains("[萬里]"), "{}", poem.snippet.marked("[", "]"));
+
+        let r = c.search_str("學習", &everything()).unwrap();
+        assert_eq!(keys(&r), BTreeSet::from(["big5/s1".to_string()]));
+        assert!(r.hits[0].snippet.marked("[", "]").contains("[学习]"));
+        assert_eq!(keys(&c.search_str("萬里", &everything()).unwrap()), want);
+    }
+
+    #[test]
+    fn title_and_whole_word_matches_rank_higher() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = [
+            thread("a", "body", "一般般", &[("x", "这家酒店很好，下次还来")], None),
+            thread("a", "title", "酒店很好", &[("x", "这家一般般，下次还来")], None),
+            // 店 inside 商店 is a substring match for 店, not a jieba word match.
+            thread("a", "sub", "一般般", &[("x", "这家商店很好，下次还来")], None),
+            thread("a", "word", "一般般", &[("x", "这家店很好，下次还来")], None),
+        ];
+        write_index(&dir.path().join("a.index"), &docs.iter().collect::<Vec<_>>());
+        let c = Catalog::open(dir.path()).unwrap();
+        let r = c.search_str("酒店", &everything()).unwrap();
+        assert_eq!(r.hits.iter().map(|h| h.thread.as_str()).collect::<Vec<_>>(), ["title", "body"]);
+        let r = c.search_str("店", &everything()).unwrap();
+        assert_eq!(r.total, 4);
+        let pos = |t: &str| r.hits.iter().position(|h| h.thread == t).unwrap();
+        assert!(pos("word") < pos("sub"), "{:?}", r.hits.iter().map(|h| (&h.thread, h.score)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn malformed_queries_and_unknown_sites_are_errors_not_panics() {
+        let f = fixture(30);
+        for q in ["\"abc", "site:", "(书", "书)", "-书", "，。！", "书 OR", "a OR -b"] {
+            match f.catalog.search_str(q, &everything()) {
+                Err(SearchError::Query(e)) => assert!(!e.to_string().is_empty()),
+                other => panic!("{q:?}: {:?}", other.map(|r| r.total)),
+            }
+        }
+        let e = f.catalog.search_str("书", &SearchOptions { sites: vec!["nope".into()], ..everything() }).unwrap_err();
+        assert!(matches!(e, SearchError::UnknownSite { .. }), "{e}");
+        let r = f.catalog.search_str("书", &SearchOptions { sites: vec!["s1".into()], ..everything() }).unwrap();
+        assert!(r.hits.iter().all(|h| h.site == "s1") && r.total > 0);
+        assert_eq!(r.per_site.keys().collect::<Vec<_>>(), ["s1"]);
+    }
+}

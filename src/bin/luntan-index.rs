@@ -1,0 +1,94 @@
+//! luntan-index: `Extracted` threads → `index/<site>.index`, or `--rebuild`
+//! a forum's index from its XML files alone.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use luntan::cli;
+use luntan_core::lock::StageLock;
+use luntan_core::{DataDir, Stage, Store};
+use luntan_search::{analysis, index_threads, rebuild_all, rebuild_site, IndexOptions};
+
+#[derive(Parser, Debug)]
+#[command(name = "luntan-index", version, about = "Index extracted threads, one tantivy index per forum")]
+struct Args {
+    /// Data directory (crawl database, pages).
+    #[arg(long, value_name = "DIR", default_value = "data", alias = "data-dir")]
+    data: PathBuf,
+    /// Where `<site>.index` directories live.
+    #[arg(long, value_name = "DIR", default_value = "index")]
+    index_dir: PathBuf,
+    /// Only this forum.
+    #[arg(long, value_name = "ID")]
+    site: Option<String>,
+    /// Delete and recreate the index from every `article*.xml` under `data/pages/SITE/`
+    /// (all sites without --site), whatever the database rows say.
+    #[arg(long)]
+    rebuild: bool,
+    /// Indexing memory budget in MB (at least 15).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(15..=4000))]
+    writer_mb: u64,
+    /// Commit (and mark rows indexed) every N threads, besides once per forum.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+    commit_every: u64,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    run(Args::parse())
+}
+
+fn run(args: Args) -> ExitCode {
+    match index(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("luntan-index: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn index(args: Args) -> anyhow::Result<()> {
+    if let Some(id) = &args.site {
+        luntan_core::ids::check_id(id).context("--site")?;
+    }
+    let data = DataDir::new(&args.data);
+    let _lock = StageLock::acquire(data.root(), Stage::Index)?;
+    let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
+    std::fs::create_dir_all(&args.index_dir).with_context(|| format!("{}", args.index_dir.display()))?;
+    analysis::warm_up();
+
+    let bar = if args.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(0, "index") };
+    let mut progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+
+    let report = if args.rebuild {
+        // A rebuild needs no database; rows only move if one exists.
+        let mut store = if data.db_path().exists() { Some(Store::open(&data.db_path())?) } else { None };
+        match &args.site {
+            Some(site) => rebuild_site(&data, store.as_mut(), &args.index_dir, site, &opts, &mut progress)?,
+            None => rebuild_all(&data, store.as_mut(), &args.index_dir, &opts, &mut progress)?,
+        }
+    } else {
+        if !data.db_path().exists() {
+            bail!("{}: no crawl database (run the earlier stages, or use --rebuild)", data.db_path().display());
+        }
+        let mut store = Store::open(&data.db_path())?;
+        index_threads(&data, &mut store, &args.index_dir, args.site.as_deref(), &opts, &mut progress)?
+    };
+    bar.finish_and_clear();
+    for f in report.failures.iter().take(20) {
+        eprintln!("failed {}/{}: {}", f.site, f.thread, f.reason);
+    }
+    if report.failures.len() > 20 {
+        eprintln!("… and {} more failures (see luntan-status)", report.failures.len() - 20);
+    }
+    println!("{}", report.summary());
+    Ok(())
+}

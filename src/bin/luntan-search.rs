@@ -1,0 +1,201 @@
+//! luntan-search: one query over every forum's index.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::{Parser, ValueEnum};
+use luntan_search::{analysis, Catalog, Hit, Query, SearchOptions, SearchResults, SortOrder, Snippet};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "luntan-search",
+    version,
+    about = "Search all crawled forums at once",
+    after_help = "QUERY syntax: words (all must match)  \"exact phrase\"  -exclude  a OR b  (groups)\n              site:ID  board:ID  author:NAME  title:WORD"
+)]
+struct Args {
+    /// The query; several arguments are joined with spaces.
+    #[arg(required = true)]
+    query: Vec<String>,
+    /// Directory holding the `<site>.index` directories.
+    #[arg(long, value_name = "DIR", default_value = "index")]
+    index_dir: PathBuf,
+    /// Hits to show.
+    #[arg(long, short = 'n', default_value_t = 10)]
+    limit: usize,
+    /// Hits to skip (paging).
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    #[arg(long, value_enum, default_value_t = Sort::Relevance)]
+    sort: Sort,
+    /// Only threads first posted on or after this day (YYYY-MM-DD).
+    #[arg(long, value_parser = parse_day)]
+    since: Option<time::Date>,
+    /// Only threads first posted on or before this day (YYYY-MM-DD).
+    #[arg(long, value_parser = parse_day)]
+    until: Option<time::Date>,
+    /// Only this forum's index (repeatable).
+    #[arg(long, value_name = "ID")]
+    site: Vec<String>,
+    /// One JSON object per hit, then a summary object.
+    #[arg(long)]
+    json: bool,
+    /// Snippet length in characters.
+    #[arg(long, default_value_t = 80)]
+    snippet_chars: usize,
+    /// Colour highlights (auto: when stdout is a terminal).
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Sort {
+    Relevance,
+    Newest,
+    Oldest,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_day(s: &str) -> Result<time::Date, String> {
+    let fmt = time::macros::format_description!("[year]-[month]-[day]");
+    time::Date::parse(s, &fmt).map_err(|e| format!("{s:?} is not a YYYY-MM-DD date ({e})"))
+}
+
+fn main() -> ExitCode {
+    run(Args::parse())
+}
+
+fn run(args: Args) -> ExitCode {
+    match search(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("luntan-search: {e:#}");
+            // A malformed query is the user's to fix, like a usage error.
+            ExitCode::from(if e.downcast_ref::<luntan_search::QueryError>().is_some() { 2 } else { 1 })
+        }
+    }
+}
+
+fn search(args: Args) -> anyhow::Result<()> {
+    let text = args.query.join(" ");
+    let query = Query::parse(&text)?;
+    if let (Some(a), Some(b)) = (args.since, args.until) {
+        if a > b {
+            bail!("--since {a} is after --until {b}");
+        }
+    }
+    let started = Instant::now();
+    // jieba's dictionary (~0.1 s) loads while the indexes open.
+    let (_, catalog) = rayon::join(analysis::warm_up, || Catalog::open(&args.index_dir));
+    let catalog = catalog.with_context(|| "opening the indexes (run luntan-index first)")?;
+    for e in catalog.skipped() {
+        eprintln!("luntan-search: skipped {e}");
+    }
+    let open_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if catalog.is_empty() {
+        bail!("{}: no <site>.index directories (run luntan-index first)", args.index_dir.display());
+    }
+    let opts = SearchOptions {
+        limit: args.limit,
+        offset: args.offset,
+        sort: match args.sort {
+            Sort::Relevance => SortOrder::Relevance,
+            Sort::Newest => SortOrder::Newest,
+            Sort::Oldest => SortOrder::Oldest,
+        },
+        since: args.since,
+        until: args.until,
+        sites: args.site.clone(),
+        snippet_chars: args.snippet_chars,
+    };
+    let searching = Instant::now();
+    let results = catalog.search(&query, &opts)?;
+    let took = searching.elapsed();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        print_json(&mut out, &results, &opts, open_ms, took.as_secs_f64() * 1000.0)?;
+    } else {
+        let color = match args.color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        print_text(&mut out, &results, color, took.as_secs_f64() * 1000.0)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn print_json(out: &mut impl Write, r: &SearchResults, opts: &SearchOptions, open_ms: f64, took_ms: f64) -> anyhow::Result<()> {
+    for h in &r.hits {
+        let v = serde_json::json!({
+            "rank": h.rank,
+            "score": h.score,
+            "site": h.site,
+            "forum": h.forum,
+            "board": h.board,
+            "thread": h.thread,
+            "url": h.url,
+            "title": h.title,
+            "title_html": Snippet { text: h.title.clone(), highlights: h.title_highlights.clone() }.html(),
+            "posted": h.posted,
+            "saved": h.saved,
+            "authors": h.authors,
+            "snippet": h.snippet.html(),
+            "snippet_text": h.snippet.text,
+            "highlights": h.snippet.highlights,
+        });
+        writeln!(out, "{v}")?;
+    }
+    let summary = serde_json::json!({
+        "total": r.total,
+        "per_site": r.per_site,
+        "offset": opts.offset,
+        "limit": opts.limit,
+        "returned": r.hits.len(),
+        "open_ms": (open_ms * 10.0).round() / 10.0,
+        "took_ms": (took_ms * 10.0).round() / 10.0,
+    });
+    writeln!(out, "{summary}")?;
+    Ok(())
+}
+
+/// Drops control characters (C1 included), which a page could use to drive the terminal.
+fn clean(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+fn print_text(out: &mut impl Write, r: &SearchResults, color: bool, took_ms: f64) -> anyhow::Result<()> {
+    let per: Vec<String> = r.per_site.iter().filter(|(_, &n)| n > 0).map(|(s, n)| format!("{s} {n}")).collect();
+    let per = if per.is_empty() { String::new() } else { format!(" ({})", per.join(", ")) };
+    writeln!(out, "{} hits{per} in {took_ms:.0} ms", r.total)?;
+    let (open, close) = if color { ("\x1b[1;31m", "\x1b[0m") } else { ("[", "]") };
+    let (dim, reset) = if color { ("\x1b[2m", "\x1b[0m") } else { ("", "") };
+    for h in &r.hits {
+        writeln!(out)?;
+        writeln!(out, "{}", header(h, open, close))?;
+        writeln!(out, "    {dim}{}{reset}", clean(&h.url))?;
+        let snippet = Snippet { text: clean(&h.snippet.text), highlights: h.snippet.highlights.clone() };
+        if !snippet.text.trim().is_empty() {
+            writeln!(out, "    {}", snippet.marked(open, close))?;
+        }
+    }
+    Ok(())
+}
+
+fn header(h: &Hit, open: &str, close: &str) -> String {
+    let title = Snippet { text: clean(&h.title), highlights: h.title_highlights.clone() }.marked(open, close);
+    let forum = if h.forum.is_empty() || h.forum == h.site { h.site.clone() } else { format!("{} ({})", clean(&h.forum), h.site) };
+    let date = h.posted.as_deref().map_or("", |p| p.get(..10).unwrap_or(p));
+    format!("{:>3}. {title}  — {forum}  {date}  score {:.2}", h.rank, h.score)
+}
