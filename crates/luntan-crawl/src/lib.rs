@@ -10,7 +10,7 @@
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //!
 //! ```no_run
-//! # async fn demo() -> anyhow::Result<()> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::{Arc, Mutex};
 //! use luntan_core::{Site, Store};
 //! use luntan_crawl::discover::{discover_site, DiscoverOptions};
