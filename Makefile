@@ -5,7 +5,7 @@ CARGO   ?= cargo
 DATA    ?= data
 INDEX   ?= index
 SITE    ?=
-BIN     := target/release
+BIN     := $(or $(CARGO_TARGET_DIR),target)/release
 SITEARG := $(if $(SITE),--site $(SITE),)
 
 .PHONY: all build demo test discover download extract index reindex search status clean-demo

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bin=target/release
+bin=${CARGO_TARGET_DIR:-target}/release
 demo=target/demo
 threads=${DEMO_THREADS:-300}
 rm -rf "$demo"
