@@ -2,6 +2,8 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -46,6 +48,39 @@ pub fn load_sites(data: &Path, only: Option<&str>) -> (Vec<Site>, bool) {
         eprintln!("{e}");
     }
     (sites, !errors.is_empty())
+}
+
+/// A flag that the first Ctrl-C sets, so a stage can finish the work in
+/// flight and stop; a second Ctrl-C ends the process at once (files are
+/// published atomically, so even that loses nothing already done).
+pub fn stop_on_ctrl_c(stage: &'static str) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let result = ctrlc_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("{stage}: stopping after the work in flight (Ctrl-C again to abort)");
+    });
+    if let Err(e) = result {
+        tracing::warn!("{stage}: cannot catch Ctrl-C: {e}");
+    }
+    stop
+}
+
+/// Runs `f` on every SIGINT, on a thread of its own (tokio's signal
+/// handling, on a small runtime, so no extra crate is needed).
+fn ctrlc_handler(f: impl Fn() + Send + 'static) -> std::io::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    let mut signal = rt.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) })?;
+    std::thread::Builder::new().name("ctrl-c".into()).spawn(move || {
+        rt.block_on(async move {
+            while signal.recv().await.is_some() {
+                f();
+            }
+        })
+    })?;
+    Ok(())
 }
 
 /// `1.2s`, `3m04s`.

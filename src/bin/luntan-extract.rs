@@ -127,6 +127,8 @@ fn extract(cfg: &ExtractConfig, quiet: bool) -> anyhow::Result<ExitCode> {
     let db = cfg.data.db_path();
     let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
     let bar = if quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };
+    let stop = cli::stop_on_ctrl_c("luntan-extract");
+    let cfg = &ExtractConfig { stop: Some(stop), ..cfg.clone() };
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let summary = luntan_extract::run(cfg, &mut store, |p| match p {
         Progress::Start { total } => bar.set_length(total as u64),

@@ -1,5 +1,7 @@
 //! The extract stage: every `Saved` thread → `article<T>.xml` → `Extracted`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -27,11 +29,18 @@ pub struct ExtractConfig {
     /// Worker threads; 0 means twice the CPUs, since much of the work is
     /// waiting for fsync.
     pub threads: usize,
+    /// Set (by a Ctrl-C handler) to stop after the chunk in flight; the rows
+    /// not reached stay `Saved` for the next run.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl ExtractConfig {
     pub fn new(data: DataDir, sites: Vec<Site>) -> ExtractConfig {
-        ExtractConfig { data, site: None, sites, chunk: 256, threads: 0 }
+        ExtractConfig { data, site: None, sites, chunk: 256, threads: 0, stop: None }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
     }
 }
 
@@ -47,6 +56,8 @@ pub struct ExtractSummary {
     pub bytes: u64,
     /// Malformed byte sequences decoded as U+FFFD, over all pages.
     pub malformed: usize,
+    /// Rows left for a later run because the run was stopped.
+    pub left: usize,
     pub elapsed: Duration,
 }
 
@@ -57,6 +68,9 @@ impl fmt::Display for ExtractSummary {
         write!(f, "extract: {} extracted, {} failed, {} skipped in {secs:.1}s ({mbps:.1} MB/s)", self.extracted, self.failed, self.skipped)?;
         if self.malformed > 0 {
             write!(f, "; {} malformed byte sequences replaced", self.malformed)?;
+        }
+        if self.left > 0 {
+            write!(f, "; stopped, {} left for the next run", self.left)?;
         }
         Ok(())
     }
@@ -139,7 +153,11 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
 
     progress(Progress::Start { total: rows.len() });
     let mut pending: Option<(&[ThreadRow], Outcomes)> = None;
+    let mut started_rows = 0;
     for chunk in rows.chunks(cfg.chunk.max(1)).map(Some).chain([None]) {
+        // Once stopped, no new chunk starts; the one in flight is settled below.
+        let chunk = chunk.filter(|_| !cfg.stopped());
+        started_rows += chunk.map_or(0, <[ThreadRow]>::len);
         let known = cache.known.clone();
         let (fresh, settled) = std::thread::scope(|s| {
             let worker = chunk.map(|c| s.spawn(|| extract_chunk(c, &known)));
@@ -152,7 +170,11 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
         });
         settled?;
         pending = chunk.zip(fresh);
+        if chunk.is_none() {
+            break;
+        }
     }
+    summary.left = rows.len() - started_rows;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
