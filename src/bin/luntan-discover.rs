@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -82,14 +82,8 @@ fn discover(config: &Config) -> anyhow::Result<()> {
     let store = Arc::new(Mutex::new(Store::open(&config.data.db_path())?));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = cli::stop_on_ctrl_c("luntan-discover");
     rt.block_on(async {
-        let stopper = stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stopper.store(true, Ordering::Relaxed);
-            }
-        });
         loop {
             let start = Instant::now();
             let mut tasks = tokio::task::JoinSet::new();

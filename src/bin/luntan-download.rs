@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -82,19 +82,9 @@ fn download(config: &Config) -> anyhow::Result<()> {
     }
     let store = Arc::new(Mutex::new(store));
     let bar = cli::progress(queued as u64, "download");
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = cli::stop_on_ctrl_c("luntan-download");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let reports: Vec<DownloadReport> = rt.block_on(async {
-        let stopper = stop.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("luntan-download: stopping after the threads in flight (Ctrl-C again to abort)");
-                stopper.store(true, Ordering::Relaxed);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        });
         let mut tasks = tokio::task::JoinSet::new();
         for site in &config.sites {
             let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
