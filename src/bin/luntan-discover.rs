@@ -117,7 +117,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
 fn print_summary(reports: &[DiscoverReport], took: Duration) {
     let sum = |f: fn(&DiscoverReport) -> usize| reports.iter().map(f).sum::<usize>();
     println!(
-        "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} refused links, {} errors in {}",
+        "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} off-topic, {} refused links, {} errors in {}",
         reports.len(),
         sum(|r| r.boards),
         sum(|r| r.boards_skipped),
@@ -126,6 +126,7 @@ fn print_summary(reports: &[DiscoverReport], took: Duration) {
         sum(|r| r.new_threads),
         sum(|r| r.updated_threads),
         sum(|r| r.known_threads),
+        sum(|r| r.off_topic),
         sum(|r| r.refused_links),
         sum(|r| r.errors.len()),
         cli::elapsed(took)

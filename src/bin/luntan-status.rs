@@ -61,6 +61,12 @@ fn run(args: Args) -> ExitCode {
                 c.site, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors
             );
         }
+        if c.skipped_links > 0 {
+            println!("  {} {} thread links left out as off-topic; best scores:", c.site, c.skipped_links);
+            for (url, score) in &c.top_skipped {
+                println!("    {score:.3} {url}");
+            }
+        }
         for (stage, reason, n) in &c.failures {
             println!("  {} failed at {stage} ×{n}: {reason}", c.site);
         }

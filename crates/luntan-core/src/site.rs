@@ -51,6 +51,8 @@ pub struct Site {
     pub allow_hosts: HashSet<String>,
     /// How later rounds save requests (S1).
     pub incremental: Incremental,
+    /// Topic focus (S2): only thread links scoring at least the threshold are queued.
+    pub focus: Option<Focus>,
     /// The file it came from.
     pub path: PathBuf,
 }
@@ -116,6 +118,20 @@ impl Incremental {
         let next = if found_news { current.mul_f64(0.8) } else { current.mul_f64(1.2) };
         next.clamp(self.min_interval, self.max_interval.max(self.min_interval))
     }
+}
+
+/// Focused crawling (S2). A thread link's relevance is
+/// `Q = alpha·url(i) + (1 − alpha)·cos(anchor words, topic words)`, where
+/// `url(i)` is 1 when the URL contains a topic word; links below
+/// `threshold` are recorded with their score instead of queued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Focus {
+    pub alpha: f64,
+    pub threshold: f64,
+    /// Topic keywords, as written (segmented by the crawler).
+    pub topics: Vec<String>,
+    /// Extra words that mark a URL as on-topic (`club.life.…`, `kaoyan`).
+    pub url_words: Vec<String>,
 }
 
 /// The URL patterns of one forum.
@@ -226,6 +242,7 @@ struct RawSite {
     #[serde(rename = "allow-host", default)]
     allow_host: Vec<String>,
     incremental: Option<RawIncremental>,
+    focus: Option<RawFocus>,
     links: RawLinks,
     list: Option<RawList>,
     thread: RawThread,
@@ -248,6 +265,19 @@ struct RawPoliteness {
     robots: Option<bool>,
     #[serde(rename = "@user-agent")]
     user_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFocus {
+    #[serde(rename = "@alpha")]
+    alpha: Option<f64>,
+    #[serde(rename = "@threshold")]
+    threshold: Option<f64>,
+    #[serde(rename = "topic", default)]
+    topic: Vec<String>,
+    #[serde(rename = "url-word", default)]
+    url_word: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -614,6 +644,25 @@ impl RawSite {
             }
             incremental.initial_interval = incremental.initial_interval.clamp(incremental.min_interval, incremental.max_interval);
         }
+        let focus = match &self.focus {
+            None => None,
+            Some(f) => {
+                let alpha = f.alpha.unwrap_or(0.3);
+                if !(0.0..=1.0).contains(&alpha) {
+                    return Err(ctx.err("alpha", format!("{alpha} is not between 0 and 1")));
+                }
+                let threshold = f.threshold.unwrap_or(0.2);
+                if !(0.0..=1.0).contains(&threshold) {
+                    return Err(ctx.err("threshold", format!("{threshold} is not between 0 and 1")));
+                }
+                let split = |v: &[String]| -> Vec<String> { v.iter().flat_map(|t| t.split([' ', ',', '，', '、', '\n', '\t'])).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
+                let topics = split(&f.topic);
+                if topics.is_empty() {
+                    return Err(ctx.err("focus", "needs at least one <topic> keyword"));
+                }
+                Some(Focus { alpha, threshold, topics, url_words: split(&f.url_word) })
+            }
+        };
         let max_board_pages = self.max_board_pages.unwrap_or(100);
         if max_board_pages == 0 {
             return Err(ctx.err("max-board-pages", "must be at least 1"));
@@ -630,6 +679,7 @@ impl RawSite {
             thread,
             allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
             incremental,
+            focus,
             path: ctx.path.to_owned(),
         })
     }
@@ -769,6 +819,22 @@ mod tests {
         let e = parse(&DISCUZ.replace("<links>", r#"<incremental stop-after="0"/>
   <links>"#)).unwrap_err();
         assert_eq!(e.field, "stop-after");
+    }
+
+    #[test]
+    fn focus_settings_are_read_and_checked() {
+        let s = parse(&DISCUZ.replace("<links>", r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>
+  <links>"#)).unwrap();
+        let f = s.focus.unwrap();
+        assert_eq!((f.alpha, f.threshold), (0.4, 0.25));
+        assert_eq!(f.topics, ["考研", "复试", "导师"]);
+        assert_eq!(f.url_words, ["kaoyan"]);
+        let e = parse(&DISCUZ.replace("<links>", r#"<focus alpha="1.5"><topic>考研</topic></focus>
+  <links>"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("alpha", 8));
+        let e = parse(&DISCUZ.replace("<links>", r#"<focus/>
+  <links>"#)).unwrap_err();
+        assert_eq!(e.field, "focus");
     }
 
     #[test]

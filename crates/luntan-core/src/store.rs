@@ -45,6 +45,16 @@ CREATE TABLE IF NOT EXISTS boards (
     next_visit    INTEGER,          -- unix seconds; a round skips the board before it
     PRIMARY KEY (site, board)
 );
+CREATE TABLE IF NOT EXISTS skipped_links (   -- focused crawling (S2): below the threshold
+    site          TEXT NOT NULL,
+    thread        TEXT NOT NULL,
+    board         TEXT NOT NULL,
+    url           TEXT NOT NULL,
+    anchor        TEXT,
+    score         REAL NOT NULL,
+    seen_at       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    PRIMARY KEY (site, thread)
+);
 CREATE TABLE IF NOT EXISTS rounds (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     site          TEXT NOT NULL,
@@ -148,7 +158,7 @@ pub struct BoardSchedule {
 }
 
 /// Per-site counts of threads in each state.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SiteCounts {
     pub site: String,
     pub boards: i64,
@@ -161,6 +171,9 @@ pub struct SiteCounts {
     pub failures: Vec<(String, String, i64)>,
     /// The last discover round, if any.
     pub last_round: Option<RoundRecord>,
+    /// Thread links a topic focus left out, and the best-scoring few of them.
+    pub skipped_links: i64,
+    pub top_skipped: Vec<(String, f64)>,
 }
 
 /// Extra columns a transition sets beside the state.
@@ -335,6 +348,56 @@ impl Store {
         }
         tx.commit().map_err(err)?;
         Ok(out)
+    }
+
+    /// Records thread links a topic focus left out, with their scores;
+    /// returns, per link, whether it was not recorded (nor queued) before.
+    pub fn record_skipped(&mut self, links: &[(NewThread, f64)]) -> Result<Vec<bool>, StoreError> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut fresh = Vec::with_capacity(links.len());
+        {
+            let mut known = tx.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+            let mut upsert = tx
+                .prepare_cached(
+                    "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
+                )
+                .map_err(err)?;
+            let mut exists = tx.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(err)?;
+            for (t, score) in links {
+                // A thread queued earlier (a lower threshold then) stays queued.
+                if known.exists(params![t.site, t.thread]).map_err(err)? {
+                    fresh.push(false);
+                    continue;
+                }
+                fresh.push(!exists.exists(params![t.site, t.thread]).map_err(err)?);
+                upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(fresh)
+    }
+
+    /// Queues the skipped links of `site` that score at least `threshold`
+    /// (after the threshold was lowered), without reading any board page
+    /// again; returns how many.
+    pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
+        let path = self.path.clone();
+        let err = |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        let n = tx
+            .execute(
+                "INSERT INTO threads (site, thread, board, url, title, state)
+                 SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
+                 ON CONFLICT(site, thread) DO NOTHING",
+                params![site, threshold],
+            )
+            .map_err(err)?;
+        tx.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(n)
     }
 
     /// A board's schedule (interval and next visit).
@@ -592,6 +655,19 @@ impl Store {
         }
         for c in &mut out {
             c.last_round = self.last_round(&c.site)?;
+            c.skipped_links = self
+                .conn
+                .query_row("SELECT count(*) FROM skipped_links WHERE site = ?1", [&c.site], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5")
+                .map_err(|e| self.err(e))?;
+            c.top_skipped = stmt
+                .query_map([&c.site], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.err(e))?;
         }
         Ok(out)
     }
@@ -700,6 +776,21 @@ mod tests {
         assert_eq!(one.save_date.as_deref(), Some("20261130"), "the old files stay addressable until replaced");
         // A stale list (fewer replies shown by a cache) never moves a thread back.
         assert_eq!(s.record_listings(&[row("1", 2, "2024-03-01T00:00:00")]).unwrap(), [Listing::Unchanged]);
+    }
+
+    #[test]
+    fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        s.insert_new_threads(&[nt("1")]).unwrap();
+        assert_eq!(s.record_skipped(&[(nt("1"), 0.0), (nt("2"), 0.15), (nt("3"), 0.05)]).unwrap(), [false, true, true], "a queued thread is not skipped");
+        assert_eq!(s.record_skipped(&[(nt("2"), 0.15)]).unwrap(), [false]);
+        let c = &s.counts().unwrap()[0];
+        assert_eq!(c.skipped_links, 2);
+        assert_eq!(c.top_skipped[0], ("http://h/t/2".to_string(), 0.15));
+        assert_eq!(s.promote_skipped("dz", 0.1).unwrap(), 1);
+        assert_eq!(s.thread("dz", "2").unwrap().unwrap().state, ThreadState::Discovered);
+        assert_eq!(s.counts().unwrap()[0].skipped_links, 1);
     }
 
     #[test]

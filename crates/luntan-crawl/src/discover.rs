@@ -16,6 +16,7 @@ use scraper::Html;
 use url::Url;
 
 use crate::fetch::Fetcher;
+use crate::focus::Scorer;
 use crate::links::{self, decode, list_threads, page_links};
 
 /// What discovering one site did.
@@ -31,6 +32,10 @@ pub struct DiscoverReport {
     pub known_threads: usize,
     /// Boards not due for a visit this round.
     pub boards_skipped: usize,
+    /// Thread links a topic focus left out this round (first seen).
+    pub off_topic: usize,
+    /// Links queued from earlier rounds' skipped ones (threshold lowered).
+    pub promoted: usize,
     /// Requests made (robots.txt included).
     pub requests: u64,
     /// Links whose ids were refused (path tricks, odd bytes).
@@ -137,6 +142,11 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         }
     }
     // Boards run side by side; the fetcher's gate keeps the forum's limits.
+    let scorer = site.focus.as_ref().map(|f| Arc::new(Scorer::new(f)));
+    if let Some(sc) = &scorer {
+        // A lowered threshold takes effect without reading the boards again.
+        report.promoted = lock(store).promote_skipped(&site.id, sc.threshold)?;
+    }
     let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
     for board in boards {
@@ -146,7 +156,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval));
+        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone()));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
@@ -155,6 +165,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         report.updated_threads += r.updated_threads;
         report.known_threads += r.known_threads;
         report.refused_links += r.refused_links;
+        report.off_topic += r.off_topic;
         report.errors.extend(r.errors);
     }
     Ok(report)
@@ -162,7 +173,13 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
 
 /// Walks a board's list pages in page order, up to the site's limit, and
 /// stops early once `stop-after` consecutive rows are known and unchanged.
-async fn walk_board(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, board: Board, interval: std::time::Duration) -> Result<DiscoverReport, StoreError> {
+async fn walk_board(
+    fetcher: Arc<Fetcher>,
+    store: Arc<Mutex<Store>>,
+    board: Board,
+    interval: std::time::Duration,
+    scorer: Option<Arc<Scorer>>,
+) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
     let mut unchanged_run = 0u32;
@@ -212,12 +229,41 @@ async fn walk_board(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, board: Boar
                 last_post: t.last_post,
             })
             .collect();
-        let listings = lock(&store).record_listings(&rows)?;
-        for l in listings {
-            match l {
-                Listing::New => report.new_threads += 1,
-                Listing::Updated => report.updated_threads += 1,
-                Listing::Unchanged => report.known_threads += 1,
+        let listings = match &scorer {
+            None => lock(&store).record_listings(&rows)?.into_iter().map(|l| (l, false)).collect::<Vec<_>>(),
+            Some(sc) => {
+                let scores: Vec<f64> = rows.iter().map(|t| Url::parse(&t.url).map_or(0.0, |u| sc.score(&u, t.title.as_deref().unwrap_or("")))).collect();
+                let (mut keep, mut skip) = (Vec::new(), Vec::new());
+                for (t, score) in rows.into_iter().zip(&scores) {
+                    if sc.keeps(*score) {
+                        keep.push(t);
+                    } else {
+                        skip.push((t, *score));
+                    }
+                }
+                let mut s = lock(&store);
+                let fresh = s.record_skipped(&skip)?;
+                report.off_topic += fresh.iter().filter(|f| **f).count();
+                let kept = s.record_listings(&keep)?;
+                // Back in page order for the stop rule; a skipped link seen
+                // before is old news, a new one is news.
+                let (mut kept, mut fresh) = (kept.into_iter(), fresh.into_iter());
+                scores
+                    .iter()
+                    .map(|score| match sc.keeps(*score) {
+                        true => (kept.next().expect("one listing per kept row"), false),
+                        false if fresh.next() == Some(true) => (Listing::New, true),
+                        false => (Listing::Unchanged, true),
+                    })
+                    .collect()
+            }
+        };
+        for (l, off_topic) in listings {
+            match (l, off_topic) {
+                (_, true) => {}
+                (Listing::New, false) => report.new_threads += 1,
+                (Listing::Updated, false) => report.updated_threads += 1,
+                (Listing::Unchanged, false) => report.known_threads += 1,
             }
             unchanged_run = if l == Listing::Unchanged { unchanged_run + 1 } else { 0 };
         }

@@ -7,6 +7,7 @@
 //! - [`discover::discover_site`]: home → boards → list pages → new thread
 //!   rows; later rounds stop early and re-queue threads that grew (S1).
 //! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
+//! - [`focus::Scorer`]: topic relevance of thread links (S2).
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //!
 //! ```no_run
@@ -25,4 +26,5 @@
 pub mod discover;
 pub mod download;
 pub mod fetch;
+pub mod focus;
 pub mod links;
