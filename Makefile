@@ -8,7 +8,9 @@ SITE    ?=
 BIN     := $(or $(CARGO_TARGET_DIR),target)/release
 SITEARG := $(if $(SITE),--site $(SITE),)
 
-.PHONY: all build demo test discover download extract index reindex search status clean-demo
+WATCH_SECS ?= 60
+
+.PHONY: all build demo test discover download extract index reindex search status watch clean-demo
 
 all: build
 
@@ -42,6 +44,17 @@ search: build
 
 status: build
 	$(BIN)/luntan-status --data $(DATA)
+
+# Rounds forever: each stage picks up what the last one left; discover skips
+# boards that are not due on their adaptive schedule.
+watch: build
+	while true; do \
+	  $(BIN)/luntan-discover --data $(DATA) $(SITEARG) && \
+	  $(BIN)/luntan-download --data $(DATA) $(SITEARG) && \
+	  $(BIN)/luntan-extract --data $(DATA) $(SITEARG) && \
+	  $(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) $(SITEARG) || exit $$?; \
+	  sleep $(WATCH_SECS); \
+	done
 
 clean-demo:
 	rm -rf target/demo
