@@ -215,6 +215,17 @@ impl Store {
         &self.path
     }
 
+    /// Runs `f` in one transaction, committed when `f` succeeds; `err`
+    /// names the database in SQLite errors.
+    fn in_tx<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction, &dyn Fn(rusqlite::Error) -> StoreError) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let path = self.path.clone();
+        let err = move |source| StoreError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(&err)?;
+        let out = f(&tx, &err)?;
+        tx.commit().map_err(&err)?;
+        Ok(out)
+    }
+
     fn err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sqlite { path: self.path.clone(), source }
     }
@@ -274,23 +285,21 @@ impl Store {
 
     /// Inserts the threads not seen before, in one transaction; returns how many were new.
     pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
-        let path = self.path.clone();
-        let err = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(err)?;
-        let mut n = 0;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
-                )
-                .map_err(err)?;
-            for t in threads {
-                n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+        self.in_tx(|tx, err| {
+            let mut n = 0;
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                    )
+                    .map_err(err)?;
+                for t in threads {
+                    n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+                }
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(n)
+            Ok(n)
+        })
     }
 
     /// Compares list rows with the stored threads in one transaction:
@@ -298,106 +307,101 @@ impl Store {
     /// (S1 freshness), and leaves the rest. Returns one [`Listing`] per row.
     pub fn record_listings(&mut self, threads: &[NewThread]) -> Result<Vec<Listing>, StoreError> {
         let path = self.path.clone();
-        let err = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(err)?;
-        let mut out = Vec::with_capacity(threads.len());
-        {
-            let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
-                )
-                .map_err(err)?;
-            let mut requeue = tx
-                .prepare_cached(
-                    "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
-                        state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
-                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                     WHERE site = ?1 AND thread = ?2",
-                )
-                .map_err(err)?;
-            for t in threads {
-                let stored = get
-                    .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
-                    .optional()
+        self.in_tx(|tx, err| {
+            let mut out = Vec::with_capacity(threads.len());
+            {
+                let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                    )
                     .map_err(err)?;
-                let listing = match stored {
-                    None => {
-                        insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
-                        Listing::New
-                    }
-                    Some((code, replies, last_post)) => {
-                        let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
-                        // Normalized times compare as strings.
-                        let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
-                        if more_replies || newer_post {
-                            let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
-                            if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
-                                return Err(StoreError::Transition { path: path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
-                            }
-                            requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(err)?;
-                            Listing::Updated
-                        } else {
-                            Listing::Unchanged
+                let mut requeue = tx
+                    .prepare_cached(
+                        "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
+                            state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
+                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                         WHERE site = ?1 AND thread = ?2",
+                    )
+                    .map_err(err)?;
+                for t in threads {
+                    let stored = get
+                        .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
+                        .optional()
+                        .map_err(err)?;
+                    let listing = match stored {
+                        None => {
+                            insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+                            Listing::New
                         }
-                    }
-                };
-                out.push(listing);
+                        Some((code, replies, last_post)) => {
+                            let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
+                            // Normalized times compare as strings.
+                            let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
+                            if more_replies || newer_post {
+                                let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
+                                if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
+                                    return Err(StoreError::Transition { path: path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
+                                }
+                                requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(err)?;
+                                Listing::Updated
+                            } else {
+                                Listing::Unchanged
+                            }
+                        }
+                    };
+                    out.push(listing);
+                }
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Records thread links a topic focus left out, with their scores;
     /// returns, per link, whether it was not recorded (nor queued) before.
     pub fn record_skipped(&mut self, links: &[(NewThread, f64)]) -> Result<Vec<bool>, StoreError> {
-        let path = self.path.clone();
-        let err = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(err)?;
-        let mut fresh = Vec::with_capacity(links.len());
-        {
-            let mut known = tx.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
-            let mut upsert = tx
-                .prepare_cached(
-                    "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
-                )
-                .map_err(err)?;
-            let mut exists = tx.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(err)?;
-            for (t, score) in links {
-                // A thread queued earlier (a lower threshold then) stays queued.
-                if known.exists(params![t.site, t.thread]).map_err(err)? {
-                    fresh.push(false);
-                    continue;
+        self.in_tx(|tx, err| {
+            let mut fresh = Vec::with_capacity(links.len());
+            {
+                let mut known = tx.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                let mut upsert = tx
+                    .prepare_cached(
+                        "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
+                    )
+                    .map_err(err)?;
+                let mut exists = tx.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                for (t, score) in links {
+                    // A thread queued earlier (a lower threshold then) stays queued.
+                    if known.exists(params![t.site, t.thread]).map_err(err)? {
+                        fresh.push(false);
+                        continue;
+                    }
+                    fresh.push(!exists.exists(params![t.site, t.thread]).map_err(err)?);
+                    upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(err)?;
                 }
-                fresh.push(!exists.exists(params![t.site, t.thread]).map_err(err)?);
-                upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(err)?;
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(fresh)
+            Ok(fresh)
+        })
     }
 
     /// Queues the skipped links of `site` that score at least `threshold`
     /// (after the threshold was lowered), without reading any board page
     /// again; returns how many.
     pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
-        let path = self.path.clone();
-        let err = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(err)?;
-        let n = tx
-            .execute(
-                "INSERT INTO threads (site, thread, board, url, title, state)
-                 SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
-                 ON CONFLICT(site, thread) DO NOTHING",
-                params![site, threshold],
-            )
-            .map_err(err)?;
-        tx.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(n)
+        self.in_tx(|tx, err| {
+            let n = tx
+                .execute(
+                    "INSERT INTO threads (site, thread, board, url, title, state)
+                     SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
+                     ON CONFLICT(site, thread) DO NOTHING",
+                    params![site, threshold],
+                )
+                .map_err(err)?;
+            tx.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(err)?;
+            Ok(n)
+        })
     }
 
     /// A board's schedule (interval and next visit).
@@ -556,24 +560,22 @@ impl Store {
             let (site, thread) = keys.first().cloned().unwrap_or_default();
             return Err(StoreError::Transition { path: self.path.clone(), site, thread, from, to });
         }
-        let path = self.path.clone();
-        let err = |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(err)?;
-        let mut n = 0;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
-                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                     WHERE site = ?1 AND thread = ?2 AND state = ?3",
-                )
-                .map_err(err)?;
-            for (site, thread) in keys {
-                n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(err)?;
+        self.in_tx(|tx, err| {
+            let mut n = 0;
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
+                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                         WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                    )
+                    .map_err(err)?;
+                for (site, thread) in keys {
+                    n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(err)?;
+                }
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(n)
+            Ok(n)
+        })
     }
 
     /// Sends failed threads (of one stage, or all) back to where that stage
