@@ -83,6 +83,19 @@ fn ctrlc_handler(f: impl Fn() + Send + 'static) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A stage's exit code: 1 when it failed (after printing why), 2 when a
+/// site file was broken (the other forums were still processed), else 0.
+pub fn exit_code(stage: &str, result: anyhow::Result<()>, bad_site_file: bool) -> std::process::ExitCode {
+    match result {
+        Err(e) => {
+            eprintln!("{stage}: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+        Ok(()) if bad_site_file => std::process::ExitCode::from(2),
+        Ok(()) => std::process::ExitCode::SUCCESS,
+    }
+}
+
 /// `1.2s`, `3m04s`.
 pub fn elapsed(d: Duration) -> String {
     let s = d.as_secs_f64();

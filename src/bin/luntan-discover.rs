@@ -66,14 +66,7 @@ fn run(args: Args) -> ExitCode {
         watch: args.watch,
         max_sleep: Duration::from_secs(args.max_sleep),
     };
-    match discover(&config) {
-        Ok(()) if config.bad_site_file => ExitCode::from(2),
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("luntan-discover: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("luntan-discover", discover(&config), config.bad_site_file)
 }
 
 fn discover(config: &Config) -> anyhow::Result<()> {

@@ -56,14 +56,7 @@ fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
     let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
     let config = Config { data: DataDir::new(args.data), sites, bad_site_file, retry_failed: args.retry_failed, in_flight: args.in_flight.into() };
-    match download(&config) {
-        Ok(()) if config.bad_site_file => ExitCode::from(2),
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("luntan-download: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 
 fn download(config: &Config) -> anyhow::Result<()> {

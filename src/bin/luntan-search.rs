@@ -14,10 +14,11 @@ use luntan_search::{analysis, Catalog, Hit, Query, SearchOptions, SearchResults,
     name = "luntan-search",
     version,
     about = "Search all crawled forums at once",
-    after_help = "QUERY syntax: words (all must match)  \"exact phrase\"  -exclude  a OR b  (groups)\n              site:ID  board:ID  author:NAME  title:WORD"
+    after_help = "QUERY syntax:\n  考研 经验      every term must occur (each as written: 1-4 characters find every thread containing them)\n  \"考研 经验\"    exact phrase (a space stands for any run of spaces and punctuation)\n  -广告          exclude threads containing 广告\n  a OR b         either (binds tighter than AND); (a OR b) c groups\n  site:ID  board:ID  author:NAME  title:WORD  title:\"PHRASE\"\nTraditional and simplified characters match each other; Latin is case-insensitive.\nExit status: 0 on success (also with no hits), 2 for a malformed query or usage, 1 for other errors."
 )]
 struct Args {
-    /// The query; several arguments are joined with spaces.
+    /// The query; several arguments are joined with spaces. Exclusions
+    /// (`-广告`) may go anywhere, options too.
     #[arg(required = true)]
     query: Vec<String>,
     /// Directory holding the `<site>.index` directories.
@@ -43,7 +44,7 @@ struct Args {
     /// One JSON object per hit, then a summary object.
     #[arg(long)]
     json: bool,
-    /// Snippet length in characters.
+    /// Snippet length in characters (0: none).
     #[arg(long, default_value_t = 80)]
     snippet_chars: usize,
     /// Colour highlights (auto: when stdout is a terminal).
@@ -71,7 +72,56 @@ fn parse_day(s: &str) -> Result<time::Date, String> {
 }
 
 fn main() -> ExitCode {
-    run(Args::parse())
+    run(Args::parse_from(query_last(std::env::args_os().collect())))
+}
+
+/// Moves every query word behind a `--`, so that an exclusion (`-广告`,
+/// `-iphone`) is not taken for an option and options may still follow the
+/// query (`luntan-search 考研 -广告 --limit 5`). An argument starting with
+/// `-` is an option only when it names one of ours.
+fn query_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let mut cmd = Args::command();
+    cmd.build();
+    let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+    let long = |name: &str| cmd.get_arguments().find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|al| al.contains(&name)));
+    let short = |c: char| cmd.get_arguments().find(|a| a.get_short() == Some(c));
+    let mut it = args.into_iter();
+    let mut options: Vec<std::ffi::OsString> = it.next().into_iter().collect();
+    let mut query = Vec::new();
+    while let Some(arg) = it.next() {
+        let Some(s) = arg.to_str().map(str::to_owned) else {
+            query.push(arg);
+            continue;
+        };
+        if s == "--" {
+            query.extend(it.by_ref());
+            break;
+        }
+        let option = if let Some(name) = s.strip_prefix("--") {
+            let (name, inline) = name.split_once('=').map_or((name, false), |(n, _)| (n, true));
+            // An unknown `--x` stays an option, for clap to report.
+            Some(long(name).is_none_or(|a| !takes_value(a) || inline))
+        } else if let Some(rest) = s.strip_prefix('-').filter(|r| !r.is_empty()) {
+            let mut cs = rest.chars();
+            let first = cs.next().expect("not empty");
+            short(first).map(|a| !takes_value(a) || cs.next().is_some())
+        } else {
+            None
+        };
+        match option {
+            None => query.push(arg),
+            Some(complete) => {
+                options.push(arg);
+                if !complete {
+                    options.extend(it.next());
+                }
+            }
+        }
+    }
+    options.push("--".into());
+    options.extend(query);
+    options
 }
 
 fn run(args: Args) -> ExitCode {
@@ -80,14 +130,16 @@ fn run(args: Args) -> ExitCode {
         Err(e) => {
             eprintln!("luntan-search: {e:#}");
             // A malformed query is the user's to fix, like a usage error.
-            ExitCode::from(if e.downcast_ref::<luntan_search::QueryError>().is_some() { 2 } else { 1 })
+            let query_error = e.downcast_ref::<luntan_search::QueryError>().is_some()
+                || matches!(e.downcast_ref::<luntan_search::SearchError>(), Some(luntan_search::SearchError::Query(_)));
+            ExitCode::from(if query_error { 2 } else { 1 })
         }
     }
 }
 
 fn search(args: Args) -> anyhow::Result<()> {
     let text = args.query.join(" ");
-    let query = Query::parse(&text)?;
+    let query = Query::parse(&text).map_err(|e| anyhow::anyhow!(e).context("query"))?;
     if let (Some(a), Some(b)) = (args.since, args.until) {
         if a > b {
             bail!("--since {a} is after --until {b}");
@@ -148,6 +200,7 @@ fn print_json(out: &mut impl Write, r: &SearchResults, opts: &SearchOptions, ope
             "url": h.url,
             "title": h.title,
             "title_html": Snippet { text: h.title.clone(), highlights: h.title_highlights.clone() }.html(),
+            "title_highlights": h.title_highlights,
             "posted": h.posted,
             "saved": h.saved,
             "authors": h.authors,
