@@ -27,7 +27,7 @@ step "$bin/luntan-download" --data "$demo/data"
 step "$bin/luntan-extract" --data "$demo/data"
 step "$bin/luntan-index" --data "$demo/data" --index-dir "$demo/index"
 step "$bin/luntan-status" --data "$demo/data"
-for q in 质量 推荐 明月 '"物流很快"' '春風 -秋'; do
+for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋'; do
   step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 "$q"
 done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
