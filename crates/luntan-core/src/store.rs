@@ -215,6 +215,27 @@ impl Store {
         &self.path
     }
 
+    /// Runs `f` with every change it makes through `&Store` methods in one
+    /// transaction: one commit (one fsync) for a whole chunk of rows instead
+    /// of one per row. Nothing of it is kept when `f` fails. Methods that
+    /// take `&mut self` open their own transaction and cannot be used inside.
+    pub fn batch<T, E: From<StoreError>>(&self, f: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
+        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| E::from(self.err(e)))?;
+        match f(self) {
+            Ok(v) => {
+                if let Err(e) = self.conn.execute_batch("COMMIT") {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(E::from(self.err(e)));
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
     /// Runs `f` in one transaction, committed when `f` succeeds; `err`
     /// names the database in SQLite errors.
     fn in_tx<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction, &dyn Fn(rusqlite::Error) -> StoreError) -> Result<T, StoreError>) -> Result<T, StoreError> {
@@ -793,6 +814,23 @@ mod tests {
         assert_eq!(s.promote_skipped("dz", 0.1).unwrap(), 1);
         assert_eq!(s.thread("dz", "2").unwrap().unwrap().state, ThreadState::Discovered);
         assert_eq!(s.counts().unwrap()[0].skipped_links, 1);
+    }
+
+    #[test]
+    fn a_failed_batch_keeps_none_of_its_changes() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        s.insert_new_threads(&[nt("1"), nt("2")]).unwrap();
+        let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+        let r: Result<(), StoreError> = s.batch(|s| {
+            s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
+            s.transition("dz", "2", ThreadState::Discovered, ThreadState::Indexed, &up)?;
+            Ok(())
+        });
+        assert!(r.is_err());
+        assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Discovered, "rolled back");
+        s.batch(|s| s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).map(drop)).unwrap();
+        assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
     }
 
     #[test]

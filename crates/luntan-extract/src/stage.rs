@@ -195,6 +195,18 @@ fn settle(
     cache: &mut SiteCache,
     progress: &impl Fn(Progress),
 ) -> Result<(), ExtractError> {
+    // The chunk's XML files are already durable; its rows move in one commit.
+    store.batch(|store| settle_rows(store, chunk, results, summary, cache, progress))
+}
+
+fn settle_rows(
+    store: &Store,
+    chunk: &[ThreadRow],
+    results: Outcomes,
+    summary: &mut ExtractSummary,
+    cache: &mut SiteCache,
+    progress: &impl Fn(Progress),
+) -> Result<(), ExtractError> {
     for (row, result) in chunk.iter().zip(results) {
         match result {
             Ok(w) => {
