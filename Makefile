@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test discover download extract index reindex search status watch clean-demo
+.PHONY: all build demo test discover download extract index reindex search status watch bench-search clean-demo
 
 all: build
 
@@ -56,5 +56,15 @@ watch: build
 	  sleep $(WATCH_SECS); \
 	done
 
+bench-search:
+	$(CARGO) bench -p luntan-search --bench search
+
 clean-demo:
 	rm -rf target/demo
+
+# Benchmarks against Scrapy, Whoosh + jieba and the machine's limits; writes
+# BENCHMARKS.md. BENCH_SCALE=small for a quick run (bench/README.md).
+BENCH_SCALE ?= full
+.PHONY: bench
+bench:
+	BENCH_SCALE=$(BENCH_SCALE) bash bench/bench.sh

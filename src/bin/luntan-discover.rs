@@ -13,6 +13,7 @@ use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
+use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
 
 /// Read each forum's home page and board lists; add threads not seen before
 /// to the crawl database (state 0, discovered) and re-queue threads whose
@@ -34,9 +35,16 @@ struct Args {
     /// Run rounds until Ctrl-C, sleeping until the next board is due.
     #[arg(long)]
     watch: bool,
-    /// With --watch: the longest sleep between rounds, in seconds.
+    /// With --watch: the longest sleep between rounds, in seconds (with
+    /// --keywords: the sleep between rounds).
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     max_sleep: u64,
+    /// Monitor the keywords in FILE (one per line) through each forum's own
+    /// search instead of reading board lists (S0): result pages newest first
+    /// down to the first page already seen, an adaptive page budget per
+    /// keyword, one worker per <account>. Needs a <search> in the site file.
+    #[arg(long, value_name = "FILE")]
+    keywords: Option<PathBuf>,
     /// Print only errors.
     #[arg(long, short)]
     quiet: bool,
@@ -49,6 +57,7 @@ struct Config {
     options: DiscoverOptions,
     watch: bool,
     max_sleep: Duration,
+    keywords: Option<Vec<String>>,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +67,20 @@ fn main() -> ExitCode {
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
     let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
+    let keywords = match &args.keywords {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) if !read_keywords(&text).is_empty() => Some(read_keywords(&text)),
+            Ok(_) => {
+                eprintln!("luntan-discover: {}: no keywords in the file", path.display());
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!("luntan-discover: {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
     let config = Config {
         data: DataDir::new(args.data),
         sites,
@@ -65,6 +88,7 @@ fn run(args: Args) -> ExitCode {
         options: DiscoverOptions { all_boards: args.all_boards },
         watch: args.watch,
         max_sleep: Duration::from_secs(args.max_sleep),
+        keywords,
     };
     cli::exit_code("luntan-discover", discover(&config), config.bad_site_file)
 }
@@ -76,6 +100,9 @@ fn discover(config: &Config) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
     let stop = cli::stop_on_ctrl_c("luntan-discover");
+    if let Some(keywords) = &config.keywords {
+        return rt.block_on(keyword_rounds(config, &store, keywords, &stop));
+    }
     rt.block_on(async {
         loop {
             let start = Instant::now();
@@ -105,6 +132,62 @@ fn discover(config: &Config) -> anyhow::Result<()> {
             }
         }
     })
+}
+
+/// Keyword rounds (S0) until done (one round) or, with --watch, until Ctrl-C.
+async fn keyword_rounds(config: &Config, store: &Arc<Mutex<Store>>, keywords: &[String], stop: &std::sync::atomic::AtomicBool) -> anyhow::Result<()> {
+    loop {
+        let start = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for s in &config.sites {
+            let (site, store, keywords) = (Arc::new(s.clone()), store.clone(), keywords.to_vec());
+            tasks.spawn(async move { monitor_site(site, store, &keywords).await });
+        }
+        let mut reports = Vec::new();
+        while let Some(r) = tasks.join_next().await {
+            reports.push(r.expect("site task panicked")?);
+        }
+        reports.sort_by(|a, b| a.site.cmp(&b.site));
+        print_keyword_summary(&reports, keywords.len(), start.elapsed());
+        if !config.watch || stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let deadline = Instant::now() + config.max_sleep;
+        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        if stop.load(Ordering::Relaxed) {
+            eprintln!("luntan-discover: stopped by Ctrl-C between rounds");
+            return Ok(());
+        }
+    }
+}
+
+fn print_keyword_summary(reports: &[KeywordReport], keywords: usize, took: Duration) {
+    let sum = |f: fn(&KeywordReport) -> usize| reports.iter().map(f).sum::<usize>();
+    println!(
+        "keywords: {} sites, {keywords} keywords, {} workers, {} result pages, {} requests, {} new threads, {} updated, {} known, {} errors in {}",
+        reports.len(),
+        sum(|r| r.workers),
+        sum(|r| r.pages),
+        reports.iter().map(|r| r.requests).sum::<u64>(),
+        sum(|r| r.new_threads),
+        sum(|r| r.updated_threads),
+        sum(|r| r.known_threads),
+        sum(|r| r.errors.len()),
+        cli::elapsed(took)
+    );
+    for r in reports {
+        for k in &r.keywords {
+            println!(
+                "  {} {}: read {} of {} pages (lastresult {}), {} results, {} new, {} updated; next round {} pages",
+                r.site, k.keyword, k.pages_read, k.budget, k.lastresult, k.results, k.new_threads, k.updated_threads, k.next_pagenum
+            );
+        }
+        for e in &r.errors {
+            println!("  {}: {e}", r.site);
+        }
+    }
 }
 
 fn print_summary(reports: &[DiscoverReport], took: Duration) {

@@ -47,6 +47,10 @@ struct Args {
     /// Snippet length in characters (0: none).
     #[arg(long, default_value_t = 80)]
     snippet_chars: usize,
+    /// Only `site/thread` per hit, one per line (with --json: rank, score,
+    /// site, thread); no stored thread is read, so long lists are quick.
+    #[arg(long)]
+    ids: bool,
     /// Colour highlights (auto: when stdout is a terminal).
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -168,6 +172,7 @@ fn search(args: Args) -> anyhow::Result<()> {
         until: args.until,
         sites: args.site.clone(),
         snippet_chars: args.snippet_chars,
+        ids_only: args.ids,
     };
     let searching = Instant::now();
     let results = catalog.search(&query, &opts)?;
@@ -176,6 +181,10 @@ fn search(args: Args) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
         print_json(&mut out, &results, &opts, open_ms, took.as_secs_f64() * 1000.0)?;
+    } else if args.ids {
+        for h in &results.hits {
+            writeln!(out, "{}/{}", h.site, h.thread)?;
+        }
     } else {
         let color = match args.color {
             Color::Always => true,
@@ -190,6 +199,10 @@ fn search(args: Args) -> anyhow::Result<()> {
 
 fn print_json(out: &mut impl Write, r: &SearchResults, opts: &SearchOptions, open_ms: f64, took_ms: f64) -> anyhow::Result<()> {
     for h in &r.hits {
+        if opts.ids_only {
+            writeln!(out, "{}", serde_json::json!({ "rank": h.rank, "score": h.score, "site": h.site, "thread": h.thread }))?;
+            continue;
+        }
         let v = serde_json::json!({
             "rank": h.rank,
             "score": h.score,

@@ -7,9 +7,12 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use luntan_core::{DataDir, Store, ThreadState};
+
+/// Thread rows by (site, thread): (state, fail reason, save date, pages).
+pub type Rows = BTreeMap<(String, String), (ThreadState, Option<String>, Option<String>, Option<u32>)>;
 
 /// A stage binary built for this test run.
 pub fn bin(name: &str) -> PathBuf {
@@ -56,6 +59,11 @@ impl Work {
 
     /// Runs one stage binary with `--data` (and `--index-dir` where it takes one).
     pub fn stage(&self, stage: &str, extra: &[&str]) -> Output {
+        self.stage_env(stage, extra, &[])
+    }
+
+    /// [`Work::stage`] with extra environment variables.
+    pub fn stage_env(&self, stage: &str, extra: &[&str], env: &[(&str, &Path)]) -> Output {
         let mut cmd = Command::new(bin(stage));
         if stage != "search" {
             cmd.arg("--data").arg(self.data());
@@ -65,13 +73,35 @@ impl Work {
         }
         cmd.args(extra);
         cmd.env("RUST_LOG", "warn");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let out = cmd.output().unwrap_or_else(|e| panic!("running luntan-{stage}: {e}"));
         out
     }
 
+    /// Starts one stage binary (arguments as [`Work::stage`]) without waiting,
+    /// output captured.
+    pub fn spawn(&self, stage: &str, extra: &[&str]) -> Child {
+        let mut cmd = Command::new(bin(stage));
+        if stage != "search" {
+            cmd.arg("--data").arg(self.data());
+        }
+        if matches!(stage, "index" | "search") {
+            cmd.arg("--index-dir").arg(self.index());
+        }
+        cmd.args(extra).env("RUST_LOG", "warn").stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.spawn().unwrap_or_else(|e| panic!("starting luntan-{stage}: {e}"))
+    }
+
     /// Runs a stage and insists it succeeded; returns its stdout.
     pub fn ok(&self, stage: &str, extra: &[&str]) -> String {
-        let out = self.stage(stage, extra);
+        self.ok_env(stage, extra, &[])
+    }
+
+    /// [`Work::ok`] with extra environment variables.
+    pub fn ok_env(&self, stage: &str, extra: &[&str], env: &[(&str, &Path)]) -> String {
+        let out = self.stage_env(stage, extra, env);
         assert!(
             out.status.success(),
             "luntan-{stage} {extra:?} failed ({}):\nstdout: {}\nstderr: {}",
@@ -83,7 +113,7 @@ impl Work {
     }
 
     /// Every thread row: (site, thread) → (state, fail reason, save date, pages).
-    pub fn rows(&self) -> BTreeMap<(String, String), (ThreadState, Option<String>, Option<String>, Option<u32>)> {
+    pub fn rows(&self) -> Rows {
         let store = Store::open(&self.layout().db_path()).unwrap();
         let mut out = BTreeMap::new();
         for state in ThreadState::ALL {
@@ -102,6 +132,49 @@ impl Work {
         }
         out
     }
+}
+
+/// Every file under `dir` (recursively), sorted.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir(dir)
+}
+
+/// Temporary files a killed writer may leave (`*.luntan-tmp`) under `dir`.
+pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    walkdir(dir).into_iter().filter(|p| p.to_string_lossy().ends_with(luntan_core::layout::TEMP_SUFFIX)).collect()
+}
+
+/// Parses every thread XML (`article*.xml`) under `dir` back with
+/// [`luntan_core::ThreadDoc::from_xml`], panicking on the first that does
+/// not; returns how many there were.
+pub fn assert_every_xml_parses(dir: &Path) -> usize {
+    let mut n = 0;
+    for p in walkdir(dir) {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with("article") && name.ends_with(".xml") {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            luntan_core::ThreadDoc::from_xml(&text).unwrap_or_else(|e| panic!("{}: does not parse back: {e}", p.display()));
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Rewrites a site file in place (tests tune politeness, patterns, …).
+pub fn edit_site_file(path: &Path, edit: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let edited = edit(text.clone());
+    assert_ne!(edited, text, "{}: the edit changed nothing", path.display());
+    std::fs::write(path, edited).unwrap();
+}
+
+/// Replaces a site file's `<politeness …/>` element with one carrying `attrs`.
+pub fn set_politeness(path: &Path, attrs: &str) {
+    edit_site_file(path, |text| {
+        let start = text.find("<politeness").expect("site file has a politeness element");
+        let end = start + text[start..].find("/>").expect("politeness is an empty element") + 2;
+        format!("{}<politeness {attrs}/>{}", &text[..start], &text[end..])
+    });
 }
 
 fn walkdir(dir: &Path) -> Vec<PathBuf> {
@@ -149,4 +222,220 @@ pub fn serve_static(routes: Vec<(&'static str, &'static str, Vec<u8>)>) -> Strin
         }
     });
     format!("http://{addr}")
+}
+
+/// The fixture's live threads as the extract stage would leave them: each
+/// written to thread XML and parsed back, so search tests index exactly
+/// what `luntan-index` would read, without a crawl.
+pub fn fixture_docs(truth: &luntan_fixture::Truth) -> Vec<luntan_core::ThreadDoc> {
+    use luntan_core::{Post, ThreadDoc};
+    let mut out = Vec::new();
+    for f in &truth.forums {
+        for t in f.threads.iter().filter(|t| t.servable()) {
+            let doc = ThreadDoc {
+                site: t.site.clone(),
+                board: t.board.clone(),
+                thread: t.thread.clone(),
+                forum: f.name.clone(),
+                url: format!("http://fixture.invalid{}", t.url_path),
+                title: t.title.clone(),
+                posted: t.posts.first().map(|p| p.time.clone()),
+                saved: "20261130".into(),
+                encoding: f.encoding.clone(),
+                pages: t.pages,
+                posts: t
+                    .posts
+                    .iter()
+                    .map(|p| Post {
+                        floor: p.floor,
+                        author: p.author.clone(),
+                        time: Some(p.time.clone()),
+                        paragraphs: p.text.split('\n').filter(|s| !s.trim().is_empty()).map(str::to_string).collect(),
+                    })
+                    .collect(),
+            };
+            out.push(ThreadDoc::from_xml(&doc.to_xml()).expect("thread XML parses back"));
+        }
+    }
+    out
+}
+
+/// Indexes `docs` into one index directory (`<dir>/<name>.index`) with the
+/// library the `luntan-index` binary uses.
+pub fn write_index(dir: &Path, name: &str, docs: &[&luntan_core::ThreadDoc]) -> PathBuf {
+    let path = dir.join(format!("{name}.index"));
+    let opts = luntan_search::IndexOptions { writer_mb: 60, commit_every: usize::MAX };
+    let mut w = luntan_search::SiteWriter::open(&path, &opts).expect("index writer");
+    for d in docs {
+        w.add(d).expect("add document");
+    }
+    w.finish().expect("commit");
+    path
+}
+
+/// `site/thread`, how search tests name a thread.
+pub fn doc_key(d: &luntan_core::ThreadDoc) -> String {
+    format!("{}/{}", d.site, d.thread)
+}
+
+/// The text a query can match in a thread, as the XML holds it: the title
+/// and every paragraph, one per line, each folded and lowercased with the
+/// index's own [`luntan_search::analysis::normalize`]. A query without a
+/// line break cannot match across two of them, nor can it in the index,
+/// which puts a separator between paragraphs.
+pub fn folded_text(d: &luntan_core::ThreadDoc) -> String {
+    let norm = luntan_search::analysis::normalize;
+    std::iter::once(norm(&d.title)).chain(d.posts.iter().flat_map(|p| p.paragraphs.iter().map(|s| norm(s)))).collect::<Vec<_>>().join("\n")
+}
+
+/// Whether `needle`, folded the same way, occurs in a [`folded_text`].
+pub fn holds(folded: &str, needle: &str) -> bool {
+    folded.contains(&luntan_search::analysis::normalize(needle))
+}
+
+/// [`holds`] for scanning many threads: a literal regex is a plain
+/// substring search, but one compiled with optimizations even in a debug
+/// build, unlike `str::contains` inlined into the test.
+pub fn finder(needle: &str) -> regex::Regex {
+    regex::Regex::new(&regex::escape(&luntan_search::analysis::normalize(needle))).expect("a literal pattern")
+}
+
+/// splitmix64: deterministic choices without another crate.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n.max(1) as u64) as usize
+    }
+}
+
+/// `n` distinct strings of 1–4 CJK characters cut from the threads' titles
+/// and paragraphs, taking forums in turn so each script is represented.
+pub fn sample_cjk_strings(docs: &[luntan_core::ThreadDoc], n: usize, seed: u64) -> Vec<String> {
+    let mut by_site: BTreeMap<&str, Vec<&luntan_core::ThreadDoc>> = BTreeMap::new();
+    for d in docs {
+        by_site.entry(d.site.as_str()).or_default().push(d);
+    }
+    let sites: Vec<&Vec<&luntan_core::ThreadDoc>> = by_site.values().collect();
+    let mut rng = Rng(seed);
+    let mut out: Vec<String> = Vec::new();
+    let mut attempts = 0;
+    while out.len() < n {
+        attempts += 1;
+        assert!(attempts < n * 1000, "cannot find {n} CJK strings in the corpus");
+        let site = sites[out.len() % sites.len()];
+        let d = site[rng.below(site.len())];
+        let texts: Vec<&str> = std::iter::once(d.title.as_str()).chain(d.posts.iter().flat_map(|p| p.paragraphs.iter().map(String::as_str))).collect();
+        let chars: Vec<char> = texts[rng.below(texts.len())].chars().collect();
+        let len = 1 + rng.below(4);
+        if chars.len() < len {
+            continue;
+        }
+        let at = rng.below(chars.len() - len + 1);
+        let s: String = chars[at..at + len].iter().collect();
+        if s.chars().all(luntan_search::analysis::is_cjk) && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- crawl rounds (incremental, focus, keywords)
+
+/// Every site file in `dir`, parsed.
+pub fn load_sites(dir: &Path) -> Vec<luntan_core::Site> {
+    let (sites, errors) = luntan_core::Site::load_all(dir, None);
+    assert!(errors.is_empty(), "{errors:?}");
+    sites
+}
+
+/// What a request the fixture logged was for, judged by the site files' own patterns.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Requested {
+    Robots,
+    Home(String),
+    /// A board list page: (site, board).
+    List(String, String),
+    /// A thread page: (site, thread, first page or not).
+    Thread(String, String, bool),
+    Other(String),
+}
+
+pub fn classify(sites: &[luntan_core::Site], base_url: &str, path_and_query: &str) -> Requested {
+    if path_and_query == "/robots.txt" {
+        return Requested::Robots;
+    }
+    let url = format!("{}/{}", base_url.trim_end_matches('/'), path_and_query.trim_start_matches('/'));
+    for s in sites {
+        if s.home.as_str() == url {
+            return Requested::Home(s.id.clone());
+        }
+        let l = &s.links;
+        for p in std::iter::once(&l.board).chain(l.board_page.as_ref()) {
+            if let Some(Ok(m)) = p.captures(&url) {
+                return Requested::List(s.id.clone(), m.board.unwrap_or_default());
+            }
+        }
+        if let Some(Ok(m)) = l.thread.captures(&url) {
+            return Requested::Thread(s.id.clone(), m.thread.unwrap_or_default(), true);
+        }
+        if let Some(Ok(m)) = l.thread_page.as_ref().and_then(|p| p.captures(&url)) {
+            return Requested::Thread(s.id.clone(), m.thread.unwrap_or_default(), false);
+        }
+    }
+    Requested::Other(path_and_query.to_owned())
+}
+
+/// List requests per (site, board) in a request log.
+pub fn list_requests(sites: &[luntan_core::Site], base_url: &str, log: &[luntan_fixture::RequestRecord]) -> BTreeMap<(String, String), usize> {
+    let mut out = BTreeMap::new();
+    for r in log {
+        if let Requested::List(site, board) = classify(sites, base_url, &r.path_and_query) {
+            *out.entry((site, board)).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+/// The thread XML of a row as the store has it now, parsed.
+pub fn thread_doc(work: &Work, site: &str, thread: &str) -> luntan_core::ThreadDoc {
+    let store = Store::open(&work.layout().db_path()).unwrap();
+    let row = store.thread(site, thread).unwrap().unwrap_or_else(|| panic!("{site}/{thread}: no row"));
+    let date = row.save_date.unwrap_or_else(|| panic!("{site}/{thread}: never saved"));
+    let path = work.layout().xml_path(site, &row.board, &date, thread);
+    let xml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    luntan_core::ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `luntan-search --json` hits as (site, thread) pairs, in rank order.
+pub fn search_threads(work: &Work, args: &[&str]) -> Vec<(String, String)> {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = work.ok("search", &all);
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("search printed non-JSON {l:?}: {e}")))
+        .filter(|v| v.get("thread").is_some())
+        .map(|v| (v["site"].as_str().unwrap_or_default().to_owned(), v["thread"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+/// A run of `len` CJK characters from `text` that none of `others` contains.
+pub fn phrase_not_in(text: &str, others: &[&str], len: usize) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let cjk = |c: &char| matches!(*c, '\u{4E00}'..='\u{9FFF}');
+    (0..chars.len().saturating_sub(len - 1))
+        .map(|i| &chars[i..i + len])
+        .filter(|w| w.iter().all(cjk))
+        .map(|w| w.iter().collect::<String>())
+        .find(|w| others.iter().all(|o| !o.contains(w.as_str())))
+}
+
+/// Seconds since `t`, for the figures tests print.
+pub fn secs(t: std::time::Instant) -> String {
+    format!("{:.1} s", t.elapsed().as_secs_f64())
 }

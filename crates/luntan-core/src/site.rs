@@ -53,6 +53,10 @@ pub struct Site {
     pub incremental: Incremental,
     /// Topic focus (S2): only thread links scoring at least the threshold are queued.
     pub focus: Option<Focus>,
+    /// The forum's own search, for keyword monitoring (S0).
+    pub search: Option<SearchRules>,
+    /// Forum accounts keyword monitoring logs in with: one worker each.
+    pub accounts: Vec<Account>,
     /// The file it came from.
     pub path: PathBuf,
 }
@@ -132,6 +136,57 @@ pub struct Focus {
     pub topics: Vec<String>,
     /// Extra words that mark a URL as on-topic (`club.life.…`, `kaoyan`).
     pub url_words: Vec<String>,
+}
+
+/// The forum's own search (S0): a URL template with `{keyword}` and
+/// `{page}`, results newest first, and where a result page keeps each result.
+#[derive(Debug, Clone)]
+pub struct SearchRules {
+    /// Absolute (resolved against the home URL), with `{keyword}` and `{page}`.
+    pub url: String,
+    /// The encoding the keyword is percent-encoded in (GBK forums want GBK).
+    pub encoding: &'static encoding_rs::Encoding,
+    /// One element per result.
+    pub row: Selector,
+    /// The result's post time inside a row.
+    pub time: Selector,
+    /// The `page` value of the first result page.
+    pub first_page: u64,
+    /// Most result pages read per keyword in one round: S0's 30.
+    pub max_pages: u32,
+}
+
+impl SearchRules {
+    /// The URL of one result page (`page` counted from 1).
+    pub fn page_url(&self, keyword: &str, page: u32) -> Option<Url> {
+        let (bytes, _, _) = self.encoding.encode(keyword);
+        let mut kw = String::with_capacity(bytes.len() * 3);
+        for &b in bytes.iter() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                kw.push(b as char);
+            } else {
+                kw.push_str(&format!("%{b:02X}"));
+            }
+        }
+        let page = self.first_page + u64::from(page.max(1)) - 1;
+        Url::parse(&self.url.replace("{keyword}", &kw).replace("{page}", &page.to_string())).ok()
+    }
+}
+
+/// A forum account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    /// Names the account in logs and reports (default: `account1`, …).
+    pub name: String,
+    pub auth: AccountAuth,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountAuth {
+    /// A `Cookie` header value copied from a logged-in browser (`a=1; b=2`).
+    Cookie(String),
+    /// A login form: its fields are posted to `url`; the cookies it sets are kept.
+    Login { url: Url, fields: Vec<(String, String)> },
 }
 
 /// The URL patterns of one forum.
@@ -243,6 +298,9 @@ struct RawSite {
     allow_host: Vec<String>,
     incremental: Option<RawIncremental>,
     focus: Option<RawFocus>,
+    search: Option<RawSearch>,
+    #[serde(rename = "account", default)]
+    account: Vec<RawAccount>,
     links: RawLinks,
     list: Option<RawList>,
     thread: RawThread,
@@ -265,6 +323,44 @@ struct RawPoliteness {
     robots: Option<bool>,
     #[serde(rename = "@user-agent")]
     user_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    #[serde(rename = "@row")]
+    row: String,
+    #[serde(rename = "@time")]
+    time: String,
+    #[serde(rename = "@encoding")]
+    encoding: Option<String>,
+    #[serde(rename = "@first-page")]
+    first_page: Option<u64>,
+    #[serde(rename = "@max-pages")]
+    max_pages: Option<u32>,
+    url: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccount {
+    #[serde(rename = "@name")]
+    name: Option<String>,
+    #[serde(rename = "@cookie")]
+    cookie: Option<String>,
+    #[serde(rename = "@login-url")]
+    login_url: Option<String>,
+    #[serde(rename = "field", default)]
+    field: Vec<RawField>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    #[serde(rename = "@name")]
+    name: String,
+    #[serde(rename = "$text", default)]
+    value: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -443,7 +539,7 @@ impl Ctx<'_> {
             path: self.path.to_owned(),
             line: self.line_of(field),
             field: field.to_owned(),
-            message: message.into(),
+            message: one_line(&message.into()),
         }
     }
 
@@ -454,6 +550,11 @@ impl Ctx<'_> {
         let attribute = || self.text.find(&format!(" {field}=")).or_else(|| self.text.find(&format!("\t{field}=")));
         element.or_else(attribute).map(|at| line_at(self.text, at)).unwrap_or(1)
     }
+}
+
+/// Error texts from regex, CSS and XML parsers span lines; the report is one.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn line_at(text: &str, byte: usize) -> usize {
@@ -480,7 +581,7 @@ fn check_well_formed(ctx: &Ctx) -> Result<(), SiteError> {
                     path: ctx.path.to_owned(),
                     line: line_at(ctx.text, at),
                     field: "xml".into(),
-                    message: e.to_string(),
+                    message: one_line(&e.to_string()),
                 });
             }
         }
@@ -663,6 +764,55 @@ impl RawSite {
                 Some(Focus { alpha, threshold, topics, url_words: split(&f.url_word) })
             }
         };
+        let search = match &self.search {
+            None => None,
+            Some(sr) => {
+                let template = sr.url.trim();
+                if !template.contains("{keyword}") || !template.contains("{page}") {
+                    return Err(ctx.err("search", "the url needs {keyword} and {page}"));
+                }
+                // Braces are not URL characters: join with stand-ins, then put the placeholders back.
+                let joined = home
+                    .join(&template.replace("{keyword}", "LUNTANKEYWORD").replace("{page}", "LUNTANPAGE"))
+                    .map_err(|e| ctx.err("search", format!("not a URL: {e}")))?;
+                let url = joined.as_str().replace("LUNTANKEYWORD", "{keyword}").replace("LUNTANPAGE", "{page}");
+                let encoding = match sr.encoding.as_deref().map(str::trim) {
+                    None | Some("") => encoding.unwrap_or(encoding_rs::UTF_8),
+                    Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).ok_or_else(|| ctx.err("search", format!("unknown encoding label {label:?}")))?,
+                };
+                let max_pages = sr.max_pages.unwrap_or(30);
+                if max_pages == 0 {
+                    return Err(ctx.err("max-pages", "must be at least 1"));
+                }
+                Some(SearchRules {
+                    url,
+                    encoding,
+                    row: selector(ctx, "search", &sr.row)?,
+                    time: selector(ctx, "search", &sr.time)?,
+                    first_page: sr.first_page.unwrap_or(1),
+                    max_pages,
+                })
+            }
+        };
+        let mut accounts = Vec::new();
+        for (i, a) in self.account.iter().enumerate() {
+            let name = a.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or_else(|| format!("account{}", i + 1), str::to_owned);
+            let auth = match (&a.cookie, &a.login_url) {
+                (Some(c), None) if !c.trim().is_empty() && !c.contains(['\r', '\n']) => AccountAuth::Cookie(c.trim().to_owned()),
+                (None, Some(u)) => {
+                    let url = home.join(u.trim()).map_err(|e| ctx.err("account", format!("login-url is not a URL: {e}")))?;
+                    if a.field.is_empty() {
+                        return Err(ctx.err("account", "a login needs <field name=\"…\">value</field> elements"));
+                    }
+                    AccountAuth::Login { url, fields: a.field.iter().map(|f| (f.name.clone(), f.value.clone())).collect() }
+                }
+                _ => return Err(ctx.err("account", "needs either a cookie=\"…\" (one line) or a login-url=\"…\"")),
+            };
+            if accounts.iter().any(|o: &Account| o.name == name) {
+                return Err(ctx.err("account", format!("two accounts are named {name:?}")));
+            }
+            accounts.push(Account { name, auth });
+        }
         let max_board_pages = self.max_board_pages.unwrap_or(100);
         if max_board_pages == 0 {
             return Err(ctx.err("max-board-pages", "must be at least 1"));
@@ -680,6 +830,8 @@ impl RawSite {
             allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
             incremental,
             focus,
+            search,
+            accounts,
             path: ctx.path.to_owned(),
         })
     }
@@ -835,6 +987,39 @@ mod tests {
         let e = parse(&DISCUZ.replace("<links>", r#"<focus/>
   <links>"#)).unwrap_err();
         assert_eq!(e.field, "focus");
+    }
+
+    #[test]
+    fn search_and_accounts_are_read_and_checked() {
+        let with = |extra: &str| DISCUZ.replace("<links>", &format!("{extra}\n  <links>"));
+        let s = parse(&with(
+            r#"<search row="li.pbw" time="span.time" max-pages="20"><url><![CDATA[search.php?mod=forum&srchtxt={keyword}&page={page}]]></url></search>
+  <account cookie="auth=abc; sid=1"/>
+  <account name="bot2" login-url="member.php?mod=logging&amp;action=login"><field name="username">小明</field><field name="password">p&amp;w</field></account>"#,
+        ))
+        .unwrap();
+        let sr = s.search.as_ref().unwrap();
+        assert_eq!(sr.max_pages, 20);
+        assert_eq!(sr.encoding, encoding_rs::GBK, "the site's encoding by default");
+        assert_eq!(
+            sr.page_url("考研", 3).unwrap().as_str(),
+            "http://127.0.0.1:8080/dz/search.php?mod=forum&srchtxt=%BF%BC%D1%D0&page=3",
+            "relative to home, keyword in GBK"
+        );
+        assert_eq!(s.accounts[0], Account { name: "account1".into(), auth: AccountAuth::Cookie("auth=abc; sid=1".into()) });
+        match &s.accounts[1].auth {
+            AccountAuth::Login { url, fields } => {
+                assert_eq!(url.as_str(), "http://127.0.0.1:8080/dz/member.php?mod=logging&action=login");
+                assert_eq!(fields, &[("username".to_string(), "小明".to_string()), ("password".to_string(), "p&w".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("search", 8));
+        let e = parse(&with(r#"<account/>"#)).unwrap_err();
+        assert_eq!(e.field, "account");
+        let e = parse(&with(r#"<account login-url="/login"/>"#)).unwrap_err();
+        assert!(e.message.contains("field"), "{e}");
     }
 
     #[test]

@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS boards (
     last_visit    TEXT,
     interval_secs INTEGER,          -- adaptive re-check interval (S1 / Nutch)
     next_visit    INTEGER,          -- unix seconds; a round skips the board before it
+    walk_open     INTEGER NOT NULL DEFAULT 0,  -- 1 while a walk is under way or after one broke off
     PRIMARY KEY (site, board)
 );
 CREATE TABLE IF NOT EXISTS skipped_links (   -- focused crawling (S2): below the threshold
@@ -89,6 +90,32 @@ CREATE TABLE IF NOT EXISTS threads (
     PRIMARY KEY (site, thread)
 );
 CREATE INDEX IF NOT EXISTS threads_by_state ON threads (state, site);
+CREATE TABLE IF NOT EXISTS keywords (        -- keyword monitoring (S0): {keyword, lastresult, pagenum, date}
+    site          TEXT NOT NULL,
+    keyword       TEXT NOT NULL,
+    lastresult    INTEGER NOT NULL,          -- smallest result page found already seen last round (max pages: none)
+    pagenum       INTEGER NOT NULL,          -- result pages to read next round
+    watermark     TEXT,                      -- newest post time seen: older results are stored
+    rounds        INTEGER NOT NULL DEFAULT 0,
+    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    PRIMARY KEY (site, keyword)
+);
+CREATE TABLE IF NOT EXISTS keyword_rounds (  -- one row per keyword per round, for luntan-status and tests
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    site          TEXT NOT NULL,
+    keyword       TEXT NOT NULL,
+    started_at    TEXT NOT NULL,
+    budget        INTEGER NOT NULL,          -- pagenum this round
+    pages_read    INTEGER NOT NULL,
+    lastresult    INTEGER NOT NULL,
+    next_pagenum  INTEGER NOT NULL,
+    watermark_before TEXT,
+    watermark_after  TEXT,
+    results       INTEGER NOT NULL,
+    new_threads   INTEGER NOT NULL,
+    updated_threads INTEGER NOT NULL,
+    errors        INTEGER NOT NULL
+);
 "#;
 
 /// A thread row as the stages read it.
@@ -148,6 +175,41 @@ pub struct RoundRecord {
     pub new_threads: i64,
     pub updated_threads: i64,
     pub errors: i64,
+}
+
+/// A monitored keyword's record (S0's `{keyword, lastresult, pagenum, date}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KeywordState {
+    pub site: String,
+    pub keyword: String,
+    /// The smallest result page found already seen in the last round
+    /// (the page limit when none was).
+    pub lastresult: u32,
+    /// Result pages to read in the next round.
+    pub pagenum: u32,
+    /// The newest post time seen; results no newer are already stored.
+    pub watermark: Option<String>,
+    pub rounds: u32,
+}
+
+/// What one round did for one keyword (the `keyword_rounds` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeywordRound {
+    pub site: String,
+    pub keyword: String,
+    pub started_at: String,
+    /// `pagenum` going into the round.
+    pub budget: u32,
+    pub pages_read: u32,
+    pub lastresult: u32,
+    /// `pagenum` for the next round.
+    pub next_pagenum: u32,
+    pub watermark_before: Option<String>,
+    pub watermark_after: Option<String>,
+    pub results: u32,
+    pub new_threads: u32,
+    pub updated_threads: u32,
+    pub errors: u32,
 }
 
 /// A board's schedule.
@@ -293,12 +355,29 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Notes a finished visit of a board's list pages.
-    pub fn board_visited(&self, site: &str, board: &str, pages_read: u32) -> Result<(), StoreError> {
+    /// Marks a walk of a board's list pages as started; returns whether the
+    /// previous walk broke off (killed, or a list page failed). Such a board
+    /// must be walked in full: its early pages are known, but threads further
+    /// down were never read, so S1's stop rule would wrongly end the walk.
+    pub fn begin_board_walk(&self, site: &str, board: &str) -> Result<bool, StoreError> {
+        let open: Option<i64> = self
+            .conn
+            .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        self.conn
+            .execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board])
+            .map_err(|e| self.err(e))?;
+        Ok(open == Some(1))
+    }
+
+    /// Notes a visit of a board's list pages; `finished` when every page it
+    /// meant to read was read.
+    pub fn board_visited(&self, site: &str, board: &str, pages_read: u32, finished: bool) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "UPDATE boards SET pages_read = ?3, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
-                params![site, board, pages_read],
+                "UPDATE boards SET pages_read = ?3, walk_open = ?4, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
+                params![site, board, pages_read, i64::from(!finished)],
             )
             .map(drop)
             .map_err(|e| self.err(e))
@@ -327,9 +406,19 @@ impl Store {
     /// inserts new ones, re-queues those whose reply count or last post grew
     /// (S1 freshness), and leaves the rest. Returns one [`Listing`] per row.
     pub fn record_listings(&mut self, threads: &[NewThread]) -> Result<Vec<Listing>, StoreError> {
+        self.record_listings_hinted(threads, &vec![true; threads.len()]).map(|(l, _)| l)
+    }
+
+    /// [`Store::record_listings`] with a hint per row: `false` means "surely
+    /// not stored" (a Bloom filter's miss), so the row is inserted without
+    /// looking it up first. A wrong hint costs nothing but the lookup it
+    /// tried to save: an insert that finds the row takes the usual path.
+    /// Returns the listings and how many lookups the hints saved.
+    pub fn record_listings_hinted(&mut self, threads: &[NewThread], maybe_stored: &[bool]) -> Result<(Vec<Listing>, usize), StoreError> {
         let path = self.path.clone();
         self.in_tx(|tx, err| {
             let mut out = Vec::with_capacity(threads.len());
+            let mut saved = 0;
             {
                 let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
                 let mut insert = tx
@@ -346,7 +435,20 @@ impl Store {
                          WHERE site = ?1 AND thread = ?2",
                     )
                     .map_err(err)?;
-                for t in threads {
+                let mut insert_new = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                    )
+                    .map_err(err)?;
+                for (i, t) in threads.iter().enumerate() {
+                    if !maybe_stored.get(i).copied().unwrap_or(true)
+                        && insert_new.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)? == 1
+                    {
+                        saved += 1;
+                        out.push(Listing::New);
+                        continue;
+                    }
                     let stored = get
                         .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
                         .optional()
@@ -375,8 +477,24 @@ impl Store {
                     out.push(listing);
                 }
             }
-            Ok(out)
+            Ok((out, saved))
         })
+    }
+
+    /// Calls `f` with every thread id of `site` the store knows: queued,
+    /// done, failed, or left out by a topic focus (to fill a Bloom filter).
+    pub fn for_each_known_thread(&self, site: &str, mut f: impl FnMut(&str)) -> Result<usize, StoreError> {
+        let mut n = 0;
+        for sql in ["SELECT thread FROM threads WHERE site = ?1", "SELECT thread FROM skipped_links WHERE site = ?1"] {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+            let mut rows = stmt.query([site]).map_err(|e| self.err(e))?;
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let id: String = r.get(0).map_err(|e| self.err(e))?;
+                f(&id);
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     /// Records thread links a topic focus left out, with their scores;
@@ -467,6 +585,99 @@ impl Store {
             )
             .map(drop)
             .map_err(|e| self.err(e))
+    }
+
+    /// A keyword's record; a keyword never monitored starts with both
+    /// `lastresult` and `pagenum` at `max_pages` (S0: 30) and no watermark.
+    pub fn keyword_state(&self, site: &str, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
+        self.conn
+            .query_row("SELECT lastresult, pagenum, watermark, rounds FROM keywords WHERE site = ?1 AND keyword = ?2", params![site, keyword], |r| {
+                Ok(KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: r.get(0)?, pagenum: r.get(1)?, watermark: r.get(2)?, rounds: r.get(3)? })
+            })
+            .optional()
+            .map(|o| o.unwrap_or(KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: max_pages, pagenum: max_pages, watermark: None, rounds: 0 }))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every keyword record of a site (or all), by site and keyword.
+    pub fn keyword_states(&self, site: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT site, keyword, lastresult, pagenum, watermark, rounds FROM keywords WHERE ?1 IS NULL OR site = ?1 ORDER BY site, keyword")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([site], |r| Ok(KeywordState { site: r.get(0)?, keyword: r.get(1)?, lastresult: r.get(2)?, pagenum: r.get(3)?, watermark: r.get(4)?, rounds: r.get(5)? }))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e));
+        rows
+    }
+
+    /// Stores a keyword's round: its new record and a line of history, in one transaction.
+    pub fn record_keyword_round(&mut self, r: &KeywordRound) -> Result<(), StoreError> {
+        self.in_tx(|tx, err| {
+            tx.execute(
+                "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+                 ON CONFLICT(site, keyword) DO UPDATE SET lastresult = excluded.lastresult, pagenum = excluded.pagenum,
+                    watermark = excluded.watermark, rounds = keywords.rounds + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')",
+                params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                    results, new_threads, updated_threads, errors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    r.site,
+                    r.keyword,
+                    r.started_at,
+                    r.budget,
+                    r.pages_read,
+                    r.lastresult,
+                    r.next_pagenum,
+                    r.watermark_before,
+                    r.watermark_after,
+                    r.results,
+                    r.new_threads,
+                    r.updated_threads,
+                    r.errors
+                ],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    /// The keyword round history of a site (or all), oldest first.
+    pub fn keyword_rounds(&self, site: Option<&str>) -> Result<Vec<KeywordRound>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                    results, new_threads, updated_threads, errors FROM keyword_rounds WHERE ?1 IS NULL OR site = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([site], |r| {
+                Ok(KeywordRound {
+                    site: r.get(0)?,
+                    keyword: r.get(1)?,
+                    started_at: r.get(2)?,
+                    budget: r.get(3)?,
+                    pages_read: r.get(4)?,
+                    lastresult: r.get(5)?,
+                    next_pagenum: r.get(6)?,
+                    watermark_before: r.get(7)?,
+                    watermark_after: r.get(8)?,
+                    results: r.get(9)?,
+                    new_threads: r.get(10)?,
+                    updated_threads: r.get(11)?,
+                    errors: r.get(12)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e));
+        rows
     }
 
     pub fn last_round(&self, site: &str) -> Result<Option<RoundRecord>, StoreError> {
@@ -802,6 +1013,37 @@ mod tests {
     }
 
     #[test]
+    fn keyword_records_start_at_the_limit_and_keep_their_history() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        let fresh = s.keyword_state("dz", "考研", 30).unwrap();
+        assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
+        let r = KeywordRound { site: "dz".into(), keyword: "考研".into(), budget: 30, pages_read: 4, lastresult: 4, next_pagenum: 4, watermark_after: Some("2024-06-30T22:00:00".into()), ..Default::default() };
+        s.record_keyword_round(&r).unwrap();
+        s.record_keyword_round(&KeywordRound { budget: 4, lastresult: 30, next_pagenum: 9, ..r.clone() }).unwrap();
+        let st = s.keyword_state("dz", "考研", 30).unwrap();
+        assert_eq!((st.lastresult, st.pagenum, st.watermark.as_deref(), st.rounds), (30, 9, Some("2024-06-30T22:00:00"), 2));
+        assert_eq!(s.keyword_rounds(Some("dz")).unwrap().iter().map(|r| r.budget).collect::<Vec<_>>(), [30, 4]);
+        assert_eq!(s.keyword_states(None).unwrap(), [st]);
+    }
+
+    #[test]
+    fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+        let row = |thread: &str, replies: i64| NewThread { replies: Some(replies), last_post: Some("2024-03-05T10:00:00".into()), ..nt(thread) };
+        let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 1)], &[false, false]).unwrap();
+        assert_eq!((l, saved), (vec![Listing::New, Listing::New], 2));
+        // "Surely not stored" about a stored thread: it is still compared, not duplicated.
+        let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 2), row("3", 0)], &[false, false, true]).unwrap();
+        assert_eq!((l, saved), (vec![Listing::Unchanged, Listing::Updated, Listing::New], 0));
+        let mut known = Vec::new();
+        assert_eq!(s.for_each_known_thread("dz", |id| known.push(id.to_owned())).unwrap(), 3);
+        known.sort();
+        assert_eq!(known, ["1", "2", "3"]);
+    }
+
+    #[test]
     fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
         let t = tempfile::tempdir().unwrap();
         let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
@@ -814,6 +1056,20 @@ mod tests {
         assert_eq!(s.promote_skipped("dz", 0.1).unwrap(), 1);
         assert_eq!(s.thread("dz", "2").unwrap().unwrap().state, ThreadState::Discovered);
         assert_eq!(s.counts().unwrap()[0].skipped_links, 1);
+    }
+
+    #[test]
+    fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
+        let t = tempfile::tempdir().unwrap();
+        let s = Store::open(&t.path().join("luntan.db")).unwrap();
+        s.upsert_board("dz", "2", "http://h/b/2", None).unwrap();
+        assert!(!s.begin_board_walk("dz", "2").unwrap(), "a new board has no broken walk");
+        // Killed here: the next start must know.
+        assert!(s.begin_board_walk("dz", "2").unwrap());
+        s.board_visited("dz", "2", 3, true).unwrap();
+        assert!(!s.begin_board_walk("dz", "2").unwrap());
+        s.board_visited("dz", "2", 1, false).unwrap();
+        assert!(s.begin_board_walk("dz", "2").unwrap(), "a walk with a failed page counts as broken off");
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct DiscoverReport {
     pub requests: u64,
     /// Links whose ids were refused (path tricks, odd bytes).
     pub refused_links: usize,
+    /// Thread rows the Bloom filter showed to be new, inserted without a lookup.
+    pub lookups_saved: usize,
     /// One line per page that could not be fetched.
     pub errors: Vec<String>,
 }
@@ -147,6 +149,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         // A lowered threshold takes effect without reading the boards again.
         report.promoted = lock(store).promote_skipped(&site.id, sc.threshold)?;
     }
+    let seen = Arc::new(Seen::load(&lock(store), &site.id)?);
     let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
     for board in boards {
@@ -156,7 +159,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone()));
+        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone()));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
@@ -165,6 +168,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         report.updated_threads += r.updated_threads;
         report.known_threads += r.known_threads;
         report.refused_links += r.refused_links;
+        report.lookups_saved += r.lookups_saved;
         report.off_topic += r.off_topic;
         report.errors.extend(r.errors);
     }
@@ -179,10 +183,15 @@ async fn walk_board(
     board: Board,
     interval: std::time::Duration,
     scorer: Option<Arc<Scorer>>,
+    known: Arc<Seen>,
 ) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
     let mut unchanged_run = 0u32;
+    let resume = lock(&store).begin_board_walk(&site.id, &board.id)?;
+    // After a walk that broke off, read the board in full: S1's stop rule
+    // assumes everything below the known rows was read before.
+    let stop_after = if resume { u32::MAX } else { site.incremental.stop_after };
     let first = site.links.board_page.as_ref().map_or(1, |p| p.first_page);
     let mut queue: BTreeMap<u64, Url> = BTreeMap::from([(first, board.url.clone())]);
     let mut seen: BTreeSet<u64> = BTreeSet::new();
@@ -230,7 +239,11 @@ async fn walk_board(
             })
             .collect();
         let listings = match &scorer {
-            None => lock(&store).record_listings(&rows)?.into_iter().map(|l| (l, false)).collect::<Vec<_>>(),
+            None => {
+                let (listings, saved) = known.record(&mut lock(&store), &rows)?;
+                report.lookups_saved += saved;
+                listings.into_iter().map(|l| (l, false)).collect::<Vec<_>>()
+            }
             Some(sc) => {
                 let scores: Vec<f64> = rows.iter().map(|t| Url::parse(&t.url).map_or(0.0, |u| sc.score(&u, t.title.as_deref().unwrap_or("")))).collect();
                 let (mut keep, mut skip) = (Vec::new(), Vec::new());
@@ -243,8 +256,12 @@ async fn walk_board(
                 }
                 let mut s = lock(&store);
                 let fresh = s.record_skipped(&skip)?;
+                for (t, _) in &skip {
+                    known.insert(&t.thread);
+                }
                 report.off_topic += fresh.iter().filter(|f| **f).count();
-                let kept = s.record_listings(&keep)?;
+                let (kept, saved) = known.record(&mut s, &keep)?;
+                report.lookups_saved += saved;
                 // Back in page order for the stop rule; a skipped link seen
                 // before is old news, a new one is news.
                 let (mut kept, mut fresh) = (kept.into_iter(), fresh.into_iter());
@@ -267,7 +284,7 @@ async fn walk_board(
             }
             unchanged_run = if l == Listing::Unchanged { unchanged_run + 1 } else { 0 };
         }
-        if unchanged_run >= site.incremental.stop_after {
+        if unchanged_run >= stop_after {
             tracing::debug!("{}: board {}: {unchanged_run} known threads in a row; stopping at page {page}", site.id, board.id);
             break;
         }
@@ -275,13 +292,86 @@ async fn walk_board(
     let found_news = report.new_threads + report.updated_threads > 0;
     let next = site.incremental.next_interval(interval, found_news);
     let s = lock(&store);
-    s.board_visited(&site.id, &board.id, report.list_pages as u32)?;
+    s.board_visited(&site.id, &board.id, report.list_pages as u32, report.errors.is_empty())?;
     s.set_board_schedule(&site.id, &board.id, next.as_secs() as i64, unix_now() + next.as_secs() as i64)?;
     Ok(report)
+}
+
+/// "Seen this thread?" before the database is asked (S2 de-duplicates
+/// links with a Bloom filter). A miss is certain, so a new thread is
+/// inserted without a lookup; a hit may be false, so it still goes to the
+/// database. Filled from the store once per round, then kept current.
+pub struct Seen {
+    filter: fastbloom::AtomicBloomFilter,
+}
+
+impl Seen {
+    /// A filter holding every thread id the store knows for `site`, with room to grow.
+    pub fn load(store: &Store, site: &str) -> Result<Seen, StoreError> {
+        let mut ids = Vec::new();
+        store.for_each_known_thread(site, |id| ids.push(id.to_owned()))?;
+        // 1 in 1000 false positives, sized for twice what is known (a new
+        // forum's first round fills it from nothing). A fixed seed makes
+        // runs repeatable; a false hit only costs the lookup it did not save.
+        let filter = fastbloom::AtomicBloomFilter::with_false_pos(0.001).seed(&0x6C75_6E74_616E).expected_items((ids.len() * 2).max(10_000));
+        for id in &ids {
+            filter.insert(id.as_str());
+        }
+        Ok(Seen { filter })
+    }
+
+    pub fn maybe_seen(&self, thread: &str) -> bool {
+        self.filter.contains(thread)
+    }
+
+    pub fn insert(&self, thread: &str) {
+        self.filter.insert(thread);
+    }
+
+    /// Records list rows, looking up only those the filter may have seen.
+    pub(crate) fn record(&self, store: &mut Store, rows: &[NewThread]) -> Result<(Vec<Listing>, usize), StoreError> {
+        let hints: Vec<bool> = rows.iter().map(|t| self.maybe_seen(&t.thread)).collect();
+        let out = store.record_listings_hinted(rows, &hints)?;
+        for t in rows {
+            self.insert(&t.thread);
+        }
+        Ok(out)
+    }
 }
 
 pub(crate) fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
     // A panic while holding the lock cannot leave SQLite half-written (each
     // call is its own transaction), so a poisoned lock is still usable.
     store.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luntan_core::Site;
+    use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_bloom_filter_spares_lookups_for_new_threads_only() {
+        let server = FixtureServer::start_blocking(FixtureConfig { threads: 90, boards: 2, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = server.write_site_files(dir.path()).unwrap();
+        let site = Arc::new(Site::load(&paths[0]).unwrap());
+        let store = Arc::new(Mutex::new(Store::open(&dir.path().join("luntan.db")).unwrap()));
+        let all = DiscoverOptions { all_boards: true };
+        let first = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all).await.unwrap();
+        assert_eq!(first.new_threads, 90);
+        assert_eq!(first.lookups_saved, 90, "an empty store: every thread is surely new");
+        let added = server.add_threads(4);
+        let second = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all).await.unwrap();
+        assert_eq!(second.new_threads, 4);
+        assert_eq!(second.lookups_saved, 4, "the filter (seeded, so repeatable) knew none of the four new threads");
+        let seen = Seen::load(&lock(&store), "bbs").unwrap();
+        for c in &added {
+            assert!(seen.maybe_seen(&c.thread), "{} inserted but not in the filter", c.thread);
+            assert!(lock(&store).thread("bbs", &c.thread).unwrap().is_some());
+        }
+        let false_hits = (0..10_000).filter(|i| seen.maybe_seen(&format!("x{i}"))).count();
+        assert!(false_hits < 50, "{false_hits} false positives in 10,000 probes");
+    }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luntan_core::site::{Politeness, Site};
-use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use url::Url;
@@ -22,6 +22,8 @@ use url::Url;
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 /// Ceiling of the exponential backoff between attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Most redirects followed for one page; a longer chain is a trap.
+pub const MAX_REDIRECTS: usize = 10;
 /// Consecutive transient failures before the whole site is slowed down.
 const BREAKER_AFTER: u32 = 3;
 
@@ -99,7 +101,8 @@ pub struct FetchStats {
 #[derive(Debug)]
 struct Gate {
     slots: Semaphore,
-    /// Earliest start of the next request.
+    /// Earliest start of the next request: the last start plus the delay, or
+    /// later while the site is held off (Retry-After, the breaker).
     next: Mutex<Instant>,
     delay: Mutex<Duration>,
     consecutive_failures: AtomicU32,
@@ -116,17 +119,31 @@ impl Gate {
     }
 
     /// Waits for a free slot and for the request's turn.
-    async fn enter(&self) -> SemaphorePermit<'_> {
+    ///
+    /// The turn is claimed only when it has come, from the clock at that
+    /// moment: a hold that arrives while a request waits (a 429 on another
+    /// request) still applies to it, and a late timer wake-up moves the next
+    /// start later instead of eating into the delay.
+    /// Returns the slot and the moment the turn was claimed.
+    async fn enter(&self) -> (SemaphorePermit<'_>, Instant) {
         let permit = self.slots.acquire().await.expect("gate semaphore is never closed");
-        let start = {
-            let delay = *self.delay.lock().expect("gate lock");
-            let mut next = self.next.lock().expect("gate lock");
-            let start = (*next).max(Instant::now());
-            *next = start + delay;
-            start
-        };
-        tokio::time::sleep_until(start).await;
-        permit
+        loop {
+            let wait_until = {
+                let delay = *self.delay.lock().expect("gate lock");
+                let mut next = self.next.lock().expect("gate lock");
+                let now = Instant::now();
+                if *next <= now {
+                    *next = now + delay;
+                    Err(now)
+                } else {
+                    Ok(*next)
+                }
+            };
+            match wait_until {
+                Err(claimed) => return (permit, claimed),
+                Ok(at) => tokio::time::sleep_until(at).await,
+            }
+        }
     }
 
     /// Holds every request to the site back until `wait` from now.
@@ -164,32 +181,48 @@ enum RobotsRule {
 }
 
 /// Fetches pages of one site politely.
+///
+/// Requests run on a small runtime of their own (see [`io`]): the stages
+/// parse pages on their own runtime's threads, and a request whose turn has
+/// come must not wait behind a page being parsed to reach the wire, or the
+/// forum sees two requests closer than the delay that spaced them.
 pub struct Fetcher {
+    core: Arc<Core>,
+    pub stats: Arc<FetchStats>,
+}
+
+/// Everything a request needs, shared with the tasks on the I/O runtime.
+struct Core {
     client: reqwest::Client,
     site: Arc<Site>,
     gate: Gate,
     robots: Mutex<HashMap<String, Arc<OnceCell<RobotsRule>>>>,
     /// First retry wait; doubles per attempt.
     backoff_base: Duration,
-    pub stats: FetchStats,
+    stats: Arc<FetchStats>,
+}
+
+/// The runtime every request of every fetcher runs on: two threads that do
+/// nothing but network I/O, so a request is written the moment the gate
+/// lets it go.
+fn io() -> &'static tokio::runtime::Runtime {
+    static IO: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    IO.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("luntan-http")
+            .enable_all()
+            .build()
+            .expect("cannot start the HTTP runtime")
+    })
 }
 
 impl Fetcher {
     pub fn new(site: Arc<Site>) -> Result<Fetcher, FetchError> {
         let p = &site.politeness;
-        let policy_site = site.clone();
-        // Redirects are followed only inside the forum (or its allowed hosts)
-        // and at most 10 deep: a loop or an off-host hop fails the request.
-        let redirect = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 10 {
-                attempt.error("too many redirects (loop?)")
-            } else if !policy_site.host_allowed(attempt.url()) {
-                let to = attempt.url().to_string();
-                attempt.error(format!("redirect to {to} leaves the forum"))
-            } else {
-                attempt.follow()
-            }
-        });
+        // Redirects are followed by hand (see `get_html`), so that every hop
+        // passes the gate, the host check and robots.txt like any request.
+        let redirect = reqwest::redirect::Policy::none();
         let client = reqwest::Client::builder()
             .user_agent(p.user_agent.clone())
             .timeout(p.timeout)
@@ -198,56 +231,103 @@ impl Fetcher {
             .pool_max_idle_per_host(p.concurrency)
             .build()
             .map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })?;
-        Ok(Fetcher {
+        let stats = Arc::new(FetchStats::default());
+        let core = Core {
             client,
             gate: Gate::new(p),
             site,
             robots: Mutex::new(HashMap::new()),
             backoff_base: Duration::from_millis(250),
-            stats: FetchStats::default(),
-        })
+            stats: stats.clone(),
+        };
+        Ok(Fetcher { core: Arc::new(core), stats })
     }
 
     /// Shortens the first retry wait (tests against a local server).
     pub fn with_backoff_base(mut self, base: Duration) -> Fetcher {
-        self.backoff_base = base;
+        Arc::get_mut(&mut self.core).expect("a new fetcher is not shared yet").backoff_base = base;
         self
     }
 
     pub fn site(&self) -> &Site {
-        &self.site
+        &self.core.site
     }
 
     /// GETs an HTML page: checks host and robots.txt, then tries up to
-    /// `1 + retries` times on transient failures.
+    /// `1 + retries` times on transient failures. Redirects are followed on
+    /// the forum's hosts only, at most [`MAX_REDIRECTS`] deep and never back
+    /// to a URL already visited; each hop is a request like any other,
+    /// spaced by the gate and checked against robots.txt.
+    ///
+    /// Works from any runtime (the request itself runs on [`io`]'s); if the
+    /// caller stops waiting, the request still finishes, so the gate's count
+    /// of requests in flight stays true.
     pub async fn get_html(&self, url: &Url) -> Result<Fetched, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        match io().spawn(async move { core.get_html(&target).await }).await {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(FetchError::Network { url: url.clone(), what: format!("request task ended: {e}") }),
+        }
+    }
+}
+
+impl Core {
+    async fn get_html(&self, url: &Url) -> Result<Fetched, FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FetchError::Refused { url: url.clone(), why: format!("scheme {} is not fetched", url.scheme()) });
         }
         if !self.site.host_allowed(url) {
             return Err(FetchError::Refused { url: url.clone(), why: "host is not this forum's (add <allow-host> to the site file)".into() });
         }
-        if self.site.politeness.robots {
-            self.check_robots(url).await?;
+        let mut visited = vec![url.clone()];
+        loop {
+            let current = visited.last().expect("starts with the URL asked for").clone();
+            if self.site.politeness.robots {
+                self.check_robots(&current).await?;
+            }
+            let next = match self.get_with_retries(&current, true).await? {
+                Outcome::Page(f) => return Ok(f),
+                Outcome::Redirect(next) => next,
+            };
+            let refuse = |why: String| Err(FetchError::Refused { url: url.clone(), why });
+            if !matches!(next.scheme(), "http" | "https") || !self.site.host_allowed(&next) {
+                return refuse(format!("redirect to {next} leaves the forum"));
+            }
+            if visited.contains(&next) {
+                return refuse(format!("redirect loop: {current} leads back to {next}"));
+            }
+            if visited.len() > MAX_REDIRECTS {
+                return refuse(format!("too many redirects (more than {MAX_REDIRECTS}, last to {next})"));
+            }
+            visited.push(next);
         }
-        self.get_with_retries(url, true).await
     }
 
-    async fn get_with_retries(&self, url: &Url, require_html: bool) -> Result<Fetched, FetchError> {
+    async fn get_with_retries(&self, url: &Url, require_html: bool) -> Result<Outcome, FetchError> {
         let retries = self.site.politeness.retries;
+        // Opened (and its clock started) before any request it will time.
+        let log = request_log();
         let mut attempt = 0;
         loop {
-            let permit = self.gate.enter().await;
+            let (permit, started) = self.gate.enter().await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             let result = self.once(url, require_html).await;
-            drop(permit);
+            if let Some(log) = log {
+                log.record(&self.site.id, url, started, &result);
+            }
             match result {
-                Ok(f) => {
+                Ok(outcome) => {
+                    drop(permit);
                     self.gate.success();
-                    self.stats.bytes.fetch_add(f.body.len() as u64, Ordering::Relaxed);
-                    return Ok(f);
+                    if let Outcome::Page(f) = &outcome {
+                        self.stats.bytes.fetch_add(f.body.len() as u64, Ordering::Relaxed);
+                    }
+                    return Ok(outcome);
                 }
                 Err(e) if e.is_transient() => {
+                    // Holds go on while this request still has its slot, so no
+                    // other request can start in between.
                     self.gate.failure(self.backoff_base);
                     if let Some(wait) = e.retry_after() {
                         if wait > MAX_RETRY_AFTER {
@@ -262,7 +342,13 @@ impl Fetcher {
                     self.stats.retries.fetch_add(1, Ordering::Relaxed);
                     let wait = e.retry_after().unwrap_or_else(|| backoff(self.backoff_base, attempt));
                     tracing::debug!(%url, attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying");
+                    // A failed request keeps its slot while it waits: a
+                    // struggling server gets fewer requests, not more, and a
+                    // request given up on by timeout has time to be torn down
+                    // before the next one starts, so the server never sees
+                    // more than `concurrency` at once.
                     tokio::time::sleep(wait).await;
+                    drop(permit);
                     attempt += 1;
                 }
                 Err(e) => return Err(e),
@@ -270,11 +356,19 @@ impl Fetcher {
         }
     }
 
-    async fn once(&self, url: &Url, require_html: bool) -> Result<Fetched, FetchError> {
+    async fn once(&self, url: &Url, require_html: bool) -> Result<Outcome, FetchError> {
         let p = &self.site.politeness;
         let net = |e: reqwest::Error| classify(url, e, p.timeout);
         let mut resp = self.client.get(url.clone()).send().await.map_err(net)?;
         let status = resp.status().as_u16();
+        if matches!(status, 301 | 302 | 303 | 307 | 308) {
+            let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+            if let Some(next) = location.and_then(|l| url.join(l.trim()).ok()) {
+                let mut next = next;
+                next.set_fragment(None);
+                return Ok(Outcome::Redirect(next));
+            }
+        }
         if !resp.status().is_success() {
             let retry_after = resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
             return Err(FetchError::Status { url: url.clone(), status, retry_after });
@@ -300,8 +394,7 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        let final_url = resp.url().clone();
-        Ok(Fetched { url: final_url, status, content_type, body })
+        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body }))
     }
 
     async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {
@@ -320,12 +413,26 @@ impl Fetcher {
     }
 
     /// RFC 9309: a 4xx robots.txt means no rules; an unreachable one or a
-    /// 5xx means "assume everything is disallowed".
+    /// 5xx means "assume everything is disallowed". Up to five redirects are
+    /// followed on the forum's hosts; a longer chain, or one that leaves
+    /// them, counts as unavailable, which RFC 9309 treats like a 4xx.
     async fn load_robots(&self, origin: &str) -> RobotsRule {
-        let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
+        let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
             return RobotsRule::AllowAll;
         };
-        match self.get_with_retries(&url, false).await {
+        let mut hops = 0;
+        let fetched = loop {
+            match self.get_with_retries(&url, false).await {
+                Ok(Outcome::Page(f)) => break Ok(f),
+                Ok(Outcome::Redirect(next)) if hops < 5 && self.site.host_allowed(&next) => {
+                    hops += 1;
+                    url = next;
+                }
+                Ok(Outcome::Redirect(_)) => return RobotsRule::AllowAll,
+                Err(e) => break Err(e),
+            }
+        };
+        match fetched {
             Ok(f) => match texting_robots::Robot::new(&self.site.politeness.user_agent, &f.body) {
                 Ok(robot) => {
                     if let Some(secs) = robot.delay.filter(|d| d.is_finite() && *d > 0.0) {
@@ -341,6 +448,65 @@ impl Fetcher {
             },
         }
     }
+}
+
+/// `LUNTAN_REQUEST_LOG=FILE`: every request this process makes is appended
+/// to FILE as one JSON line, for auditing politeness against a server's own
+/// log: `pid`, `site`, `url`, `start_us`/`end_us` (when the gate let it go
+/// and when it was over, microseconds on this process's monotonic clock, so
+/// spacing is exact), `unix_us` (its start on the wall clock, to match the
+/// server's log) and `outcome` (the status, or the error).
+struct RequestLog {
+    file: Mutex<std::fs::File>,
+    epoch: Instant,
+    /// `epoch` on the wall clock: wall times are derived from monotonic
+    /// ones, so the two columns of a line never disagree.
+    epoch_wall: std::time::SystemTime,
+}
+
+fn request_log() -> Option<&'static RequestLog> {
+    static LOG: std::sync::OnceLock<Option<RequestLog>> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let path = std::env::var_os("LUNTAN_REQUEST_LOG")?;
+        match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            Ok(file) => Some(RequestLog { file: Mutex::new(file), epoch: Instant::now(), epoch_wall: std::time::SystemTime::now() }),
+            Err(e) => {
+                tracing::warn!("LUNTAN_REQUEST_LOG {}: {e}; not logging requests", std::path::Path::new(&path).display());
+                None
+            }
+        }
+    })
+    .as_ref()
+}
+
+impl RequestLog {
+    fn record(&self, site: &str, url: &Url, start: Instant, outcome: &Result<Outcome, FetchError>) {
+        use std::io::Write as _;
+        let us = |t: Instant| t.saturating_duration_since(self.epoch).as_micros() as u64;
+        let outcome = match outcome {
+            Ok(Outcome::Page(f)) => f.status.to_string(),
+            Ok(Outcome::Redirect(to)) => format!("redirect {to}"),
+            Err(e) => e.to_string(),
+        };
+        let line = serde_json::json!({
+            "pid": std::process::id(),
+            "site": site,
+            "url": url.as_str(),
+            "start_us": us(start),
+            "end_us": us(Instant::now()),
+            "unix_us": (self.epoch_wall + start.saturating_duration_since(self.epoch)).duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64),
+            "outcome": outcome,
+        });
+        // One write per line: appends from several processes stay whole lines.
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = file.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+/// What one request got: a page, or a redirect to follow.
+enum Outcome {
+    Page(Fetched),
+    Redirect(Url),
 }
 
 /// `base · 2^attempt`, ±50 % jitter so many threads do not retry in step.
@@ -362,9 +528,6 @@ fn parse_retry_after(v: &str) -> Option<Duration> {
 fn classify(url: &Url, e: reqwest::Error, timeout: Duration) -> FetchError {
     if e.is_timeout() {
         return FetchError::Timeout { url: url.clone(), after: timeout };
-    }
-    if e.is_redirect() {
-        return FetchError::Refused { url: url.clone(), why: root_cause(&e) };
     }
     let what = if e.is_connect() { format!("cannot connect: {}", root_cause(&e)) } else { root_cause(&e) };
     FetchError::Network { url: url.clone(), what }
@@ -419,11 +582,123 @@ mod tests {
         let t0 = Instant::now();
         let mut starts = Vec::new();
         for _ in 0..4 {
-            let _permit = gate.enter().await;
+            let (_permit, _) = gate.enter().await;
             starts.push(t0.elapsed());
         }
         for w in starts.windows(2) {
             assert!(w[1] - w[0] >= Duration::from_millis(200), "{starts:?}");
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hold_reaches_a_request_already_waiting_for_its_turn() {
+        let p = Politeness { delay: Duration::from_millis(100), concurrency: 2, ..Politeness::default() };
+        let gate = Arc::new(Gate::new(&p));
+        let t0 = Instant::now();
+        let (first, _) = gate.enter().await;
+        let g = gate.clone();
+        // Its turn is at 100 ms; it is asleep until then when the hold comes.
+        let second = tokio::spawn(async move {
+            let (_permit, _) = g.enter().await;
+            t0.elapsed()
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        gate.hold_off(Duration::from_secs(1));
+        drop(first);
+        let started = second.await.unwrap();
+        assert!(started >= Duration::from_millis(1010), "started at {started:?}, inside the hold");
+    }
+
+    /// A fetcher for a fixture forum with every thread URL answering 429 once.
+    fn throttled() -> (luntan_fixture::BlockingFixture, Fetcher, Vec<Url>) {
+        use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, Hostility, TransientFault};
+        let hostility = Hostility {
+            transient_percent: 100,
+            max_failures: 1,
+            faults: vec![TransientFault::TooManyRequests],
+            retry_after: Duration::from_secs(1),
+            ..Hostility::default()
+        };
+        let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
+        let server = FixtureServer::start_blocking(cfg).unwrap();
+        let text = format!(
+            r#"<site id="dz"><home>{}</home>
+              <politeness delay-ms="100" concurrency="2" retries="3" robots="false" timeout-ms="5000"/>
+              <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links><thread body="td.t_f"/></site>"#,
+            server.url("/dz/forum.php")
+        );
+        let site = Site::parse(&text, std::path::Path::new("dz.xml")).unwrap();
+        let urls = server.truth().forums[0].threads.iter().filter(|t| !t.deleted).take(3).map(|t| Url::parse(&server.url(&t.url_path)).unwrap()).collect();
+        let fetcher = Fetcher::new(Arc::new(site)).unwrap().with_backoff_base(Duration::from_millis(20));
+        (server, fetcher, urls)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn retry_after_holds_every_request_to_the_host() {
+        let (server, fetcher, urls) = throttled();
+        let fetcher = Arc::new(fetcher);
+        let mut tasks = tokio::task::JoinSet::new();
+        for u in urls.clone() {
+            let f = fetcher.clone();
+            tasks.spawn(async move { f.get_html(&u).await.map(|r| r.status) });
+        }
+        while let Some(r) = tasks.join_next().await {
+            assert_eq!(r.unwrap().unwrap(), 200);
+        }
+        let log = server.requests();
+        assert_eq!(log.len(), 2 * urls.len(), "each URL: a 429, then the page: {log:#?}");
+        for throttled in log.iter().filter(|r| r.status == 429) {
+            // Nothing was in flight beside it (the delay keeps the other slot's
+            // request asleep), so no arrival at all may fall in its window.
+            let early = luntan_fixture::politeness::arrivals_during_retry_after(&log, throttled, Duration::from_secs(1), Duration::ZERO);
+            assert!(early.is_empty(), "requests inside the Retry-After of #{}: {early:#?}", throttled.seq);
+        }
+    }
+
+    /// A fixture forum whose threads redirect in a loop or off the host,
+    /// with a 60 ms delay between requests.
+    fn redirecting(other: &str) -> (luntan_fixture::BlockingFixture, Fetcher, luntan_fixture::Truth) {
+        use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, Hostility, PermanentFault};
+        let hostility = Hostility {
+            permanent: vec![PermanentFault::RedirectLoop, PermanentFault::OffHostRedirect],
+            other_host: other.to_owned(),
+            ..Hostility::default()
+        };
+        let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
+        let server = FixtureServer::start_blocking(cfg).unwrap();
+        let text = format!(
+            r#"<site id="dz"><home>{}</home>
+              <politeness delay-ms="60" concurrency="2" retries="1" robots="true" timeout-ms="5000"/>
+              <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links><thread body="td.t_f"/></site>"#,
+            server.url("/dz/forum.php")
+        );
+        let site = Site::parse(&text, std::path::Path::new("dz.xml")).unwrap();
+        let truth = server.truth();
+        (server, Fetcher::new(Arc::new(site)).unwrap(), truth)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_redirect_hop_is_a_polite_request_and_loops_stop_at_once() {
+        let other = luntan_fixture::FixtureServer::start_blocking(luntan_fixture::FixtureConfig { threads: 1, ..Default::default() }).unwrap();
+        let (server, fetcher, truth) = redirecting(&other.base_url());
+        let thread = |fault: &str| {
+            let t = truth.forums[0].threads.iter().find(|t| t.unservable.as_deref() == Some(fault)).unwrap();
+            Url::parse(&server.url(&t.url_path)).unwrap()
+        };
+        let e = fetcher.get_html(&thread("redirect-loop")).await.unwrap_err();
+        assert!(e.to_string().contains("redirect loop"), "{e}");
+        let e = fetcher.get_html(&thread("off-host-redirect")).await.unwrap_err();
+        assert!(e.to_string().contains("leaves the forum"), "{e}");
+        assert!(!e.is_transient());
+        let ok = truth.forums[0].threads.iter().find(|t| t.servable()).unwrap();
+        assert_eq!(fetcher.get_html(&Url::parse(&server.url(&ok.url_path)).unwrap()).await.unwrap().status, 200);
+
+        let log = server.requests();
+        let paths: Vec<&str> = log.iter().map(|r| r.path_and_query.as_str()).collect();
+        // robots.txt, the loop's two hops (seen twice is enough), the off-host hop, the page.
+        assert_eq!(log.len(), 5, "{paths:#?}");
+        let (gap, a, b) = luntan_fixture::politeness::min_gap(&log).unwrap();
+        assert!(gap + Duration::from_millis(1) >= Duration::from_millis(60), "#{} and #{} {gap:?} apart: {paths:#?}", a.seq, b.seq);
+        assert!(other.requests().is_empty(), "the other host was contacted: {:?}", other.requests());
     }
 }

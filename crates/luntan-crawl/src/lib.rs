@@ -8,6 +8,8 @@
 //!   rows; later rounds stop early and re-queue threads that grew (S1).
 //! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
 //! - [`focus::Scorer`]: topic relevance of thread links (S2).
+//! - [`keywords::monitor_site`]: keyword monitoring through the forum's own
+//!   search (S0), one worker per account, adaptive page budgets.
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //!
 //! ```no_run
@@ -27,4 +29,5 @@ pub mod discover;
 pub mod download;
 pub mod fetch;
 pub mod focus;
+pub mod keywords;
 pub mod links;

@@ -56,6 +56,8 @@ pub struct ExtractSummary {
     pub bytes: u64,
     /// Malformed byte sequences decoded as U+FFFD, over all pages.
     pub malformed: usize,
+    /// Whether a stop was asked for (Ctrl-C) before the run ended.
+    pub stopped: bool,
     /// Rows left for a later run because the run was stopped.
     pub left: usize,
     pub elapsed: Duration,
@@ -69,8 +71,8 @@ impl fmt::Display for ExtractSummary {
         if self.malformed > 0 {
             write!(f, "; {} malformed byte sequences replaced", self.malformed)?;
         }
-        if self.left > 0 {
-            write!(f, "; stopped, {} left for the next run", self.left)?;
+        if self.stopped {
+            write!(f, "; stopped by Ctrl-C, {} left for the next run", self.left)?;
         }
         Ok(())
     }
@@ -175,6 +177,7 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
         }
     }
     summary.left = rows.len() - started_rows;
+    summary.stopped = cfg.stopped();
     summary.elapsed = started.elapsed();
     Ok(summary)
 }

@@ -36,20 +36,44 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! With [`FixtureConfig::hostility`] on ([`Hostility::percent`], `serve
+//! --hostile PERCENT`) the server turns hostile: seeded transient faults
+//! (5xx, 429 with Retry-After, resets, stalls, cut bodies) that go away
+//! after a bounded number of requests, threads that can never be served
+//! (named in the truth), links and ids crafted to leave the forum or the
+//! data directory, lying charsets and invalid bytes; see [`hostile`].
+//! [`politeness`] reads the request log: concurrency and spacing per host.
+//!
+//! The forums can change while they are crawled ([`growth`]): new threads
+//! and replies on demand ([`Fixture::add_threads`], [`Fixture::add_replies`])
+//! or at a rate ([`Activity::posts_per_sec`], [`FixtureServer::start_arrivals`]),
+//! the truth following. [`FixtureConfig::topics`] makes boards topic-labelled
+//! for focused crawling ([`topics`]). Each forum has a search endpoint,
+//! newest first, with logins when [`Activity::accounts`] are set ([`search`]).
+//!
 //! The `luntan-fixture` binary does the same from the command line (`serve`,
 //! `truth`, `sites`).
 
 mod corpus;
+pub mod growth;
+pub mod hostile;
 mod model;
 mod pages;
+pub mod search;
+pub mod politeness;
 mod server;
 mod sites;
 mod text;
+pub mod topics;
 
+pub use hostile::{Hostility, PermanentFault, TransientFault};
 pub use model::{BoardTruth, Fixture, FixtureConfig, ForumKind, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{site_file, write_site_files};
+pub use growth::{Activity, Arrivals, Change, ChangeKind};
+pub use search::{SearchRecord, SearchResult};
+pub use topics::Topics;
 
 #[cfg(test)]
 mod tests;

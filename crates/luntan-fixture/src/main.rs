@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use luntan_fixture::{serve, write_site_files, Fixture, FixtureConfig, ForumKind};
+use luntan_fixture::{serve, write_site_files, Fixture, FixtureConfig, ForumKind, Hostility, PermanentFault, TransientFault};
 
 /// A deterministic fake forum server (Discuz!/GBK under /dz/, phpBB/Big5 under
 /// /phpbb/, a modern UTF-8 forum under /bbs/) for testing luntan.
@@ -40,6 +40,13 @@ enum Command {
         /// Never gzip responses, even when the client accepts it.
         #[arg(long)]
         no_gzip: bool,
+        /// On shutdown, write every request received (JSON lines: seq, start_us,
+        /// end_us, host, path, status, fault) to FILE, for politeness checks.
+        #[arg(long, value_name = "FILE")]
+        request_log: Option<PathBuf>,
+        /// Add posts while serving (new threads and replies), this many per second.
+        #[arg(long, default_value_t = 0.0, value_name = "N")]
+        posts_per_sec: f64,
     },
     /// Print the truth (every board, thread and post the pages show) as JSON.
     Truth {
@@ -77,6 +84,124 @@ struct ModelArgs {
     /// Forums to serve, comma-separated site ids (dz, phpbb, bbs); default all.
     #[arg(long, value_delimiter = ',', value_parser = parse_forum)]
     forums: Vec<ForumKind>,
+    #[command(flatten)]
+    hostile: HostileArgs,
+    /// Make the first board of each forum mostly about one topic (考研), with
+    /// the truth marking on-topic threads and the site files carrying a <focus>.
+    #[arg(long)]
+    topics: bool,
+}
+
+/// Hostile mode: `--hostile PERCENT` turns every fault and trap on; the
+/// finer flags change one knob (and work alone too).
+#[derive(Args)]
+struct HostileArgs {
+    /// Percentage of URLs that fail transiently (their first 1-2 requests),
+    /// plus unservable threads, traversal and off-host links, wrong charsets,
+    /// invalid bytes and big pages. The truth marks unservable threads.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    hostile: Option<u8>,
+    /// Seed of which URLs fail and how (default 1).
+    #[arg(long, value_name = "N")]
+    hostile_seed: Option<u64>,
+    /// Transient faults to draw from, comma-separated: 500,502,503,429,reset,stall,truncate.
+    #[arg(long, value_delimiter = ',', value_parser = parse_transient)]
+    faults: Option<Vec<TransientFault>>,
+    /// A faulty URL fails its first 1..=N requests (default 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=20))]
+    max_failures: Option<u8>,
+    /// Retry-After a 429 carries, in seconds (default 1).
+    #[arg(long, value_name = "SECS")]
+    retry_after: Option<u64>,
+    /// How long a stall sends nothing before resetting the connection (default 5000).
+    #[arg(long, value_name = "MS")]
+    stall_ms: Option<u64>,
+    /// Permanent faults, one thread per forum each, comma-separated, or `none`:
+    /// always-500, redirect-loop, off-host-redirect, gzip-bomb, huge-page, huge-chunked, later-page-500,
+    /// robots-disallowed.
+    #[arg(long, value_delimiter = ',', value_parser = parse_permanent)]
+    permanent: Option<Vec<Option<PermanentFault>>>,
+    /// Leave out the traversal, off-host and javascript: links and crafted ids.
+    #[arg(long)]
+    no_hostile_links: bool,
+    /// Base URL of the "other host" off-host links and redirects point at.
+    #[arg(long, value_name = "URL")]
+    other_host: Option<String>,
+    /// Percentage of thread pages served with a wrong charset.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    mislabel_percent: Option<u8>,
+    /// Percentage of thread pages with bytes invalid in their encoding.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    invalid_bytes_percent: Option<u8>,
+    /// Percentage of threads whose first page is padded to several megabytes.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    big_percent: Option<u8>,
+    /// Add `Crawl-delay` (milliseconds, written in seconds) to robots.txt.
+    #[arg(long, value_name = "MS")]
+    crawl_delay_ms: Option<u64>,
+}
+
+fn parse_transient(s: &str) -> Result<TransientFault, String> {
+    let names: Vec<&str> = TransientFault::ALL.iter().map(|f| f.name()).collect();
+    TransientFault::from_name(s.trim()).ok_or_else(|| format!("unknown fault {s:?} (expected one of {})", names.join(", ")))
+}
+
+fn parse_permanent(s: &str) -> Result<Option<PermanentFault>, String> {
+    if s.trim() == "none" {
+        return Ok(None);
+    }
+    let names: Vec<&str> = PermanentFault::ALL.iter().map(|f| f.name()).collect();
+    PermanentFault::from_name(s.trim()).map(Some).ok_or_else(|| format!("unknown permanent fault {s:?} (expected none or one of {})", names.join(", ")))
+}
+
+impl HostileArgs {
+    fn hostility(&self) -> Hostility {
+        let mut h = match self.hostile {
+            Some(p) => Hostility::percent(p),
+            None => Hostility::default(),
+        };
+        if let Some(seed) = self.hostile_seed {
+            h.seed = seed;
+        }
+        if let Some(f) = &self.faults {
+            h.faults = f.clone();
+            if self.hostile.is_none() {
+                // Naming faults without a share would mean none happen.
+                h.transient_percent = 10;
+            }
+        }
+        if let Some(n) = self.max_failures {
+            h.max_failures = n;
+        }
+        if let Some(s) = self.retry_after {
+            h.retry_after = Duration::from_secs(s);
+        }
+        if let Some(ms) = self.stall_ms {
+            h.stall = Duration::from_millis(ms);
+        }
+        if let Some(p) = &self.permanent {
+            h.permanent = p.iter().flatten().copied().collect();
+        }
+        if self.no_hostile_links {
+            h.links = false;
+        }
+        if let Some(o) = &self.other_host {
+            h.other_host = o.clone();
+        }
+        if let Some(p) = self.mislabel_percent {
+            h.mislabel_percent = p;
+        }
+        if let Some(p) = self.invalid_bytes_percent {
+            h.invalid_bytes_percent = p;
+        }
+        if let Some(p) = self.big_percent {
+            h.big_percent = p;
+        }
+        if let Some(ms) = self.crawl_delay_ms {
+            h.crawl_delay = Some(Duration::from_millis(ms));
+        }
+        h
+    }
 }
 
 fn parse_forum(s: &str) -> Result<ForumKind, String> {
@@ -90,6 +215,8 @@ impl ModelArgs {
             threads: self.threads,
             boards: usize::from(self.boards),
             forums: if self.forums.is_empty() { ForumKind::ALL.to_vec() } else { self.forums.clone() },
+            hostility: self.hostile.hostility(),
+            topics: self.topics.then(luntan_fixture::Topics::default),
             ..FixtureConfig::default()
         }
     }
@@ -108,18 +235,19 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), String> {
     match command {
-        Command::Serve { addr, sites_out, model, latency_ms, flaky_percent, no_gzip } => {
+        Command::Serve { addr, sites_out, model, latency_ms, flaky_percent, no_gzip, request_log, posts_per_sec } => {
             let cfg = FixtureConfig {
                 latency: Duration::from_millis(latency_ms),
                 flaky_percent,
                 gzip: !no_gzip,
+                activity: luntan_fixture::Activity { posts_per_sec, ..Default::default() },
                 ..model.config()
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the runtime: {e}"))?;
-            runtime.block_on(serve_until_signal(cfg, addr, sites_out))
+            runtime.block_on(serve_until_signal(cfg, addr, sites_out, request_log))
         }
         Command::Truth { model, pretty } => {
             let truth = Fixture::new(model.config()).truth();
@@ -139,7 +267,7 @@ fn run(command: Command) -> Result<(), String> {
     }
 }
 
-async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Option<PathBuf>) -> Result<(), String> {
+async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Option<PathBuf>, request_log: Option<PathBuf>) -> Result<(), String> {
     // Handlers go in before the "listening" line: a script may send SIGTERM
     // the moment it reads it, and an unhandled SIGTERM kills without cleanup.
     let stop = shutdown_signal()?;
@@ -153,7 +281,11 @@ async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Opt
         writeln!(stdout, "listening on {}", server.base_url()).and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
     }
     stop.await;
+    let log = request_log.as_ref().map(|_| server.requests_jsonl());
     server.shutdown().await;
+    if let (Some(path), Some(log)) = (request_log, log) {
+        std::fs::write(&path, log).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     Ok(())
 }
 

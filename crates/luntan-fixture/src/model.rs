@@ -2,11 +2,13 @@
 //! posts rebuilt on demand from `(seed, forum, thread, floor)`.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
+use crate::hostile::{request_key, Hostility, PermanentFault};
 use crate::text::{civil, hash_str, minutes_of, percent_encode, rng};
 
 /// One of the three fake forums.
@@ -126,6 +128,12 @@ pub struct FixtureConfig {
     pub flaky_percent: u8,
     /// Gzip pages for clients that send `Accept-Encoding: gzip`.
     pub gzip: bool,
+    /// Faults and traps ([`Hostility::default`]: none).
+    pub hostility: Hostility,
+    /// Topic-labelled boards for focused crawling (`None`: no topic).
+    pub topics: Option<crate::topics::Topics>,
+    /// Posts arriving while serving, accounts, search speed.
+    pub activity: crate::growth::Activity,
 }
 
 impl Default for FixtureConfig {
@@ -138,6 +146,9 @@ impl Default for FixtureConfig {
             latency: Duration::ZERO,
             flaky_percent: 0,
             gzip: true,
+            hostility: Hostility::default(),
+            topics: None,
+            activity: crate::growth::Activity::default(),
         }
     }
 }
@@ -169,6 +180,8 @@ pub(crate) struct ForumModel {
     pub boards: Vec<BoardMeta>,
     /// Sorted by thread id.
     pub threads: Vec<ThreadMeta>,
+    /// Threads that can never be served, and why (hostile mode only).
+    pub faults: HashMap<u64, PermanentFault>,
 }
 
 /// One generated post.
@@ -190,6 +203,10 @@ pub(crate) struct Post {
 pub struct Fixture {
     cfg: FixtureConfig,
     pub(crate) forums: Vec<ForumModel>,
+    /// The page (as [`request_key`] spells it) each permanent fault sits on.
+    fault_pages: HashMap<String, PermanentFault>,
+    /// Changes made while serving, topic labels, search state (see [`crate::growth`]).
+    pub(crate) growth: crate::growth::State,
 }
 
 /// The newest last-post time any thread has: 2024-06-30 22:00.
@@ -211,7 +228,32 @@ impl Fixture {
             })
             .map(|&kind| build_forum(kind, &cfg))
             .collect();
-        Fixture { cfg, forums }
+        let mut fixture = Fixture { cfg, forums, fault_pages: HashMap::new(), growth: Default::default() };
+        fixture.assign_faults();
+        fixture.apply_topics();
+        fixture
+    }
+
+    fn assign_faults(&mut self) {
+        let hostility = &self.cfg.hostility;
+        for f in &mut self.forums {
+            let candidates: Vec<(u64, usize)> = f.threads.iter().filter(|t| !t.deleted).map(|t| (t.tid, f.thread_pages(t))).collect();
+            f.faults = hostility.assign_permanent(f.kind, &candidates).into_iter().collect();
+        }
+        for f in &self.forums {
+            for (&tid, &fault) in &f.faults {
+                let t = f.thread(tid).expect("assigned from this forum's threads");
+                self.fault_pages.insert(request_key(&f.thread_path(t, fault.page())), fault);
+            }
+        }
+    }
+
+    /// The permanent fault at this path and query, if any (hostile mode).
+    pub fn permanent_fault(&self, path_and_query: &str) -> Option<PermanentFault> {
+        if self.fault_pages.is_empty() {
+            return None;
+        }
+        self.fault_pages.get(&request_key(path_and_query)).copied()
     }
 
     pub fn config(&self) -> &FixtureConfig {
@@ -229,11 +271,17 @@ impl Fixture {
 
     /// Most list pages any board of `kind` has (0 when the forum is not served).
     pub fn max_board_pages(&self, kind: ForumKind) -> usize {
+        if let Some(latest) = self.growth.latest() {
+            return latest.max_board_pages(kind);
+        }
         self.forum(kind).map_or(0, |f| f.boards.iter().map(|b| f.list_pages(b)).max().unwrap_or(1))
     }
 
     /// Everything the pages show, for comparing a crawl against.
     pub fn truth(&self) -> Truth {
+        if let Some(latest) = self.growth.latest() {
+            return latest.truth();
+        }
         Truth {
             seed: self.cfg.seed,
             forums: self
@@ -261,6 +309,9 @@ impl Fixture {
 
     /// The truth about one thread (`None` if the forum is not served or has no such thread).
     pub fn thread_truth(&self, kind: ForumKind, thread: &str) -> Option<ThreadTruth> {
+        if let Some(latest) = self.growth.latest() {
+            return latest.thread_truth(kind, thread);
+        }
         let f = self.forum(kind)?;
         let t = f.thread(thread.parse().ok()?)?;
         Some(self.thread_truth_of(f, t))
@@ -287,6 +338,8 @@ impl Fixture {
             url_path: f.thread_path(t, 1),
             title: t.title.clone(),
             deleted: t.deleted,
+            unservable: f.faults.get(&t.tid).map(|p| p.name().to_owned()),
+            on_topic: self.growth.on_topic(f.kind, t.tid),
             replies: t.posts - 1,
             last_post: civil(t.last_post).iso(),
             pages: f.thread_pages(t) as u32,
@@ -298,7 +351,9 @@ impl Fixture {
     /// thread's last-post time.
     pub(crate) fn post_times(&self, f: &ForumModel, t: &ThreadMeta) -> Vec<u32> {
         let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, 0x7137]);
-        let mut times = vec![t.last_post; t.posts as usize];
+        // A thread that grew keeps its old posts' times; the added ones follow.
+        let (posts, last_post, added) = self.growth.original(f.kind, t);
+        let mut times = vec![last_post; posts as usize];
         for i in (0..times.len().saturating_sub(1)).rev() {
             let gap = match r.u32(0..10) {
                 0 => r.u32(600..4000),
@@ -307,6 +362,7 @@ impl Fixture {
             };
             times[i] = times[i + 1].saturating_sub(gap);
         }
+        times.extend_from_slice(added);
         times
     }
 
@@ -416,7 +472,7 @@ fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
         threads[2 * n / 3].deleted = true;
     }
 
-    let mut model = ForumModel { kind, boards, threads };
+    let mut model = ForumModel { kind, boards, threads, faults: HashMap::new() };
     for (i, t) in model.threads.iter().enumerate() {
         model.boards[t.board as usize].order.push(i as u32);
     }
@@ -532,12 +588,26 @@ pub struct ThreadTruth {
     pub title: String,
     /// Listed, but its pages answer 404; `posts` is then empty.
     pub deleted: bool,
+    /// Hostile mode: the permanent fault ([`PermanentFault::name`]) that keeps
+    /// this thread from ever being saved. `posts` still say what the pages hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unservable: Option<String>,
+    /// On the configured topic ([`FixtureConfig::topics`]); always false without one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_topic: bool,
     /// The reply count lists show: posts − 1.
     pub replies: u32,
     /// `YYYY-MM-DDTHH:MM:SS`, forum-local.
     pub last_post: String,
     pub pages: u32,
     pub posts: Vec<PostTruth>,
+}
+
+impl ThreadTruth {
+    /// Whether a crawler that retries enough can save this thread.
+    pub fn servable(&self) -> bool {
+        !self.deleted && self.unservable.is_none()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

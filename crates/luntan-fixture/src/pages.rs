@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use crate::hostile;
 use crate::model::{BoardMeta, Fixture, ForumKind, ForumModel, Post, ThreadMeta};
 use crate::text::{civil, esc_into, percent_decode};
 
@@ -36,12 +37,15 @@ impl Fixture {
     /// Answers a request for `path_and_query` (`/dz/forum.php?mod=…`) without
     /// any HTTP: what the server sends, byte for byte (before any gzip).
     pub fn get(&self, path_and_query: &str) -> FixtureResponse {
+        if let Some(latest) = self.growth.latest() {
+            return latest.get(path_and_query);
+        }
         let (path, query) = match path_and_query.split_once('?') {
             Some((p, q)) => (p, q),
             None => (path_and_query, ""),
         };
         if path == "/robots.txt" {
-            return FixtureResponse { status: 200, content_type: "text/plain", body: ROBOTS_TXT.as_bytes().to_vec() };
+            return FixtureResponse { status: 200, content_type: "text/plain", body: self.robots_txt().into_bytes() };
         }
         let Some(kind) = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id()))) else {
             return not_found();
@@ -59,10 +63,113 @@ impl Fixture {
             ForumKind::Bbs => self.route_bbs(f, rest, &q),
         };
         match page {
-            Routed::Page(html) => encode(kind, 200, &html),
+            Routed::Page(html, shown) if self.config().hostility.is_on() => self.hostile_page(f, html, shown, path_and_query),
+            Routed::Page(html, _) => encode(kind, 200, &html),
             Routed::Gone(html) => encode(kind, 404, &html),
             Routed::NotFound => not_found(),
         }
+    }
+
+    /// The content traps hostile mode sets on a thread page (`mislabelled`,
+    /// `invalid-bytes`, `big`), for tests that want to say why a page went wrong.
+    pub fn content_traps(&self, path_and_query: &str) -> Vec<&'static str> {
+        let h = &self.config().hostility;
+        let key = hostile::request_key(path_and_query);
+        let mut out = Vec::new();
+        if h.mislabelled(&key) {
+            out.push("mislabelled");
+        }
+        if h.has_invalid_bytes(&key) {
+            out.push("invalid-bytes");
+        }
+        let page1 = self.forums.iter().find_map(|f| f.threads.iter().find(|t| hostile::request_key(&f.thread_path(t, 1)) == key).map(|t| (f.kind, t.tid)));
+        if page1.is_some_and(|(kind, tid)| h.is_big(kind, tid)) {
+            out.push("big");
+        }
+        out
+    }
+
+    /// [`ROBOTS_TXT`], plus in hostile mode a `Crawl-delay` and a `Disallow`
+    /// for each [`hostile::PermanentFault::RobotsDisallowed`] thread.
+    fn robots_txt(&self) -> String {
+        let mut out = ROBOTS_TXT.to_owned();
+        let h = &self.config().hostility;
+        if let Some(d) = h.crawl_delay {
+            let _ = writeln!(out, "Crawl-delay: {}", d.as_millis() as f64 / 1000.0);
+        }
+        for f in &self.forums {
+            let mut disallowed: Vec<String> = f
+                .faults
+                .iter()
+                .filter(|(_, p)| **p == hostile::PermanentFault::RobotsDisallowed)
+                .filter_map(|(tid, _)| f.thread(*tid))
+                .map(|t| f.thread_path(t, 1))
+                .collect();
+            disallowed.sort();
+            for p in disallowed {
+                // `$` anchors it: later pages and other threads stay allowed.
+                let _ = writeln!(out, "Disallow: {p}$");
+            }
+        }
+        out
+    }
+
+    /// A page with hostile mode's content traps: links that lead out of the
+    /// forum or the data directory, a wrong charset, invalid bytes, padding.
+    /// None of them changes what the page's posts say.
+    fn hostile_page(&self, f: &ForumModel, mut html: String, shown: Shown, path_and_query: &str) -> FixtureResponse {
+        let h = &self.config().hostility;
+        let kind = f.kind;
+        if h.links {
+            let links = hostile::hostile_links_html(kind, &h.other_host, matches!(shown, Shown::List));
+            let at = html.rfind("</body>").unwrap_or(html.len());
+            html.insert_str(at, &links);
+        }
+        let mut page = encode(kind, 200, &html);
+        if let Shown::Thread { tid, page: n } = shown {
+            let key = hostile::request_key(path_and_query);
+            if h.mislabelled(&key) {
+                page.content_type = hostile::mislabelled_content_type(kind);
+            }
+            if h.has_invalid_bytes(&key) {
+                hostile::insert_before_body_end(&mut page.body, hostile::invalid_bytes(kind));
+            }
+            if n == 1 && h.is_big(kind, tid) {
+                hostile::insert_before_body_end(&mut page.body, &hostile::padding(kind, h.big_bytes));
+            }
+        }
+        page
+    }
+
+    /// What a crafted thread id gets in hostile mode: a real thread's first
+    /// page, so a crawler that trusted the id would have something to save.
+    fn decoy_thread(&self, f: &ForumModel) -> Routed {
+        match f.threads.iter().find(|t| !t.deleted) {
+            Some(t) => {
+                let html = match f.kind {
+                    ForumKind::Discuz => self.dz_thread(f, t, 1),
+                    ForumKind::Phpbb => self.phpbb_thread(f, t, 1),
+                    ForumKind::Bbs => self.bbs_thread(f, t, 1),
+                };
+                Routed::Page(html, Shown::Thread { tid: t.tid, page: 1 })
+            }
+            None => Routed::NotFound,
+        }
+    }
+
+    /// What a crafted board id gets in hostile mode: a real board's list.
+    fn decoy_list(&self, f: &ForumModel) -> Routed {
+        let b = &f.boards[0];
+        let html = match f.kind {
+            ForumKind::Discuz => self.dz_list(f, b, 1),
+            ForumKind::Phpbb => self.phpbb_list(f, b, 1),
+            ForumKind::Bbs => self.bbs_list(f, b, 1),
+        };
+        Routed::Page(html, Shown::List)
+    }
+
+    fn crafted(&self, id: Option<&str>) -> bool {
+        self.config().hostility.links && id.is_some_and(hostile::is_crafted)
     }
 
     fn route_dz(&self, f: &ForumModel, rest: &str, q: &Query) -> Routed {
@@ -70,17 +177,23 @@ impl Fixture {
             return Routed::NotFound;
         }
         match q.get("mod") {
-            None if q.is_empty() => Routed::Page(self.dz_home(f)),
+            None if q.is_empty() => Routed::Page(self.dz_home(f), Shown::Home),
             Some("forumdisplay") if q.only(&["mod", "fid", "page"]) => {
+                if self.crafted(q.get("fid")) {
+                    return self.decoy_list(f);
+                }
                 let Some(b) = q.get("fid").and_then(|id| f.board(id)) else {
                     return Routed::NotFound;
                 };
                 match q.number("page", 1) {
-                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.dz_list(f, b, p)),
+                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.dz_list(f, b, p), Shown::List),
                     _ => Routed::NotFound,
                 }
             }
             Some("viewthread") if q.only(&["mod", "tid", "page"]) => {
+                if self.crafted(q.get("tid")) {
+                    return self.decoy_thread(f);
+                }
                 let Some(t) = q.get("tid").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)) else {
                     return Routed::NotFound;
                 };
@@ -88,7 +201,7 @@ impl Fixture {
                     return Routed::Gone(dz_gone(f));
                 }
                 match q.number("page", 1) {
-                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.dz_thread(f, t, p)),
+                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.dz_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
                     _ => Routed::NotFound,
                 }
             }
@@ -103,17 +216,23 @@ impl Fixture {
             _ => None,
         };
         match rest {
-            "index.php" if q.is_empty() => Routed::Page(self.phpbb_home(f)),
+            "index.php" if q.is_empty() => Routed::Page(self.phpbb_home(f), Shown::Home),
             "viewforum.php" if q.only(&["f", "start"]) => {
+                if self.crafted(q.get("f")) {
+                    return self.decoy_list(f);
+                }
                 let Some(b) = q.get("f").and_then(|id| f.board(id)) else {
                     return Routed::NotFound;
                 };
                 match page_of(q.number("start", 0), f.kind.list_page_size()) {
-                    Some(p) if p <= f.list_pages(b) => Routed::Page(self.phpbb_list(f, b, p)),
+                    Some(p) if p <= f.list_pages(b) => Routed::Page(self.phpbb_list(f, b, p), Shown::List),
                     _ => Routed::NotFound,
                 }
             }
             "viewtopic.php" if q.only(&["t", "start"]) => {
+                if self.crafted(q.get("t")) {
+                    return self.decoy_thread(f);
+                }
                 let Some(t) = q.get("t").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)) else {
                     return Routed::NotFound;
                 };
@@ -121,7 +240,7 @@ impl Fixture {
                     return Routed::Gone(phpbb_gone(f));
                 }
                 match page_of(q.number("start", 0), f.kind.thread_page_size()) {
-                    Some(p) if p <= f.thread_pages(t) => Routed::Page(self.phpbb_thread(f, t, p)),
+                    Some(p) if p <= f.thread_pages(t) => Routed::Page(self.phpbb_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
                     _ => Routed::NotFound,
                 }
             }
@@ -135,13 +254,15 @@ impl Fixture {
         }
         let parts: Vec<&str> = rest.split('/').collect();
         match parts.as_slice() {
-            [""] if q.is_empty() => Routed::Page(self.bbs_home(f)),
+            ["board", id, ""] if self.crafted(Some(id)) => self.decoy_list(f),
+            ["topic", id, _, ""] if self.crafted(Some(id)) => self.decoy_thread(f),
+            [""] if q.is_empty() => Routed::Page(self.bbs_home(f), Shown::Home),
             ["board", id, ""] => {
                 let Some(b) = f.board(id) else {
                     return Routed::NotFound;
                 };
                 match q.number("page", 1) {
-                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.bbs_list(f, b, p)),
+                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.bbs_list(f, b, p), Shown::List),
                     _ => Routed::NotFound,
                 }
             }
@@ -158,7 +279,7 @@ impl Fixture {
                     return Routed::Gone(bbs_gone(f));
                 }
                 match q.number("page", 1) {
-                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.bbs_thread(f, t, p)),
+                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.bbs_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
                     _ => Routed::NotFound,
                 }
             }
@@ -167,8 +288,16 @@ impl Fixture {
     }
 }
 
+/// What kind of page a route rendered (hostile mode treats them differently).
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Home,
+    List,
+    Thread { tid: u64, page: usize },
+}
+
 enum Routed {
-    Page(String),
+    Page(String, Shown),
     /// A thread that was deleted: the forum's own "not found" page, status 404.
     Gone(String),
     NotFound,

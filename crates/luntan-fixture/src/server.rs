@@ -1,22 +1,33 @@
 //! The HTTP side: an axum server answering every request through
-//! [`Fixture::get`], logging each request for politeness tests.
+//! [`Fixture::get`], logging each request for politeness tests, and, in
+//! hostile mode, failing requests the way real servers do (see
+//! [`crate::hostile`]).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 use std::net::SocketAddr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::connect_info::Connected;
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
-use tokio::sync::oneshot;
+use axum::serve::IncomingStream;
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::model::{Fixture, FixtureConfig, Truth};
+use crate::hostile::{padding, request_key, PermanentFault, TransientFault};
+use crate::model::{Fixture, FixtureConfig, ForumKind, Truth};
 use crate::text::hash_str;
 
 /// One request the server received.
@@ -28,24 +39,51 @@ pub struct RequestRecord {
     pub at: Instant,
     /// When it arrived, counted from the server's start.
     pub since_start: Duration,
+    /// When it arrived, on the wall clock (to line it up with a client's
+    /// log): the server's start on the wall clock plus `since_start`, so the
+    /// two never disagree.
+    pub received: std::time::SystemTime,
     /// When its response was ready (after any configured latency); `None` while in flight.
     pub done: Option<Duration>,
+    /// When the server stopped working on it, counted from the server's
+    /// start: the response handed over whole, a streamed body finished or
+    /// cut, or the client gone (a stall it did not wait out). `None` while
+    /// in flight. `[since_start, ended]` is the request's busy interval.
+    pub ended: Option<Duration>,
     pub method: String,
     /// Path and query as received (non-ASCII percent-encoded if the client did so).
     pub path_and_query: String,
     /// The `Host` header.
     pub host: Option<String>,
     pub user_agent: Option<String>,
-    /// The status sent; 0 while in flight.
+    /// The status sent; 0 while in flight, and for faults that send no status
+    /// line (`reset`, `stall`).
     pub status: u16,
+    /// The hostile-mode fault this request got, by name
+    /// ([`TransientFault::name`], [`PermanentFault::name`]), or `flaky`.
+    pub fault: Option<&'static str>,
+}
+
+impl RequestRecord {
+    /// The request's busy interval's end; `None` while still in flight.
+    pub fn end(&self) -> Option<Duration> {
+        self.ended.or(self.done)
+    }
 }
 
 struct Shared {
     fixture: Arc<Fixture>,
     started: Instant,
+    /// `started` on the wall clock.
+    started_wall: std::time::SystemTime,
     log: Mutex<Log>,
     /// Flaky URLs that have already failed once.
     failed: Mutex<HashSet<String>>,
+    /// Requests seen per URL ([`request_key`]), for hostile mode's "fails its
+    /// first k requests".
+    attempts: Mutex<HashMap<String, u32>>,
+    /// Turns true on stop, so stalls end and shutdown does not wait them out.
+    stopping: watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -75,18 +113,22 @@ pub async fn serve(cfg: FixtureConfig, addr: SocketAddr) -> io::Result<FixtureSe
 
 /// Like [`serve`], for a model already built (and perhaps shared).
 pub async fn serve_fixture(fixture: Arc<Fixture>, addr: SocketAddr) -> io::Result<FixtureServer> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let shared = Arc::new(Shared {
         fixture,
         started: Instant::now(),
+        started_wall: std::time::SystemTime::now(),
         log: Mutex::new(Log::default()),
         failed: Mutex::new(HashSet::new()),
+        attempts: Mutex::new(HashMap::new()),
+        stopping: watch::Sender::new(false),
     });
+    crate::growth::spawn_arrivals(shared.fixture.clone(), shared.stopping.subscribe());
     let app = axum::Router::new().fallback(handle).with_state(shared.clone());
     let (tx, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(FaultListener(listener), app.into_make_service_with_connect_info::<ConnHandle>())
             .with_graceful_shutdown(async {
                 // A dropped sender means the same as a sent stop.
                 let _ = rx.await;
@@ -115,6 +157,10 @@ impl FixtureServer {
         &self.shared.fixture
     }
 
+    pub(crate) fn shared_fixture(&self) -> Arc<Fixture> {
+        self.shared.fixture.clone()
+    }
+
     /// Shorthand for `self.fixture().truth()`.
     pub fn truth(&self) -> Truth {
         self.shared.fixture.truth()
@@ -130,6 +176,38 @@ impl FixtureServer {
         lock(&self.shared.log).records.clone()
     }
 
+    /// Every request received so far, by `Host` header (`""` when none was
+    /// sent), each host's in arrival order.
+    pub fn requests_by_host(&self) -> BTreeMap<String, Vec<RequestRecord>> {
+        let mut out: BTreeMap<String, Vec<RequestRecord>> = BTreeMap::new();
+        for r in self.requests() {
+            out.entry(r.host.clone().unwrap_or_default()).or_default().push(r);
+        }
+        out
+    }
+
+    /// The request log as JSON lines (times in microseconds since the
+    /// server's start), for scripts.
+    pub fn requests_jsonl(&self) -> String {
+        let mut out = String::new();
+        for r in self.requests() {
+            let line = serde_json::json!({
+                "seq": r.seq,
+                "start_us": r.since_start.as_micros() as u64,
+                "done_us": r.done.map(|d| d.as_micros() as u64),
+                "end_us": r.end().map(|d| d.as_micros() as u64),
+                "method": r.method,
+                "path": r.path_and_query,
+                "host": r.host,
+                "status": r.status,
+                "fault": r.fault,
+            });
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+        out
+    }
+
     /// Forgets the request log (sequence numbers keep counting).
     pub fn clear_requests(&self) {
         lock(&self.shared.log).records.clear();
@@ -137,6 +215,7 @@ impl FixtureServer {
 
     /// Asks the server to stop accepting and finish; returns at once.
     pub fn stop(&self) {
+        self.shared.stopping.send_replace(true);
         if let Some(tx) = lock(&self.stop).take() {
             let _ = tx.send(());
         }
@@ -156,14 +235,22 @@ impl FixtureServer {
     /// Starts a server on `127.0.0.1:0` with its own runtime on a background
     /// thread, for synchronous tests. Works inside or outside a tokio runtime.
     pub fn start_blocking(cfg: FixtureConfig) -> io::Result<BlockingFixture> {
+        FixtureServer::start_blocking_at(cfg, SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Like [`FixtureServer::start_blocking`] on a given address (e.g.
+    /// `127.0.0.2:0`, to pose as another host).
+    pub fn start_blocking_at(cfg: FixtureConfig, addr: SocketAddr) -> io::Result<BlockingFixture> {
+        // Two workers, and pages rendered off them: a request's arrival is
+        // logged the moment it comes, not when another page is done.
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(2)
             .thread_name("luntan-fixture")
             .enable_all()
             .build()?;
         // block_on panics inside another runtime's thread, so start from a fresh one.
         let server = std::thread::scope(|s| {
-            s.spawn(|| runtime.block_on(serve(cfg, SocketAddr::from(([127, 0, 0, 1], 0)))))
+            s.spawn(|| runtime.block_on(serve(cfg, addr)))
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("fixture server failed to start")))
         })?;
@@ -205,11 +292,11 @@ impl Drop for BlockingFixture {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+async fn handle(State(shared): State<Arc<Shared>>, ConnectInfo(conn): ConnectInfo<ConnHandle>, req: Request) -> Response {
     let at = Instant::now();
     // Copy what is needed out of the request: the body is not Sync, so no
     // reference to the request may live across an await.
-    let (parts, _body) = req.into_parts();
+    let (parts, body) = req.into_parts();
     let header_str = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let path_and_query = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned());
     let seq = {
@@ -220,39 +307,109 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             seq,
             at,
             since_start: at.duration_since(shared.started),
+            received: shared.started_wall + at.duration_since(shared.started),
             done: None,
+            ended: None,
             method: parts.method.to_string(),
             path_and_query: path_and_query.clone(),
             host: header_str(header::HOST),
             user_agent: header_str(header::USER_AGENT),
             status: 0,
+            fault: None,
         });
         seq
     };
+    // Notes the end even when the client goes away and hyper drops this future.
+    let guard = EndGuard { shared: shared.clone(), seq };
     let cfg = shared.fixture.config();
     if !cfg.latency.is_zero() {
         tokio::time::sleep(cfg.latency).await;
     }
     let gzip = cfg.gzip && header_str(header::ACCEPT_ENCODING).is_some_and(|v| v.contains("gzip"));
-    let response = respond(&shared, &parts.method, &path_and_query, gzip);
+    // Search and login (see crate::search) need the cookie and the form body.
+    let reply = match crate::search::intercept(&shared.fixture, &parts.method, &path_and_query, &parts.headers, body).await {
+        Some(response) => Reply::plain(response, guard),
+        None => respond(&shared, &conn, &parts.method, &path_and_query, gzip, guard).await,
+    };
     let done = shared.started.elapsed();
-    let status = response.status().as_u16();
-    let mut log = lock(&shared.log);
-    // Search from the end: the record is recent unless the log was cleared.
-    if let Some(r) = log.records.iter_mut().rev().find(|r| r.seq == seq) {
-        r.status = status;
-        r.done = Some(done);
+    let status = if reply.sends_nothing { 0 } else { reply.response.status().as_u16() };
+    {
+        let mut log = lock(&shared.log);
+        if let Some(r) = find(&mut log, seq) {
+            r.status = status;
+            r.done = Some(done);
+            r.fault = reply.fault;
+        }
     }
-    response
+    // A body that is not streamed is handed over here: the request ends now.
+    drop(reply.guard);
+    reply.response
 }
 
-fn respond(shared: &Shared, method: &Method, path_and_query: &str, gzip: bool) -> Response {
+/// Search from the end: the record is recent unless the log was cleared.
+fn find(log: &mut Log, seq: u64) -> Option<&mut RequestRecord> {
+    log.records.iter_mut().rev().find(|r| r.seq == seq)
+}
+
+/// Sets a request's `ended` when dropped: with the handler, or with the
+/// streamed body that took it over.
+struct EndGuard {
+    shared: Arc<Shared>,
+    seq: u64,
+}
+
+impl EndGuard {
+    /// Notes the fault now, for faults that may never complete (a stall the
+    /// client walks away from).
+    fn note_fault(&self, name: &'static str) {
+        let mut log = lock(&self.shared.log);
+        if let Some(r) = find(&mut log, self.seq) {
+            r.fault = Some(name);
+        }
+    }
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        let ended = self.shared.started.elapsed();
+        let mut log = lock(&self.shared.log);
+        if let Some(r) = find(&mut log, self.seq) {
+            r.ended.get_or_insert(ended);
+        }
+    }
+}
+
+struct Reply {
+    response: Response,
+    fault: Option<&'static str>,
+    /// The guard, unless a streamed body took it.
+    guard: Option<EndGuard>,
+    /// The connection is reset instead of sending `response`.
+    sends_nothing: bool,
+}
+
+impl Reply {
+    fn plain(response: Response, guard: EndGuard) -> Reply {
+        Reply { response, fault: None, guard: Some(guard), sends_nothing: false }
+    }
+    fn fault(response: Response, name: &'static str, guard: EndGuard) -> Reply {
+        Reply { response, fault: Some(name), guard: Some(guard), sends_nothing: false }
+    }
+}
+
+fn error_page(status: StatusCode) -> Response {
+    let body = format!("<html><body><h1>{} {}</h1><p>Try again.</p></body></html>\n", status.as_u16(), status.canonical_reason().unwrap_or(""));
+    Response::builder().status(status).header(header::CONTENT_TYPE, "text/html").body(Body::from(body)).unwrap_or_default()
+}
+
+async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_and_query: &str, gzip: bool, guard: EndGuard) -> Reply {
     if method != Method::GET && method != Method::HEAD {
-        return Response::builder()
+        let r = Response::builder()
             .status(StatusCode::METHOD_NOT_ALLOWED)
             .header(header::ALLOW, "GET, HEAD")
             .body(Body::empty())
             .unwrap_or_default();
+        return Reply::plain(r, guard);
     }
     let cfg = shared.fixture.config();
     if cfg.flaky_percent > 0
@@ -260,13 +417,29 @@ fn respond(shared: &Shared, method: &Method, path_and_query: &str, gzip: bool) -
         && hash_str(path_and_query) % 100 < u64::from(cfg.flaky_percent)
         && lock(&shared.failed).insert(path_and_query.to_owned())
     {
-        return Response::builder()
-            .status(StatusCode::SERVICE_UNAVAILABLE)
-            .header(header::CONTENT_TYPE, "text/html")
-            .body(Body::from("<html><body><h1>503 Service Unavailable</h1><p>Try again.</p></body></html>\n"))
-            .unwrap_or_default();
+        return Reply::fault(error_page(StatusCode::SERVICE_UNAVAILABLE), "flaky", guard);
     }
-    let page = shared.fixture.get(path_and_query);
+    let h = &cfg.hostility;
+    if h.is_on() && path_and_query != "/robots.txt" {
+        let key = request_key(path_and_query);
+        if let Some(back) = loop_origin(path_and_query).filter(|o| shared.fixture.permanent_fault(o) == Some(PermanentFault::RedirectLoop)) {
+            return Reply::fault(redirect(back), PermanentFault::RedirectLoop.name(), guard);
+        }
+        // A disallowed page is served like any other: only a rude crawler gets it.
+        if let Some(fault) = shared.fixture.permanent_fault(path_and_query).filter(|f| *f != PermanentFault::RobotsDisallowed) {
+            return permanent(shared, fault, path_and_query, guard).await;
+        }
+        let attempt = {
+            let mut attempts = lock(&shared.attempts);
+            let n = attempts.entry(key.clone()).or_default();
+            *n += 1;
+            *n - 1
+        };
+        if let Some(fault) = h.transient_fault(&key, attempt) {
+            return transient(shared, conn, fault, path_and_query, guard).await;
+        }
+    }
+    let page = render(shared, path_and_query).await;
     let mut builder = Response::builder()
         .status(StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, HeaderValue::from_static(page.content_type))
@@ -278,7 +451,170 @@ fn respond(shared: &Shared, method: &Method, path_and_query: &str, gzip: bool) -
             builder = builder.header(header::CONTENT_ENCODING, "gzip");
         }
     }
-    builder.body(Body::from(body)).unwrap_or_default()
+    Reply::plain(builder.body(Body::from(body)).unwrap_or_default(), guard)
+}
+
+/// Renders off the async workers, so a big page does not hold up the
+/// logging of other requests' arrivals.
+async fn render(shared: &Arc<Shared>, path_and_query: &str) -> crate::FixtureResponse {
+    let (fixture, path) = (shared.fixture.clone(), path_and_query.to_owned());
+    match tokio::task::spawn_blocking(move || fixture.get(&path)).await {
+        Ok(page) => page,
+        Err(_) => crate::FixtureResponse { status: 500, content_type: "text/html", body: b"<h1>render failed</h1>".to_vec() },
+    }
+}
+
+const LOOP_MARK: &str = "luntan-loop=1";
+
+/// The URL a redirect loop's second hop points back to.
+fn loop_origin(path_and_query: &str) -> Option<&str> {
+    let rest = path_and_query.strip_suffix(LOOP_MARK)?;
+    rest.strip_suffix('&').or_else(|| rest.strip_suffix('?'))
+}
+
+fn redirect(to: &str) -> Response {
+    Response::builder()
+        .status(StatusCode::FOUND)
+        .header(header::LOCATION, to)
+        .header(header::CONTENT_TYPE, "text/html")
+        .body(Body::from("<html><body>Moved</body></html>\n"))
+        .unwrap_or_default()
+}
+
+async fn permanent(shared: &Arc<Shared>, fault: PermanentFault, path_and_query: &str, guard: EndGuard) -> Reply {
+    let h = &shared.fixture.config().hostility;
+    let name = fault.name();
+    let response = match fault {
+        PermanentFault::AlwaysError | PermanentFault::LaterPageError => error_page(StatusCode::INTERNAL_SERVER_ERROR),
+        // Filtered out by the caller; a 200 page if it ever got here.
+        PermanentFault::RobotsDisallowed => return Reply::plain(error_page(StatusCode::OK), guard),
+        PermanentFault::RedirectLoop => {
+            let sep = if path_and_query.contains('?') { '&' } else { '?' };
+            redirect(&format!("{path_and_query}{sep}{LOOP_MARK}"))
+        }
+        PermanentFault::OffHostRedirect => redirect(&format!("{}/{}", h.other_host.trim_end_matches('/'), path_and_query.trim_start_matches('/'))),
+        PermanentFault::GzipBomb => {
+            // Compressing tens of megabytes takes a while the first time: not on a worker.
+            let size = h.bomb_bytes;
+            let bomb = tokio::task::spawn_blocking(move || gzip_bomb(size)).await.unwrap_or_default();
+            Response::builder()
+                .header(header::CONTENT_TYPE, "text/html")
+                .header(header::CONTENT_ENCODING, "gzip")
+                .body(Body::from(bomb))
+                .unwrap_or_default()
+        }
+        PermanentFault::Huge | PermanentFault::HugeChunked => {
+            let kind = ForumKind::ALL.into_iter().find(|k| path_and_query.starts_with(&format!("/{}/", k.site_id()))).unwrap_or(ForumKind::Bbs);
+            let size = h.huge_bytes;
+            let chunks = tokio::task::spawn_blocking(move || huge_chunks(kind, size)).await.unwrap_or_default();
+            let mut b = Response::builder().header(header::CONTENT_TYPE, "text/html");
+            if fault == PermanentFault::Huge {
+                b = b.header(header::CONTENT_LENGTH, h.huge_bytes);
+            }
+            let body = streamed(chunks, false, guard);
+            return Reply { response: b.body(body).unwrap_or_default(), fault: Some(name), guard: None, sends_nothing: false };
+        }
+    };
+    Reply::fault(response, name, guard)
+}
+
+async fn transient(shared: &Arc<Shared>, conn: &ConnHandle, fault: TransientFault, path_and_query: &str, guard: EndGuard) -> Reply {
+    let h = &shared.fixture.config().hostility;
+    let name = fault.name();
+    let response = match fault {
+        TransientFault::Status500 => error_page(StatusCode::INTERNAL_SERVER_ERROR),
+        TransientFault::Status502 => error_page(StatusCode::BAD_GATEWAY),
+        TransientFault::Status503 => error_page(StatusCode::SERVICE_UNAVAILABLE),
+        TransientFault::TooManyRequests => {
+            let mut r = error_page(StatusCode::TOO_MANY_REQUESTS);
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(h.retry_after.as_secs()));
+            r
+        }
+        TransientFault::Reset | TransientFault::Stall => {
+            if fault == TransientFault::Stall {
+                guard.note_fault(name);
+                let mut stopping = shared.stopping.subscribe();
+                tokio::select! {
+                    _ = tokio::time::sleep(h.stall) => {}
+                    _ = stopping.wait_for(|s| *s) => {}
+                }
+            }
+            conn.reset();
+            return Reply { response: error_page(StatusCode::INTERNAL_SERVER_ERROR), fault: Some(name), guard: Some(guard), sends_nothing: true };
+        }
+        TransientFault::Truncated => {
+            let page = render(shared, path_and_query).await;
+            let full = page.body.len();
+            let half = Bytes::from(page.body).slice(..full / 2);
+            let response = Response::builder()
+                .status(StatusCode::from_u16(page.status).unwrap_or(StatusCode::OK))
+                .header(header::CONTENT_TYPE, HeaderValue::from_static(page.content_type))
+                .header(header::CONTENT_LENGTH, full)
+                .body(streamed(vec![half], true, guard))
+                .unwrap_or_default();
+            return Reply { response, fault: Some(name), guard: None, sends_nothing: false };
+        }
+    };
+    Reply::fault(response, name, guard)
+}
+
+/// A streamed body: `chunks`, then (if `cut`) an error that makes hyper
+/// drop the connection short of the promised length. The guard ends the
+/// request when the stream is done with or dropped.
+fn streamed(chunks: Vec<Bytes>, cut: bool, guard: EndGuard) -> Body {
+    use futures_util::StreamExt as _;
+    let items: Vec<Result<Bytes, io::Error>> = chunks.into_iter().map(Ok).collect();
+    let cut_after = async move {
+        // Give hyper a moment to put the first part on the wire: an error
+        // right away could drop the connection before any byte of it.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Err::<Bytes, io::Error>(io::Error::other("cut short"))
+    };
+    let tail = futures_util::stream::once(cut_after).take(usize::from(cut));
+    let stream = futures_util::stream::iter(items).chain(tail).map(move |item| {
+        let _keep = &guard;
+        item
+    });
+    Body::from_stream(stream)
+}
+
+/// `bytes` of inert HTML in 1 MB pieces (shared, so a 20 MB answer costs
+/// no 20 MB of memory per request).
+fn huge_chunks(kind: ForumKind, bytes: usize) -> Vec<Bytes> {
+    static PIECES: OnceLock<Mutex<HashMap<ForumKind, Bytes>>> = OnceLock::new();
+    const PIECE: usize = 1 << 20;
+    let piece = lock(PIECES.get_or_init(Default::default)).entry(kind).or_insert_with(|| Bytes::from(padding(kind, PIECE))).clone();
+    let mut out = Vec::new();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(piece.len());
+        out.push(piece.slice(..n));
+        left -= n;
+    }
+    out
+}
+
+/// A gzip member that inflates to `bytes` spaces (about a thousandth of
+/// that on the wire), made once per size.
+fn gzip_bomb(bytes: usize) -> Bytes {
+    static BOMBS: OnceLock<Mutex<HashMap<usize, Bytes>>> = OnceLock::new();
+    let mut bombs = lock(BOMBS.get_or_init(Default::default));
+    bombs
+        .entry(bytes)
+        .or_insert_with(|| {
+            use std::io::Write as _;
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            let block = vec![b' '; 1 << 16];
+            let mut left = bytes;
+            while left > 0 {
+                let n = left.min(block.len());
+                // Writing to a Vec cannot fail.
+                let _ = z.write_all(&block[..n]);
+                left -= n;
+            }
+            Bytes::from(z.finish().unwrap_or_default())
+        })
+        .clone()
 }
 
 fn gzipped(body: &[u8]) -> Option<Vec<u8>> {
@@ -286,4 +622,88 @@ fn gzipped(body: &[u8]) -> Option<Vec<u8>> {
     let mut z = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 3), flate2::Compression::fast());
     z.write_all(body).ok()?;
     z.finish().ok()
+}
+
+// ---------------------------------------------------------------- connections that can be reset
+
+/// Accepts connections wrapped in [`FaultIo`], so a handler can reset its own connection.
+struct FaultListener(TcpListener);
+
+impl axum::serve::Listener for FaultListener {
+    type Io = FaultIo;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (FaultIo, SocketAddr) {
+        loop {
+            match self.0.accept().await {
+                Ok((stream, addr)) => {
+                    let _ = stream.set_nodelay(true);
+                    return (FaultIo { stream, reset: Arc::new(AtomicBool::new(false)) }, addr);
+                }
+                // Out of file descriptors and the like: wait, as axum's own listener does.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+}
+
+/// A TCP stream that turns into a reset (RST, no response) once its
+/// [`ConnHandle`] asks for it.
+struct FaultIo {
+    stream: TcpStream,
+    reset: Arc<AtomicBool>,
+}
+
+impl FaultIo {
+    fn check(&self) -> io::Result<()> {
+        if self.reset.load(Ordering::Acquire) {
+            // Zero linger makes the close that follows an RST, not a FIN.
+            let _ = self.stream.set_zero_linger();
+            return Err(io::Error::from(io::ErrorKind::ConnectionReset));
+        }
+        Ok(())
+    }
+}
+
+impl AsyncRead for FaultIo {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.check()?;
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for FaultIo {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.check()?;
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.check()?;
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.check()?;
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// A handler's grip on its connection.
+#[derive(Clone)]
+struct ConnHandle(Arc<AtomicBool>);
+
+impl ConnHandle {
+    /// The connection is reset instead of answering.
+    fn reset(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+impl Connected<IncomingStream<'_, FaultListener>> for ConnHandle {
+    fn connect_info(stream: IncomingStream<'_, FaultListener>) -> Self {
+        ConnHandle(stream.io().reset.clone())
+    }
 }

@@ -83,7 +83,7 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
   <home>{base}{home}</home>
   <politeness delay-ms="0" concurrency="4"/>
   <max-board-pages>{max_pages}</max-board-pages>
-  <links>
+{extras}  <links>
     <board><![CDATA[{board}]]></board>
     <board-page{fp}><![CDATA[{board_page}]]></board-page>
     <thread><![CDATA[{thread}]]></thread>
@@ -111,6 +111,7 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
         fp = first(r.first_page),
         list = r.list,
         thread_rules = r.thread_rules,
+        extras = crate::growth::site_file_extras(cfg, kind, &base),
     ))
 }
 

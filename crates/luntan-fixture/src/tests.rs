@@ -13,6 +13,8 @@ use url::Url;
 
 use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ThreadTruth, Truth};
 
+mod hostile;
+
 // ---------------------------------------------------------------- a minimal HTTP/1.1 client
 
 struct Resp {

@@ -85,3 +85,50 @@ fn sites_writes_files_and_bad_input_fails_cleanly() {
     let bad = Command::new(BIN).args(["truth", "--boards", "0"]).output().unwrap();
     assert!(!bad.status.success());
 }
+
+#[test]
+fn hostile_flags_reach_the_truth_and_the_server_and_the_request_log_is_written() {
+    let truth = |extra: &[&str]| -> Truth {
+        let out = Command::new(BIN).args(["truth", "--threads", "60", "--forums", "dz"]).args(extra).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let unservable = |t: &Truth| t.forums[0].threads.iter().filter_map(|t| t.unservable.clone()).collect::<std::collections::BTreeSet<_>>();
+    let all = unservable(&truth(&["--hostile", "10"]));
+    assert_eq!(all.len(), luntan_fixture::PermanentFault::ALL.len(), "{all:?}");
+    assert!(unservable(&truth(&["--hostile", "10", "--permanent", "none"])).is_empty());
+    assert_eq!(unservable(&truth(&["--permanent", "gzip-bomb"])), ["gzip-bomb".to_string()].into());
+    assert!(unservable(&truth(&[])).is_empty());
+    let bad = Command::new(BIN).args(["truth", "--faults", "418"]).output().unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("unknown fault"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--threads", "20", "--forums", "bbs", "--hostile", "100", "--faults", "503", "--max-failures", "1", "--request-log"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("listening on http://").unwrap().trim_end_matches('/').to_owned();
+    let status = |path: &str| {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+        let mut resp = String::new();
+        let _ = s.read_to_string(&mut resp);
+        resp.split(' ').nth(1).unwrap_or("").to_owned()
+    };
+    assert_eq!(status("/bbs/"), "503", "every URL fails its first request");
+    assert_eq!(status("/bbs/"), "200", "and only its first");
+    assert_eq!(status("/robots.txt"), "200", "robots.txt never fails");
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    assert!(child.wait().unwrap().success());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["fault"], "503");
+    assert_eq!(lines[1]["status"], 200);
+    assert!(lines.iter().all(|l| l["end_us"].as_u64() >= l["start_us"].as_u64()), "{lines:?}");
+}

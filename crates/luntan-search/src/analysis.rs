@@ -17,6 +17,11 @@
 //! drops whitespace/punctuation tokens; the gram analyzer indexes a run of
 //! them as one [`SEPARATOR`] token, which keeps phrases honest. Token
 //! offsets always point into the original text.
+//!
+//! Latin and digits are whole words in the gram field (`iphone15`), and a
+//! word mixing letters and digits also yields its letter and digit runs at
+//! the same position (`iphone`, `15`), so `15` and `iPhone` find
+//! `iPhone15` while `phone` does not (words are not substrings).
 
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy_jieba::JiebaTokenizer;
@@ -72,6 +77,13 @@ fn folded_from(text: &str, folded: String) -> Folded {
     }
     map[folded.len()] = text.len();
     Folded { text: folded, orig: Some(map) }
+}
+
+/// `text` the way the index compares it: folded to simplified and
+/// lowercased, one char per original char. A substring of this is what a
+/// plain CJK query term matches.
+pub fn normalize(text: &str) -> String {
+    normalize_chars(text).into_iter().collect()
 }
 
 /// Folds `text` and lowercases it char by char, keeping one char per
@@ -211,9 +223,12 @@ impl GramTokenizer {
                     out.push(Token { offset_from: from, offset_to: n_to, position: pos, text: s, position_length: 1 });
                 }
             }
-            Unit::Word { pos, from, to, word } => {
+            Unit::Word { pos, from, to, word, parts } => {
                 if word.len() <= MAX_TOKEN_BYTES {
                     out.push(Token { offset_from: from, offset_to: to, position: pos, text: word, position_length: 1 });
+                    for (from, to, text) in parts {
+                        out.push(Token { offset_from: from, offset_to: to, position: pos, text, position_length: 1 });
+                    }
                 }
             }
             Unit::Separator { pos, from, to } => {
@@ -235,7 +250,9 @@ impl Tokenizer for GramTokenizer {
 enum Unit {
     /// A CJK char at `pos`, with the following char when it is CJK too.
     Cjk { pos: usize, from: usize, to: usize, c: char, next: Option<(char, usize)> },
-    Word { pos: usize, from: usize, to: usize, word: String },
+    /// A non-CJK word; `parts` are its letter and digit runs (with original
+    /// offsets) when it mixes both, else empty.
+    Word { pos: usize, from: usize, to: usize, word: String, parts: Vec<(usize, usize, String)> },
     Separator { pos: usize, from: usize, to: usize },
 }
 
@@ -258,7 +275,18 @@ fn for_each_gram_unit(text: &str, mut f: impl FnMut(Unit)) {
             while i < n && is_word_char(norm[i]) {
                 i += 1;
             }
-            f(Unit::Word { pos, from: offs[start], to: offs[i], word: norm[start..i].iter().collect() });
+            let mut parts = Vec::new();
+            let mut p = start;
+            while p < i {
+                let class = norm[p].is_alphabetic();
+                let q = (p..i).find(|&j| norm[j].is_alphabetic() != class).unwrap_or(i);
+                parts.push((offs[p], offs[q], norm[p..q].iter().collect::<String>()));
+                p = q;
+            }
+            if parts.len() == 1 {
+                parts.clear();
+            }
+            f(Unit::Word { pos, from: offs[start], to: offs[i], word: norm[start..i].iter().collect(), parts });
             pos += 1;
         } else {
             let start = i;
@@ -298,6 +326,19 @@ pub fn gram_query_terms(text: &str) -> Vec<(usize, String)> {
     units.drain(..lead);
     let base = units.first().map_or(0, |u| u.0);
     units.into_iter().map(|(p, s, _)| (p - base, s)).collect()
+}
+
+/// How many positions the gram terms of one string span, so that the next
+/// string of a proximity phrase can be placed after it.
+pub fn gram_width(terms: &[(usize, String)]) -> usize {
+    match terms.last() {
+        None => 0,
+        Some((p, t)) => {
+            let mut cs = t.chars();
+            let cjk_pair = matches!((cs.next(), cs.next(), cs.next()), (Some(a), Some(b), None) if is_cjk(a) && is_cjk(b));
+            p + if cjk_pair { 2 } else { 1 }
+        }
+    }
 }
 
 /// The analyzer every index registers as [`ZH_TOKENIZER`].
@@ -390,6 +431,20 @@ mod tests {
         for t in toks.iter().filter(|t| t.text != SEPARATOR) {
             assert_eq!(normalize_chars(&text[t.offset_from..t.offset_to]).into_iter().collect::<String>(), t.text);
         }
+    }
+
+    #[test]
+    fn mixed_letter_digit_words_also_index_their_runs() {
+        let got: Vec<(usize, String)> = GramTokenizer.tokens("买iPhone15了").into_iter().map(|t| (t.position, t.text)).collect();
+        let want = [(0, "买"), (1, "iphone15"), (1, "iphone"), (1, "15"), (2, "了")];
+        assert_eq!(got, want.map(|(p, t)| (p, t.to_string())));
+        let text = "買iPhone15了";
+        for t in GramTokenizer.tokens(text) {
+            assert_eq!(normalize(&text[t.offset_from..t.offset_to]), fold(&t.text).text);
+        }
+        assert_eq!(gram_width(&gram_query_terms("留言板")), 3);
+        assert_eq!(gram_width(&gram_query_terms("留")), 1);
+        assert_eq!(gram_width(&gram_query_terms("ab 留言")), 4);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! - [`analysis`]: jieba words and CJK uni/bigrams over text folded to simplified Chinese.
 //! - [`schema`]: [`LuntanSchema`], the one schema of every index.
 //! - [`snippet`]: passages with the query words marked.
+//! - [`proximity`]: the bonus for query words near each other.
 //!
 //! ```no_run
 //! use luntan_search::{Catalog, Query, SearchOptions};
@@ -21,6 +22,7 @@
 
 pub mod analysis;
 pub mod indexer;
+pub mod proximity;
 pub mod query;
 pub mod schema;
 pub mod search;

@@ -1,9 +1,11 @@
 //! The search syntax, parsed into a tree of [`Node`]s.
 //!
 //! ```text
-//! 考研 经验            both terms (AND); each is segmented by jieba and every
-//!                      word must occur, as a word or as a substring
-//! "考研经验"           exact phrase (also “…” and 「…」)
+//! 考研 经验            both terms (AND), each as written: a substring of the
+//!                      title or body (Latin and digits: whole words, or the
+//!                      letter/digit runs of a word like iPhone15)
+//! "考研 经验"          exact phrase (also “…” and 「…」); a space in it stands
+//!                      for any run of spaces and punctuation
 //! -广告                exclude threads containing 广告
 //! 考研 OR 保研         either (also `|`); OR binds tighter than AND
 //! (考研 OR 保研) 数学  grouping
@@ -14,7 +16,8 @@
 //!
 //! An unknown `word:rest` (a URL, `c:\`) is an ordinary word. Parsing is
 //! syntax only; analysis (folding, segmentation) happens when the query is
-//! run against the indexes.
+//! run against the indexes, where jieba words only rank (whole words and
+//! titles first, words near each other first), never select.
 
 use std::fmt;
 use std::str::FromStr;
@@ -42,7 +45,7 @@ pub enum QueryError {
     DanglingMinus { at: usize },
     #[error("an exclusion cannot be an OR alternative (column {at}); exclude it outside the OR")]
     NegationInOr { at: usize },
-    #[error("query has only exclusions or punctuation, nothing to search for")]
+    #[error("nothing to search for (only exclusions or punctuation)")]
     NothingToSearch,
 }
 
@@ -56,7 +59,7 @@ pub enum Scope {
 /// One node of a parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
-    /// A whitespace-free term; each of its jieba words must occur.
+    /// A whitespace-free term; it must occur as written (see the module doc).
     Term { text: String, scope: Scope },
     /// An exact phrase.
     Phrase { text: String, scope: Scope },

@@ -3,7 +3,7 @@
 //!
 //! | field        | type / analysis                         | stored | why                                   |
 //! |--------------|-----------------------------------------|--------|---------------------------------------|
-//! | `key`        | raw `site/thread`                       | yes    | replace a re-indexed thread           |
+//! | `key`        | raw `site/thread`, fast                 | yes    | replace a re-indexed thread; ids-only listings |
 //! | `site`       | raw                                     | yes    | `site:` filter, output                |
 //! | `board`      | raw                                     | yes    | `board:` filter                       |
 //! | `thread`     | raw                                     | yes    |                                       |
@@ -16,6 +16,7 @@
 //! | `authors`    | CJK uni+bigrams, positions; one value per distinct author | yes | `author:` filter |
 //! | `posted`     | date (seconds), indexed + fast          | yes    | first post's time, read as UTC        |
 //! | `saved`      | not indexed                             | yes    | `YYYYMMDD` the HTML was saved         |
+//! | `tiebreak`   | u64 fast: a stable hash of `key`        | no     | equal scores order the same however threads are split into indexes |
 
 use luntan_core::ThreadDoc;
 use tantivy::schema::{
@@ -42,6 +43,7 @@ pub struct LuntanSchema {
     pub authors: Field,
     pub posted: Field,
     pub saved: Field,
+    pub tiebreak: Field,
 }
 
 impl Default for LuntanSchema {
@@ -58,7 +60,7 @@ impl LuntanSchema {
         };
         let zh = text(ZH_TOKENIZER, IndexRecordOption::WithFreqs);
         let gram = text(GRAM_TOKENIZER, IndexRecordOption::WithFreqsAndPositions);
-        let key = b.add_text_field("key", STRING | STORED);
+        let key = b.add_text_field(KEY, STRING | STORED | FAST);
         let site = b.add_text_field("site", STRING | STORED);
         let board = b.add_text_field("board", STRING | STORED);
         let thread = b.add_text_field("thread", STRING | STORED);
@@ -74,7 +76,8 @@ impl LuntanSchema {
             DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds),
         );
         let saved = b.add_text_field("saved", STORED);
-        LuntanSchema { schema: b.build(), key, site, board, thread, url, forum, title, title_gram, body, body_gram, authors, posted, saved }
+        let tiebreak = b.add_u64_field(TIEBREAK, FAST);
+        LuntanSchema { schema: b.build(), key, site, board, thread, url, forum, title, title_gram, body, body_gram, authors, posted, saved, tiebreak }
     }
 
     /// The term that names one thread's document.
@@ -109,8 +112,28 @@ impl LuntanSchema {
             d.add_date(self.posted, t);
         }
         d.add_text(self.saved, &doc.saved);
+        d.add_u64(self.tiebreak, tiebreak(&doc.site, &doc.thread));
         d
     }
+}
+
+/// Name of the [`LuntanSchema::key`] field (also a fast field).
+pub const KEY: &str = "key";
+
+/// Name of the [`LuntanSchema::tiebreak`] fast field.
+pub const TIEBREAK: &str = "tiebreak";
+
+/// FNV-1a of `site/thread`: a value that depends on the thread alone (not
+/// on its document id, which depends on the index), so threads of equal
+/// score rank the same in any split. Written into indexes, so it must never
+/// change: no std hasher, whose output Rust does not promise to keep.
+pub fn tiebreak(site: &str, thread: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in thread_key(site, thread).bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// `site/thread`: the `key` field's value.
@@ -118,16 +141,20 @@ pub fn thread_key(site: &str, thread: &str) -> String {
     format!("{site}/{thread}")
 }
 
-/// Every post's text, one post after another, separated by newlines.
+/// Separates posts in the stored body; paragraphs are separated by one
+/// newline and are never empty, so snippets can find posts again.
+pub const POST_BREAK: &str = "\n\n";
+
+/// Every post's text, paragraphs one per line, posts separated by [`POST_BREAK`].
 pub fn thread_body(doc: &ThreadDoc) -> String {
     let mut body = String::new();
     for p in &doc.posts {
         let t = p.text();
-        if t.is_empty() {
+        if t.trim().is_empty() {
             continue;
         }
         if !body.is_empty() {
-            body.push('\n');
+            body.push_str(POST_BREAK);
         }
         body.push_str(&t);
     }
@@ -167,6 +194,13 @@ mod tests {
         assert_eq!(format_posted(t), "2024-03-05T12:34:56");
         assert!(parse_posted("2024-02-30T00:00:00").is_none());
         assert!(parse_posted("昨天").is_none());
+    }
+
+    #[test]
+    fn tiebreak_is_fixed_forever() {
+        // Indexes on disk hold these values; a change would need a rebuild.
+        assert_eq!(tiebreak("", ""), 0xaf63_a24c_8601_89fe);
+        assert_ne!(tiebreak("dz", "1"), tiebreak("dz", "2"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Snippets: the passage of a thread that best matches the query, cut on
+//! Snippets: the passage of a thread's best-matching post, cut on
 //! character boundaries, in the original (possibly traditional) characters,
 //! with every occurrence of every query word marked.
 //!
@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::normalize_chars;
+use crate::analysis::{is_cjk, normalize_chars};
 
 /// A piece of text with highlighted byte ranges (`start..end` into `text`,
 /// sorted, not overlapping).
@@ -56,6 +56,34 @@ impl Snippet {
     }
 }
 
+/// 1 for letters, 2 for digits (outside CJK), 0 for everything else.
+fn word_class(c: char) -> u8 {
+    if is_cjk(c) || !c.is_alphanumeric() {
+        0
+    } else if c.is_alphabetic() {
+        1
+    } else {
+        2
+    }
+}
+
+/// What may sit just outside a match of a needle beginning (or ending)
+/// with the word `edge`: the index holds Latin and digits as whole words
+/// plus, for a word mixing both, its letter and digit runs. So `15` matches
+/// in `iphone15` but not in `2015`, and `iphone15` not in `iphone15x`.
+fn edge_ok(edge: &[char], outside: Option<char>) -> bool {
+    let Some(first) = edge.first() else { return true };
+    let class = word_class(*first);
+    if class == 0 {
+        return true;
+    }
+    let mixed = edge.iter().any(|&c| word_class(c) != class);
+    match outside.map(word_class) {
+        None | Some(0) => true,
+        Some(o) => !mixed && o != class,
+    }
+}
+
 /// Char-indexed matches of `needles` in `norm`: `(start, end, needle)`.
 fn find_matches(norm: &[char], needles: &[Vec<char>]) -> Vec<(usize, usize, usize)> {
     let mut out = Vec::new();
@@ -63,9 +91,18 @@ fn find_matches(norm: &[char], needles: &[Vec<char>]) -> Vec<(usize, usize, usiz
         if nd.is_empty() || nd.len() > norm.len() {
             continue;
         }
+        let lead = nd.iter().take_while(|&&c| word_class(c) != 0).count();
+        let trail = nd.iter().rev().take_while(|&&c| word_class(c) != 0).count();
+        let (lead, trail) = (&nd[..lead], &nd[nd.len() - trail..]);
+        let trail_rev: Vec<char> = trail.iter().rev().copied().collect();
         for i in 0..=norm.len() - nd.len() {
-            if norm[i] == nd[0] && norm[i..i + nd.len()] == nd[..] {
-                out.push((i, i + nd.len(), k));
+            let j = i + nd.len();
+            if norm[i] == nd[0]
+                && norm[i..j] == nd[..]
+                && edge_ok(lead, i.checked_sub(1).map(|p| norm[p]))
+                && edge_ok(&trail_rev, norm.get(j).copied())
+            {
+                out.push((i, j, k));
             }
         }
     }
@@ -111,77 +148,106 @@ fn char_offsets(text: &str) -> Vec<usize> {
     text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect()
 }
 
-/// At most `max_chars` characters (plus `…` marks) from the line of `text`
+/// (distinct needles, matches) among `matches` (sorted) lying within `from..to`.
+fn coverage(matches: &[(usize, usize, usize)], needles: usize, from: usize, to: usize) -> (usize, usize) {
+    let first = matches.partition_point(|m| m.0 < from);
+    let mut seen = vec![false; needles];
+    let mut total = 0;
+    for &(_, e, k) in matches[first..].iter().take_while(|m| m.0 < to) {
+        if e <= to {
+            seen[k] = true;
+            total += 1;
+        }
+    }
+    (seen.iter().filter(|&&b| b).count(), total)
+}
+
+/// The char ranges of the posts in a body ([`crate::schema::thread_body`]
+/// separates them with an empty line).
+fn posts(norm: &[char]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < norm.len() {
+        if norm[i] == '\n' && norm.get(i + 1) == Some(&'\n') {
+            out.push((start, i));
+            while i < norm.len() && norm[i] == '\n' {
+                i += 1;
+            }
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push((start, norm.len()));
+    // A stray newline at either end of a post is nothing to show.
+    for (s, e) in &mut out {
+        while *s < *e && norm[*s] == '\n' {
+            *s += 1;
+        }
+        while *e > *s && norm[*e - 1] == '\n' {
+            *e -= 1;
+        }
+    }
+    out
+}
+
+/// At most `max_chars` characters (plus `…` marks) from the post of `text`
 /// that holds the most distinct needles (then the most matches), around its
-/// densest stretch. Without any match, the start of the text.
+/// densest stretch, with every match in it marked. Without any match, the
+/// start of the first post.
 pub fn make_snippet(text: &str, needles: &[String], max_chars: usize) -> Snippet {
     let max_chars = max_chars.max(1);
     let needles = normalized_needles(needles);
     let norm = normalize_chars(text);
     let offs = char_offsets(text);
-    let n = norm.len();
     let matches = find_matches(&norm, &needles);
+    let blocks = posts(&norm);
 
-    let mut lines = Vec::new();
-    let mut start = 0;
-    for (i, &c) in norm.iter().enumerate() {
-        if c == '\n' {
-            lines.push((start, i));
-            start = i + 1;
-        }
-    }
-    lines.push((start, n));
-
-    let score = |from: usize, to: usize| {
-        let mut seen = vec![false; needles.len()];
-        let mut total = 0;
-        for &(s, e, k) in &matches {
-            if s >= from && e <= to {
-                seen[k] = true;
-                total += 1;
-            }
-        }
-        (seen.iter().filter(|&&b| b).count(), total)
-    };
-
-    let mut best_line = None;
+    let mut best_block = None;
     let mut best_score = (0, 0);
-    for &(ls, le) in &lines {
-        let sc = score(ls, le);
+    for &(ps, pe) in &blocks {
+        let sc = coverage(&matches, needles.len(), ps, pe);
         if sc > best_score {
             best_score = sc;
-            best_line = Some((ls, le));
+            best_block = Some((ps, pe));
         }
     }
-
-    let (ls, le) = match best_line {
-        Some(l) => l,
-        // No match in the body (a title or filter match): the opening words,
-        // skipping empty lines.
-        None => lines.iter().copied().find(|&(s, e)| e > s).unwrap_or((0, n)),
-    };
-    let (ws, we) = if le - ls <= max_chars {
-        (ls, le)
+    // No match in the body (a title or filter match): the opening words.
+    let (ps, pe) = best_block.unwrap_or_else(|| blocks.iter().copied().find(|&(s, e)| e > s).unwrap_or((0, norm.len())));
+    let (ws, we) = if pe - ps <= max_chars {
+        (ps, pe)
     } else {
+        // Some context before the first match, the rest after.
         let context = max_chars / 4;
-        let mut best = (ls, (0, 0));
-        for &(s, _, _) in matches.iter().filter(|m| m.0 >= ls && m.1 <= le) {
-            let from = s.saturating_sub(context).max(ls).min(le - max_chars);
-            let sc = score(from, from + max_chars);
+        let mut best = (ps, (0, 0));
+        for &(s, _, _) in matches.iter().filter(|m| m.0 >= ps && m.1 <= pe) {
+            let from = s.saturating_sub(context).max(ps).min(pe - max_chars);
+            let sc = coverage(&matches, needles.len(), from, from + max_chars);
             if sc > best.1 {
                 best = (from, sc);
             }
         }
-        (best.0, best.0 + max_chars)
+        let (mut ws, mut we) = (best.0, best.0 + max_chars);
+        // Never cut a match in two: widen to take it whole.
+        for m in &matches {
+            if m.0 < ws && m.1 > ws {
+                ws = m.0;
+            }
+            if m.0 < we && m.1 > we {
+                we = m.1.min(pe);
+            }
+        }
+        (ws, we)
     };
 
     let mut out = String::new();
-    if ws > ls {
+    if ws > ps {
         out.push('…');
     }
     let shift = out.len();
     out.push_str(&text[offs[ws]..offs[we]]);
-    if we < le {
+    if we < pe {
         out.push('…');
     }
     let ranges = matches.iter().filter(|m| m.0 < we && m.1 > ws).map(|m| (m.0.max(ws), m.1.min(we))).collect();
@@ -197,12 +263,24 @@ mod tests {
     }
 
     #[test]
-    fn best_line_and_original_characters_are_kept() {
-        let text = "第一行没有\n這是學習資料，學習很重要\n学习一次";
+    fn best_post_and_original_characters_are_kept() {
+        let text = "第一帖没有\n\n這是學習資料，學習很重要\n第二段\n\n学习一次";
         let s = make_snippet(text, &words(&["学习", "重要"]), 100);
-        assert_eq!(s.text, "這是學習資料，學習很重要");
-        assert_eq!(s.marked("[", "]"), "這是[學習]資料，[學習]很[重要]");
-        assert_eq!(s.html(), "這是<b>學習</b>資料，<b>學習</b>很<b>重要</b>");
+        assert_eq!(s.text, "這是學習資料，學習很重要\n第二段");
+        assert_eq!(s.marked("[", "]"), "這是[學習]資料，[學習]很[重要]\n第二段");
+        assert_eq!(s.html(), "這是<b>學習</b>資料，<b>學習</b>很<b>重要</b>\n第二段");
+        for &(a, b) in &s.highlights {
+            assert!(s.text.is_char_boundary(a) && s.text.is_char_boundary(b));
+        }
+    }
+
+    #[test]
+    fn latin_needles_match_the_words_the_index_matches() {
+        let marked = |text: &str, n: &[&str]| make_snippet(text, &words(n), 100).marked("[", "]");
+        assert_eq!(marked("买了iPhone15，2015年", &["15"]), "买了iPhone[15]，2015年");
+        assert_eq!(marked("买了iPhone15，iPhone15x", &["iphone15"]), "买了[iPhone15]，iPhone15x");
+        assert_eq!(marked("iPhone15 smartphone", &["iphone", "phone"]), "[iPhone]15 smartphone");
+        assert_eq!(marked("用iPhone15拍照", &["iphone15拍"]), "用[iPhone15拍]照");
     }
 
     #[test]
@@ -214,6 +292,17 @@ mod tests {
         assert_eq!(s.highlights.len(), 1);
         let (a, b) = s.highlights[0];
         assert_eq!(&s.text[a..b], "考研");
+    }
+
+    #[test]
+    fn a_match_at_the_edge_of_the_window_is_kept_whole() {
+        // The second 万里 would straddle the 40th character.
+        let text = format!("万里{}万里{}", "甲".repeat(37), "乙".repeat(100));
+        let s = make_snippet(&text, &words(&["万里"]), 40);
+        assert_eq!(s.highlights.len(), 2, "{}", s.marked("[", "]"));
+        for &(a, b) in &s.highlights {
+            assert_eq!(&s.text[a..b], "万里");
+        }
     }
 
     #[test]

@@ -1,0 +1,316 @@
+"""Renders a results file of bench/run.py as BENCHMARKS.md.
+
+The tables are computed from the samples; bench/analysis.md (what limits each
+result, the profiles) is written by hand for a full run and included as is.
+"""
+import statistics
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def p95(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def col(samples, key):
+    return [s[key] for s in samples if s.get(key) is not None]
+
+
+def med(samples, key):
+    return median(col(samples, key))
+
+
+def top(samples, key):
+    c = col(samples, key)
+    return max(c) if c else None
+
+
+def f(x, digits=1, unit=""):
+    if x is None:
+        return "–"
+    if abs(x) >= 1000:
+        s = f"{x:,.0f}"
+    elif abs(x) >= 100:
+        s = f"{x:.0f}"
+    elif abs(x) >= 10:
+        s = f"{x:.{max(digits - 1, 0)}f}" if digits > 1 else f"{x:.1f}"
+    else:
+        s = f"{x:.{digits}f}"
+    return s + unit
+
+
+def n(x):
+    return "–" if x is None else f"{x:,}"
+
+
+def ratio(a, b, digits=1):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def spread(samples, key):
+    c = col(samples, key)
+    if len(c) < 2:
+        return f"{len(c)} run"
+    lo, hi = min(c), max(c)
+    return f"{len(c)} runs, ±{100 * (hi - lo) / 2 / statistics.median(c):.0f}%"
+
+
+def met(ok):
+    if ok is None:
+        return "–"
+    return "met" if ok else "**missed**"
+
+
+def rss(samples):
+    return f(top(samples, "rss_mb"), 0, " MB")
+
+
+def render(res):
+    m = res["machine"]
+    s = res["sections"]
+    L = []
+    w = L.append
+    w("# Benchmarks")
+    w("")
+    w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh) and with")
+    w("the limit of the same machine (a load generator, a decode-and-tokenize floor, jieba-rs alone), measured in one run,")
+    w("in alternation, as ratios. Reproduce with `make bench` (about 40 minutes on the machine below; `make bench")
+    w("BENCH_SCALE=small` takes a few minutes and writes `bench/work/BENCHMARKS.small.md`). How it works: `bench/README.md`.")
+    w("")
+    w("| | |")
+    w("|---|---|")
+    w(f"| machine | {m['cores']} cores ({m['cpu']}), {m['mem_gib']} GiB memory, Linux {m['kernel']} |")
+    w(f"| date | {m['date']} |")
+    w(f"| commit | `{m['commit']}`" + (f" plus uncommitted changes ({m['uncommitted']})" if m.get("uncommitted") else "") + " |")
+    w(f"| scale | {res['scale']}: {n(res['threads'])} threads in the download/extract/index forum; {res['rounds']} rounds of luntan and of each limit, "
+      f"{res['peer_rounds']} of each Python peer (every peer run sits between two luntan runs) |")
+    w(f"| work directory | `{m['work_dir']}` ({m['work_fs']}): fsync costs nothing there, so the disk is not what is measured |")
+    load = m.get("load_at_start")
+    if load:
+        w(f"| load average at start | {load[0]:.1f} (other builds share the 2 cores: absolute numbers are noisy, ratios of alternated runs less so) |")
+    w(f"| tools | {m['rustc']}; Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["peers"].items()) + f"; {m['wrk']} |")
+    if res.get("total_secs"):
+        w(f"| run time | {res['total_secs'] / 60:.0f} minutes for the whole `make bench` run (build excluded) |")
+    w("")
+    w("Every figure is the median of its runs; peak memory is the largest max RSS (wait4's `ru_maxrss`) of any run. CPU")
+    w("figures are user + system time of the process, which other jobs on the machine disturb much less than wall time.")
+    w("")
+
+    summary = []
+
+    # --- download -------------------------------------------------------------
+    d = s.get("download")
+    if d:
+        lr, pr, wr = med(d["luntan"], "rate"), med(d["peer"], "rate"), med(d["limit"], "rate")
+        r_peer, r_lim = ratio(lr, pr), ratio(lr, wr)
+        pages = med(d["luntan"], "pages")
+        w("## 1. Download")
+        w("")
+        w(f"One fixture server (Discuz!-style, GBK, gzip on) with {n(d['threads'])} threads ({n(int(pages) if pages else None)} pages). "
+          f"luntan-download's site file allows {res['concurrency']} requests in flight with no delay and no robots.txt; the Scrapy "
+          f"spider (`bench/peers/scrapy_download.py`) has `CONCURRENT_REQUESTS` = {res['concurrency']}, no delay, no AutoThrottle, no "
+          "robots.txt, and follows the same pager links; both save every page's bytes to disk. wrk fetches the same page URLs "
+          f"(`Accept-Encoding: gzip`, {res['concurrency']} connections) from the same server for a fixed time.")
+        w("")
+        w("| pair | input | luntan | other | ratio | luntan max RSS | other max RSS | goal | |")
+        w("|---|---|---:|---:|---:|---:|---:|---|---|")
+        w(f"| luntan-download vs Scrapy | {n(d['threads'])} threads, {n(int(pages) if pages else None)} pages | "
+          f"{f(lr)} pages/s | {f(pr)} pages/s | **{f(r_peer, 2)}×** | {rss(d['luntan'])} | {rss(d['peer'])} | ≥ 3× Scrapy | {met(r_peer and r_peer >= 3)} |")
+        w(f"| luntan-download vs wrk (limit) | the same {n(d.get('wrk_urls'))} page URLs | {f(lr)} pages/s | {f(wr)} requests/s | "
+          f"**{f(100 * r_lim if r_lim else None)}%** | {rss(d['luntan'])} | {rss(d['limit'])} | ≥ 80% of wrk | {met(r_lim and r_lim >= 0.8)} |")
+        w("")
+        lcpu = ratio(med(d["luntan"], "cpu"), pages)
+        pcpu = ratio(med(d["peer"], "cpu"), med(d["peer"], "pages"))
+        ls = ratio(med(d["luntan"], "server_cpu"), pages)
+        ps = ratio(med(d["peer"], "server_cpu"), med(d["peer"], "pages"))
+        ws = ratio(med(d["limit"], "server_cpu"), med(d["limit"], "requests"))
+        wc = ratio(med(d["limit"], "cpu"), med(d["limit"], "requests"))
+        w("CPU per page, client and server (the server is the fixture, on the same 2 cores):")
+        w("")
+        w("| client | client CPU per page | server CPU per page | runs |")
+        w("|---|---:|---:|---|")
+        w(f"| luntan-download | {f(1000 * lcpu if lcpu else None, 2)} ms | {f(1000 * ls if ls else None, 2)} ms | {spread(d['luntan'], 'rate')} |")
+        w(f"| Scrapy | {f(1000 * pcpu if pcpu else None, 2)} ms | {f(1000 * ps if ps else None, 2)} ms | {spread(d['peer'], 'rate')} |")
+        w(f"| wrk | {f(1000 * wc if wc else None, 3)} ms | {f(1000 * ws if ws else None, 2)} ms | {spread(d['limit'], 'rate')} |")
+        w("")
+        summary.append(("Download ≥ 3× Scrapy", f"{f(r_peer, 2)}×", r_peer and r_peer >= 3))
+        summary.append(("Download ≥ 80% of wrk", f"{f(100 * r_lim if r_lim else None)}%", r_lim and r_lim >= 0.8))
+
+    # --- polite ---------------------------------------------------------------
+    p = s.get("polite")
+    if p:
+        rate = med(p["luntan"], "rate")
+        ideal = p["forums"] * 1000 / p["delay_ms"]
+        share = rate / ideal if rate else None
+        w("## 2. Polite crawl across many forums")
+        w("")
+        w(f"{p['forums']} fixture servers (one process each, the same Discuz!-style forum), each forum's site file limited to "
+          f"`delay-ms=\"{p['delay_ms']}\" concurrency=\"1\"` ({1000 / p['delay_ms']:.0f} requests/s), robots.txt on; one luntan-download "
+          f"run crawls all of them (discover ran before, not measured). The ideal is {ideal:.0f} requests/s in aggregate. Requests "
+          "are the thread pages and one robots.txt per forum; since n requests spaced by the delay span n − 1 delays, the rate "
+          "is the requests after each forum's first over the wall time of the whole process, start-up and the last response "
+          "included.")
+        w("")
+        w("| forums | threads | requests per run | luntan aggregate | ideal | share | luntan max RSS | goal | |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        w(f"| {p['forums']} | {n(p.get('threads'))} | {n(int(med(p['luntan'], 'requests') or med(p['luntan'], 'pages')))} | {f(rate)} requests/s | {ideal:.0f} requests/s | "
+          f"**{f(100 * share if share else None)}%** | {rss(p['luntan'])} | ≥ 95% | {met(share and share >= 0.95)} |")
+        w("")
+        sr = p.get("steady_rate_per_forum")
+        w(f"As the servers saw it (request logs): a forum's steady rate, first to last thread-page request of a run, was "
+          f"{f(sr, 2)} requests/s ({f(100 * sr * p['delay_ms'] / 1000 if sr else None)}% of {1000 / p['delay_ms']:.0f}); the median gap "
+          f"between two request starts at one forum was {f(p.get('gap_median_ms'))} ms (p95 {f(p.get('gap_p95_ms'))} ms). "
+          f"{n(p.get('gaps_under_delay'))} of {n(p.get('gaps'))} gaps were shorter than {p['delay_ms']} ms, the shortest "
+          f"{f(p.get('gap_min_ms'))} ms: the client spaces request starts by the delay, and arrival at the server jitters by a few "
+          f"milliseconds on a loaded machine. Runs: {spread(p['luntan'], 'rate')}.")
+        w("")
+        summary.append(("Polite crawl ≥ 95% of ideal", f"{f(100 * share if share else None)}%", share and share >= 0.95))
+
+    # --- extract --------------------------------------------------------------
+    e = s.get("extract")
+    if e:
+        lm, pm, fm, dm = med(e["luntan"], "mb_per_cpu_s"), med(e["peer"], "mb_per_cpu_s"), med(e["limit"], "mb_per_cpu_s"), med(e.get("dom", []), "mb_per_cpu_s")
+        r_peer = ratio(lm, pm)
+        r_floor = ratio(fm, lm)
+        w("## 3. Extract")
+        w("")
+        w(f"The {n(e['threads'])} downloaded threads ({n(e['pages'])} GBK pages labelled gb2312, {f(e['mb'])} MB of HTML) to thread XML. "
+          "Throughput is MB of HTML per CPU-second, i.e. per core (luntan-extract runs on both cores, the others on one). The "
+          "Python peer (`bench/peers/extract_lxml.py`) detects the charset (BOM, HTTP, `<meta>` prescan, GBK widened to "
+          "GB18030, the label checked against the bytes, charset-normalizer when in doubt), parses with lxml, applies the site "
+          "file's selectors through cssselect, writes the same XML atomically (temp file, fsync, rename) and parses it back, "
+          "as luntan does. The floor decodes the same bytes with encoding_rs and runs html5ever's tokenizer over them, nothing "
+          "else (`bench/floor`).")
+        w("")
+        w("| pair | input | luntan | other | ratio | luntan max RSS | other max RSS | goal | |")
+        w("|---|---|---:|---:|---:|---:|---:|---|---|")
+        w(f"| luntan-extract vs Python (lxml) | {n(e['threads'])} threads, {f(e['mb'])} MB | {f(lm)} MB/s/core | {f(pm)} MB/s/core | "
+          f"**{f(r_peer, 2)}×** | {rss(e['luntan'])} | {rss(e['peer'])} | ≥ 5× the peer | {met(r_peer and r_peer >= 5)} |")
+        w(f"| luntan-extract vs decode + tokenize (floor) | the same bytes | {f(lm)} MB/s/core | {f(fm)} MB/s/core | "
+          f"**{f(r_floor, 2)}× slower** | {rss(e['luntan'])} | {rss(e['limit'])} | within 3× of the floor | {met(r_floor and r_floor <= 3)} |")
+        w(f"| (reference) decode + DOM parse | the same bytes | | {f(dm)} MB/s/core | | | {rss(e.get('dom', []))} | | |")
+        w("")
+        w(f"Wall time: luntan-extract {f(med(e['luntan'], 'wall'))} s ({f(med(e['luntan'], 'mb_per_s'))} MB/s on {res['machine']['cores']} cores), "
+          f"the Python peer {f(med(e['peer'], 'wall'))} s ({f(med(e['peer'], 'mb_per_s'))} MB/s on one core). "
+          f"The peer's XML is byte-for-byte luntan's for {n(e.get('xml_identical'))} threads and differs for {n(e.get('xml_different'))}. "
+          f"Runs: luntan {spread(e['luntan'], 'mb_per_cpu_s')}, peer {spread(e['peer'], 'mb_per_cpu_s')}, floor {spread(e['limit'], 'mb_per_cpu_s')}.")
+        w("")
+        summary.append(("Extract ≥ 5× the Python peer (per core)", f"{f(r_peer, 2)}×", r_peer and r_peer >= 5))
+        summary.append(("Extract within 3× of decode + tokenize", f"{f(r_floor, 2)}×", r_floor and r_floor <= 3))
+
+    du = s.get("durability")
+    if du and du.get("disk") and du.get("tmpfs"):
+        dr, tr = med(du["disk"], "rate"), med(du["tmpfs"], "rate")
+        w(f"Durability: every figure above runs on tmpfs. On this machine's disk ({du.get('disk_fs')}), where each thread's XML "
+          f"costs a file fsync and a directory fsync, luntan-extract of {n(du['threads'])} threads ran at {f(dr)} threads/s against "
+          f"{f(tr)} threads/s on tmpfs ({f(ratio(tr, dr))}× slower; 2 runs each, alternated).")
+        w("")
+
+    # --- index ----------------------------------------------------------------
+    i = s.get("index")
+    if i:
+        lr, pr, jr = med(i["luntan"], "rate"), med(i["peer"], "rate"), med(i["limit"], "rate")
+        lmb, pmb, jmb = med(i["luntan"], "mb_per_s"), med(i["peer"], "mb_per_s"), med(i["limit"], "mb_per_s")
+        r_peer, r_lim = ratio(lr, pr), ratio(lr, jr)
+        r_cpu = ratio(med(i["luntan"], "rate_per_cpu_s"), med(i["peer"], "rate_per_cpu_s"))
+        budget = i["writer_mb"] + 150
+        lrss = top(i["luntan"], "rss_mb")
+        w("## 4. Index")
+        w("")
+        w(f"The {n(i['threads'])} thread XML files ({f(i['mb'])} MB) into one index. luntan-index `--rebuild` with a "
+          f"{i['writer_mb']} MB writer budget (jieba words and CJK uni+bigrams of title and body, traditional folded to simplified, "
+          f"everything luntan-search needs). Whoosh 2.7 (`bench/peers/whoosh_peer.py`) with jieba's ChineseAnalyzer on title and "
+          f"body, key/site/board/url stored, `limitmb={i['writer_mb']}`, one commit. The limit is jieba-rs alone segmenting the "
+          f"same titles and paragraphs (search mode, as luntan's analyzer; reading the files not timed) on "
+          f"{col(i['limit'], 'seg_threads')[0] if i['limit'] else '–'} threads.")
+        w("")
+        w("| pair | input | luntan | other | ratio | luntan max RSS | other max RSS | goal | |")
+        w("|---|---|---:|---:|---:|---:|---:|---|---|")
+        w(f"| luntan-index vs Whoosh + jieba | {n(i['threads'])} threads, {f(i['mb'])} MB | {f(lr)} threads/s, {f(lmb)} MB/s | "
+          f"{f(pr)} threads/s, {f(pmb, 2)} MB/s | **{f(r_peer)}×** | {rss(i['luntan'])} | {rss(i['peer'])} | ≥ 20× Whoosh | {met(r_peer and r_peer >= 20)} |")
+        w(f"| luntan-index vs jieba-rs alone (limit) | the same text | {f(lr)} threads/s, {f(lmb)} MB/s | {f(jr)} threads/s, {f(jmb)} MB/s | "
+          f"**{f(100 * r_lim if r_lim else None)}%** | {rss(i['luntan'])} | {rss(i['limit'])} | ≥ 60% of jieba | {met(r_lim and r_lim >= 0.6)} |")
+        w(f"| luntan-index peak RSS vs budget | writer {i['writer_mb']} MB | {f(lrss, 0)} MB | budget + 150 = {budget} MB | | | | ≤ {budget} MB | {met(lrss is not None and lrss <= budget)} |")
+        w("")
+        anon, mapped = top(i["luntan"], "anon_mb"), top(i["luntan"], "file_mb")
+        if anon is not None:
+            w(f"luntan-index's peak RSS splits into at most {f(anon, 0)} MB of anonymous memory (heap) and at most {f(mapped, 0)} MB "
+              "of mapped index files (tantivy mmaps the segments it merges; on tmpfs those pages are shared memory, counted in RSS).")
+            w("")
+        w(f"Per CPU-second (robust to the other jobs on the machine): luntan {f(med(i['luntan'], 'rate_per_cpu_s'))} threads, "
+          f"Whoosh {f(med(i['peer'], 'rate_per_cpu_s'))} threads: {f(r_cpu)}×. Index sizes: luntan {f(med(i['luntan'], 'index_mb'))} MB, "
+          f"Whoosh {f(med(i['peer'], 'index_mb'))} MB. Runs: luntan {spread(i['luntan'], 'rate')}, Whoosh {spread(i['peer'], 'rate')}, "
+          f"jieba {spread(i['limit'], 'rate')}.")
+        w("")
+        summary.append(("Index ≥ 20× Whoosh + jieba", f"{f(r_peer)}×", r_peer and r_peer >= 20))
+        summary.append(("Index ≥ 60% of jieba-only", f"{f(100 * r_lim if r_lim else None)}%", r_lim and r_lim >= 0.6))
+        summary.append((f"Index peak RSS ≤ writer budget + 150 MB ({budget} MB)", f"{f(lrss, 0)} MB", lrss is not None and lrss <= budget))
+
+    # --- search ---------------------------------------------------------------
+    q = s.get("search")
+    if q:
+        lq, pq = col(q["luntan"], "query_ms"), col(q["peer"], "query_ms")
+        ps = col(q["peer"], "search_only_ms")
+        lmed, pmed = median(lq), median(pq)
+        r = ratio(pmed, lmed)
+        lstart = med(q["luntan"], "startup_ms")
+        pstart = med(q["peer"], "process_startup_ms")
+        w("## 5. Search")
+        w("")
+        w(f"{q['queries']} fixed queries (`bench/queries.txt`: common and rare words, two and three words, phrases, OR, "
+          f"exclusion), {res['rounds']} rounds, top {10} hits with snippets. luntan-search runs once per query over "
+          f"{q['indexes']} indexes (the {n(q['threads'])} threads split by board into eight forums); query time is its own "
+          "`took_ms`, start-up is the rest of the process's wall time (start, opening the indexes, jieba's dictionary, exit). "
+          "Whoosh holds the same threads in one index; one process runs every query (parse, search, stored fields, "
+          "highlighted body snippet); its start-up is the process's wall time minus the queries.")
+        w("")
+        w("| pair | threads | luntan median | luntan p95 | Whoosh median | Whoosh p95 | ratio of medians | luntan max RSS | Whoosh max RSS | goal | |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        w(f"| query time | {n(q['threads'])} | {f(lmed, 2)} ms | {f(p95(lq), 2)} ms | {f(pmed, 2)} ms | {f(p95(pq), 2)} ms | **{f(r)}×** | "
+          f"{rss(q['luntan'])} | {rss(q['peer'])} | median ≥ 20× faster | {met(r and r >= 20)} |")
+        w(f"| (Whoosh without snippets) | | | | {f(median(ps), 2)} ms | {f(p95(ps), 2)} ms | {f(ratio(median(ps), lmed))}× | | | | |")
+        w(f"| process start-up | | {f(lstart, 0)} ms | {f(p95(col(q['luntan'], 'startup_ms')), 0)} ms | {f(pstart, 0)} ms | – | "
+          f"{f(ratio(pstart, lstart))}× | | | | |")
+        w("")
+        w(f"Building the eight luntan indexes took {f(q.get('build_wall'))} s.")
+        w("")
+        summary.append(("Search median ≥ 20× faster than Whoosh", f"{f(r)}×", r and r >= 20))
+
+    # --- summary and analysis -------------------------------------------------
+    if summary:
+        w("## Goals")
+        w("")
+        w("| goal | measured | |")
+        w("|---|---:|---|")
+        for g, v, ok in summary:
+            w(f"| {g} | {v} | {met(ok)} |")
+        w("")
+    analysis = BENCH / "analysis.md"
+    if analysis.exists():
+        w(analysis.read_text().rstrip())
+        w("")
+    if q and q.get("per_query"):
+        w("## Appendix: per query")
+        w("")
+        w("| query | luntan hits | Whoosh hits | luntan ms (median) | Whoosh ms (median) |")
+        w("|---|---:|---:|---:|---:|")
+        for text, v in q["per_query"].items():
+            w(f"| `{text}` | {n(v['luntan_hits'])} | {n(v['whoosh_hits'])} | {f(median(v['luntan_ms']), 2)} | {f(median(v['whoosh_ms']), 2)} |")
+        w("")
+    for sec_name, err in (res.get("errors") or {}).items():
+        w(f"Section {sec_name} failed in this run: `{err}`.")
+        w("")
+    w(f"Raw samples: `bench/results/` (the JSON file of this run).")
+    w("")
+    return "\n".join(L)

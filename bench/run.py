@@ -1,0 +1,798 @@
+#!/usr/bin/env python3
+"""luntan's benchmarks against what users would pick instead, and against
+the limit of this machine, measured in one run, in alternation, as ratios.
+
+Run by `make bench` (bench/bench.sh builds everything first). Sections:
+
+  download  luntan-download vs a Scrapy spider (same thread pages, same
+            concurrency, politeness off, pages saved by both); the limit: wrk
+            fetching the same page URLs from the same fixture server.
+  polite    20 fixture forums at 5 requests/s each: luntan's aggregate rate
+            as a share of the ideal 100 requests/s.
+  extract   luntan-extract vs lxml + charset detection writing the same XML,
+            in MB of HTML per CPU-second; the floor: encoding_rs decode +
+            html5ever tokenizer over the same bytes.
+  index     luntan-index vs Whoosh + jieba's ChineseAnalyzer on the same XML;
+            the limit: jieba-rs segmentation alone of the same text.
+  search    luntan-search over 8 indexes vs Whoosh over the same threads,
+            query latency (median, p95) and start-up, on bench/queries.txt.
+
+Every sample records wall time, CPU time (user + sys) and peak RSS of the
+process (wait4's rusage). Results go to bench/results/<scale>-<date>.json and
+are rendered into BENCHMARKS.md (full scale) or bench/work/BENCHMARKS.<scale>.md.
+
+Settings (environment):
+  BENCH_SCALE        full (default: 50,000 threads) or small (3,000 threads)
+  BENCH_THREADS      threads in the download/extract/index forum
+  BENCH_ROUNDS       rounds of luntan and of each limit (default 3)
+  BENCH_PEER_ROUNDS  rounds of each slow Python peer (default 1 full, 3 small);
+                     each peer run sits between two luntan runs
+  BENCH_CONCURRENCY  requests in flight for download, Scrapy and wrk (16)
+  BENCH_DIR          work directory (default /dev/shm/luntan-bench: tmpfs,
+                     so fsync is free and the disk is not what is measured)
+  BENCH_SECTIONS     comma-separated subset of the sections above
+  BENCH_KEEP         1: leave BENCH_DIR in place afterwards
+  BENCH_OUT          where to write the Markdown report
+"""
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+BIN = ROOT / "target" / "release"
+FLOOR = BENCH / "work" / "target" / "release" / "luntan-bench-floor"
+PY = Path(sys.executable)
+PEERS = BENCH / "peers"
+
+SCALE = os.environ.get("BENCH_SCALE", "full")
+if SCALE not in ("full", "small"):
+    sys.exit(f"BENCH_SCALE must be full or small, not {SCALE!r}")
+FULL = SCALE == "full"
+THREADS = int(os.environ.get("BENCH_THREADS", 50_000 if FULL else 3_000))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", 3))
+PEER_ROUNDS = min(ROUNDS, int(os.environ.get("BENCH_PEER_ROUNDS", 1 if FULL else 3)))
+CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", 16))
+WRK_SECS = 10 if FULL else 5
+POLITE_FORUMS = 20
+POLITE_DELAY_MS = 200
+POLITE_THREADS = 100 if FULL else 25
+BOARDS = 8  # the search section makes one forum of each board
+WRITER_MB = 128
+LIMIT = 10
+WORK = Path(os.environ.get("BENCH_DIR", "/dev/shm/luntan-bench"))
+SECTIONS = [s.strip() for s in os.environ.get("BENCH_SECTIONS", "download,polite,extract,durability,index,search").split(",") if s.strip()]
+KEEP = os.environ.get("BENCH_KEEP") == "1"
+
+STARTED = time.time()
+
+
+def log(msg):
+    el = time.time() - STARTED
+    print(f"[{int(el // 60):3d}:{int(el % 60):02d}] {msg}", flush=True)
+
+
+# --- processes -----------------------------------------------------------------
+
+class Ran:
+    """One finished process: wall seconds, CPU seconds, peak RSS (MB), output."""
+
+    def __init__(self, cmd, wall, user, sys_, maxrss_kb, rc, out, err, anon_kb=None, file_kb=None):
+        self.cmd, self.wall, self.user, self.sys, self.rc = cmd, wall, user, sys_, rc
+        # Peaks sampled from /proc every 50 ms: anonymous memory (heap) and
+        # mapped files (tantivy mmaps its segments; on tmpfs those pages are
+        # shared memory), which ru_maxrss adds together.
+        self.anon_mb = anon_kb / 1024 if anon_kb is not None else None
+        self.file_mb = file_kb / 1024 if file_kb is not None else None
+        self.cpu = user + sys_
+        self.rss_mb = maxrss_kb / 1024
+        self.out, self.err = out, err
+
+    def sample(self, **extra):
+        d = {"wall": self.wall, "cpu": self.cpu, "user": self.user, "sys": self.sys, "rss_mb": self.rss_mb,
+             "anon_mb": self.anon_mb, "file_mb": self.file_mb}
+        d.update(extra)
+        return d
+
+
+def run(cmd, cwd=None, env=None, check=True, quiet_err=False):
+    """Runs cmd to completion; rusage from wait4 (this process only, plus any
+    children it waited for)."""
+    cmd = [str(c) for c in cmd]
+    out_path = WORK / ".out"
+    err_path = WORK / ".err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        peaks = {"anon": None, "file": None}
+        done = threading.Event()
+
+        def sample():
+            status_file = f"/proc/{p.pid}/status"
+            while not done.is_set():
+                try:
+                    text = Path(status_file).read_text()
+                except OSError:
+                    break
+                kb = {k: int(v) for k, v in re.findall(r"^(RssAnon|RssFile|RssShmem):\s+(\d+)", text, re.M)}
+                if kb:
+                    anon, mapped = kb.get("RssAnon", 0), kb.get("RssFile", 0) + kb.get("RssShmem", 0)
+                    peaks["anon"] = max(peaks["anon"] or 0, anon)
+                    peaks["file"] = max(peaks["file"] or 0, mapped)
+                done.wait(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        done.set()
+        sampler.join()
+        p.returncode = os.waitstatus_to_exitcode(status)
+    o = out_path.read_text(errors="replace")
+    e = err_path.read_text(errors="replace")
+    r = Ran(cmd, wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, p.returncode, o, e, peaks["anon"], peaks["file"])
+    if check and r.rc != 0:
+        sys.exit(f"failed ({r.rc}): {' '.join(cmd)}\n{o[-3000:]}\n{e[-3000:]}")
+    return r
+
+
+def proc_cpu(pid):
+    """CPU seconds (user + sys) a running process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class Fixture:
+    """A luntan-fixture server on a free loopback port."""
+
+    def __init__(self, name, args, sites_out=None, request_log=None):
+        self.dir = WORK / "fixtures"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        cmd = [BIN / "luntan-fixture", "serve", "--addr", "127.0.0.1:0", *args]
+        if sites_out:
+            cmd += ["--sites-out", sites_out]
+        if request_log:
+            cmd += ["--request-log", request_log]
+        self.out = open(self.dir / f"{name}.out", "w+")
+        self.err = open(self.dir / f"{name}.err", "w")
+        self.proc = subprocess.Popen([str(c) for c in cmd], stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            self.out.seek(0)
+            m = re.search(r"^listening on (http://\S+)", self.out.read(), re.M)
+            if m:
+                self.base = m.group(1)
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        sys.exit(f"luntan-fixture {name} did not start: {(self.dir / f'{name}.err').read_text()[-2000:]}")
+
+    def cpu(self):
+        return proc_cpu(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.out.close()
+        self.err.close()
+
+
+# --- helpers -------------------------------------------------------------------
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def p95(xs):
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
+def fresh(path):
+    path = Path(path)
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def copy_db(src, data_dir):
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        d = data_dir / f"luntan.db{suffix}"
+        if d.exists():
+            d.unlink()
+        s = Path(f"{src}{suffix}")
+        if s.exists():
+            shutil.copyfile(s, d)
+
+
+def set_politeness(site_file, politeness, new_id=None):
+    text = site_file.read_text()
+    text, n = re.subn(r"<politeness [^>]*/>", politeness, text)
+    assert n == 1, f"{site_file}: no <politeness>"
+    if new_id:
+        text = re.sub(r'<site id="[^"]*">', f'<site id="{new_id}">', text, count=1)
+    site_file.write_text(text)
+
+
+def files_under(root, pattern):
+    return sorted(str(p) for p in Path(root).rglob(pattern))
+
+
+def total_bytes(paths):
+    return sum(os.path.getsize(p) for p in paths)
+
+
+def alternate(rounds, peer_rounds, luntan, peer=None, limits=()):
+    """L P X… L X… : luntan every round, the peer only in the first
+    peer_rounds rounds (so each peer run sits between two luntan runs),
+    each limit every round."""
+    for r in range(rounds):
+        luntan(r)
+        if peer and r < peer_rounds:
+            peer(r)
+        for lim in limits:
+            lim(r)
+
+
+# --- machine -------------------------------------------------------------------
+
+def machine():
+    mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
+    cpu = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
+    git_env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+
+    def git(*a):
+        try:
+            return subprocess.run(["git", *a], cwd=ROOT, env=git_env, capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    dirty = git("diff", "--stat", "HEAD", "--", "crates", "src", "Cargo.toml", "Cargo.lock").splitlines()
+
+    def version(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            return "?"
+
+    def pyver(pkg):
+        try:
+            from importlib.metadata import version as v
+            return v(pkg)
+        except Exception:  # noqa: BLE001
+            return "?"
+
+    return {
+        "cores": os.cpu_count(),
+        "mem_gib": round(mem_kb / 1024 / 1024, 1),
+        "cpu": cpu.group(1).strip() if cpu else platform.processor(),
+        "kernel": platform.release(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "uncommitted": dirty[-1].strip() if dirty else "",
+        "rustc": version(["rustc", "--version"]),
+        "python": platform.python_version(),
+        "wrk": version(["wrk", "-v"]) if shutil.which("wrk") else "?",
+        "peers": {p: pyver(p) for p in ("scrapy", "whoosh", "jieba", "lxml", "cssselect", "charset-normalizer")},
+        "work_dir": str(WORK),
+        "work_fs": subprocess.run(["df", "--output=fstype", str(WORK)], capture_output=True, text=True).stdout.split()[-1],
+        "load_at_start": os.getloadavg(),
+    }
+
+
+# --- sections ------------------------------------------------------------------
+
+class Bench:
+    def __init__(self):
+        WORK.mkdir(parents=True, exist_ok=True)
+        self.results = {"scale": SCALE, "threads": THREADS, "rounds": ROUNDS, "peer_rounds": PEER_ROUNDS,
+                        "concurrency": CONCURRENCY, "machine": machine(), "sections": {}}
+        self.dz = None  # the 50k-thread forum server
+        self.discovered_db = WORK / "discovered.db"
+        self.dl_dir = None  # a data dir with every thread downloaded
+        self.ex_dir = None  # … and extracted
+
+    # The forum everything but the polite crawl works on.
+    def setup_forum(self):
+        if self.dz:
+            return
+        log(f"fixture: Discuz!/GBK forum, {THREADS} threads, {BOARDS} boards")
+        sites = fresh(WORK / "sites-dz")
+        self.dz = Fixture("dz", ["--threads", THREADS, "--boards", BOARDS, "--forums", "dz"], sites_out=sites)
+        # Politeness off: no delay, no robots.txt, CONCURRENCY requests in flight.
+        set_politeness(sites / "dz.xml", f'<politeness delay-ms="0" concurrency="{CONCURRENCY}" robots="false"/>')
+        data = fresh(WORK / "discover")
+        shutil.copytree(sites, data / "sites")
+        r = run([BIN / "luntan-discover", "--data", data, "-q"])
+        copy_db(data / "luntan.db", WORK)
+        (WORK / "luntan.db").rename(self.discovered_db)
+        with sqlite3.connect(self.discovered_db) as db:
+            self.thread_urls = [u for (u,) in db.execute("select url from threads where state = 0 order by rowid")]
+        (WORK / "threads.txt").write_text("".join(u + "\n" for u in self.thread_urls))
+        log(f"  discovered {len(self.thread_urls)} threads in {r.wall:.1f}s")
+        self.results["discover"] = {"threads": len(self.thread_urls), "wall": r.wall}
+
+    def luntan_download(self, data):
+        fresh(data)
+        shutil.copytree(WORK / "sites-dz", data / "sites")
+        copy_db(self.discovered_db, data)
+        cpu0 = self.dz.cpu()
+        r = run([BIN / "luntan-download", "--data", data, "-q"])
+        server_cpu = self.dz.cpu() - cpu0
+        m = re.search(r"download: (\d+) saved, (\d+) failed, (\d+) left, (\d+) pages, ([\d.]+) MB", r.out)
+        if not m:
+            sys.exit(f"unexpected luntan-download output: {r.out}")
+        saved, failed, _, pages, mb = int(m[1]), int(m[2]), int(m[3]), int(m[4]), float(m[5])
+        return r, dict(saved=saved, failed=failed, pages=pages, mb=mb, server_cpu=server_cpu)
+
+    def downloaded_db(self):
+        """A copy of the database with every thread saved (state 1)."""
+        downloaded = WORK / "downloaded.db"
+        if not downloaded.exists():
+            copy_db(self.dl_dir / "luntan.db", WORK / "tmp-db")
+            (WORK / "tmp-db" / "luntan.db").rename(downloaded)
+        return downloaded
+
+    def ensure_downloaded(self):
+        """A data dir with every thread saved (the extract and index input)."""
+        if self.dl_dir:
+            return
+        self.setup_forum()
+        self.dl_dir = WORK / "dl-luntan"
+        log("download (unmeasured): luntan-download")
+        self.luntan_download(self.dl_dir)
+
+    def section_download(self):
+        self.setup_forum()
+        sec = self.results["sections"].setdefault("download", {"luntan": [], "peer": [], "limit": []})
+        sec["threads"] = len(self.thread_urls)
+        wrk_urls = WORK / "wrk-urls.txt"
+        wrk_lua = WORK / "wrk-urls.lua"
+        wrk_lua.write_text(
+            'local paths = {}\n'
+            f'for line in io.lines("{wrk_urls}") do paths[#paths + 1] = line end\n'
+            'local i = 0\n'
+            'request = function()\n'
+            '  i = i % #paths + 1\n'
+            '  return wrk.format("GET", paths[i], {["Accept-Encoding"] = "gzip"})\n'
+            'end\n'
+        )
+        data = WORK / "dl-luntan"
+
+        def luntan(r):
+            log(f"download round {r + 1}: luntan-download, concurrency {CONCURRENCY}")
+            ran, d = self.luntan_download(data)
+            rate = d["pages"] / ran.wall
+            sec["luntan"].append(ran.sample(rate=rate, **d))
+            log(f"  {d['pages']} pages in {ran.wall:.1f}s = {rate:.0f} pages/s (cpu {ran.cpu:.1f}s, server cpu {d['server_cpu']:.1f}s, rss {ran.rss_mb:.0f} MB)")
+            if r == 0:
+                # The page URLs luntan fetched, for wrk.
+                with sqlite3.connect(data / "luntan.db") as db:
+                    paths = []
+                    for url, pages in db.execute("select url, pages from threads where state = 1 order by rowid"):
+                        path = "/" + url.split("/", 3)[3]
+                        paths.append(path)
+                        paths += [f"{path}&page={p}" for p in range(2, (pages or 1) + 1)]
+                wrk_urls.write_text("".join(p + "\n" for p in paths))
+                sec["wrk_urls"] = len(paths)
+
+        def scrapy(r):
+            out = fresh(WORK / "dl-scrapy")
+            log(f"download round {r + 1}: Scrapy, CONCURRENT_REQUESTS {CONCURRENCY}")
+            cpu0 = self.dz.cpu()
+            ran = run([PY, PEERS / "scrapy_download.py", WORK / "threads.txt", out, CONCURRENCY])
+            server_cpu = self.dz.cpu() - cpu0
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            saved = sum(1 for _ in out.iterdir())
+            rate = j["pages"] / ran.wall
+            sec["peer"].append(ran.sample(rate=rate, pages=j["pages"], files=saved, mb=j["bytes"] / 1e6, failed=j["failed"], server_cpu=server_cpu))
+            log(f"  {j['pages']} pages in {ran.wall:.1f}s = {rate:.0f} pages/s (cpu {ran.cpu:.1f}s, server cpu {server_cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
+            shutil.rmtree(out)
+
+        def wrk(r):
+            log(f"download round {r + 1}: wrk, {CONCURRENCY} connections, {WRK_SECS}s")
+            cpu0 = self.dz.cpu()
+            ran = run(["wrk", "-t1", f"-c{CONCURRENCY}", f"-d{WRK_SECS}s", "-s", wrk_lua, self.dz.base], cwd=WORK)
+            server_cpu = self.dz.cpu() - cpu0
+            rate = float(re.search(r"Requests/sec:\s+([\d.]+)", ran.out).group(1))
+            reqs = int(re.search(r"(\d+) requests in", ran.out).group(1))
+            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", ran.out)
+            sec["limit"].append(ran.sample(rate=rate, requests=reqs, non2xx=int(non2xx.group(1)) if non2xx else 0, server_cpu=server_cpu))
+            log(f"  {rate:.0f} requests/s (server cpu {server_cpu:.1f}s, wrk cpu {ran.cpu:.1f}s)")
+
+        alternate(ROUNDS, PEER_ROUNDS, luntan, scrapy, [wrk])
+        self.dl_dir = data
+
+    def section_polite(self):
+        sec = self.results["sections"].setdefault("polite", {"luntan": []})
+        root = fresh(WORK / "polite")
+        data = root / "data"
+        (data / "sites").mkdir(parents=True)
+        servers = []
+        log(f"polite: {POLITE_FORUMS} fixture forums, {POLITE_THREADS} threads each, delay-ms={POLITE_DELAY_MS} concurrency=1")
+        try:
+            for k in range(POLITE_FORUMS):
+                sid = f"p{k + 1:02d}"
+                out = root / f"sites-{sid}"
+                f = Fixture(f"polite-{sid}", ["--threads", POLITE_THREADS, "--boards", 2, "--forums", "dz"], sites_out=out,
+                            request_log=root / f"requests-{sid}.jsonl")
+                servers.append(f)
+                set_politeness(out / "dz.xml", f'<politeness delay-ms="{POLITE_DELAY_MS}" concurrency="1"/>', new_id=sid)
+                shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
+            r = run([BIN / "luntan-discover", "--data", data, "-q"])
+            log(f"  discover (polite, not measured): {r.wall:.1f}s")
+            template = root / "discovered.db"
+            shutil.copyfile(data / "luntan.db", template)
+            with sqlite3.connect(template) as db:
+                sec["threads"] = db.execute("select count(*) from threads").fetchone()[0]
+            marks = []
+            for rnd in range(ROUNDS):
+                copy_db(template, data)
+                shutil.rmtree(data / "pages", ignore_errors=True)
+                t0 = time.time()
+                ran = run([BIN / "luntan-download", "--data", data, "-q"])
+                marks.append((t0, time.time()))
+                m = re.search(r"download: (\d+) saved, (\d+) failed, (\d+) left, (\d+) pages", ran.out)
+                pages = int(m[4])
+                per_forum = pages / POLITE_FORUMS
+                ideal = per_forum * POLITE_DELAY_MS / 1000  # seconds, at 5 requests/s per forum
+                # Requests: every thread page, and one robots.txt per forum.
+                # n requests spaced by the delay span n - 1 delays, so the
+                # rate counts the requests after each forum's first.
+                requests = pages + POLITE_FORUMS
+                rate = (requests - POLITE_FORUMS) / ran.wall
+                sec["luntan"].append(ran.sample(rate=rate, pages=pages, requests=requests, saved=int(m[1]), failed=int(m[2]), ideal_secs=ideal,
+                                                share=rate / (POLITE_FORUMS * 1000 / POLITE_DELAY_MS)))
+                log(f"  round {rnd + 1}: {requests} requests in {ran.wall:.1f}s = {rate:.1f} requests/s "
+                    f"({100 * rate / (POLITE_FORUMS * 1000 / POLITE_DELAY_MS):.1f}% of ideal; cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
+        finally:
+            for f in servers:
+                f.stop()
+        # Pacing as the servers saw it. Every run (discover, then each
+        # download round) starts with a robots.txt request at every forum;
+        # within a run, the gaps between thread-page request starts, and the
+        # run's steady rate (first to last thread-page request).
+        gaps, steady = [], []
+        for k in range(POLITE_FORUMS):
+            recs = [json.loads(line) for line in (root / f"requests-p{k + 1:02d}.jsonl").read_text().splitlines() if line.strip()]
+            recs.sort(key=lambda rec: rec["start_us"])
+            runs, cur = [], None
+            for rec in recs:
+                if rec.get("path") == "/robots.txt":
+                    cur = []
+                    runs.append(cur)
+                elif cur is not None and "viewthread" in rec.get("path", ""):
+                    cur.append(rec["start_us"] / 1e6)
+            for rd in runs[-ROUNDS:]:
+                gaps += [b - a for a, b in zip(rd, rd[1:])]
+                if len(rd) > 1:
+                    steady.append((len(rd) - 1) / (rd[-1] - rd[0]))
+        too_close = [g for g in gaps if g < POLITE_DELAY_MS / 1000]
+        sec["gaps"] = len(gaps)
+        sec["gaps_under_delay"] = len(too_close)
+        sec["gap_min_ms"] = 1000 * min(gaps) if gaps else None
+        sec["gap_median_ms"] = 1000 * median(gaps) if gaps else None
+        sec["gap_p95_ms"] = 1000 * p95(gaps) if gaps else None
+        sec["steady_rate_per_forum"] = median(steady) if steady else None
+        sec["forums"] = POLITE_FORUMS
+        sec["delay_ms"] = POLITE_DELAY_MS
+        shutil.rmtree(data / "pages", ignore_errors=True)
+
+    def section_extract(self):
+        self.ensure_downloaded()
+        data = self.dl_dir
+        sec = self.results["sections"].setdefault("extract", {"luntan": [], "peer": [], "limit": [], "dom": []})
+        downloaded = self.downloaded_db()
+        html = files_under(data / "pages", "article*.html")
+        (WORK / "html.txt").write_text("".join(p + "\n" for p in html))
+        html_bytes = total_bytes(html)
+        sec.update(threads=None, pages=len(html), mb=html_bytes / 1e6)
+        site = (WORK / "sites-dz" / "dz.xml").read_text()
+        rules = {"title": "#thread_subject", "post": "div[id^=post_]", "body_id": r"postmessage_\d+", "author": "a.xw1",
+                 "time": "em[id^=authorposton]", "floor": "a[id^=postnum] em"}
+        for k, v in rules.items():  # the site file the fixture wrote says the same
+            assert v.replace("&", "&amp;") in site or v in site, f"site file changed: {k}={v}"
+        forum = re.search(r"<name>(.*?)</name>", site).group(1)
+        manifest = WORK / "extract-manifest.jsonl"
+        with sqlite3.connect(downloaded) as db, open(manifest, "w") as f:
+            rows = db.execute("select site, board, thread, url, title, save_date, content_type, pages from threads where state = 1 order by rowid").fetchall()
+            for site_id, board, thread, url, title, date, ct, pages in rows:
+                d = data / "pages" / site_id / f"board{board}" / f"board{board}_{date}"
+                pg = [str(d / f"article{thread}.html")] + [str(d / f"article{thread}_p{p}.html") for p in range(2, pages + 1)]
+                f.write(json.dumps({"site": site_id, "board": board, "thread": thread, "url": url, "title": title, "save_date": date,
+                                    "content_type": ct, "forum": forum, "rules": rules, "pages": pg,
+                                    "out": f"pages/{site_id}/board{board}/board{board}_{date}/article{thread}.xml"}, ensure_ascii=False) + "\n")
+        sec["threads"] = len(rows)
+        mb = html_bytes / 1e6
+        peer_out = WORK / "ex-peer"
+
+        def luntan(r):
+            for p in (data / "pages").rglob("article*.xml"):
+                p.unlink()
+            copy_db(downloaded, data)
+            log(f"extract round {r + 1}: luntan-extract, {len(rows)} threads, {mb:.0f} MB of GBK HTML")
+            ran = run([BIN / "luntan-extract", "--data", data, "--quiet"])
+            m = re.search(r"extract: (\d+) extracted, (\d+) failed", ran.out)
+            sec["luntan"].append(ran.sample(extracted=int(m[1]), failed=int(m[2]), mb_per_cpu_s=mb / ran.cpu, mb_per_s=mb / ran.wall))
+            log(f"  {m[1]} threads in {ran.wall:.1f}s, cpu {ran.cpu:.1f}s = {mb / ran.cpu:.1f} MB per cpu-second (rss {ran.rss_mb:.0f} MB)")
+
+        def peer(r):
+            fresh(peer_out)
+            log(f"extract round {r + 1}: Python peer (lxml + charset detection)")
+            ran = run([PY, PEERS / "extract_lxml.py", manifest, peer_out])
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            sec["peer"].append(ran.sample(extracted=j["threads"], failed=j["failed"], mb_per_cpu_s=mb / ran.cpu, mb_per_s=mb / ran.wall))
+            log(f"  {j['threads']} threads in {ran.wall:.1f}s, cpu {ran.cpu:.1f}s = {mb / ran.cpu:.1f} MB per cpu-second (rss {ran.rss_mb:.0f} MB)")
+
+        def floor(r):
+            ran = run([FLOOR, "tokenize", WORK / "html.txt", "gb18030"])
+            sec["limit"].append(ran.sample(mb_per_cpu_s=mb / ran.cpu, mb_per_s=mb / ran.wall))
+            log(f"extract round {r + 1}: floor (decode + tokenize): {mb / ran.cpu:.1f} MB per cpu-second")
+
+        def dom(r):
+            ran = run([FLOOR, "dom", WORK / "html.txt", "gb18030"])
+            sec["dom"].append(ran.sample(mb_per_cpu_s=mb / ran.cpu, mb_per_s=mb / ran.wall))
+            log(f"extract round {r + 1}: decode + DOM parse: {mb / ran.cpu:.1f} MB per cpu-second")
+
+        alternate(ROUNDS, PEER_ROUNDS, luntan, peer, [floor, dom])
+        # Same XML? Compare the peer's files with luntan's, byte for byte.
+        same = differ = 0
+        examples = []
+        for p in peer_out.rglob("article*.xml"):
+            mine = data / p.relative_to(peer_out)
+            if mine.exists() and mine.read_bytes() == p.read_bytes():
+                same += 1
+            else:
+                differ += 1
+                if len(examples) < 5:
+                    examples.append(str(p.relative_to(peer_out)))
+        sec["xml_identical"] = same
+        sec["xml_different"] = differ
+        sec["xml_different_examples"] = examples
+        log(f"  XML identical for {same} threads, different for {differ}")
+        shutil.rmtree(peer_out, ignore_errors=True)
+        self.ex_dir = data
+
+    def ensure_extracted(self):
+        if self.ex_dir:
+            return
+        self.ensure_downloaded()
+        log("extract (unmeasured): luntan-extract")
+        run([BIN / "luntan-extract", "--data", self.dl_dir, "--quiet"])
+        self.ex_dir = self.dl_dir
+
+    def section_index(self):
+        self.ensure_extracted()
+        data = self.ex_dir
+        # A rebuild reads only the XML files; without a database no rows move,
+        # so every round does the same work.
+        db = data / "luntan.db"
+        if db.exists():
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(f"{db}{suffix}")
+                if p.exists():
+                    p.rename(WORK / f"extracted.db{suffix}")
+        xml = files_under(data / "pages", "article*.xml")
+        (WORK / "xml.txt").write_text("".join(p + "\n" for p in xml))
+        xml_bytes = total_bytes(xml)
+        mb = xml_bytes / 1e6
+        n = len(xml)
+        sec = self.results["sections"].setdefault("index", {"luntan": [], "peer": [], "limit": []})
+        sec.update(threads=n, mb=mb, writer_mb=WRITER_MB)
+        idx = WORK / "idx-luntan"
+        widx = WORK / "idx-whoosh"
+
+        def luntan(r):
+            fresh(idx)
+            log(f"index round {r + 1}: luntan-index --rebuild, {n} threads, {mb:.0f} MB of XML, writer {WRITER_MB} MB")
+            ran = run([BIN / "luntan-index", "--data", data, "--index-dir", idx, "--rebuild", "--site", "dz", "--writer-mb", WRITER_MB, "-q"])
+            m = re.search(r"index: (\d+) indexed, (\d+) failed", ran.out)
+            size = sum(f.stat().st_size for f in idx.rglob("*") if f.is_file())
+            sec["luntan"].append(ran.sample(indexed=int(m[1]), failed=int(m[2]), rate=int(m[1]) / ran.wall, mb_per_s=mb / ran.wall,
+                                            rate_per_cpu_s=int(m[1]) / ran.cpu, index_mb=size / 1e6))
+            log(f"  {m[1]} threads in {ran.wall:.1f}s = {int(m[1]) / ran.wall:.0f} threads/s, {mb / ran.wall:.1f} MB/s (cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
+
+        def peer(r):
+            fresh(widx)
+            log(f"index round {r + 1}: Whoosh + jieba ChineseAnalyzer, limitmb {WRITER_MB}")
+            ran = run([PY, PEERS / "whoosh_peer.py", "index", WORK / "xml.txt", widx, WRITER_MB])
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            size = sum(f.stat().st_size for f in widx.rglob("*") if f.is_file())
+            sec["peer"].append(ran.sample(indexed=j["threads"], rate=j["threads"] / ran.wall, mb_per_s=mb / ran.wall,
+                                          rate_per_cpu_s=j["threads"] / ran.cpu, index_mb=size / 1e6))
+            log(f"  {j['threads']} threads in {ran.wall:.1f}s = {j['threads'] / ran.wall:.1f} threads/s (cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
+
+        def jieba(r):
+            ran = run([FLOOR, "jieba", WORK / "xml.txt", os.cpu_count() or 1])
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            sec["limit"].append(ran.sample(rate=j["files"] / j["secs"], mb_per_s=mb / j["secs"], seg_secs=j["secs"],
+                                           text_mb=j["text_bytes"] / 1e6, tokens=j["tokens"], seg_threads=j["threads"]))
+            log(f"index round {r + 1}: jieba-rs alone, {j['threads']} threads: {j['files'] / j['secs']:.0f} threads/s, {mb / j['secs']:.1f} MB/s")
+
+        alternate(ROUNDS, PEER_ROUNDS, luntan, peer, [jieba])
+
+    def section_search(self):
+        self.ensure_extracted()
+        xml_list = WORK / "xml.txt"
+        if not xml_list.exists():
+            xml = files_under(self.ex_dir / "pages", "article*.xml")
+            xml_list.write_text("".join(p + "\n" for p in xml))
+        xml = xml_list.read_text().split()
+        sec = self.results["sections"].setdefault("search", {"luntan": [], "peer": []})
+        # Eight forums: the threads of each board become one forum (site id
+        # f1…f8), so luntan-search opens eight indexes over the same threads.
+        sdata = fresh(WORK / "search-data")
+        boards = {}
+        for p in xml:
+            text = Path(p).read_text()
+            board = re.search(r'<thread site="[^"]*" board="([^"]*)"', text).group(1)
+            k = boards.setdefault(board, len(boards) + 1)
+            sid = f"f{k}"
+            rel = Path(p).relative_to(self.ex_dir / "pages" / "dz")
+            out = sdata / "pages" / sid / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text.replace('<thread site="dz"', f'<thread site="{sid}"', 1))
+        sidx = fresh(WORK / "idx-search")
+        log(f"search: building {len(boards)} luntan indexes over {len(xml)} threads")
+        ran = run([BIN / "luntan-index", "--data", sdata, "--index-dir", sidx, "--rebuild", "--writer-mb", WRITER_MB, "-q"])
+        sec["build_wall"] = ran.wall
+        sec["indexes"] = len(list(sidx.glob("*.index")))
+        sec["threads"] = len(xml)
+        widx = WORK / "idx-whoosh"
+        if not (widx / "_MAIN_1.toc").exists() and not list(widx.glob("*.toc")):
+            log("search: building the Whoosh index (unmeasured)")
+            fresh(widx)
+            run([PY, PEERS / "whoosh_peer.py", "index", xml_list, widx, WRITER_MB])
+        queries = [q.strip() for q in (BENCH / "queries.txt").read_text().splitlines() if q.strip() and not q.startswith("#")]
+        sec["queries"] = len(queries)
+        per_query = {q: {"luntan_ms": [], "whoosh_ms": [], "whoosh_search_ms": [], "luntan_hits": None, "whoosh_hits": None} for q in queries}
+
+        def luntan(r):
+            log(f"search round {r + 1}: luntan-search, {len(queries)} queries, one process each")
+            for q in queries:
+                ran = run([BIN / "luntan-search", "--index-dir", sidx, "--limit", LIMIT, "--json", q])
+                summary = json.loads(ran.out.strip().splitlines()[-1])
+                took, opened = summary["took_ms"], summary["open_ms"]
+                sec["luntan"].append(ran.sample(q=q, query_ms=took, open_ms=opened, startup_ms=ran.wall * 1000 - took, hits=summary["total"]))
+                per_query[q]["luntan_ms"].append(took)
+                per_query[q]["luntan_hits"] = summary["total"]
+            got = [s["query_ms"] for s in sec["luntan"][-len(queries):]]
+            log(f"  median {median(got):.2f} ms, p95 {p95(got):.2f} ms")
+
+        def whoosh(r):
+            log(f"search round {r + 1}: Whoosh, {len(queries)} queries, one process")
+            ran = run([PY, PEERS / "whoosh_peer.py", "search", widx, BENCH / "queries.txt", LIMIT])
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            spent = sum(x["ms"] for x in j["queries"])
+            for x in j["queries"]:
+                sec["peer"].append({"q": x["q"], "query_ms": x["ms"], "search_only_ms": x["search_ms"], "hits": x["total"], "rss_mb": ran.rss_mb,
+                                    "startup_ms": j["startup_ms"], "process_startup_ms": ran.wall * 1000 - spent})
+                per_query[x["q"]]["whoosh_ms"].append(x["ms"])
+                per_query[x["q"]]["whoosh_search_ms"].append(x["search_ms"])
+                per_query[x["q"]]["whoosh_hits"] = x["total"]
+            got = [x["ms"] for x in j["queries"]]
+            log(f"  median {median(got):.2f} ms, p95 {p95(got):.2f} ms, start-up {ran.wall * 1000 - spent:.0f} ms")
+
+        alternate(ROUNDS, ROUNDS, luntan, whoosh)
+        sec["per_query"] = per_query
+
+    def section_durability(self):
+        """luntan-extract on the real disk vs on tmpfs: what its per-file
+        fsync (temp file, fsync, rename, fsync of the directory) costs."""
+        self.ensure_downloaded()
+        downloaded = self.downloaded_db()
+        sec = self.results["sections"].setdefault("durability", {"disk": [], "tmpfs": []})
+        n = min(1000, THREADS)
+        with sqlite3.connect(downloaded) as db:
+            rows = db.execute("select board, thread, save_date, pages from threads where state = 1 order by rowid limit ?", (n,)).fetchall()
+        disk_root = BENCH / "work" / "durability"
+        places = {"disk": disk_root, "tmpfs": WORK / "durability"}
+        sec["threads"] = len(rows)
+        sec["disk_fs"] = subprocess.run(["df", "--output=fstype", str(BENCH / "work")], capture_output=True, text=True).stdout.split()[-1]
+
+        def prepare(root):
+            data = fresh(root)
+            shutil.copytree(WORK / "sites-dz", data / "sites")
+            for board, thread, date, pages in rows:
+                rel = Path("pages") / "dz" / f"board{board}" / f"board{board}_{date}"
+                (data / rel).mkdir(parents=True, exist_ok=True)
+                for p in range(1, pages + 1):
+                    name = f"article{thread}.html" if p == 1 else f"article{thread}_p{p}.html"
+                    shutil.copyfile(self.dl_dir / rel / name, data / rel / name)
+            copy_db(downloaded, data)
+            with sqlite3.connect(data / "luntan.db") as db:
+                db.execute("update threads set state = 0 where state = 1 and rowid not in "
+                           "(select rowid from threads where state = 1 order by rowid limit ?)", (n,))
+            return data
+
+        try:
+            for r in range(2):
+                for kind, root in places.items():
+                    data = prepare(root)
+                    ran = run([BIN / "luntan-extract", "--data", data, "--quiet"])
+                    sec[kind].append(ran.sample(rate=len(rows) / ran.wall))
+                    log(f"durability round {r + 1}: luntan-extract of {len(rows)} threads on {kind}: {len(rows) / ran.wall:.0f} threads/s")
+        finally:
+            shutil.rmtree(disk_root, ignore_errors=True)
+
+    def run(self):
+        fresh(WORK)
+        log(f"luntan benchmarks, scale {SCALE}: {THREADS} threads, {ROUNDS} rounds (peers {PEER_ROUNDS}), work dir {WORK}")
+        try:
+            for s in SECTIONS:
+                try:
+                    getattr(self, f"section_{s}")()
+                except Exception as e:  # noqa: BLE001 - report what the other sections measured
+                    log(f"section {s} failed: {e!r}")
+                    self.results.setdefault("errors", {})[s] = repr(e)
+                self.save()
+        finally:
+            if self.dz:
+                self.dz.stop()
+        self.results["total_secs"] = time.time() - STARTED
+        self.save()
+        path = report(self.results)
+        log(f"wrote {path}")
+        if not KEEP:
+            shutil.rmtree(WORK, ignore_errors=True)
+
+    def save(self):
+        out = BENCH / "results"
+        out.mkdir(exist_ok=True)
+        stamp = datetime.datetime.fromtimestamp(STARTED, datetime.timezone.utc).strftime("%Y%m%dT%H%MZ")
+        self.results_path = out / f"{SCALE}-{stamp}.json"
+        self.results_path.write_text(json.dumps(self.results, indent=1, ensure_ascii=False))
+
+
+# --- report --------------------------------------------------------------------
+
+def report(res):
+    from report import render  # bench/report.py
+
+    md = render(res)
+    out = os.environ.get("BENCH_OUT")
+    if out:
+        path = Path(out)
+    elif res["scale"] == "full" and set(SECTIONS) >= {"download", "polite", "extract", "index", "search"}:
+        path = ROOT / "BENCHMARKS.md"
+    else:
+        path = BENCH / "work" / f"BENCHMARKS.{res['scale']}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(md)
+    return path
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(BENCH))
+    if len(sys.argv) == 3 and sys.argv[1] == "--render":
+        # Re-render a results file (no measuring): run.py --render bench/results/X.json
+        from report import render
+
+        print(render(json.loads(Path(sys.argv[2]).read_text())))
+    else:
+        Bench().run()

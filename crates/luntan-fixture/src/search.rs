@@ -1,0 +1,458 @@
+//! Each forum's own search (S0 monitors keywords through it): posts whose
+//! text contains the keyword, newest first, [`RESULTS_PER_PAGE`] a page, and
+//! login for forums that want an account ([`crate::Activity::accounts`]).
+//!
+//! | forum   | search                                          | login (POST `username`, `password`)            |
+//! |---------|-------------------------------------------------|------------------------------------------------|
+//! | `dz`    | `/dz/search.php?mod=forum&srchtxt=KW&page=N` (KW in GBK)  | `/dz/member.php?mod=logging&action=login` |
+//! | `phpbb` | `/phpbb/search.php?keywords=KW&page=N` (KW in Big5)       | `/phpbb/ucp.php?mode=login`               |
+//! | `bbs`   | `/bbs/find?q=KW&page=N` (KW in UTF-8)                     | `/bbs/login`                              |
+//!
+//! A page past the last result lists nothing. With accounts configured, a
+//! search without a logged-in cookie gets `403`. Every search is logged
+//! ([`SearchRecord`]) with the account that made it and what it listed, so a
+//! test can check which pages a crawler read and that no account was used by
+//! two requests at once.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::Response;
+
+use crate::model::{Fixture, ForumKind};
+use crate::server::FixtureServer;
+use crate::text::{civil, esc_into, hash_str, mix, percent_decode};
+
+/// Results on one search page.
+pub const RESULTS_PER_PAGE: usize = 20;
+
+/// The cookie a logged-in account carries.
+pub const AUTH_COOKIE: &str = "luntan_auth";
+
+/// One post a search page listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchResult {
+    pub site: String,
+    pub thread: String,
+    pub floor: u32,
+    /// `YYYY-MM-DDTHH:MM:SS`, as the truth writes times.
+    pub time: String,
+}
+
+/// One search request the server answered.
+#[derive(Debug, Clone)]
+pub struct SearchRecord {
+    pub site: String,
+    pub keyword: String,
+    pub page: usize,
+    /// The logged-in account, if the request carried one.
+    pub user: Option<String>,
+    pub status: u16,
+    pub started: Instant,
+    pub ended: Instant,
+    /// What the page listed, in page order.
+    pub results: Vec<SearchResult>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    time: u32,
+    tid: u64,
+    floor: u32,
+}
+
+/// Matches among the posts the model was built with, per forum and keyword.
+type BaseHits = HashMap<(ForumKind, String), Arc<Vec<Hit>>>;
+
+/// What the search endpoints share (on the root fixture).
+#[derive(Default)]
+pub(crate) struct Shared {
+    base: Mutex<BaseHits>,
+    log: Mutex<Vec<SearchRecord>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Fixture {
+    /// The search page for `keyword`, with the keyword percent-encoded in
+    /// the forum's encoding, relative to the server root.
+    pub fn search_path(kind: ForumKind, keyword: &str, page: usize) -> String {
+        let (bytes, _, _) = kind.encoding().encode(keyword);
+        let kw = percent_encode_bytes(&bytes);
+        match kind {
+            ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&page={page}"),
+            ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}&page={page}"),
+            ForumKind::Bbs => format!("/bbs/find?q={kw}&page={page}"),
+        }
+    }
+
+    /// Where a login form is posted, relative to the server root.
+    pub fn login_path(kind: ForumKind) -> &'static str {
+        match kind {
+            ForumKind::Discuz => "/dz/member.php?mod=logging&action=login",
+            ForumKind::Phpbb => "/phpbb/ucp.php?mode=login",
+            ForumKind::Bbs => "/bbs/login",
+        }
+    }
+
+    /// The `name=value` cookie a login as `user` sets (`None` for an unknown user).
+    pub fn account_cookie(&self, user: &str) -> Option<String> {
+        let (_, password) = self.config().activity.accounts.iter().find(|(u, _)| u == user)?;
+        Some(format!("{AUTH_COOKIE}={}", token(self.config().seed, user, password)))
+    }
+
+    /// Every post of `kind` whose text contains `keyword`, newest first, as
+    /// the search pages list them now.
+    pub fn search_truth(&self, kind: ForumKind, keyword: &str) -> Vec<SearchResult> {
+        let latest = self.growth.latest();
+        let snap = latest.as_deref().unwrap_or(self);
+        self.hits(snap, kind, keyword).into_iter().map(|h| result(kind, h)).collect()
+    }
+
+    /// Matches in the latest snapshot `snap`: those among the posts the
+    /// model was built with (computed once, from the root) and those added since.
+    fn hits(&self, snap: &Fixture, kind: ForumKind, keyword: &str) -> Vec<Hit> {
+        if keyword.is_empty() {
+            return Vec::new();
+        }
+        let base = {
+            let cached = lock(&self.growth.search.base).get(&(kind, keyword.to_owned())).cloned();
+            match cached {
+                Some(b) => b,
+                None => {
+                    let b = Arc::new(self.base_hits(kind, keyword));
+                    lock(&self.growth.search.base).insert((kind, keyword.to_owned()), b.clone());
+                    b
+                }
+            }
+        };
+        let mut out: Vec<Hit> = base.to_vec();
+        if let Some(f) = snap.forum(kind) {
+            for a in snap.growth.added.iter().filter(|a| a.kind == kind) {
+                let Some(t) = f.thread(a.tid) else { continue };
+                for p in snap.posts(f, t, a.floor..=a.floor) {
+                    if p.paragraphs.iter().any(|para| para.contains(keyword)) {
+                        out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|h| std::cmp::Reverse((h.time, h.tid, h.floor)));
+        out
+    }
+
+    fn base_hits(&self, kind: ForumKind, keyword: &str) -> Vec<Hit> {
+        let Some(f) = self.forum(kind) else { return Vec::new() };
+        let mut out = Vec::new();
+        for t in f.threads.iter().filter(|t| !t.deleted) {
+            for p in self.posts(f, t, 1..=t.posts) {
+                if p.paragraphs.iter().any(|para| para.contains(keyword)) {
+                    out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Percent-encodes every byte outside RFC 3986's unreserved set (a form
+/// in a GBK or Big5 page submits the keyword's bytes in that encoding).
+fn percent_encode_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+fn result(kind: ForumKind, h: Hit) -> SearchResult {
+    SearchResult { site: kind.site_id().to_owned(), thread: h.tid.to_string(), floor: h.floor, time: civil(h.time).iso() }
+}
+
+/// The cookie (`name=value`) a login as `user` sets.
+pub(crate) fn cookie_for(cfg: &crate::FixtureConfig, user: &str, password: &str) -> String {
+    format!("{AUTH_COOKIE}={}", token(cfg.seed, user, password))
+}
+
+fn token(seed: u64, user: &str, password: &str) -> String {
+    format!("{:016x}", mix(&[seed, hash_str(user), hash_str(password), 0x10C1]))
+}
+
+impl FixtureServer {
+    /// Every search request answered so far, in the order they finished.
+    pub fn search_log(&self) -> Vec<SearchRecord> {
+        lock(&self.fixture().growth.search.log).clone()
+    }
+
+    pub fn clear_search_log(&self) {
+        lock(&self.fixture().growth.search.log).clear();
+    }
+}
+
+/// Answers search and login requests; `None` for every other request.
+pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_query: &str, headers: &HeaderMap, body: Body) -> Option<Response> {
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    let kind = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id())))?;
+    root.forum(kind)?;
+    let params = parse_query(kind, query);
+    let get = |k: &str| params.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let search = match kind {
+        ForumKind::Discuz => path == "/dz/search.php" && get("mod") == Some("forum"),
+        ForumKind::Phpbb => path == "/phpbb/search.php",
+        ForumKind::Bbs => path == "/bbs/find",
+    };
+    let login = match kind {
+        ForumKind::Discuz => path == "/dz/member.php" && get("mod") == Some("logging") && get("action") == Some("login"),
+        ForumKind::Phpbb => path == "/phpbb/ucp.php" && get("mode") == Some("login"),
+        ForumKind::Bbs => path == "/bbs/login",
+    };
+    if login && method == Method::POST {
+        let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+        let form = parse_query(kind, &String::from_utf8_lossy(&bytes));
+        let field = |k: &str| form.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str()).unwrap_or("");
+        let (user, password) = (field("username"), field("password"));
+        let ok = root.config().activity.accounts.iter().any(|(u, p)| u == user && p == password);
+        return Some(if ok {
+            Response::builder()
+                .status(StatusCode::FOUND)
+                .header(header::LOCATION, kind.home_path())
+                .header(header::SET_COOKIE, format!("{AUTH_COOKIE}={}; Path=/; HttpOnly", token(root.config().seed, user, password)))
+                .body(Body::empty())
+                .unwrap_or_default()
+        } else {
+            page(kind, StatusCode::FORBIDDEN, "登录失败", "<p class=\"alert_error\">用户名或密码错误</p>")
+        });
+    }
+    if !search || method != Method::GET {
+        return None;
+    }
+    let started = Instant::now();
+    let keyword = get("srchtxt").or(get("keywords")).or(get("q")).unwrap_or("").trim().to_owned();
+    let page_no = get("page").and_then(|p| p.parse::<usize>().ok()).filter(|p| *p >= 1).unwrap_or(1);
+    let cfg = root.config();
+    let user = cookie(headers, AUTH_COOKIE).and_then(|tok| cfg.activity.accounts.iter().find(|(u, p)| token(cfg.seed, u, p) == tok).map(|(u, _)| u.clone()));
+    if !cfg.activity.search_latency.is_zero() {
+        tokio::time::sleep(cfg.activity.search_latency).await;
+    }
+    let record = |status: u16, results: Vec<SearchResult>| SearchRecord {
+        site: kind.site_id().to_owned(),
+        keyword: keyword.clone(),
+        page: page_no,
+        user: user.clone(),
+        status,
+        started,
+        ended: Instant::now(),
+        results,
+    };
+    if !cfg.activity.accounts.is_empty() && user.is_none() {
+        lock(&root.growth.search.log).push(record(403, Vec::new()));
+        return Some(page(kind, StatusCode::FORBIDDEN, "提示信息", "<p class=\"alert_error\">您需要登录后才能继续本操作</p>"));
+    }
+    let latest = root.growth.latest();
+    let snap: &Fixture = latest.as_deref().unwrap_or(root);
+    let hits = root.hits(snap, kind, &keyword);
+    let shown: Vec<Hit> = hits.iter().skip((page_no - 1) * RESULTS_PER_PAGE).take(RESULTS_PER_PAGE).copied().collect();
+    let html = render(snap, kind, &keyword, page_no, hits.len(), &shown);
+    lock(&root.growth.search.log).push(record(200, shown.iter().map(|h| result(kind, *h)).collect()));
+    Some(encoded(kind, StatusCode::OK, &html))
+}
+
+/// `key=value` pairs, values percent-decoded (`+` as space) in the forum's encoding.
+fn parse_query(kind: ForumKind, q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let bytes = percent_decode(&v.replace('+', " "));
+            (k.to_owned(), kind.encoding().decode_without_bom_handling(&bytes).0.into_owned())
+        })
+        .collect()
+}
+
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+fn encoded(kind: ForumKind, status: StatusCode, html: &str) -> Response {
+    let (bytes, _, _) = kind.encoding().encode(html);
+    let content_type = match kind {
+        ForumKind::Phpbb => "text/html; charset=big5",
+        _ => "text/html",
+    };
+    Response::builder().status(status).header(header::CONTENT_TYPE, content_type).body(Body::from(bytes.into_owned())).unwrap_or_default()
+}
+
+fn head(kind: ForumKind, title: &str) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str("<!DOCTYPE html>\n<html>\n<head>\n");
+    match kind {
+        ForumKind::Discuz => out.push_str("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\" />\n"),
+        ForumKind::Phpbb => out.push_str("<meta charset=\"big5\" />\n"),
+        ForumKind::Bbs => {}
+    }
+    out.push_str("<title>");
+    esc_into(&mut out, title);
+    out.push_str(" - ");
+    esc_into(&mut out, kind.name());
+    out.push_str("</title>\n</head>\n<body>\n");
+    out
+}
+
+fn page(kind: ForumKind, status: StatusCode, title: &str, body: &str) -> Response {
+    let mut html = head(kind, title);
+    html.push_str(body);
+    html.push_str("\n</body>\n</html>\n");
+    encoded(kind, status, &html)
+}
+
+/// A snippet of the post around the keyword.
+fn snippet(text: &str, keyword: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let at = text.find(keyword).map_or(0, |b| text[..b].chars().count());
+    let from = at.saturating_sub(20);
+    chars[from..(at + 40).min(chars.len())].iter().collect()
+}
+
+fn render(snap: &Fixture, kind: ForumKind, keyword: &str, page_no: usize, total: usize, shown: &[Hit]) -> String {
+    let f = snap.forum(kind).expect("checked by the caller");
+    let mut out = head(kind, &format!("搜索 {keyword}"));
+    let _ = writeln!(out, "<h1 class=\"search-title\">搜索结果 <span class=\"count\">{total}</span></h1>");
+    if shown.is_empty() {
+        out.push_str("<p class=\"emp\">没有找到匹配结果</p>\n");
+    }
+    out.push_str(match kind {
+        ForumKind::Discuz => "<div id=\"threadlist\" class=\"tl\"><ul>\n",
+        ForumKind::Phpbb => "<div class=\"search-results\">\n",
+        ForumKind::Bbs => "<ol class=\"results\">\n",
+    });
+    for h in shown {
+        let Some(t) = f.thread(h.tid) else { continue };
+        let post = snap.posts(f, t, h.floor..=h.floor).pop().expect("a hit's floor exists");
+        let text = post.paragraphs.join(" ");
+        let b = &f.boards[t.board as usize];
+        let when = civil(h.time);
+        let thread_href = f.thread_path(t, 1);
+        let board_href = f.board_path(b, 1);
+        match kind {
+            ForumKind::Discuz => {
+                let _ = write!(out, "<li class=\"pbw\" id=\"{}\"><h3 class=\"xs3\"><a href=\"", post.pid);
+                esc_into(&mut out, thread_href.trim_start_matches("/dz/"));
+                out.push_str("\" target=\"_blank\">");
+                esc_into(&mut out, &t.title);
+                let _ = write!(out, "</a></h3><p class=\"xg1\">{} 个回复 - {} 次查看</p><p>", t.posts - 1, t.views);
+                esc_into(&mut out, &snippet(&text, keyword));
+                let _ = write!(out, "</p><p><span class=\"time\">{}</span> - <span><a href=\"home.php?mod=space&amp;uid={}\">", when.discuz(), post.uid);
+                esc_into(&mut out, &post.author);
+                out.push_str("</a></span> - <span><a href=\"");
+                esc_into(&mut out, board_href.trim_start_matches("/dz/"));
+                out.push_str("\" class=\"xi1\">");
+                esc_into(&mut out, &b.title);
+                out.push_str("</a></span></p></li>\n");
+            }
+            ForumKind::Phpbb => {
+                out.push_str("<div class=\"search post\"><dl class=\"postprofile\"><dt class=\"author\">由 <a class=\"username\">");
+                esc_into(&mut out, &post.author);
+                let _ = write!(out, "</a></dt><dd class=\"search-result-date\">{}</dd><dd>討論區: <a href=\"", when.chinese());
+                esc_into(&mut out, &format!(".{}", board_href.trim_start_matches("/phpbb")));
+                out.push_str("\">");
+                esc_into(&mut out, &b.title);
+                out.push_str("</a></dd><dd>主題: <a href=\"");
+                esc_into(&mut out, &format!(".{}", thread_href.trim_start_matches("/phpbb")));
+                out.push_str("\">");
+                esc_into(&mut out, &t.title);
+                let _ = write!(out, "</a></dd></dl><div class=\"postbody\"><h3><a href=\"./viewtopic.php?p={}#p{}\">Re: ", post.pid, post.pid);
+                esc_into(&mut out, &t.title);
+                out.push_str("</a></h3><div class=\"content\">");
+                esc_into(&mut out, &snippet(&text, keyword));
+                out.push_str("</div></div></div>\n");
+            }
+            ForumKind::Bbs => {
+                out.push_str("<li class=\"result\"><a class=\"title\" href=\"");
+                esc_into(&mut out, &thread_href);
+                out.push_str("\">");
+                esc_into(&mut out, &t.title);
+                out.push_str("</a> <a class=\"board\" href=\"");
+                esc_into(&mut out, &board_href);
+                out.push_str("\">");
+                esc_into(&mut out, &b.title);
+                let _ = write!(out, "</a> <span class=\"floor\">#{}</span> <time class=\"posted\">{}</time><p class=\"snippet\">", h.floor, when.padded());
+                esc_into(&mut out, &snippet(&text, keyword));
+                out.push_str("</p></li>\n");
+            }
+        }
+    }
+    out.push_str(match kind {
+        ForumKind::Discuz => "</ul></div>\n",
+        ForumKind::Phpbb => "</div>\n",
+        ForumKind::Bbs => "</ol>\n",
+    });
+    let pages = total.div_ceil(RESULTS_PER_PAGE);
+    if page_no < pages {
+        let next = Fixture::search_path(kind, keyword, page_no + 1);
+        out.push_str("<div class=\"pg\"><a class=\"nxt\" href=\"");
+        esc_into(&mut out, &next);
+        out.push_str("\">下一页</a></div>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::FixtureConfig;
+
+    #[test]
+    fn search_lists_matching_posts_newest_first_and_sees_new_ones() {
+        let fx = Fixture::new(FixtureConfig { threads: 120, forums: vec![ForumKind::Discuz, ForumKind::Bbs], ..FixtureConfig::default() });
+        let truth = fx.truth();
+        let kw = "不错";
+        for f in &truth.forums {
+            let kind = ForumKind::from_site_id(&f.site).unwrap();
+            let want: usize = f.threads.iter().flat_map(|t| &t.posts).filter(|p| p.text.contains(kw)).count();
+            let got = fx.search_truth(kind, kw);
+            assert_eq!(got.len(), want, "{}", f.site);
+            assert!(got.windows(2).all(|w| w[0].time >= w[1].time));
+        }
+        let before = fx.search_truth(ForumKind::Discuz, kw).len() + fx.search_truth(ForumKind::Bbs, kw).len();
+        let changes = fx.add_posts(300);
+        let new_matches = changes
+            .iter()
+            .filter(|c| {
+                let t = fx.thread_truth(ForumKind::from_site_id(&c.site).unwrap(), &c.thread).unwrap();
+                t.posts[c.floor as usize - 1].text.contains(kw)
+            })
+            .count();
+        let after = fx.search_truth(ForumKind::Discuz, kw).len() + fx.search_truth(ForumKind::Bbs, kw).len();
+        assert_eq!(after, before + new_matches);
+        assert!(new_matches > 0, "300 new posts and none says {kw}");
+    }
+
+    #[test]
+    fn keywords_round_trip_through_each_forums_encoding() {
+        for kind in ForumKind::ALL {
+            let path = Fixture::search_path(kind, "考研 山水", 3);
+            let q = path.split_once('?').unwrap().1;
+            let params = parse_query(kind, q);
+            let kw = params.iter().find(|(k, _)| matches!(k.as_str(), "srchtxt" | "keywords" | "q")).unwrap();
+            assert_eq!(kw.1, "考研 山水", "{kind:?}: {path}");
+        }
+    }
+}

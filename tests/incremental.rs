@@ -1,0 +1,184 @@
+//! Incremental rounds (S1) against a forum that changes between rounds: after
+//! a full crawl, a round with nothing new reads one list page per board; after
+//! new threads and replies, one round finds every change reading at most
+//! twice the list pages that hold a change, and the index then holds each
+//! changed thread once, new posts searchable.
+//!
+//! The always-on size is 600 threads per forum (1,800 in all). The issue's
+//! size, 20,000 threads, runs with `LUNTAN_FULL=1` (or any size with
+//! `LUNTAN_INCREMENTAL_THREADS=N`, per forum); the figures are printed either way.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use common::{classify, list_requests, load_sites, phrase_not_in, search_threads, secs, thread_doc, Requested, Work};
+use luntan_core::{Store, ThreadState};
+use luntan_fixture::{Change, ChangeKind, FixtureConfig, FixtureServer, ForumKind};
+
+fn threads_per_forum() -> usize {
+    if let Some(n) = std::env::var("LUNTAN_INCREMENTAL_THREADS").ok().and_then(|v| v.parse().ok()) {
+        return n;
+    }
+    if std::env::var_os("LUNTAN_FULL").is_some() {
+        // 3 × 6,667 ≈ 20,000.
+        return 6_667;
+    }
+    600
+}
+
+#[test]
+fn later_rounds_read_only_what_changed() {
+    let per_forum = threads_per_forum();
+    let cfg = FixtureConfig { threads: per_forum, boards: 4, ..FixtureConfig::default() };
+    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    let sites = load_sites(&work.sites());
+    let base = server.base_url();
+    let truth = server.truth();
+    let boards: usize = truth.forums.iter().map(|f| f.boards.len()).sum();
+    let total: usize = truth.forums.iter().map(|f| f.threads.len()).sum();
+
+    // The full crawl.
+    let t = Instant::now();
+    for stage in ["discover", "download", "extract", "index"] {
+        let ts = Instant::now();
+        work.ok(stage, &[]);
+        println!("full crawl: {stage} {}", secs(ts));
+    }
+    let full_lists: usize = list_requests(&sites, &base, &server.requests()).values().sum();
+    println!("full crawl of {total} threads on {boards} boards: {} requests ({full_lists} list pages) in {}", server.requests().len(), secs(t));
+
+    // A round with nothing new: one list page per board.
+    server.clear_requests();
+    let out = work.ok("discover", &["--all-boards"]);
+    let log = server.requests();
+    let lists = list_requests(&sites, &base, &log);
+    let robots = log.iter().filter(|r| classify(&sites, &base, &r.path_and_query) == Requested::Robots).count();
+    println!("round with nothing new: {} requests, {} list pages for {boards} boards, {robots} robots.txt\n  {}", log.len(), lists.values().sum::<usize>(), out.trim());
+    assert_eq!(lists.len(), boards, "every board visited once: {lists:?}");
+    assert!(lists.values().all(|&n| n == 1), "more than one list page for a board with nothing new: {lists:?}");
+    let others: Vec<_> = log.iter().map(|r| classify(&sites, &base, &r.path_and_query)).filter(|c| !matches!(c, Requested::List(..) | Requested::Robots | Requested::Home(_))).collect();
+    assert!(others.is_empty(), "a round with nothing new fetched {others:?}");
+    for s in &sites {
+        let r = Store::open(&work.layout().db_path()).unwrap().last_round(&s.id).unwrap().unwrap();
+        assert_eq!((r.new_threads, r.updated_threads), (0, 0), "{}", s.id);
+    }
+
+    // Boards are not due yet: a plain round reads no list page at all.
+    server.clear_requests();
+    work.ok("discover", &[]);
+    assert!(list_requests(&sites, &base, &server.requests()).is_empty(), "boards not due were visited");
+
+    // 50 new threads and 30 new replies spread over the boards.
+    let mut changes: Vec<Change> = server.add_threads(50);
+    changes.extend(server.add_replies(30));
+    let changed: BTreeSet<(String, String)> = changes.iter().map(|c| (c.site.clone(), c.thread.clone())).collect();
+    assert_eq!(changed.len(), 80);
+    let truth = server.truth();
+    // The fewest list requests that can see every change: each board's page 1,
+    // plus every further page holding a changed thread.
+    let mut minimal = 0;
+    for f in &truth.forums {
+        let size = ForumKind::from_site_id(&f.site).unwrap().list_page_size();
+        for b in &f.boards {
+            let pages: BTreeSet<usize> = b.threads.iter().enumerate().filter(|(_, t)| changed.contains(&(f.site.clone(), (*t).clone()))).map(|(i, _)| i / size).collect();
+            minimal += pages.len().max(1);
+        }
+    }
+    server.clear_requests();
+    let t = Instant::now();
+    let out = work.ok("discover", &["--all-boards"]);
+    let log = server.requests();
+    let lists = list_requests(&sites, &base, &log);
+    let read: usize = lists.values().sum();
+    println!("round after 50 new threads and 30 replies: {} requests, {read} list pages (minimal {minimal}) in {}\n  {}", log.len(), secs(t), out.trim());
+    assert!(read <= 2 * minimal, "{read} list pages read, minimal {minimal}: {lists:?}");
+
+    // Exactly the 80 changed threads are queued, and the rounds say so.
+    let store = Store::open(&work.layout().db_path()).unwrap();
+    let queued: BTreeSet<(String, String)> = store.threads(None, ThreadState::Discovered).unwrap().into_iter().map(|r| (r.site, r.thread)).collect();
+    assert_eq!(queued, changed, "queued threads differ from the changed ones");
+    let (mut new, mut updated) = (0, 0);
+    for s in &sites {
+        let r = store.last_round(&s.id).unwrap().unwrap();
+        new += r.new_threads;
+        updated += r.updated_threads;
+    }
+    assert_eq!((new, updated), (50, 30));
+    drop(store);
+
+    let t = Instant::now();
+    for stage in ["download", "extract", "index"] {
+        work.ok(stage, &[]);
+    }
+    println!("download, extract, index of the 80 changed threads: {}", secs(t));
+    let thread_requests: BTreeSet<(String, String)> = server
+        .requests()
+        .iter()
+        .filter_map(|r| match classify(&sites, &base, &r.path_and_query) {
+            Requested::Thread(site, thread, _) => Some((site, thread)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thread_requests, changed, "threads fetched again are exactly the changed ones");
+
+    // Every changed thread's XML has its new post, and the index holds it
+    // once, found by a phrase of the new post.
+    let rows = work.rows();
+    let mut checks: Vec<(Change, String)> = Vec::new();
+    for c in &changes {
+        let kind = ForumKind::from_site_id(&c.site).unwrap();
+        let t = server.fixture().thread_truth(kind, &c.thread).unwrap();
+        assert_eq!(rows[&(c.site.clone(), c.thread.clone())].0, ThreadState::Indexed, "{}/{}", c.site, c.thread);
+        let doc = thread_doc(&work, &c.site, &c.thread);
+        assert_eq!(doc.posts.len(), t.posts.len(), "{}/{} posts in the XML", c.site, c.thread);
+        let newest = t.posts.last().unwrap();
+        assert_eq!(newest.floor, c.floor);
+        assert_eq!(common::fold(&doc.posts.last().unwrap().text()), common::fold(&newest.text), "{}/{}", c.site, c.thread);
+        let older: Vec<&str> = t.posts[..t.posts.len() - 1].iter().map(|p| p.text.as_str()).chain([t.title.as_str()]).collect();
+        // Traditional text is folded by the index; a phrase from the page is what a user types.
+        // Poems come in lines of five or seven characters: shorter phrases for them.
+        let phrase = [6, 5, 4].into_iter().find_map(|n| phrase_not_in(&newest.text, &older, n));
+        if let Some(p) = phrase {
+            checks.push((c.clone(), p));
+        }
+    }
+    assert!(checks.len() >= 70, "only {} changed posts have a phrase of their own", checks.len());
+    let t = Instant::now();
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let halves: Vec<_> = checks
+            .chunks(checks.len().div_ceil(2))
+            .map(|chunk| {
+                let work = &work;
+                s.spawn(move || {
+                    let mut bad = Vec::new();
+                    for (c, phrase) in chunk {
+                        let q = format!("\"{phrase}\"");
+                        let site = format!("site:{}", c.site);
+                        let hits = search_threads(work, &["--limit", "100000", "--snippet-chars", "0", &q, &site]);
+                        let n = hits.iter().filter(|(s, t)| *s == c.site && *t == c.thread).count();
+                        if n != 1 {
+                            let what = if c.kind == ChangeKind::NewThread { "new thread" } else { "new reply" };
+                            bad.push(format!("{}/{} ({what}): {n} hits for {q}", c.site, c.thread));
+                        }
+                    }
+                    bad
+                })
+            })
+            .collect();
+        halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    println!("{} searches for the new posts: {}", checks.len(), secs(t));
+    assert!(failures.is_empty(), "{failures:#?}");
+
+    // Every live thread, old and new, ends indexed.
+    let per_site: BTreeMap<String, usize> = truth.forums.iter().map(|f| (f.site.clone(), f.threads.iter().filter(|t| t.servable()).count())).collect();
+    for (site, n) in per_site {
+        let store = Store::open(&work.layout().db_path()).unwrap();
+        let indexed = store.threads(Some(&site), ThreadState::Indexed).unwrap().len();
+        assert_eq!(indexed, n, "{site}: indexed rows");
+    }
+}
