@@ -15,12 +15,12 @@ $CARGO build --release --workspace --bins
 echo "== building the limit programs (bench/floor, not a workspace member)"
 $CARGO build --release --manifest-path bench/floor/Cargo.toml --target-dir bench/work/target
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "== installing wrk (Debian package)"
+if ! command -v wrk >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
+  echo "== installing wrk and GNU time (Debian packages)"
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+    apt-get update -qq && apt-get install -y -qq wrk time >/dev/null
   else
-    echo "bench: wrk is missing; install the Debian package wrk (apt-get install wrk)" >&2
+    echo "bench: wrk or /usr/bin/time is missing; install the Debian packages wrk and time" >&2
     exit 1
   fi
 fi

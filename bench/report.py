@@ -85,7 +85,7 @@ def render(res):
     w("")
     w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh) and with")
     w("the limit of the same machine (a load generator, a decode-and-tokenize floor, jieba-rs alone), measured in one run,")
-    w("in alternation, as ratios. Reproduce with `make bench` (about 40 minutes on the machine below; `make bench")
+    w("in alternation, as ratios. Reproduce with `make bench` (about 55 minutes on the machine below; `make bench")
     w("BENCH_SCALE=small` takes a few minutes and writes `bench/work/BENCHMARKS.small.md`). How it works: `bench/README.md`.")
     w("")
     w("| | |")
@@ -103,9 +103,16 @@ def render(res):
     if res.get("total_secs"):
         w(f"| run time | {res['total_secs'] / 60:.0f} minutes for the whole `make bench` run (build excluded) |")
     w("")
-    w("Every figure is the median of its runs; peak memory is the largest max RSS (wait4's `ru_maxrss`) of any run. CPU")
-    w("figures are user + system time of the process, which other jobs on the machine disturb much less than wall time.")
+    w("Every figure is the median of its runs; peak memory is the largest max RSS of any run. CPU figures are user +")
+    w("system time of the process, which other jobs on the machine disturb much less than wall time.")
     w("")
+    if res.get("rss_method") != "gnu-time":
+        w("**Max RSS caveat for this run:** it was read from the driver's own `wait4`, and Linux counts the memory image a child")
+        w("had before `exec` (a copy of the Python driver, about 50–105 MB by then) in that child's `ru_maxrss`. Figures up to")
+        w("about 110 MB are therefore upper bounds, not the program's own peak (the floor program really peaks at 4 MB,")
+        w("luntan-extract at about 13 MB on a small run); figures well above that (luntan-index, Scrapy, Whoosh) are the")
+        w("programs' own. `bench/run.py` now measures through GNU time, which does not have this problem.")
+        w("")
 
     summary = []
 
