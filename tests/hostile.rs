@@ -550,7 +550,6 @@ fn site_file_error_for_an_ill_formed_tag_is_one_line() {
 /// the text inside a Chinese character: luntan-discover panicked instead of
 /// naming the broken file.
 #[test]
-#[ignore = "needs: luntan-core site.rs check_well_formed/line_at to add the 3 bytes of a leading BOM (quick-xml's error_position does not count them) and round the position down to a char boundary before slicing"]
 fn site_file_with_a_bom_and_broken_xml_is_an_error_not_a_panic() {
     let text = "\u{feff}<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<site id=\"dz\">\n  <name>清水河\t</h瀔</name>\n  <home>http://x.test/</home>\n</site>\n";
     let e = std::panic::catch_unwind(|| luntan_core::Site::parse(text, Path::new("dz.xml")))
@@ -565,7 +564,6 @@ fn site_file_with_a_bom_and_broken_xml_is_an_error_not_a_panic() {
 /// the field's name, so an unrecognized entity spanning lines made the
 /// "field" a multi-line chunk of the file.
 #[test]
-#[ignore = "needs: luntan-core site.rs quoted_word() to accept only a field-like word (letters, digits, '-', '_', short) and fall back to \"site\""]
 fn site_file_error_names_a_field_not_a_chunk_of_the_file() {
     let text = "<site id=\"x\">\n  <home>http://x.test/</home>\n  <links><board>fid=&fid{board}\n  later;</board><thread>tid={thread}</thread></links>\n  <thread body=\"p\"/>\n</site>\n";
     let e = luntan_core::Site::parse(text, Path::new("x.xml")).unwrap_err();

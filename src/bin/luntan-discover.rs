@@ -85,7 +85,7 @@ fn run(args: Args) -> ExitCode {
         data: DataDir::new(args.data),
         sites,
         bad_site_file,
-        options: DiscoverOptions { all_boards: args.all_boards },
+        options: DiscoverOptions { all_boards: args.all_boards, ..DiscoverOptions::default() },
         watch: args.watch,
         max_sleep: Duration::from_secs(args.max_sleep),
         keywords,
@@ -100,6 +100,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
     let stop = cli::stop_on_ctrl_c("luntan-discover");
+    let options = DiscoverOptions { stop: stop.clone(), ..config.options.clone() };
     if let Some(keywords) = &config.keywords {
         return rt.block_on(keyword_rounds(config, &store, keywords, &stop));
     }
@@ -108,13 +109,13 @@ fn discover(config: &Config) -> anyhow::Result<()> {
             let start = Instant::now();
             let mut tasks = tokio::task::JoinSet::new();
             for f in &fetchers {
-                tasks.spawn(discover_site(f.clone(), store.clone(), config.options));
+                tasks.spawn(discover_site(f.clone(), store.clone(), options.clone()));
             }
             let mut reports = Vec::new();
             while let Some(r) = tasks.join_next().await {
                 reports.push(r.expect("site task panicked")?);
             }
-            print_summary(&reports, start.elapsed());
+            print_summary(&reports, start.elapsed(), stop.load(Ordering::Relaxed));
             if !config.watch || stop.load(Ordering::Relaxed) {
                 return anyhow::Ok(());
             }
@@ -190,7 +191,7 @@ fn print_keyword_summary(reports: &[KeywordReport], keywords: usize, took: Durat
     }
 }
 
-fn print_summary(reports: &[DiscoverReport], took: Duration) {
+fn print_summary(reports: &[DiscoverReport], took: Duration, stopped: bool) {
     let sum = |f: fn(&DiscoverReport) -> usize| reports.iter().map(f).sum::<usize>();
     println!(
         "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} off-topic, {} refused links, {} errors in {}",
@@ -207,4 +208,10 @@ fn print_summary(reports: &[DiscoverReport], took: Duration) {
         sum(|r| r.errors.len()),
         cli::elapsed(took)
     );
+    if stopped {
+        println!(
+            "discover: stopped by Ctrl-C; {} boards not walked or left part-way (the next round reads them in full)",
+            sum(|r| r.boards_interrupted)
+        );
+    }
 }

@@ -534,21 +534,85 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err(&self, field: &str, message: impl Into<String>) -> SiteError {
+    /// An error at `at`: a path below `<site>` such as `home`, `links/thread`,
+    /// `thread@title` or `@id`. The report names the last part; the path
+    /// finds the right line when one name is used in several elements
+    /// (`title` is an attribute of both `<list>` and `<thread>`).
+    fn err(&self, at: &str, message: impl Into<String>) -> SiteError {
+        let field = at.rsplit(['/', '@']).next().unwrap_or(at);
         SiteError {
             path: self.path.to_owned(),
-            line: self.line_of(field),
+            line: self.line_of(at),
             field: field.to_owned(),
             message: one_line(&message.into()),
         }
     }
 
-    /// The line where `field` first appears, as an element or an attribute.
-    fn line_of(&self, field: &str) -> usize {
-        // An element first: ` encoding=` also occurs in the XML declaration.
-        let element = self.text.find(&format!("<{field}"));
-        let attribute = || self.text.find(&format!(" {field}=")).or_else(|| self.text.find(&format!("\t{field}=")));
+    fn line_of(&self, at: &str) -> usize {
+        let (elements, attribute) = match at.split_once('@') {
+            Some((e, a)) => (e, Some(a)),
+            None => (at, None),
+        };
+        let path: Vec<&str> = elements.split('/').filter(|e| !e.is_empty()).collect();
+        if let Some(byte) = locate(self.text, &path, attribute) {
+            return line_at(self.text, byte);
+        }
+        // Not in the document (a required part is missing, or serde named
+        // something the path cannot express): the first mention, else line 1.
+        let name = attribute.or(path.last().copied()).unwrap_or(at);
+        let element = self.text.find(&format!("<{name}"));
+        let attribute = || self.text.find(&format!(" {name}=")).or_else(|| self.text.find(&format!("\t{name}=")));
         element.or_else(attribute).map(|at| line_at(self.text, at)).unwrap_or(1)
+    }
+}
+
+/// The byte where the first element at `path` below the root starts, or
+/// where its `attribute` is written.
+fn locate(text: &str, path: &[&str], attribute: Option<&str>) -> Option<usize> {
+    use quick_xml::events::Event;
+    let bom = bom_len(text);
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let start = reader.buffer_position() as usize + bom;
+        let (tag, empty) = match reader.read_event().ok()? {
+            Event::Start(t) => (t.into_owned(), false),
+            Event::Empty(t) => (t.into_owned(), true),
+            Event::End(_) => {
+                stack.pop();
+                continue;
+            }
+            Event::Eof => return None,
+            _ => continue,
+        };
+        let depth = stack.len();
+        let name: Vec<u8> = tag.name().into_inner().as_bytes().to_vec();
+        // The root is depth 0; `path` starts below it.
+        let here = depth >= 1
+            && depth == path.len()
+            && stack[1..].iter().zip(path).all(|(s, p)| s.as_slice() == p.as_bytes())
+            && name == path[depth - 1].as_bytes();
+        let at_root = depth == 0 && path.is_empty();
+        if here || at_root {
+            match attribute {
+                None => return Some(start),
+                Some(a) => {
+                    let raw: &[u8] = tag.as_bytes();
+                    let named_here = |i: usize| {
+                        raw[i - 1].is_ascii_whitespace()
+                            && raw[i..].starts_with(a.as_bytes())
+                            && raw[i + a.len()..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'=')
+                    };
+                    // `raw` starts after the `<`.
+                    if let Some(i) = (1..raw.len()).find(|&i| named_here(i)) {
+                        return Some(start + 1 + i);
+                    }
+                }
+            }
+        }
+        if !empty {
+            stack.push(name);
+        }
     }
 }
 
@@ -557,15 +621,30 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn line_at(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+/// quick-xml skips a leading byte order mark and counts positions after it.
+fn bom_len(text: &str) -> usize {
+    if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    }
 }
 
+/// Counts bytes, not chars, so a position inside a character (or past the
+/// end) still gives a line instead of a panic.
+fn line_at(text: &str, byte: usize) -> usize {
+    let bytes = text.as_bytes();
+    bytes[..byte.min(bytes.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The field serde's message names in backticks, if what is quoted looks
+/// like a field name: serde also quotes chunks of the input it choked on.
 fn quoted_word(msg: &str) -> Option<String> {
     let start = msg.find('`')? + 1;
     let len = msg[start..].find('`')?;
     let w = msg[start..start + len].trim_start_matches('@');
-    (!w.is_empty()).then(|| w.to_owned())
+    let field_like = !w.is_empty() && w.len() <= 40 && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    field_like.then(|| w.to_owned())
 }
 
 /// A syntax pass first, because quick-xml's serde errors carry no position.
@@ -576,7 +655,7 @@ fn check_well_formed(ctx: &Ctx) -> Result<(), SiteError> {
             Ok(quick_xml::events::Event::Eof) => return Ok(()),
             Ok(_) => {}
             Err(e) => {
-                let at = reader.error_position() as usize;
+                let at = reader.error_position() as usize + bom_len(ctx.text);
                 return Err(SiteError {
                     path: ctx.path.to_owned(),
                     line: line_at(ctx.text, at),
@@ -632,7 +711,7 @@ impl RawSite {
             Some(id) => id.to_owned(),
             None => host.to_owned(),
         };
-        let id = check_id(&id).map_err(|e| ctx.err("id", e.to_string()))?;
+        let id = check_id(&id).map_err(|e| ctx.err("@id", e.to_string()))?;
         let encoding = match self.encoding.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(label) => Some(
@@ -647,13 +726,13 @@ impl RawSite {
             }
             if let Some(c) = p.concurrency {
                 if c == 0 || c > 64 {
-                    return Err(ctx.err("concurrency", format!("{c} is not between 1 and 64")));
+                    return Err(ctx.err("politeness@concurrency", format!("{c} is not between 1 and 64")));
                 }
                 politeness.concurrency = c;
             }
             if let Some(ms) = p.timeout_ms {
                 if ms == 0 {
-                    return Err(ctx.err("timeout-ms", "must be above 0"));
+                    return Err(ctx.err("politeness@timeout-ms", "must be above 0"));
                 }
                 politeness.timeout = Duration::from_millis(ms);
             }
@@ -662,7 +741,7 @@ impl RawSite {
             }
             if let Some(kb) = p.max_body_kb {
                 if kb == 0 {
-                    return Err(ctx.err("max-body-kb", "must be above 0"));
+                    return Err(ctx.err("politeness@max-body-kb", "must be above 0"));
                 }
                 politeness.max_body_bytes = kb.saturating_mul(1024);
             }
@@ -671,34 +750,34 @@ impl RawSite {
             }
             if let Some(ua) = p.user_agent {
                 if ua.trim().is_empty() || ua.contains(['\r', '\n']) {
-                    return Err(ctx.err("user-agent", "must be one non-empty line"));
+                    return Err(ctx.err("politeness@user-agent", "must be one non-empty line"));
                 }
                 politeness.user_agent = ua;
             }
         }
         let links = Links {
-            board: pattern(ctx, "board", &self.links.board, &["board"])?,
+            board: pattern(ctx, "links/board", &self.links.board, &["board"])?,
             board_page: self
                 .links
                 .board_page
                 .as_ref()
-                .map(|p| pattern(ctx, "board-page", p, &["board", "page"]))
+                .map(|p| pattern(ctx, "links/board-page", p, &["board", "page"]))
                 .transpose()?,
-            thread: pattern(ctx, "thread", &self.links.thread, &["thread"])?,
+            thread: pattern(ctx, "links/thread", &self.links.thread, &["thread"])?,
             thread_page: self
                 .links
                 .thread_page
                 .as_ref()
-                .map(|p| pattern(ctx, "thread-page", p, &["thread", "page"]))
+                .map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"]))
                 .transpose()?,
         };
         let list = match &self.list {
             None => None,
             Some(l) => Some(ListRules {
-                row: selector(ctx, "row", &l.row)?,
-                title: opt_selector(ctx, "title", &l.title)?,
-                replies: opt_selector(ctx, "replies", &l.replies)?,
-                last_post: opt_selector(ctx, "last-post", &l.last_post)?,
+                row: selector(ctx, "list@row", &l.row)?,
+                title: opt_selector(ctx, "list@title", &l.title)?,
+                replies: opt_selector(ctx, "list@replies", &l.replies)?,
+                last_post: opt_selector(ctx, "list@last-post", &l.last_post)?,
             }),
         };
         let t = &self.thread;
@@ -709,24 +788,24 @@ impl RawSite {
             None => None,
             Some(p) => Some(
                 Regex::new(&format!("^(?:{p})$"))
-                    .map_err(|e| ctx.err("body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
+                    .map_err(|e| ctx.err("thread@body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
             ),
         };
         let thread = ThreadRules {
-            title: opt_selector(ctx, "title", &t.title)?,
-            post: opt_selector(ctx, "post", &t.post)?,
-            body: opt_selector(ctx, "body", &t.body)?,
+            title: opt_selector(ctx, "thread@title", &t.title)?,
+            post: opt_selector(ctx, "thread@post", &t.post)?,
+            body: opt_selector(ctx, "thread@body", &t.body)?,
             body_id,
-            author: opt_selector(ctx, "author", &t.author)?,
-            time: opt_selector(ctx, "time", &t.time)?,
-            floor: opt_selector(ctx, "floor", &t.floor)?,
-            strip: opt_selector(ctx, "strip", &t.strip)?,
+            author: opt_selector(ctx, "thread@author", &t.author)?,
+            time: opt_selector(ctx, "thread@time", &t.time)?,
+            floor: opt_selector(ctx, "thread@floor", &t.floor)?,
+            strip: opt_selector(ctx, "thread@strip", &t.strip)?,
         };
         let mut incremental = Incremental::default();
         if let Some(i) = &self.incremental {
             if let Some(n) = i.stop_after {
                 if n == 0 {
-                    return Err(ctx.err("stop-after", "must be at least 1"));
+                    return Err(ctx.err("incremental@stop-after", "must be at least 1"));
                 }
                 incremental.stop_after = n;
             }
@@ -738,7 +817,7 @@ impl RawSite {
                 incremental.max_interval = minutes(h.saturating_mul(60));
             }
             if incremental.max_interval < incremental.min_interval {
-                return Err(ctx.err("max-interval-hours", "is shorter than min-interval-minutes"));
+                return Err(ctx.err("incremental@max-interval-hours", "is shorter than min-interval-minutes"));
             }
             if let Some(m) = i.interval_minutes {
                 incremental.initial_interval = minutes(m);
@@ -750,11 +829,11 @@ impl RawSite {
             Some(f) => {
                 let alpha = f.alpha.unwrap_or(0.3);
                 if !(0.0..=1.0).contains(&alpha) {
-                    return Err(ctx.err("alpha", format!("{alpha} is not between 0 and 1")));
+                    return Err(ctx.err("focus@alpha", format!("{alpha} is not between 0 and 1")));
                 }
                 let threshold = f.threshold.unwrap_or(0.2);
                 if !(0.0..=1.0).contains(&threshold) {
-                    return Err(ctx.err("threshold", format!("{threshold} is not between 0 and 1")));
+                    return Err(ctx.err("focus@threshold", format!("{threshold} is not between 0 and 1")));
                 }
                 let split = |v: &[String]| -> Vec<String> { v.iter().flat_map(|t| t.split([' ', ',', '，', '、', '\n', '\t'])).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
                 let topics = split(&f.topic);
@@ -769,26 +848,26 @@ impl RawSite {
             Some(sr) => {
                 let template = sr.url.trim();
                 if !template.contains("{keyword}") || !template.contains("{page}") {
-                    return Err(ctx.err("search", "the url needs {keyword} and {page}"));
+                    return Err(ctx.err("search/url", "the url needs {keyword} and {page}"));
                 }
                 // Braces are not URL characters: join with stand-ins, then put the placeholders back.
                 let joined = home
                     .join(&template.replace("{keyword}", "LUNTANKEYWORD").replace("{page}", "LUNTANPAGE"))
-                    .map_err(|e| ctx.err("search", format!("not a URL: {e}")))?;
+                    .map_err(|e| ctx.err("search/url", format!("not a URL: {e}")))?;
                 let url = joined.as_str().replace("LUNTANKEYWORD", "{keyword}").replace("LUNTANPAGE", "{page}");
                 let encoding = match sr.encoding.as_deref().map(str::trim) {
                     None | Some("") => encoding.unwrap_or(encoding_rs::UTF_8),
-                    Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).ok_or_else(|| ctx.err("search", format!("unknown encoding label {label:?}")))?,
+                    Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).ok_or_else(|| ctx.err("search@encoding", format!("unknown encoding label {label:?}")))?,
                 };
                 let max_pages = sr.max_pages.unwrap_or(30);
                 if max_pages == 0 {
-                    return Err(ctx.err("max-pages", "must be at least 1"));
+                    return Err(ctx.err("search@max-pages", "must be at least 1"));
                 }
                 Some(SearchRules {
                     url,
                     encoding,
-                    row: selector(ctx, "search", &sr.row)?,
-                    time: selector(ctx, "search", &sr.time)?,
+                    row: selector(ctx, "search@row", &sr.row)?,
+                    time: selector(ctx, "search@time", &sr.time)?,
                     first_page: sr.first_page.unwrap_or(1),
                     max_pages,
                 })
@@ -932,6 +1011,27 @@ mod tests {
     }
 
     #[test]
+    fn a_name_used_by_two_elements_points_at_the_one_that_is_wrong() {
+        // `title` is an attribute of <list> (line 14) and of <thread> (line 15).
+        let e = parse(&DISCUZ.replace(r##"title="#thread_subject""##, r##"title="#thread_subject[""##)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("title", 15), "{e}");
+        let e = parse(&DISCUZ.replace(r#"title="a.xst""#, r#"title="a..xst""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("title", 14), "{e}");
+        // <thread> is both a link pattern (line 11) and the post rules (line 15).
+        let e = parse(&DISCUZ.replace(r#" body-id="postmessage_\d+""#, "")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("thread", 15), "{e}");
+    }
+
+    #[test]
+    fn lines_count_from_the_top_of_a_file_with_a_byte_order_mark() {
+        let bom = |t: &str| format!("\u{feff}{t}");
+        let e = parse(&bom(&DISCUZ.replace(r#"author="a.xw1""#, r#"author="a..xw1""#))).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("author", 16), "{e}");
+        let e = parse(&bom(&DISCUZ.replace("</name>", "</nam>"))).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("xml", 3), "{e}");
+    }
+
+    #[test]
     fn unknown_and_missing_fields_are_named() {
         let e = parse(&DISCUZ.replace("<max-board-pages>", "<max-bord-pages>").replace("</max-board-pages>", "</max-bord-pages>")).unwrap_err();
         assert!(e.to_string().contains("max-bord-pages"), "{e}");
@@ -1015,7 +1115,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
-        assert_eq!((e.field.as_str(), e.line), ("search", 8));
+        assert_eq!((e.field.as_str(), e.line), ("url", 8));
         let e = parse(&with(r#"<account/>"#)).unwrap_err();
         assert_eq!(e.field, "account");
         let e = parse(&with(r#"<account login-url="/login"/>"#)).unwrap_err();

@@ -9,6 +9,7 @@
 //! skips boards that are not due.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
@@ -44,6 +45,8 @@ pub struct DiscoverReport {
     pub lookups_saved: usize,
     /// One line per page that could not be fetched.
     pub errors: Vec<String>,
+    /// Boards left unwalked or mid-walk because the round was stopped.
+    pub boards_interrupted: usize,
 }
 
 /// A board found on the home page.
@@ -55,10 +58,20 @@ struct Board {
 }
 
 /// Settings of one discover round.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DiscoverOptions {
     /// Visit every board, due or not.
     pub all_boards: bool,
+    /// Set (by Ctrl-C) to stop after the list pages in flight. A board
+    /// left mid-walk is not marked visited, so the next round reads it in
+    /// full, as after a crash.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl DiscoverOptions {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
 }
 
 fn unix_now() -> i64 {
@@ -84,7 +97,7 @@ fn utc_stamp() -> String {
 pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let started_at = utc_stamp();
     let requests_before = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
-    let mut report = discover_round(&fetcher, &store, opts).await?;
+    let mut report = discover_round(&fetcher, &store, &opts).await?;
     report.requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
     lock(&store).record_round(&RoundRecord {
         site: report.site.clone(),
@@ -101,7 +114,7 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts
     Ok(report)
 }
 
-async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
+async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
     lock(&store).upsert_site(&site)?;
@@ -159,7 +172,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone()));
+        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), opts.clone()));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
@@ -170,6 +183,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         report.refused_links += r.refused_links;
         report.lookups_saved += r.lookups_saved;
         report.off_topic += r.off_topic;
+        report.boards_interrupted += r.boards_interrupted;
         report.errors.extend(r.errors);
     }
     Ok(report)
@@ -184,6 +198,7 @@ async fn walk_board(
     interval: std::time::Duration,
     scorer: Option<Arc<Scorer>>,
     known: Arc<Seen>,
+    opts: DiscoverOptions,
 ) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
@@ -196,6 +211,12 @@ async fn walk_board(
     let mut queue: BTreeMap<u64, Url> = BTreeMap::from([(first, board.url.clone())]);
     let mut seen: BTreeSet<u64> = BTreeSet::new();
     while let Some((page, url)) = queue.pop_first() {
+        if opts.stopped() {
+            // No visit recorded: begin_board_walk's mark stays, and the next
+            // round walks this board in full.
+            report.boards_interrupted = 1;
+            return Ok(report);
+        }
         if seen.len() as u32 >= site.max_board_pages {
             break;
         }
@@ -358,12 +379,12 @@ mod tests {
         let paths = server.write_site_files(dir.path()).unwrap();
         let site = Arc::new(Site::load(&paths[0]).unwrap());
         let store = Arc::new(Mutex::new(Store::open(&dir.path().join("luntan.db")).unwrap()));
-        let all = DiscoverOptions { all_boards: true };
-        let first = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all).await.unwrap();
+        let all = DiscoverOptions { all_boards: true, ..DiscoverOptions::default() };
+        let first = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
         assert_eq!(first.new_threads, 90);
         assert_eq!(first.lookups_saved, 90, "an empty store: every thread is surely new");
         let added = server.add_threads(4);
-        let second = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all).await.unwrap();
+        let second = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
         assert_eq!(second.new_threads, 4);
         assert_eq!(second.lookups_saved, 4, "the filter (seeded, so repeatable) knew none of the four new threads");
         let seen = Seen::load(&lock(&store), "bbs").unwrap();
@@ -373,5 +394,19 @@ mod tests {
         }
         let false_hits = (0..10_000).filter(|i| seen.maybe_seen(&format!("x{i}"))).count();
         assert!(false_hits < 50, "{false_hits} false positives in 10,000 probes");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stopped_round_marks_no_board_visited_and_the_next_walks_them_all() {
+        let server = FixtureServer::start_blocking(FixtureConfig { threads: 60, boards: 3, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = server.write_site_files(dir.path()).unwrap();
+        let site = Arc::new(Site::load(&paths[0]).unwrap());
+        let store = Arc::new(Mutex::new(Store::open(&dir.path().join("luntan.db")).unwrap()));
+        let stopped = DiscoverOptions { stop: Arc::new(AtomicBool::new(true)), ..DiscoverOptions::default() };
+        let r = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), stopped).await.unwrap();
+        assert_eq!((r.boards, r.boards_interrupted, r.list_pages, r.new_threads), (3, 3, 0, 0), "{r:?}");
+        let r = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), DiscoverOptions::default()).await.unwrap();
+        assert_eq!((r.boards_skipped, r.boards_interrupted, r.new_threads), (0, 0, 60), "every board is due after a stopped round: {r:?}");
     }
 }
