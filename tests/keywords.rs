@@ -194,6 +194,16 @@ fn keyword_round(work: &Work, server: &FixtureServer, file: &str, model: &mut BT
         *m = Model { pagenum: next, watermark };
     }
     drop(store);
+    // What luntan-status shows a user is the stored record.
+    let status = work.ok("status", &["--json"]);
+    let shown: BTreeMap<(String, String), (u32, u32)> = status
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .flat_map(|v| v["keywords"].as_array().unwrap().clone())
+        .map(|k| ((k["site"].as_str().unwrap().to_owned(), k["keyword"].as_str().unwrap().to_owned()), (k["pagenum"].as_u64().unwrap() as u32, k["rounds"].as_u64().unwrap() as u32)))
+        .collect();
+    let want: BTreeMap<(String, String), (u32, u32)> = model.iter().map(|(k, m)| (k.clone(), (m.pagenum, round))).collect();
+    assert_eq!(shown, want, "luntan-status --json after round {round}");
     work.ok("download", &[]);
     work.ok("extract", &[]);
     gaps

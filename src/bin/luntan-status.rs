@@ -32,7 +32,8 @@ fn run(args: Args) -> ExitCode {
         eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
         return ExitCode::FAILURE;
     }
-    let counts = match Store::open(&db).and_then(|s| s.counts()) {
+    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.site.as_deref())?)));
+    let (counts, keywords) = match read {
         Ok(c) => c,
         Err(e) => {
             eprintln!("luntan-status: {e}");
@@ -42,7 +43,10 @@ fn run(args: Args) -> ExitCode {
     let counts: Vec<_> = counts.into_iter().filter(|c| args.site.as_ref().is_none_or(|s| *s == c.site)).collect();
     if args.json {
         for c in &counts {
-            println!("{}", serde_json::to_string(c).expect("counts serialize"));
+            let mut v = serde_json::to_value(c).expect("counts serialize");
+            let mine: Vec<_> = keywords.iter().filter(|k| k.site == c.site).collect();
+            v["keywords"] = serde_json::to_value(mine).expect("keywords serialize");
+            println!("{v}");
         }
         return ExitCode::SUCCESS;
     }
@@ -66,6 +70,19 @@ fn run(args: Args) -> ExitCode {
             for (url, score) in &c.top_skipped {
                 println!("    {score:.3} {url}");
             }
+        }
+        for k in keywords.iter().filter(|k| k.site == c.site) {
+            // S0's record: where the last round met seen results, and the
+            // budget (result pages) the next round gets.
+            println!(
+                "  {} keyword {:?}: {} rounds, next round reads up to {} result pages (last seen at page {}), newest post {}",
+                c.site,
+                k.keyword,
+                k.rounds,
+                k.pagenum,
+                k.lastresult,
+                k.watermark.as_deref().unwrap_or("none yet")
+            );
         }
         for (stage, reason, n) in &c.failures {
             println!("  {} failed at {stage} ×{n}: {reason}", c.site);
