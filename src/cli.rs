@@ -1,13 +1,32 @@
 //! What the stage binaries share: logging, progress bars, site loading.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use luntan_core::site::Site;
+
+/// The arguments every stage over a data directory takes (flattened into
+/// each binary's `Args`, so they read and check the same everywhere).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Data directory: site files in DATA/sites, crawl state in
+    /// DATA/luntan.db, pages and thread XML in DATA/pages.
+    #[arg(long, value_name = "DIR", default_value = "data", alias = "data-dir")]
+    pub data: PathBuf,
+    /// Only this forum (its site file's id).
+    #[arg(long, value_name = "ID", value_parser = site_id)]
+    pub site: Option<String>,
+}
+
+/// `--site` is checked when the arguments are parsed: an id names
+/// directories and index files, so `../x` must never reach a stage.
+fn site_id(s: &str) -> Result<String, String> {
+    luntan_core::ids::check_id(s).map_err(|e| e.to_string())
+}
 
 /// Logs to stderr as plain lines (`RUST_LOG` overrides the level): warnings
 /// are the one-line reports of bad input, so they show by default.

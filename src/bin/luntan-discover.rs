@@ -23,12 +23,8 @@ use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Data directory (site files in DATA/sites, state in DATA/luntan.db).
-    #[arg(long, default_value = "data")]
-    data: PathBuf,
-    /// Only this forum (its site file's id).
-    #[arg(long)]
-    site: Option<String>,
+    #[command(flatten)]
+    common: cli::DataArgs,
     /// Visit every board now, whatever its schedule says.
     #[arg(long)]
     all_boards: bool,
@@ -66,7 +62,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
-    let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
+    let (sites, bad_site_file) = cli::load_sites(&args.common.data, args.common.site.as_deref());
     let keywords = match &args.keywords {
         None => None,
         Some(path) => match std::fs::read_to_string(path) {
@@ -82,7 +78,7 @@ fn run(args: Args) -> ExitCode {
         },
     };
     let config = Config {
-        data: DataDir::new(args.data),
+        data: DataDir::new(args.common.data),
         sites,
         bad_site_file,
         options: DiscoverOptions { all_boards: args.all_boards, ..DiscoverOptions::default() },

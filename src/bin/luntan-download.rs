@@ -1,6 +1,5 @@
 //! `luntan-download`: saves the raw HTML of every discovered thread.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -23,12 +22,8 @@ use luntan_crawl::fetch::Fetcher;
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Data directory (site files in DATA/sites, state in DATA/luntan.db).
-    #[arg(long, default_value = "data")]
-    data: PathBuf,
-    /// Only this forum (its site file's id).
-    #[arg(long)]
-    site: Option<String>,
+    #[command(flatten)]
+    common: cli::DataArgs,
     /// First send threads whose download failed back to the queue.
     #[arg(long)]
     retry_failed: bool,
@@ -54,8 +49,8 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
-    let (sites, bad_site_file) = cli::load_sites(&args.data, args.site.as_deref());
-    let config = Config { data: DataDir::new(args.data), sites, bad_site_file, retry_failed: args.retry_failed, in_flight: args.in_flight.into() };
+    let (sites, bad_site_file) = cli::load_sites(&args.common.data, args.common.site.as_deref());
+    let config = Config { data: DataDir::new(args.common.data), sites, bad_site_file, retry_failed: args.retry_failed, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 

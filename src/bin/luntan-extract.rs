@@ -18,14 +18,8 @@ use luntan_extract::{ExtractConfig, Progress};
 #[derive(Debug, Parser)]
 #[command(name = "luntan-extract", version)]
 struct Args {
-    /// Data directory (holds luntan.db, sites/ and pages/).
-    #[arg(long, value_name = "DIR", default_value = "data")]
-    data: PathBuf,
-
-    /// Only extract this site's threads (its site file id).
-    #[arg(long, value_name = "ID")]
-    site: Option<String>,
-
+    #[command(flatten)]
+    common: cli::DataArgs,
     /// Only print the detected encoding of each FILE (with --site, honouring
     /// that site file's forced encoding) and exit; touches no state.
     #[arg(long, value_name = "FILE", num_args = 1..)]
@@ -75,13 +69,10 @@ fn run(args: Args) -> ExitCode {
 /// back as the lines to print, before anything is touched; a broken site
 /// file is reported at once and its forum left alone while the others go on.
 fn check(args: Args) -> Result<Config, Vec<String>> {
-    if let Some(id) = &args.site {
-        luntan_core::ids::check_id(id).map_err(|e| vec![format!("luntan-extract: --site: {e}")])?;
-    }
-    let data = DataDir::new(args.data);
+    let data = DataDir::new(args.common.data);
     if !args.detect.is_empty() {
         // Detection needs no site file unless one is named for its forced encoding.
-        let forced = match &args.site {
+        let forced = match &args.common.site {
             Some(id) => {
                 let (sites, errors) = Site::load_all(&data.sites_dir(), Some(id));
                 if !errors.is_empty() {
@@ -93,11 +84,11 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
         };
         return Ok(Config::Detect { files: args.detect, forced });
     }
-    let (sites, bad_site_file) = cli::load_sites(data.root(), args.site.as_deref());
+    let (sites, bad_site_file) = cli::load_sites(data.root(), args.common.site.as_deref());
     if sites.is_empty() && !bad_site_file {
         return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
     }
-    Ok(Config::Extract { cfg: ExtractConfig { site: args.site, ..ExtractConfig::new(data, sites) }, quiet: args.quiet, bad_site_file })
+    Ok(Config::Extract { cfg: ExtractConfig { site: args.common.site, ..ExtractConfig::new(data, sites) }, quiet: args.quiet, bad_site_file })
 }
 
 fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {

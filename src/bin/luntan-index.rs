@@ -14,15 +14,11 @@ use luntan_search::{analysis, index_threads, rebuild_all, rebuild_site, IndexOpt
 #[derive(Parser, Debug)]
 #[command(name = "luntan-index", version, about = "Index extracted threads, one tantivy index per forum")]
 struct Args {
-    /// Data directory (crawl database, pages).
-    #[arg(long, value_name = "DIR", default_value = "data", alias = "data-dir")]
-    data: PathBuf,
+    #[command(flatten)]
+    common: cli::DataArgs,
     /// Where `<site>.index` directories live.
     #[arg(long, value_name = "DIR", default_value = "index")]
     index_dir: PathBuf,
-    /// Only this forum.
-    #[arg(long, value_name = "ID")]
-    site: Option<String>,
     /// Delete and recreate the index from every `article*.xml` under `data/pages/SITE/`
     /// (all sites without --site), whatever the database rows say.
     #[arg(long)]
@@ -53,10 +49,7 @@ fn run(args: Args) -> ExitCode {
 }
 
 fn index(args: Args) -> anyhow::Result<()> {
-    if let Some(id) = &args.site {
-        luntan_core::ids::check_id(id).context("--site")?;
-    }
-    let data = DataDir::new(&args.data);
+    let data = DataDir::new(&args.common.data);
     let _lock = StageLock::acquire(data.root(), Stage::Index)?;
     let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
     std::fs::create_dir_all(&args.index_dir).with_context(|| format!("{}", args.index_dir.display()))?;
@@ -71,7 +64,7 @@ fn index(args: Args) -> anyhow::Result<()> {
     let report = if args.rebuild {
         // A rebuild needs no database; rows only move if one exists.
         let mut store = if data.db_path().exists() { Some(Store::open(&data.db_path())?) } else { None };
-        match &args.site {
+        match &args.common.site {
             Some(site) => rebuild_site(&data, store.as_mut(), &args.index_dir, site, &opts, &mut progress)?,
             None => rebuild_all(&data, store.as_mut(), &args.index_dir, &opts, &mut progress)?,
         }
@@ -80,7 +73,7 @@ fn index(args: Args) -> anyhow::Result<()> {
             bail!("{}: no crawl database (run the earlier stages, or use --rebuild)", data.db_path().display());
         }
         let mut store = Store::open(&data.db_path())?;
-        index_threads(&data, &mut store, &args.index_dir, args.site.as_deref(), &opts, &mut progress)?
+        index_threads(&data, &mut store, &args.index_dir, args.common.site.as_deref(), &opts, &mut progress)?
     };
     bar.finish_and_clear();
     for f in report.failures.iter().take(20) {

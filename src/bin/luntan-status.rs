@@ -1,9 +1,9 @@
 //! `luntan-status`: how far each forum's threads have come.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use luntan::cli;
 use luntan_core::{DataDir, Store};
 
 /// Per-forum counts of boards and of threads in each state (like Nutch's
@@ -11,12 +11,8 @@ use luntan_core::{DataDir, Store};
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Data directory (state in DATA/luntan.db).
-    #[arg(long, default_value = "data")]
-    data: PathBuf,
-    /// Only this forum.
-    #[arg(long)]
-    site: Option<String>,
+    #[command(flatten)]
+    common: cli::DataArgs,
     /// One JSON object per forum instead of a table.
     #[arg(long)]
     json: bool,
@@ -27,12 +23,12 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    let db = DataDir::new(&args.data).db_path();
+    let db = DataDir::new(&args.common.data).db_path();
     if !db.exists() {
         eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
         return ExitCode::FAILURE;
     }
-    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.site.as_deref())?)));
+    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.common.site.as_deref())?)));
     let (counts, keywords) = match read {
         Ok(c) => c,
         Err(e) => {
@@ -40,7 +36,7 @@ fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let counts: Vec<_> = counts.into_iter().filter(|c| args.site.as_ref().is_none_or(|s| *s == c.site)).collect();
+    let counts: Vec<_> = counts.into_iter().filter(|c| args.common.site.as_ref().is_none_or(|s| *s == c.site)).collect();
     if args.json {
         for c in &counts {
             let mut v = serde_json::to_value(c).expect("counts serialize");
