@@ -353,11 +353,47 @@ impl<'a> Query<'a> {
     }
 }
 
-/// Which page numbers a pager shows around the current one.
-fn window(page: usize, pages: usize) -> (usize, usize) {
+/// What a pager shows, in order: every forum kind shows the same parts
+/// (up to ten numbers around the current page, the first and last when
+/// outside them, previous and next) in its own markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PagerPart {
+    Prev(usize),
+    /// Page 1, when the numbers do not reach it.
+    First,
+    Number(usize),
+    Current(usize),
+    /// The last page, when the numbers do not reach it.
+    Last(usize),
+    Next(usize),
+}
+
+fn pager_parts(page: usize, pages: usize) -> Vec<PagerPart> {
     let lo = page.saturating_sub(4).max(1);
     let hi = (lo + 9).min(pages);
-    (hi.saturating_sub(9).max(1), hi)
+    let lo = hi.saturating_sub(9).max(1);
+    let mut parts = Vec::with_capacity(14);
+    if page > 1 {
+        parts.push(PagerPart::Prev(page - 1));
+    }
+    if lo > 1 {
+        parts.push(PagerPart::First);
+    }
+    parts.extend((lo..=hi).map(|k| if k == page { PagerPart::Current(k) } else { PagerPart::Number(k) }));
+    if hi < pages {
+        parts.push(PagerPart::Last(pages));
+    }
+    if page < pages {
+        parts.push(PagerPart::Next(page + 1));
+    }
+    parts
+}
+
+/// `before` (which ends in `href="`), the escaped `url`, then `rest`.
+fn link(out: &mut String, before: &str, url: &str, rest: &str) {
+    out.push_str(before);
+    href(out, url);
+    out.push_str(rest);
 }
 
 fn esc(out: &mut String, s: &str) {
@@ -426,44 +462,32 @@ fn dz_crumbs(out: &mut String, f: &ForumModel, b: &BoardMeta, t: Option<&ThreadM
 
 /// Discuz!'s pager; `url(k)` gives page k's link (page 1 included as `&page=1`).
 fn dz_pager(out: &mut String, page: usize, pages: usize, url: impl Fn(usize) -> String) {
+    use PagerPart::*;
     if pages <= 1 {
         return;
     }
-    let (lo, hi) = window(page, pages);
     out.push_str("<div class=\"pg\">");
-    if page > 1 {
-        out.push_str("<a href=\"");
-        href(out, &url(page - 1));
-        out.push_str("\" class=\"prev\">&nbsp;&nbsp;</a>");
-    }
-    if lo > 1 {
-        out.push_str("<a href=\"");
-        href(out, &url(1));
-        out.push_str("\" class=\"first\">1 ...</a>");
-    }
-    for k in lo..=hi {
-        if k == page {
-            let _ = write!(out, "<strong>{k}</strong>");
-        } else {
-            out.push_str("<a href=\"");
-            href(out, &url(k));
-            let _ = write!(out, "\">{k}</a>");
-        }
-    }
-    if hi < pages {
-        out.push_str("<a href=\"");
-        href(out, &url(pages));
-        let _ = write!(out, "\" class=\"last\">... {pages}</a>");
-    }
-    let _ = write!(
-        out,
+    let jump = format!(
         "<label><input type=\"text\" name=\"custompage\" class=\"px\" size=\"2\" title=\"输入页码，按回车快速跳转\" value=\"{page}\" />\
 <span title=\"共 {pages} 页\"> / {pages} 页</span></label>"
     );
-    if page < pages {
-        out.push_str("<a href=\"");
-        href(out, &url(page + 1));
-        out.push_str("\" class=\"nxt\">下一页</a>");
+    for part in pager_parts(page, pages) {
+        match part {
+            Prev(k) => link(out, "<a href=\"", &url(k), "\" class=\"prev\">&nbsp;&nbsp;</a>"),
+            First => link(out, "<a href=\"", &url(1), "\" class=\"first\">1 ...</a>"),
+            Current(k) => {
+                let _ = write!(out, "<strong>{k}</strong>");
+            }
+            Number(k) => link(out, "<a href=\"", &url(k), &format!("\">{k}</a>")),
+            Last(k) => link(out, "<a href=\"", &url(k), &format!("\" class=\"last\">... {k}</a>")),
+            Next(k) => {
+                out.push_str(&jump);
+                link(out, "<a href=\"", &url(k), "\" class=\"nxt\">下一页</a>");
+            }
+        }
+    }
+    if page == pages {
+        out.push_str(&jump);
     }
     out.push_str("</div>");
 }
@@ -667,42 +691,26 @@ fn phpbb_foot(out: &mut String) {
 
 /// phpBB's pagination; `url(k)` gives page k's link, page 1 without `start`.
 fn phpbb_pager(out: &mut String, label: &str, page: usize, pages: usize, url: impl Fn(usize) -> String) {
+    use PagerPart::*;
     out.push_str("<div class=\"pagination\">\n");
     out.push_str(label);
     if pages > 1 {
-        let (lo, hi) = window(page, pages);
         out.push_str("\n<ul>\n");
-        if page > 1 {
-            // The previous link names offset 0 where the numbers omit it, as
-            // some phpBB versions do: both forms must mean page 1.
-            let prev = if page == 2 { format!("{}&start=0", url(1)) } else { url(page - 1) };
-            out.push_str("<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"");
-            href(out, &prev);
-            out.push_str("\" rel=\"prev\" role=\"button\">上一頁</a></li>\n");
-        }
-        if lo > 1 {
-            out.push_str("<li><a class=\"button\" href=\"");
-            href(out, &url(1));
-            out.push_str("\" role=\"button\">1</a></li>\n<li class=\"ellipsis\" role=\"separator\"><span>…</span></li>\n");
-        }
-        for k in lo..=hi {
-            if k == page {
-                let _ = writeln!(out, "<li class=\"active\"><span>{k}</span></li>");
-            } else {
-                out.push_str("<li><a class=\"button\" href=\"");
-                href(out, &url(k));
-                let _ = writeln!(out, "\" role=\"button\">{k}</a></li>");
+        const ELLIPSIS: &str = "<li class=\"ellipsis\" role=\"separator\"><span>…</span></li>\n";
+        for part in pager_parts(page, pages) {
+            match part {
+                // The previous link names offset 0 where the numbers omit it,
+                // as some phpBB versions do: both forms must mean page 1.
+                Prev(1) => link(out, "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"", &format!("{}&start=0", url(1)), "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n"),
+                Prev(k) => link(out, "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"", &url(k), "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n"),
+                First => link(out, "<li><a class=\"button\" href=\"", &url(1), &format!("\" role=\"button\">1</a></li>\n{ELLIPSIS}")),
+                Current(k) => {
+                    let _ = writeln!(out, "<li class=\"active\"><span>{k}</span></li>");
+                }
+                Number(k) => link(out, "<li><a class=\"button\" href=\"", &url(k), &format!("\" role=\"button\">{k}</a></li>\n")),
+                Last(k) => link(out, &format!("{ELLIPSIS}<li><a class=\"button\" href=\""), &url(k), &format!("\" role=\"button\">{k}</a></li>\n")),
+                Next(k) => link(out, "<li class=\"arrow next\"><a class=\"button button-icon-only\" href=\"", &url(k), "\" rel=\"next\" role=\"button\">下一頁</a></li>\n"),
             }
-        }
-        if hi < pages {
-            out.push_str("<li class=\"ellipsis\" role=\"separator\"><span>…</span></li>\n<li><a class=\"button\" href=\"");
-            href(out, &url(pages));
-            let _ = writeln!(out, "\" role=\"button\">{pages}</a></li>");
-        }
-        if page < pages {
-            out.push_str("<li class=\"arrow next\"><a class=\"button button-icon-only\" href=\"");
-            href(out, &url(page + 1));
-            out.push_str("\" rel=\"next\" role=\"button\">下一頁</a></li>\n");
         }
         out.push_str("</ul>");
     } else {
@@ -896,37 +904,24 @@ fn bbs_foot(out: &mut String) {
 /// The modern forum's pager: numbers as absolute paths, "next" relative
 /// (`?page=N`), thread pages with the slug as raw UTF-8.
 fn bbs_pager(out: &mut String, page: usize, pages: usize, url: impl Fn(usize) -> String) {
+    use PagerPart::*;
     if pages <= 1 {
         return;
     }
-    let (lo, hi) = window(page, pages);
     out.push_str("<nav class=\"pager\">");
-    if page > 1 {
-        out.push_str("<a rel=\"prev\" href=\"");
-        href(out, &url(page - 1));
-        out.push_str("\">上一页</a> ");
-    }
-    if lo > 1 {
-        out.push_str("<a href=\"");
-        href(out, &url(1));
-        out.push_str("\">1</a> <span class=\"gap\">…</span> ");
-    }
-    for k in lo..=hi {
-        if k == page {
-            let _ = write!(out, "<span class=\"current\">{k}</span> ");
-        } else {
-            out.push_str("<a href=\"");
-            href(out, &url(k));
-            let _ = write!(out, "\">{k}</a> ");
+    for part in pager_parts(page, pages) {
+        match part {
+            Prev(k) => link(out, "<a rel=\"prev\" href=\"", &url(k), "\">上一页</a> "),
+            First => link(out, "<a href=\"", &url(1), "\">1</a> <span class=\"gap\">…</span> "),
+            Current(k) => {
+                let _ = write!(out, "<span class=\"current\">{k}</span> ");
+            }
+            Number(k) => link(out, "<a href=\"", &url(k), &format!("\">{k}</a> ")),
+            Last(k) => link(out, "<span class=\"gap\">…</span> <a href=\"", &url(k), &format!("\">{k}</a> ")),
+            Next(k) => {
+                let _ = write!(out, "<a rel=\"next\" href=\"?page={k}\">下一页</a>");
+            }
         }
-    }
-    if hi < pages {
-        out.push_str("<span class=\"gap\">…</span> <a href=\"");
-        href(out, &url(pages));
-        let _ = write!(out, "\">{pages}</a> ");
-    }
-    if page < pages {
-        let _ = write!(out, "<a rel=\"next\" href=\"?page={}\">下一页</a>", page + 1);
     }
     out.push_str("</nav>\n");
 }
