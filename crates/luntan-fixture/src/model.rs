@@ -385,6 +385,13 @@ impl Fixture {
         (lo..=hi).map(|floor| self.post(f, t, floor, times[floor as usize - 1])).collect()
     }
 
+    /// What thread page `page` shows: the board, the thread's page count and the page's posts.
+    pub(crate) fn thread_page<'f>(&self, f: &'f ForumModel, t: &ThreadMeta, page: usize) -> (&'f BoardMeta, usize, Vec<Post>) {
+        let size = f.kind.thread_page_size();
+        let first = ((page - 1) * size) as u32 + 1;
+        (&f.boards[t.board as usize], f.thread_pages(t), self.posts(f, t, first..=first + size as u32 - 1))
+    }
+
     fn post(&self, f: &ForumModel, t: &ThreadMeta, floor: u32, time: u32) -> Post {
         let (author, uid) = self.author(f, t, floor);
         let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, u64::from(floor), 2]);

@@ -589,11 +589,7 @@ impl Fixture {
     }
 
     fn dz_thread(&self, f: &ForumModel, t: &ThreadMeta, page: usize) -> String {
-        let b = &f.boards[t.board as usize];
-        let pages = f.thread_pages(t);
-        let size = f.kind.thread_page_size();
-        let first = ((page - 1) * size) as u32 + 1;
-        let posts = self.posts(f, t, first..=first + size as u32 - 1);
+        let (b, pages, posts) = self.thread_page(f, t, page);
         let mut out = String::with_capacity(32 * 1024);
         dz_head(&mut out, f, &format!("{} - {} - {} -  Powered by Discuz!", t.title, b.title, f.kind.name()));
         dz_crumbs(&mut out, f, b, Some(t));
@@ -811,11 +807,7 @@ impl Fixture {
     }
 
     fn phpbb_thread(&self, f: &ForumModel, t: &ThreadMeta, page: usize) -> String {
-        let b = &f.boards[t.board as usize];
-        let pages = f.thread_pages(t);
-        let size = f.kind.thread_page_size();
-        let first = ((page - 1) * size) as u32 + 1;
-        let posts = self.posts(f, t, first..=first + size as u32 - 1);
+        let (b, pages, posts) = self.thread_page(f, t, page);
         let mut out = String::with_capacity(32 * 1024);
         phpbb_head(&mut out, f, &format!("{} - {}", t.title, f.kind.name()), "viewtopic");
         out.push_str("<h2 class=\"topic-title\"><a href=\"");
@@ -984,11 +976,7 @@ impl Fixture {
     }
 
     fn bbs_thread(&self, f: &ForumModel, t: &ThreadMeta, page: usize) -> String {
-        let b = &f.boards[t.board as usize];
-        let pages = f.thread_pages(t);
-        let size = f.kind.thread_page_size();
-        let first = ((page - 1) * size) as u32 + 1;
-        let posts = self.posts(f, t, first..=first + size as u32 - 1);
+        let (b, pages, posts) = self.thread_page(f, t, page);
         let mut out = String::with_capacity(24 * 1024);
         bbs_head(&mut out, f, &format!("{} - {}", t.title, f.kind.name()));
         out.push_str("<nav class=\"crumbs\"><a href=\"/bbs/\">首页</a> › <a href=\"");
