@@ -340,7 +340,6 @@ fn ten_percent_transient_faults_lose_no_servable_thread() {
 /// What the XML says for pages whose charset lies or that hold invalid
 /// bytes: the same text the truth has, like every other page.
 #[test]
-#[ignore = "needs: luntan-extract encoding detection that tolerates a few invalid bytes (UTF-8 page with a stray byte is read as windows-1252/GB18030) and falls back to the <meta> label before chardetng when the HTTP charset is refuted; see the issue-4 report"]
 fn lying_charsets_and_invalid_bytes_still_give_the_right_text() {
     let _serial = one_at_a_time();
     let hostility = Hostility { seed: 11, mislabel_percent: 30, invalid_bytes_percent: 30, big_percent: 5, big_bytes: 1 << 20, ..Hostility::default() };
