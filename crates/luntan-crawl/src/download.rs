@@ -15,12 +15,11 @@ use luntan_core::ids::check_id;
 use luntan_core::layout::{write_atomic, DataDir};
 use luntan_core::state::{Stage, ThreadState};
 use luntan_core::store::{Store, StoreError, ThreadRow, Update};
-use scraper::Html;
 use url::Url;
 
 use crate::discover::lock;
 use crate::fetch::{FetchError, Fetched, Fetcher};
-use crate::links::{self, decode, page_links};
+use crate::links::page_links_in;
 
 /// Most pages luntan reads of one thread; a pager that never ends is a trap.
 pub const MAX_THREAD_PAGES: usize = 1000;
@@ -152,12 +151,9 @@ async fn fetch_pages(fetcher: &Fetcher, url: &Url, thread: &str) -> Result<Vec<F
     let mut current = first;
     let mut current_page = pattern.first_page;
     loop {
-        let more = {
-            let html = decode(site, &current.body, current.content_type.as_deref());
-            let doc = Html::parse_document(&html);
-            let base = links::base_url(&doc, &current.url);
-            page_links(site, &doc, &base, pattern, thread, |m| m.thread.as_deref())
-        };
+        // Pages are kept as sent, so their links are all that is read here:
+        // no DOM and no decoding of the whole page unless the scan needs them.
+        let more = page_links_in(site, &current.body, current.content_type.as_deref(), &current.url, pattern, thread, |m| m.thread.as_deref());
         pages.insert(current_page, current);
         for (p, u) in more {
             if !pages.contains_key(&p) {

@@ -11,6 +11,10 @@
 //! - [`keywords::monitor_site`]: keyword monitoring through the forum's own
 //!   search (S0), one worker per account, adaptive page budgets.
 //! - [`links`]: link resolution and matching against the site file's patterns.
+//! - [`hrefs`]: the `href`s of a raw page without a DOM (html5ever's
+//!   tokenizer rules over the bytes), so download reads a thread's pager
+//!   links at a tenth of a DOM's cost; pages it cannot read surely go to
+//!   the DOM path.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,5 +33,6 @@ pub mod discover;
 pub mod download;
 pub mod fetch;
 pub mod focus;
+pub mod hrefs;
 pub mod keywords;
 pub mod links;

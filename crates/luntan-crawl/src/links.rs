@@ -12,6 +12,8 @@ use scraper::{ElementRef, Html, Selector};
 use std::sync::OnceLock;
 use url::Url;
 
+use crate::hrefs;
+
 /// Decodes a fetched page the way `extract` would, so anchor texts and
 /// titles on GBK or Big5 list pages come out right.
 pub fn decode(site: &Site, body: &[u8], content_type: Option<&str>) -> String {
@@ -158,14 +160,52 @@ fn first_number(s: &str) -> Option<i64> {
 /// Later pages of one board or thread linked from `doc`: `(page value, url)`
 /// for links whose `key` capture equals `id` and that are not the first page.
 pub fn page_links(site: &Site, doc: &Html, base: &Url, pattern: &LinkPattern, id: &str, key: fn(&LinkMatch) -> Option<&str>) -> Vec<(u64, Url)> {
+    pages_among(site, doc.select(anchors()).filter_map(|a| a.value().attr("href")), base, pattern, id, key)
+}
+
+/// [`page_links`] for a fetched page that is needed for nothing else, read
+/// from its bytes: the DOM is built only when [`hrefs`] cannot be sure of
+/// the page's links without one.
+pub fn page_links_in(
+    site: &Site,
+    body: &[u8],
+    content_type: Option<&str>,
+    page: &Url,
+    pattern: &LinkPattern,
+    id: &str,
+    key: fn(&LinkMatch) -> Option<&str>,
+) -> Vec<(u64, Url)> {
+    match (hrefs::Page { body, content_type, forced: site.encoding }).hrefs() {
+        Ok(found) => {
+            let base = found.base.as_deref().and_then(|h| page.join(h.trim()).ok()).unwrap_or_else(|| page.clone());
+            pages_among(site, found.anchors.iter().map(|h| &**h), &base, pattern, id, key)
+        }
+        Err(why) => {
+            tracing::debug!("{page}: links read through a DOM: {why}");
+            let doc = Html::parse_document(&decode(site, body, content_type));
+            page_links(site, &doc, &base_url(&doc, page), pattern, id, key)
+        }
+    }
+}
+
+fn pages_among<'a>(
+    site: &Site,
+    hrefs: impl Iterator<Item = &'a str>,
+    base: &Url,
+    pattern: &LinkPattern,
+    id: &str,
+    key: fn(&LinkMatch) -> Option<&str>,
+) -> Vec<(u64, Url)> {
     let mut out: Vec<(u64, Url)> = Vec::new();
-    for m in scan(site, doc, None, base, pattern).matched {
-        if key(&m.m) != Some(id) || pattern.is_first(m.m.page) {
+    for url in hrefs.filter_map(|h| resolve(site, base, h)) {
+        // Refused ids never name a page: only matches count.
+        let Some(Ok(m)) = pattern.captures(url.as_str()) else { continue };
+        if key(&m) != Some(id) || pattern.is_first(m.page) {
             continue;
         }
-        let page = m.m.page.expect("is_first(None) is true");
+        let page = m.page.expect("is_first(None) is true");
         if !out.iter().any(|(p, _)| *p == page) {
-            out.push((page, m.url));
+            out.push((page, url));
         }
     }
     out

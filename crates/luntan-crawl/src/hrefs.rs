@@ -1,0 +1,1078 @@
+//! `<a href>` and `<base href>` read straight from a page's bytes, for pages
+//! whose only use to luntan is where they link (download follows a thread's
+//! pager and keeps the page as sent).
+//!
+//! Building a DOM of every thread page to find its pager took three quarters
+//! of luntan-download's CPU. A DOM is not needed to know which `<a>` elements
+//! a page has: HTML's tokenizer alone decides what is a tag, and the tree
+//! builder only adds, reorders and clones elements. So [`scan`] runs the
+//! WHATWG tokenizer's states that matter over the raw bytes — tags and their
+//! attributes (quotes, `/`, duplicates, a tag cut off by the end of the page),
+//! comments, `<!DOCTYPE>`, bogus comments, the raw text of `<script>` (with
+//! its `<!--` escapes), `<style>`, `<textarea>`, `<title>` and the rest,
+//! `<plaintext>`, and SVG — and [`Page::hrefs`] turns each value into the
+//! string html5ever would have: decoded with the page's encoding, `\r` and NUL
+//! normalized, character references resolved with html5ever's own table.
+//!
+//! Why bytes are enough: every encoding luntan meets (GBK, GB18030, Big5,
+//! UTF-8, Shift_JIS, EUC, single-byte) is ASCII-compatible, and no byte the
+//! tokenizer steers by (`<`, `>`, `/`, `!`, `-`, `=`, quotes, whitespace) can
+//! be the second byte of a multi-byte character, so each means the same
+//! before decoding as after. A value is decoded only when it holds a byte
+//! ≥ 0x80, together with the byte that ended it (which the decoder always
+//! gives back as itself), so a damaged character at its end decodes exactly
+//! as it does inside the whole page.
+//!
+//! What the tokenizer cannot settle alone is refused with [`Unsure`], and
+//! the caller builds the DOM: a page that may not be ASCII-compatible
+//! (UTF-16, ISO-2022-JP), `<frameset>` and `<template>` (the tree builder drops
+//! or hides `<a>` there), `<math>`, anything in SVG but plain SVG elements
+//! (an `<a>`, a tag that leaves SVG, an integration point, CDATA), and a second
+//! `<base href>`. The one difference left is order: where the tree builder
+//! moves an `<a>` (misnested table content is put before its table), the
+//! scan keeps source order; the same set of links comes out.
+
+use std::borrow::Cow;
+
+use encoding_rs::Encoding;
+use luntan_extract::encoding::{detect, http_charset, prescan_meta};
+use memchr::{memchr, memchr2, memmem};
+
+/// Why a page's links need a DOM after all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsure {
+    #[error("the page may be in {0}, which is not ASCII-compatible")]
+    Encoding(&'static str),
+    #[error("<{0}> changes what the tree builder keeps")]
+    Element(&'static str),
+    #[error("<{0}> inside SVG")]
+    InSvg(String),
+    #[error("more than one <base href>")]
+    SecondBase,
+}
+
+/// Where one attribute value lies in the page: `body[start..end]`, and
+/// `body[end]` is the byte that ended it. `start == end`: the empty string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    start: usize,
+    end: usize,
+}
+
+/// What [`scan`] found: every `<a>`'s `href` in source order and the first
+/// `<base href>`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub anchors: Vec<Span>,
+    pub base: Option<Span>,
+}
+
+/// A page's link values as html5ever would read them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Hrefs<'a> {
+    pub anchors: Vec<Cow<'a, str>>,
+    pub base: Option<Cow<'a, str>>,
+}
+
+/// A fetched page and what decides its encoding, read the way
+/// `links::decode` would.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    pub body: &'a [u8],
+    pub content_type: Option<&'a str>,
+    /// The site file's `<encoding>`.
+    pub forced: Option<&'static Encoding>,
+}
+
+impl<'a> Page<'a> {
+    /// Every `<a href>` value and the `<base href>`, without a DOM.
+    ///
+    /// The page's encoding is decided only if a value has a non-ASCII byte,
+    /// and then without chardetng when the page declares nothing and is
+    /// valid UTF-8: pager links are mostly ASCII, and sniffing a page costs
+    /// more than the rest of this put together.
+    pub fn hrefs(&self) -> Result<Hrefs<'a>, Unsure> {
+        let declared = self.declared()?;
+        let found = scan(self.body)?;
+        let mut encoding: Option<&'static Encoding> = None;
+        let mut value = |span: Span| -> Result<Cow<'a, str>, Unsure> {
+            let raw = &self.body[span.start..span.end];
+            let text = if raw.is_ascii() {
+                Cow::Borrowed(std::str::from_utf8(raw).expect("ASCII is UTF-8"))
+            } else {
+                let enc = match encoding {
+                    Some(e) => e,
+                    None => *encoding.insert(self.encoding(declared)?),
+                };
+                Cow::Owned(decode_value(self.body, span, enc)?)
+            };
+            Ok(unescape(text))
+        };
+        let anchors = found.anchors.into_iter().map(&mut value).collect::<Result<Vec<_>, _>>()?;
+        let base = found.base.map(value).transpose()?;
+        Ok(Hrefs { anchors, base })
+    }
+
+    /// Whether anything names the page's encoding (site file, BOM, header,
+    /// `<meta>`). Refuses pages that anything might decode with an encoding
+    /// in which ASCII bytes are not ASCII characters; with nothing declared,
+    /// detection guesses, and chardetng never guesses one of those.
+    fn declared(&self) -> Result<bool, Unsure> {
+        let named = [
+            self.forced,
+            Encoding::for_bom(self.body).map(|(e, _)| e),
+            self.content_type.and_then(http_charset).and_then(|l| Encoding::for_label(l.as_bytes())),
+            prescan_meta(self.body).map(|(_, e)| e),
+        ];
+        if let Some(e) = named.iter().flatten().find(|e| !e.is_ascii_compatible()) {
+            return Err(Unsure::Encoding(e.name()));
+        }
+        // A header label encoding_rs does not know counts as declared too:
+        // the shortcut in `encoding` is only taken where nothing is said.
+        Ok(named.iter().any(Option::is_some) || self.content_type.and_then(http_charset).is_some())
+    }
+
+    /// The encoding `links::decode` would read the page with.
+    fn encoding(&self, declared: bool) -> Result<&'static Encoding, Unsure> {
+        // Undeclared valid UTF-8 is UTF-8 to chardetng and to `detect`
+        // (tests hold them to it), and checking costs a fraction of a guess.
+        if !declared && std::str::from_utf8(self.body).is_ok() {
+            return Ok(encoding_rs::UTF_8);
+        }
+        let e = detect(self.body, self.content_type, self.forced, None).encoding;
+        if !e.is_ascii_compatible() {
+            return Err(Unsure::Encoding(e.name()));
+        }
+        Ok(e)
+    }
+}
+
+/// Decodes a non-ASCII value together with the byte that ended it, so an
+/// incomplete character at its end comes out as it does mid-page (the
+/// decoder hands the ASCII byte back after the error), then drops that byte.
+fn decode_value(body: &[u8], span: Span, enc: &'static Encoding) -> Result<String, Unsure> {
+    let (text, _) = enc.decode_without_bom_handling(&body[span.start..=span.end]);
+    let mut text = text.into_owned();
+    // Every ASCII-compatible encoding gives an ASCII byte back as itself
+    // unless it completes a character, and no ending byte can.
+    match text.pop() {
+        Some(c) if c == char::from(body[span.end]) => Ok(text),
+        _ => Err(Unsure::Encoding(enc.name())),
+    }
+}
+
+// ------------------------------------------------------------------- values
+
+/// A value as the tokenizer leaves it: `\r\n` and `\r` become `\n`, NUL
+/// becomes U+FFFD, character references are resolved.
+fn unescape(text: Cow<'_, str>) -> Cow<'_, str> {
+    if !text.contains(['&', '\r', '\0']) {
+        return text;
+    }
+    let normalized;
+    let mut rest: &str = if text.contains(['\r', '\0']) {
+        normalized = text.replace("\r\n", "\n").replace('\r', "\n").replace('\0', "\u{FFFD}");
+        &normalized
+    } else {
+        &text
+    };
+    let mut out = String::with_capacity(rest.len());
+    while let Some(k) = rest.find('&') {
+        out.push_str(&rest[..k]);
+        let after = &rest[k + 1..];
+        match reference(after) {
+            Some((chars, used)) => {
+                out.extend(chars.into_iter().flatten());
+                rest = &after[used..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// The character reference at the start of `after` (the text after a `&`
+/// in an attribute value): its characters and how many bytes it used, or
+/// `None` when the `&` stays literal. html5ever's algorithm, step for step.
+fn reference(after: &str) -> Option<([Option<char>; 2], usize)> {
+    let b = after.as_bytes();
+    match b.first()? {
+        b'#' => {
+            let hex = matches!(b.get(1), Some(b'x' | b'X'));
+            let (radix, from) = if hex { (16, 2) } else { (10, 1) };
+            let digits = b[from..].iter().take_while(|c| char::from(**c).is_digit(radix)).count();
+            if digits == 0 {
+                return None;
+            }
+            let mut n: u32 = 0;
+            let mut too_big = false;
+            for &d in &b[from..from + digits] {
+                n = n.saturating_mul(radix).saturating_add(char::from(d).to_digit(radix).expect("counted as a digit"));
+                too_big |= n > 0x10FFFF;
+            }
+            let used = from + digits + usize::from(b.get(from + digits) == Some(&b';'));
+            Some(([Some(numeric(n, too_big)), None], used))
+        }
+        c if c.is_ascii_alphanumeric() => {
+            // Query strings are full of these, and a name ending in `;` is
+            // the longest match there is: no need to walk the table.
+            for (name, ch) in [("amp;", '&'), ("lt;", '<'), ("gt;", '>'), ("quot;", '"')] {
+                if after.starts_with(name) {
+                    return Some(([Some(ch), None], name.len()));
+                }
+            }
+            // The longest prefix that names a reference; the table also holds
+            // every prefix of every name, so the walk stops where no name can.
+            let mut best: Option<((u32, u32), usize)> = None;
+            for (i, ch) in after.char_indices() {
+                let end = i + ch.len_utf8();
+                match web_atoms::NAMED_ENTITIES.get(&after[..end]) {
+                    Some(&v) if v.0 != 0 => best = Some((v, end)),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+            let ((c1, c2), len) = best?;
+            // For old pages' sake `&copy=` and `&copyx` in an attribute stay
+            // literal; the value's end (a quote, a space, `>`) does not.
+            if b[len - 1] != b';' && b.get(len).is_some_and(|n| *n == b'=' || n.is_ascii_alphanumeric()) {
+                return None;
+            }
+            let chars = [char::from_u32(c1), if c2 == 0 { None } else { char::from_u32(c2) }];
+            Some((chars, len))
+        }
+        _ => None,
+    }
+}
+
+/// What `&#n;` stands for, errors resolved as html5ever does.
+fn numeric(n: u32, too_big: bool) -> char {
+    match n {
+        _ if too_big => '\u{FFFD}',
+        0 | 0xD800..=0xDFFF => '\u{FFFD}',
+        0x80..=0x9F => web_atoms::C1_REPLACEMENTS[(n - 0x80) as usize].unwrap_or_else(|| char::from_u32(n).expect("C1 control")),
+        n => char::from_u32(n).unwrap_or('\u{FFFD}'),
+    }
+}
+
+// ---------------------------------------------------------------- tokenizer
+
+fn is_space(b: u8) -> bool {
+    // CR counts: the tokenizer sees it as the LF it is normalized to.
+    matches!(b, b'\t' | b'\n' | 0x0C | b'\r' | b' ')
+}
+
+/// A start or end tag read to its end.
+struct Tag {
+    /// Just past its `>`.
+    end: usize,
+    self_closing: bool,
+    href: Option<Span>,
+}
+
+/// Where a tag name starting at `i` ends (at whitespace, `/` or `>`);
+/// `None` if the page ends first.
+fn name_end(b: &[u8], i: usize) -> Option<usize> {
+    b[i..].iter().position(|&c| is_space(c) || c == b'/' || c == b'>').map(|k| i + k)
+}
+
+/// Reads attributes from `i` (just after the tag name) to the tag's `>`,
+/// keeping the first `href` when asked. `None`: the page ends inside the
+/// tag, which then never becomes an element.
+fn tag_rest(b: &[u8], mut i: usize, want_href: bool) -> Option<Tag> {
+    let skip_space = |i: &mut usize| {
+        while *i < b.len() && is_space(b[*i]) {
+            *i += 1;
+        }
+    };
+    let mut href = None;
+    loop {
+        skip_space(&mut i);
+        match *b.get(i)? {
+            b'>' => return Some(Tag { end: i + 1, self_closing: false, href }),
+            b'/' => {
+                i += 1;
+                if *b.get(i)? == b'>' {
+                    return Some(Tag { end: i + 1, self_closing: true, href });
+                }
+                continue;
+            }
+            _ => {}
+        }
+        // The first character always belongs to the name, even `=`; quotes
+        // and `<` in names are errors but still part of them.
+        let name_start = i;
+        i += 1;
+        while i < b.len() && !(is_space(b[i]) || matches!(b[i], b'/' | b'>' | b'=')) {
+            i += 1;
+        }
+        let name = &b[name_start..i];
+        skip_space(&mut i);
+        let value = if b.get(i) == Some(&b'=') {
+            i += 1;
+            skip_space(&mut i);
+            match *b.get(i)? {
+                q @ (b'"' | b'\'') => {
+                    let close = i + 1 + memchr(q, &b[i + 1..])?;
+                    let v = Span { start: i + 1, end: close };
+                    i = close + 1;
+                    v
+                }
+                // `href=>`: an empty value, and the `>` ends the tag.
+                b'>' => Span { start: i, end: i },
+                _ => {
+                    let start = i;
+                    while i < b.len() && !(is_space(b[i]) || b[i] == b'>') {
+                        i += 1;
+                    }
+                    if i == b.len() {
+                        return None;
+                    }
+                    Span { start, end: i }
+                }
+            }
+        } else {
+            Span { start: i, end: i }
+        };
+        // A repeated attribute is dropped: the first one counts.
+        if want_href && href.is_none() && name.eq_ignore_ascii_case(b"href") {
+            href = Some(value);
+        }
+    }
+}
+
+/// If `b[i..]` is `name` (any case) followed by whitespace, `/` or `>`,
+/// where that follower is.
+fn end_name(b: &[u8], i: usize, name: &[u8]) -> Option<usize> {
+    let d = i + name.len();
+    let follower = *b.get(d)?;
+    (b[i..d].eq_ignore_ascii_case(name) && (is_space(follower) || follower == b'/' || follower == b'>')).then_some(d)
+}
+
+/// The end of the RAWTEXT or RCDATA content of `<name>` that starts at `i`:
+/// just past its `</name>`, or `None` if it runs to the end of the page.
+fn skip_raw(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
+    loop {
+        let at = i + memmem::find(&b[i..], b"</")?;
+        if let Some(d) = end_name(b, at + 2, name) {
+            return tag_rest(b, d, false).map(|t| t.end);
+        }
+        i = at + 1;
+    }
+}
+
+/// The end of a `<script>`'s content starting at `i`, following the script
+/// data states: `<!--` escapes, and inside them a `<script>` that makes
+/// `</script>` not end anything until `-->` or its own `</script>`.
+fn skip_script(b: &[u8], mut i: usize) -> Option<usize> {
+    #[derive(Clone, Copy)]
+    enum S {
+        Data,
+        Escaped,
+        EscapedDash,
+        EscapedDashDash,
+        Double,
+        DoubleDash,
+        DoubleDashDash,
+    }
+    let mut s = S::Data;
+    loop {
+        // Where the next `<` of an escaped state is, once found.
+        let lt;
+        match s {
+            S::Data => {
+                let at = i + memchr(b'<', &b[i..])?;
+                if b.get(at + 1) == Some(&b'/') {
+                    if let Some(d) = end_name(b, at + 2, b"script") {
+                        return tag_rest(b, d, false).map(|t| t.end);
+                    }
+                    i = at + 2;
+                } else if b[at + 1..].starts_with(b"!--") {
+                    (i, s) = (at + 4, S::EscapedDashDash);
+                } else {
+                    i = at + 1;
+                }
+                continue;
+            }
+            S::Escaped | S::Double => {
+                let at = i + memchr2(b'-', b'<', &b[i..])?;
+                if b[at] == b'-' {
+                    i = at + 1;
+                    s = if matches!(s, S::Escaped) { S::EscapedDash } else { S::DoubleDash };
+                    continue;
+                }
+                lt = at;
+            }
+            S::EscapedDash | S::EscapedDashDash | S::DoubleDash | S::DoubleDashDash => {
+                let double = matches!(s, S::DoubleDash | S::DoubleDashDash);
+                let dash_dash = matches!(s, S::EscapedDashDash | S::DoubleDashDash);
+                match *b.get(i)? {
+                    b'-' => {
+                        i += 1;
+                        s = if double { S::DoubleDashDash } else { S::EscapedDashDash };
+                        continue;
+                    }
+                    b'<' => lt = i,
+                    b'>' if dash_dash => {
+                        (i, s) = (i + 1, S::Data);
+                        continue;
+                    }
+                    _ => {
+                        i += 1;
+                        s = if double { S::Double } else { S::Escaped };
+                        continue;
+                    }
+                }
+            }
+        }
+        let double = matches!(s, S::Double | S::DoubleDash | S::DoubleDashDash);
+        if double {
+            // Only `</script` + delimiter leaves the double escape.
+            match b.get(lt + 1) {
+                Some(b'/') => match end_name(b, lt + 2, b"script") {
+                    Some(d) => (i, s) = (d + 1, S::Escaped),
+                    None => (i, s) = (lt + 2, S::Double),
+                },
+                _ => (i, s) = (lt + 1, S::Double),
+            }
+        } else {
+            match b.get(lt + 1) {
+                Some(b'/') => {
+                    if let Some(d) = end_name(b, lt + 2, b"script") {
+                        return tag_rest(b, d, false).map(|t| t.end);
+                    }
+                    (i, s) = (lt + 2, S::Escaped);
+                }
+                Some(c) if c.is_ascii_alphabetic() => match end_name(b, lt + 1, b"script") {
+                    Some(d) => (i, s) = (d + 1, S::Double),
+                    None => (i, s) = (lt + 1, S::Escaped),
+                },
+                _ => (i, s) = (lt + 1, S::Escaped),
+            }
+        }
+    }
+}
+
+/// Just past the end of a comment whose `<!--` ends at `p`, or `None` if
+/// it runs to the end of the page. `<!-->` and `<!--->` are whole comments;
+/// otherwise `--`, any more dashes, then `>` or `!>` end it.
+fn comment_end(b: &[u8], p: usize) -> Option<usize> {
+    let rest = &b[p..];
+    if rest.starts_with(b">") {
+        return Some(p + 1);
+    }
+    if rest.starts_with(b"->") {
+        return Some(p + 2);
+    }
+    let mut q = p;
+    loop {
+        let mut e = q + memmem::find(&b[q..], b"--")? + 2;
+        while b.get(e) == Some(&b'-') {
+            e += 1;
+        }
+        match b.get(e)? {
+            b'>' => return Some(e + 1),
+            b'!' if b.get(e + 1) == Some(&b'>') => return Some(e + 2),
+            _ => q = e,
+        }
+    }
+}
+
+/// Just past the next `>` from `i` (bogus comments and doctypes end there).
+fn past_gt(b: &[u8], i: usize) -> Option<usize> {
+    memchr(b'>', &b[i..]).map(|k| i + k + 1)
+}
+
+/// Start tags that end SVG (the tree builder leaves foreign content for them).
+#[rustfmt::skip]
+const LEAVES_SVG: &[&[u8]] = &[
+    b"b", b"big", b"blockquote", b"body", b"br", b"center", b"code", b"dd", b"div", b"dl", b"dt", b"em", b"embed", b"h1", b"h2", b"h3", b"h4", b"h5",
+    b"h6", b"head", b"hr", b"i", b"img", b"li", b"listing", b"menu", b"meta", b"nobr", b"ol", b"p", b"pre", b"ruby", b"s", b"small", b"span",
+    b"strong", b"strike", b"sub", b"sup", b"table", b"tt", b"u", b"ul", b"var", b"font",
+];
+
+/// Finds every `<a href>` and the first `<base href>` in `b`, in source
+/// order, following the tokenizer; see the module docs for what it refuses.
+pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
+    let mut found = Found::default();
+    // Open SVG elements, lower-cased, outermost first; empty in HTML.
+    let mut svg: Vec<Vec<u8>> = Vec::new();
+    let in_svg = |what: &[u8]| Unsure::InSvg(String::from_utf8_lossy(what).into_owned());
+    let mut i = 0;
+    while let Some(k) = memchr(b'<', &b[i..]) {
+        let lt = i + k;
+        let Some(&c) = b.get(lt + 1) else { break };
+        if c.is_ascii_alphabetic() {
+            let Some(ne) = name_end(b, lt + 1) else { break };
+            let name = &b[lt + 1..ne];
+            let anchor = name.eq_ignore_ascii_case(b"a");
+            let base = name.eq_ignore_ascii_case(b"base");
+            let Some(tag) = tag_rest(b, ne, svg.is_empty() && (anchor || base)) else { break };
+            i = tag.end;
+            if !svg.is_empty() {
+                let lower = name.to_ascii_lowercase();
+                if anchor || base || LEAVES_SVG.contains(&&*lower) || matches!(&*lower, b"foreignobject" | b"desc" | b"title") {
+                    return Err(in_svg(&lower));
+                }
+                if !tag.self_closing {
+                    svg.push(lower);
+                }
+                continue;
+            }
+            // No name that matters here is longer than this.
+            let mut buf = [0u8; 16];
+            let lower: &[u8] = match name.len() {
+                n @ 1..=16 => {
+                    buf[..n].copy_from_slice(name);
+                    buf[..n].make_ascii_lowercase();
+                    &buf[..n]
+                }
+                _ => b"",
+            };
+            match lower {
+                b"a" => found.anchors.extend(tag.href),
+                b"base" if tag.href.is_some() => {
+                    if found.base.is_some() {
+                        return Err(Unsure::SecondBase);
+                    }
+                    found.base = tag.href;
+                }
+                b"script" => match skip_script(b, i) {
+                    Some(e) => i = e,
+                    None => break,
+                },
+                b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"noscript" | b"title" | b"textarea" => match skip_raw(b, i, name) {
+                    Some(e) => i = e,
+                    None => break,
+                },
+                b"plaintext" => break,
+                b"svg" if !tag.self_closing => svg.push(b"svg".to_vec()),
+                b"math" => return Err(Unsure::Element("math")),
+                b"frameset" => return Err(Unsure::Element("frameset")),
+                b"template" => return Err(Unsure::Element("template")),
+                _ => {}
+            }
+        } else if c == b'/' {
+            match b.get(lt + 2) {
+                None => break,
+                Some(b'>') => i = lt + 3,
+                Some(c) if c.is_ascii_alphabetic() => {
+                    let Some(ne) = name_end(b, lt + 2) else { break };
+                    let Some(tag) = tag_rest(b, ne, false) else { break };
+                    i = tag.end;
+                    if !svg.is_empty() {
+                        let lower = b[lt + 2..ne].to_ascii_lowercase();
+                        // An end tag that names no open SVG element closes
+                        // HTML elements, and SVG with them.
+                        match svg.iter().rposition(|open| *open == lower) {
+                            Some(at) => svg.truncate(at),
+                            None => return Err(in_svg(&[b"/", &*lower].concat())),
+                        }
+                    }
+                }
+                Some(_) => match past_gt(b, lt + 2) {
+                    Some(e) => i = e,
+                    None => break,
+                },
+            }
+        } else if c == b'!' {
+            let rest = &b[lt + 2..];
+            let end = if rest.starts_with(b"--") {
+                comment_end(b, lt + 4)
+            } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"DOCTYPE") {
+                past_gt(b, lt + 9)
+            } else if rest.starts_with(b"[CDATA[") && !svg.is_empty() {
+                // Its `]]>` can hide behind a multi-byte character's second byte.
+                return Err(in_svg(b"![CDATA["));
+            } else {
+                past_gt(b, lt + 2)
+            };
+            match end {
+                Some(e) => i = e,
+                None => break,
+            }
+        } else if c == b'?' {
+            match past_gt(b, lt + 2) {
+                Some(e) => i = e,
+                None => break,
+            }
+        } else {
+            i = lt + 1;
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::links::{base_url, decode, page_links, page_links_in};
+    use luntan_core::site::{LinkMatch, Site};
+    use luntan_fixture::{Fixture, FixtureConfig, ForumKind, Hostility};
+    use scraper::{Html, Selector};
+    use std::collections::{BTreeSet, HashSet, VecDeque};
+    use std::path::Path;
+    use url::Url;
+
+    type Links = (Vec<String>, Option<String>);
+
+    /// What the DOM makes of a page: every `a[href]` in tree order and the
+    /// first `base[href]`, decoded the way download used to.
+    fn dom(page: &Page) -> Links {
+        let text = luntan_extract::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
+        let doc = Html::parse_document(&text);
+        let (a, base) = (Selector::parse("a[href]").unwrap(), Selector::parse("base[href]").unwrap());
+        let href = |e: scraper::ElementRef| e.value().attr("href").unwrap().to_owned();
+        (doc.select(&a).map(href).collect(), doc.select(&base).next().map(href))
+    }
+
+    fn fast(page: &Page) -> Result<Links, Unsure> {
+        let h = page.hrefs()?;
+        Ok((h.anchors.iter().map(|s| s.to_string()).collect(), h.base.map(|s| s.into_owned())))
+    }
+
+    fn html(body: &[u8]) -> Page<'_> {
+        Page { body, content_type: Some("text/html; charset=utf-8"), forced: None }
+    }
+
+    /// Asserts the scan reads `body` without a DOM and as the DOM does.
+    fn same(body: &[u8], content_type: &str) -> Links {
+        let page = Page { body, content_type: Some(content_type), forced: None };
+        let got = fast(&page).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(body)));
+        assert_eq!(got, dom(&page), "{}", String::from_utf8_lossy(body));
+        got
+    }
+
+    const THREAD: fn(&LinkMatch) -> Option<&str> = |m| m.thread.as_deref();
+    const BOARD: fn(&LinkMatch) -> Option<&str> = |m| m.board.as_deref();
+
+    /// download's old reading of a page: decode it, build the DOM, match.
+    fn dom_pages(site: &Site, body: &[u8], content_type: Option<&str>, url: &Url, page: bool, id: &str) -> Vec<(u64, Url)> {
+        let doc = Html::parse_document(&decode(site, body, content_type));
+        let base = base_url(&doc, url);
+        let (pattern, key) = if page { (site.links.thread_page.as_ref().unwrap(), THREAD) } else { (site.links.board_page.as_ref().unwrap(), BOARD) };
+        page_links(site, &doc, &base, pattern, id, key)
+    }
+
+    /// Walks every page of every forum in `cfg` (home, each board's list
+    /// pages, each thread's pages, later ones found through the DOM's pager
+    /// links) and holds the scan to the DOM on each. Returns the pages seen
+    /// and the later-page links found on thread pages.
+    fn walk_fixture(cfg: FixtureConfig) -> (usize, usize) {
+        let origin = "http://127.0.0.1:9/";
+        let fx = Fixture::new(cfg.clone());
+        let (mut pages, mut later) = (0, 0);
+        for forum in fx.truth().forums {
+            let kind = ForumKind::from_site_id(&forum.site).unwrap();
+            let site = Site::parse(&luntan_fixture::site_file(&cfg, kind, origin).unwrap(), Path::new("f.xml")).unwrap();
+            let mut queue: VecDeque<(String, bool, String)> = VecDeque::new();
+            queue.push_back((kind.home_path().to_owned(), false, String::new()));
+            queue.extend(forum.boards.iter().map(|b| (b.url_path.clone(), false, b.board.clone())));
+            queue.extend(forum.threads.iter().map(|t| (t.url_path.clone(), true, t.thread.clone())));
+            let mut seen = HashSet::new();
+            while let Some((path, thread_page, id)) = queue.pop_front() {
+                if !seen.insert(path.clone()) {
+                    continue;
+                }
+                let resp = fx.get(&path);
+                if resp.status != 200 {
+                    continue;
+                }
+                pages += 1;
+                let url = Url::parse(origin).unwrap().join(&path).unwrap();
+                same(&resp.body, resp.content_type);
+                let (pattern, key) =
+                    if thread_page { (site.links.thread_page.as_ref().unwrap(), THREAD) } else { (site.links.board_page.as_ref().unwrap(), BOARD) };
+                let want = dom_pages(&site, &resp.body, Some(resp.content_type), &url, thread_page, &id);
+                let got = page_links_in(&site, &resp.body, Some(resp.content_type), &url, pattern, &id, key);
+                assert_eq!(got, want, "{path}");
+                if thread_page {
+                    later += want.len();
+                }
+                for (_, u) in want {
+                    let next = u[url::Position::BeforePath..].to_owned();
+                    queue.push_back((next, thread_page, id.clone()));
+                }
+            }
+        }
+        (pages, later)
+    }
+
+    #[test]
+    fn fixture_pages_of_every_forum_read_as_the_dom_reads_them() {
+        let (pages, later) = walk_fixture(FixtureConfig { threads: 40, boards: 2, ..FixtureConfig::default() });
+        // Three forums' home, lists and threads, with pagers that lead on.
+        assert!(pages > 200, "{pages} pages");
+        assert!(later > 150, "{later} later-page links on thread pages");
+    }
+
+    #[test]
+    fn hostile_fixture_pages_read_as_the_dom_reads_them() {
+        // Traversal, off-host and javascript: links, lying charsets, invalid
+        // bytes and padding; no faults that keep a page from being served.
+        let hostility = Hostility { links: true, mislabel_percent: 40, invalid_bytes_percent: 40, big_percent: 10, big_bytes: 40_000, ..Hostility::default() };
+        let (pages, later) = walk_fixture(FixtureConfig { threads: 30, boards: 2, hostility, ..FixtureConfig::default() });
+        assert!(pages > 150, "{pages} pages");
+        assert!(later > 100, "{later} later-page links on thread pages");
+    }
+
+    #[test]
+    fn tricky_markup_reads_as_the_dom_reads_it() {
+        let cases: &[(&str, &[&str])] = &[
+            (r#"<A HREF="viewtopic.php?t=1&amp;start=15">2</A>"#, &["viewtopic.php?t=1&start=15"]),
+            ("<a href='x.php?a=1&amp;b=2'>", &["x.php?a=1&b=2"]),
+            ("<a href=x.php?a=1&amp;b=2>", &["x.php?a=1&b=2"]),
+            ("<a href=x.php?a=1&b=2 class=y>", &["x.php?a=1&b=2"]),
+            ("<a\thref\n=\r\n\"y\">", &["y"]),
+            (r#"<a title="<a href=no>" href="yes">"#, &["yes"]),
+            (r#"<a href="1" HREF="2">"#, &["1"]),
+            (r#"<a href="first"href="second">"#, &["first"]),
+            (r#"<a/href="slash"><a href="sc"/>"#, &["slash", "sc"]),
+            (r#"<a href>empty</a><a href=>e2</a><a href="">e3</a>"#, &["", "", ""]),
+            (r#"<a name="x"><a href = ' spaced ' >"#, &[" spaced "]),
+            (r#"<a =href="no" "href"="no2" href="yes">"#, &["yes"]),
+            (r#"<!-- <a href="commented"> --><a href="after">"#, &["after"]),
+            (r#"<!--><a href="1"><!---><a href="2"><!----><a href="3">"#, &["1", "2", "3"]),
+            (r#"<!-- --!><a href="bang"><!-- -- > <a href="in"> ---><a href="out">"#, &["bang", "out"]),
+            (r#"<!-- <!-- nested --><a href="n">"#, &["n"]),
+            (r#"<abbr href="no"><area href="no"><a-b href="no"><ab href=no><a href="yes">"#, &["yes"]),
+            (r#"<script>document.write('<a href="in-script">')</script><a href="after-script">"#, &["after-script"]),
+            (r#"<script><!-- <script> </script> <a href="dbl"> --></script><a href="after-dbl">"#, &["after-dbl"]),
+            (r#"<script><!-- </script><a href="esc-end">"#, &["esc-end"]),
+            (r#"<script><!--> </script><a href="x1">"#, &["x1"]),
+            (r#"<script><!-- <scriptx> </script><a href="x2">"#, &["x2"]),
+            (r#"<script><!-- <script> -- > </script> <a href=no> </SCRIPT> --> </script><a href="x3">"#, &["x3"]),
+            (r#"<SCRIPT type="a>b">if (a </scriptx) {}</SCRIPT foo=">" ><a href=ok>"#, &["ok"]),
+            (r#"<style>a{} <a href="in-style"></style><a href=s>"#, &["s"]),
+            (r#"<textarea><a href="ta"></textarea ><a href=t>"#, &["t"]),
+            (r#"<title><a href="ti"></title><a href=ti2>"#, &["ti2"]),
+            (
+                r#"<noscript><a href="ns"></noscript><iframe><a href=if></iframe><xmp><a href=x></xmp><noembed><a></noembed><noframes><a href=nf></noframes><a href=end>"#,
+                &["end"],
+            ),
+            (r#"<a href="before"><plaintext><a href="never">"#, &["before"]),
+            (r#"<a href="kept"><a href="cut""#, &["kept"]),
+            (r#"<a href="kept"><a href=cut"#, &["kept"]),
+            (r#"<?php <a href="pi"> ?><a href=after-pi>"#, &["after-pi"]),
+            (r#"<!DOCTYPE html "<a href='dt'>"><a href=d>"#, &["d"]),
+            (r#"</ <a href="bogus"><a href=b></a href="end-tag"><a href=c>"#, &["b", "c"]),
+            (r#"<![CDATA[<a href="cdata">]]><a href=x>"#, &["x"]),
+            (r#"<a href="&#38;&#x26;&#X26&#0;&#x110000;&#128;&#x81;&#xD800;&#9999999999;&#65&#x;&#;&#">"#, &[]),
+            (r#"<a href="?a=1&copy=2&copy&copyx&notit;&notin;&amp&ampx&lt;&nbsp&NotANamedRef;&&;">"#, &[]),
+            ("<a href=\"a\r\nb\rc\0d\">", &[]),
+            (r#"<table><a href="foster">x</a><tr><td><a href="cell">y</td></tr></table>"#, &["foster", "cell"]),
+            (r#"<select><option><a href="in-select">s</a></select>"#, &["in-select"]),
+            (r##"<svg viewBox="0 0 1 1"><use xlink:href="#i"/><path d="M0"/><g><style>.x{}</style></g></svg><a href="after-svg">"##, &["after-svg"]),
+            (r#"<a href="icon"><svg/></a><svg><script>if (a &lt; b) {}</script></svg><a href=x>"#, &["icon", "x"]),
+            (r#"<base target="_blank"><base href="http://forum.test/other/"><a href="rel">"#, &["rel"]),
+        ];
+        for (snippet, want) in cases {
+            let got = same(snippet.as_bytes(), "text/html; charset=utf-8");
+            if !want.is_empty() {
+                assert_eq!(&got.0, want, "{snippet}");
+            }
+        }
+    }
+
+    #[test]
+    fn values_with_non_ascii_bytes_decode_with_the_page_encoding() {
+        let gbk = encoding_rs::GBK
+            .encode("<html><head><title>中文</title></head><body><a href=\"thread-中文標題.html?q=論壇\">一</a><a href=\"x\">二</a>")
+            .0
+            .into_owned();
+        let got = same(&gbk, "text/html; charset=gbk");
+        assert_eq!(got.0, ["thread-中文標題.html?q=論壇", "x"]);
+        let big5 = encoding_rs::BIG5.encode("<meta charset=big5><p>繁體中文論壇</p><a href='主題.php?t=1'>").0.into_owned();
+        assert_eq!(same(&big5, "text/html").0, ["主題.php?t=1"]);
+        // Damaged characters at a value's end decode as they do mid-page:
+        // a lone lead byte, half a four-byte GB18030 sequence, a UTF-8 lead.
+        let mut damaged = encoding_rs::GBK.encode(&"<p>足够长的中文文字，让编码检测相信声明的国标码</p>".repeat(10)).0.into_owned();
+        damaged.extend_from_slice(b"<a href=\"a\x81\"><a href=\"b\x81\x30\"><a href=c\x81\x30><a href='d\xd6\xd0\x81'>");
+        let got = same(&damaged, "text/html; charset=gb18030");
+        assert_eq!(got.0[1], "b\u{FFFD}0");
+        same(b"<a href=\"\xe4\xb8\">", "text/html; charset=utf-8");
+    }
+
+    #[test]
+    fn every_character_reference_resolves_as_in_html5ever() {
+        let mut page = String::new();
+        let mut count = 0;
+        for (name, v) in web_atoms::NAMED_ENTITIES.entries() {
+            if v.0 == 0 {
+                continue;
+            }
+            count += 1;
+            // The name alone, then followed by what decides whether a name
+            // without `;` counts: `=`, an alphanumeric, anything else.
+            for tail in ["", "=", "x", "1", "-", ";"] {
+                page.push_str(&format!("<a href=\"&{name}{tail}\"></a><a href=&{name}{tail}></a>"));
+            }
+        }
+        for n in [
+            "0",
+            "9",
+            "38",
+            "x26",
+            "X26",
+            "x0",
+            "x80",
+            "x81",
+            "x9F",
+            "xD800",
+            "xDFFF",
+            "x10FFFF",
+            "x110000",
+            "xFFFE",
+            "1114112",
+            "99999999999999",
+            "x",
+            "X",
+            "",
+            "0x26",
+        ] {
+            page.push_str(&format!("<a href=\"&#{n};&#{n}a&#{n}\">"));
+        }
+        assert!(count > 2000, "{count} references in the table");
+        same(page.as_bytes(), "text/html; charset=utf-8");
+    }
+
+    #[test]
+    fn what_the_scan_cannot_settle_is_left_to_the_dom() {
+        let site = Site::parse(
+            r#"<site id="t"><home>http://forum.test/bbs/index.php</home><links>
+                 <board><![CDATA[viewforum\.php\?f={board}$]]></board>
+                 <thread><![CDATA[viewtopic\.php\?t={thread}$]]></thread>
+                 <thread-page first="0"><![CDATA[viewtopic\.php\?t={thread}&start={page}]]></thread-page>
+               </links><thread body="div"/></site>"#,
+            Path::new("t.xml"),
+        )
+        .unwrap();
+        let url = Url::parse("http://forum.test/bbs/viewtopic.php?t=7").unwrap();
+        let pager = r#"<a href="viewtopic.php?t=7&amp;start=15">2</a>"#;
+        let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(pager.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let cases: Vec<(Vec<u8>, &str, Unsure)> = vec![
+            (format!("<frameset>{pager}</frameset>").into_bytes(), "text/html", Unsure::Element("frameset")),
+            (format!("<template>{pager}</template>{pager}").into_bytes(), "text/html", Unsure::Element("template")),
+            (format!("<math>{pager}</math>").into_bytes(), "text/html", Unsure::Element("math")),
+            (format!("<svg>{pager}</svg>").into_bytes(), "text/html", Unsure::InSvg("a".into())),
+            (format!("<svg><p>{pager}</svg>").into_bytes(), "text/html", Unsure::InSvg("p".into())),
+            (format!("<div><svg><g></div>{pager}").into_bytes(), "text/html", Unsure::InSvg("/div".into())),
+            (format!("<svg><![CDATA[ {pager} ]]></svg>{pager}").into_bytes(), "text/html", Unsure::InSvg("![CDATA[".into())),
+            (format!("<base href=\"/a/\"><base href=\"/bbs/\">{pager}").into_bytes(), "text/html", Unsure::SecondBase),
+            (utf16, "text/html", Unsure::Encoding("UTF-16LE")),
+            (pager.as_bytes().to_vec(), "text/html; charset=utf-16be", Unsure::Encoding("UTF-16BE")),
+            (format!("<meta charset=iso-2022-jp>{pager}").into_bytes(), "text/html", Unsure::Encoding("ISO-2022-JP")),
+        ];
+        for (body, ct, why) in &cases {
+            let page = Page { body, content_type: Some(ct), forced: None };
+            assert_eq!(page.hrefs().as_ref().err(), Some(why), "{}", String::from_utf8_lossy(body));
+            let pattern = site.links.thread_page.as_ref().unwrap();
+            let want = dom_pages(&site, body, Some(ct), &url, true, "7");
+            assert_eq!(page_links_in(&site, body, Some(ct), &url, pattern, "7", THREAD), want, "{}", String::from_utf8_lossy(body));
+        }
+        // The fallback is the DOM's answer, not an empty one.
+        let (body, ct, _) = &cases[0];
+        assert_eq!(dom_pages(&site, body, Some(ct), &url, true, "7").len(), 0, "frameset drops the pager");
+        let (body, ct, _) = &cases[1];
+        assert_eq!(dom_pages(&site, body, Some(ct), &url, true, "7").len(), 1);
+    }
+
+    #[test]
+    fn base_and_hostile_links_follow_the_same_rules() {
+        let site = Site::parse(
+            r#"<site id="t"><home>http://forum.test/bbs/index.php</home><links>
+                 <board><![CDATA[viewforum\.php\?f={board}$]]></board>
+                 <thread><![CDATA[viewtopic\.php\?t={thread}$]]></thread>
+                 <thread-page first="0"><![CDATA[viewtopic\.php\?t={thread}&start={page}]]></thread-page>
+               </links><thread body="div"/></site>"#,
+            Path::new("t.xml"),
+        )
+        .unwrap();
+        let url = Url::parse("http://forum.test/bbs/viewtopic.php?t=7").unwrap();
+        let pattern = site.links.thread_page.as_ref().unwrap();
+        let body = br#"<base href="/bbs/sub/"><a href="../viewtopic.php?t=7&amp;start=15">2</a>
+            <a href="javascript:location='viewtopic.php?t=7&amp;start=30'">x</a>
+            <a href="http://evil.test/bbs/viewtopic.php?t=7&amp;start=45">x</a>
+            <a href="viewtopic.php?t=..%2F..%2Fetc&amp;start=60">x</a>
+            <a href="/bbs/viewtopic.php?t=7&amp;start=75#p3">x</a>
+            <a href="/bbs/viewtopic.php?t=8&amp;start=90">other thread</a>
+            <a href="/bbs/viewtopic.php?t=7&amp;start=0">first</a>
+            <!-- <a href="/bbs/viewtopic.php?t=7&amp;start=105"> -->"#;
+        let got = page_links_in(&site, body, Some("text/html"), &url, pattern, "7", THREAD);
+        assert_eq!(got, dom_pages(&site, body, Some("text/html"), &url, true, "7"));
+        let got: Vec<(u64, &str)> = got.iter().map(|(p, u)| (*p, u.as_str())).collect();
+        assert_eq!(got, [(15, "http://forum.test/bbs/viewtopic.php?t=7&start=15"), (75, "http://forum.test/bbs/viewtopic.php?t=7&start=75")]);
+    }
+
+    /// Random soups of the pieces the tokenizer steers by, in UTF-8 and in
+    /// GBK with stray lead bytes. Where the scan is sure, the DOM must hold
+    /// the same links (as a set: the tree builder clones and moves `<a>`).
+    #[test]
+    fn random_markup_reads_as_the_dom_reads_it() {
+        let pieces: &[&[u8]] = &[
+            b"<a href=\"viewtopic.php?t=1&amp;start=15\">",
+            b"<a href='v?t=1&start=30'>",
+            b"<A HREF=v?t=1&amp;start=45>",
+            b"<a href=",
+            b"<a ",
+            b"href=",
+            b" href=\"x\"",
+            b"\"",
+            b"'",
+            b"<",
+            b">",
+            b"/>",
+            b"/",
+            b"=",
+            b" ",
+            b"\n",
+            b"\r\n",
+            b"\0",
+            b"&amp;",
+            b"&",
+            b"&copy",
+            b"&#x26;",
+            b"&lt",
+            b"<!--",
+            b"-->",
+            b"--!>",
+            b"<!-->",
+            b"--",
+            b"-",
+            b"!",
+            b"<!",
+            b"<?x ",
+            b"<!DOCTYPE html>",
+            b"</",
+            b"</a>",
+            b"</p>",
+            b"<p>",
+            b"<div title=\"",
+            b"<script>",
+            b"</script>",
+            b"</script >",
+            b"<script type=x>",
+            b"<!--<script>",
+            b"<style>",
+            b"</style>",
+            b"<textarea>",
+            b"</textarea>",
+            b"<title>",
+            b"</title>",
+            b"<noscript>",
+            b"</noscript>",
+            b"<svg>",
+            b"</svg>",
+            b"<path d='x'/>",
+            b"<g>",
+            b"</g>",
+            b"<base href=\"/b/\">",
+            b"<table>",
+            b"<tr><td>",
+            b"</table>",
+            b"<select>",
+            b"<option>",
+            b"<b>",
+            b"</b>",
+            b"<![CDATA[",
+            b"]]>",
+            b"x",
+            b"page=2",
+            b"\xd6\xd0\xce\xc4",
+            b"\x81",
+            b"\x81\x30",
+            b"\xe4\xb8\xad",
+            b"<svg/>",
+            b"</svg >",
+            b"<SCRIPT>",
+            b"<!--<SCRIPT >",
+            b"</SCRIPT>",
+            b"<xmp>",
+            b"</xmp>",
+            b"&#",
+            b"&#x",
+            b";",
+            b"<a/",
+            b"<base href=x>",
+            b"<noembed>",
+            b"</noembed>",
+            b"<iframe>",
+            b"</iframe>",
+            b"\t",
+            b"<desc>",
+            b"</desc>",
+            b"<foreignObject>",
+            b"<font color=red>",
+            b"<font>",
+            b"<math>",
+            b"<template>",
+            b"</template>",
+            b"<plaintext>",
+            b"<frameset>",
+            b"<a href=\"&amp\">",
+            b"<a href=&notin>",
+            b"<img src=x>",
+            b"<br/>",
+            b"<svg><g><a href=s>",
+            b"</html>",
+            b"<body>",
+            b"<head>",
+            b"</head>",
+            b"<caption>",
+            b"<col>",
+            b"<colgroup>",
+            b"<textarea/>",
+            b"<a href=\"\xd6\xd0\">",
+        ];
+        let mut rng = fastrand::Rng::with_seed(7);
+        let (mut sure, mut total) = (0, 0);
+        for round in 0..3000 {
+            let mut body = Vec::new();
+            for _ in 0..rng.usize(1..80) {
+                body.extend_from_slice(pieces[rng.usize(..pieces.len())]);
+            }
+            let ct = ["text/html; charset=utf-8", "text/html; charset=gbk", "text/html"][round % 3];
+            let page = Page { body: &body, content_type: Some(ct), forced: None };
+            total += 1;
+            let Ok((anchors, base)) = fast(&page) else { continue };
+            sure += 1;
+            let (dom_anchors, dom_base) = dom(&page);
+            let set = |v: Vec<String>| v.into_iter().collect::<BTreeSet<_>>();
+            assert_eq!(set(anchors), set(dom_anchors), "{:?}", String::from_utf8_lossy(&body));
+            assert_eq!(base, dom_base, "{:?}", String::from_utf8_lossy(&body));
+        }
+        assert!(sure * 2 > total, "only {sure} of {total} pages read without a DOM");
+    }
+
+    #[test]
+    fn undeclared_utf8_is_what_detect_says() {
+        let pages: &[&str] = &[
+            "<a href=\"主\">",
+            "<p>é</p><a href='café'>",
+            "<a href=/bbs/topic/1/转轴设计/?page=2>2</a> 😀",
+            "<html><body>Ünïcödé ñ ß — “quotes” <a href=\"x\">€</a></body></html>",
+            "<p>Это русский текст</p><a href=\"страница\">",
+            "<p>日本語のテキストです</p><a href=\"ページ\">",
+        ];
+        for body in pages {
+            for ct in [None, Some("text/html")] {
+                let page = Page { body: body.as_bytes(), content_type: ct, forced: None };
+                assert!(!page.declared().unwrap(), "{body}");
+                assert_eq!(page.encoding(false).unwrap(), detect(body.as_bytes(), ct, None, None).encoding, "{body}");
+                same(body.as_bytes(), ct.unwrap_or("text/html"));
+            }
+        }
+    }
+
+    #[test]
+    fn plain_pages_need_no_detection() {
+        // Half a UTF-16 BOM is not one; an ASCII page is read without ever
+        // deciding its encoding (no value needs decoding).
+        let page = html(b"<a href=\"viewtopic.php?t=1\">\xff</a>");
+        assert_eq!(fast(&page).unwrap().0, ["viewtopic.php?t=1"]);
+    }
+}
