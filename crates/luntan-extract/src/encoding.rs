@@ -453,6 +453,13 @@ impl<'a> Evidence<'a> {
         if let Some(guess) = self.guess {
             return guess;
         }
+        // chardetng answers UTF-8 for any valid UTF-8 before weighing
+        // anything else; the standard library's check costs a small part of
+        // chardetng's pass over the page.
+        if std::str::from_utf8(self.bytes).is_ok() {
+            self.guess = Some(UTF_8);
+            return UTF_8;
+        }
         let mut det = EncodingDetector::new(Iso2022JpDetection::Deny);
         det.feed(self.bytes, true);
         let guess = widen(det.guess(None, Utf8Detection::Allow));
@@ -1256,5 +1263,25 @@ mod tests {
         }
         assert!(traps > 100, "only {traps} pages with traps");
         assert!(wrong.is_empty(), "{} wrong, e.g.:\n{}", wrong.len(), wrong[..wrong.len().min(10)].join("\n"));
+    }
+
+    #[test]
+    fn valid_utf8_is_what_chardetng_would_say_without_asking_it() {
+        let chardetng = |b: &[u8]| {
+            let mut det = EncodingDetector::new(Iso2022JpDetection::Deny);
+            det.feed(b, true);
+            det.guess(None, Utf8Detection::Allow)
+        };
+        let inputs: [&[u8]; 6] = [
+            b"plain ASCII, no markup at all",
+            b"",
+            "<p>\u{80}\u{9f} C1 controls and \u{fffe} a noncharacter</p>".as_bytes(),
+            "<title>清水河畔</title><p>萬里長城 😀</p>".as_bytes(),
+            b"\x1b$B escape bytes as in ISO-2022-JP",
+            "ÿþ looks like a UTF-16 BOM when encoded in windows-1252".as_bytes(),
+        ];
+        for b in inputs {
+            assert_eq!(Evidence::new(b).sniff(), widen(chardetng(b)), "{:?}", String::from_utf8_lossy(b));
+        }
     }
 }
