@@ -22,9 +22,20 @@
 //! word mixing letters and digits also yields its letter and digit runs at
 //! the same position (`iphone`, `15`), so `15` and `iPhone` find
 //! `iPhone15` while `phone` does not (words are not substrings).
+//!
+//! Indexing cost: both analyzers are streams that rewrite one [`Token`]
+//! in place (tantivy asks for one token at a time, so a `String` per token
+//! is pure allocator traffic), and the two analyzers of one field value
+//! share one fold through a per-thread cache of the last fold (tantivy
+//! analyses a document's fields in schema order, `title_gram` right after
+//! `title`, `body_gram` right after `body`).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::LazyLock;
+
+use jieba_rs::{Jieba, TokenizeMode};
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
-use tantivy_jieba::JiebaTokenizer;
 
 /// Name under which the jieba analyzer is registered on every index.
 pub const ZH_TOKENIZER: &str = "luntan_zh";
@@ -38,6 +49,12 @@ pub const SEPARATOR: &str = " ";
 /// Tokens longer than this are noise (URLs, base64) and tantivy would choke on huge ones.
 const MAX_TOKEN_BYTES: usize = 80;
 
+/// jieba's dictionary (about 45 MB, built in about 0.1 s), once per
+/// process. The same dictionary tantivy-jieba builds, segmented the same
+/// way (HMM on); owning it lets a stream keep its own folded text, which
+/// tantivy-jieba's borrowing stream could not.
+static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
+
 /// Text folded to simplified Chinese, with a way back to the original's byte offsets.
 #[derive(Debug, Clone)]
 pub struct Folded {
@@ -46,6 +63,9 @@ pub struct Folded {
     /// byte `b` (and of the end at `text.len()`); `None` when every char kept
     /// its UTF-8 length, so offsets are the same in both texts.
     orig: Option<Vec<usize>>,
+    /// Whether `text` has as many chars as the original, which the gram
+    /// analyzer's char-for-char offsets need.
+    same_chars: bool,
 }
 
 impl Folded {
@@ -67,16 +87,48 @@ pub fn fold(text: &str) -> Folded {
 
 /// `folded` must hold exactly one char per char of `text`.
 fn folded_from(text: &str, folded: String) -> Folded {
+    // Equal byte lengths and equal lengths char by char also mean equal char counts.
     if folded.len() == text.len() && folded.chars().zip(text.chars()).all(|(a, b)| a.len_utf8() == b.len_utf8()) {
-        return Folded { text: folded, orig: None };
+        return Folded { text: folded, orig: None, same_chars: true };
     }
+    let same_chars = folded.chars().count() == text.chars().count();
     let mut map = vec![0usize; folded.len() + 1];
     let mut oi = text.char_indices().map(|(i, _)| i);
     for (fb, _) in folded.char_indices() {
         map[fb] = oi.next().unwrap_or(text.len());
     }
     map[folded.len()] = text.len();
-    Folded { text: folded, orig: Some(map) }
+    Folded { text: folded, orig: Some(map), same_chars }
+}
+
+/// Longer texts are folded without being kept, so that one huge post does
+/// not stay pinned (twice) in every indexing thread.
+const FOLD_CACHE_MAX_BYTES: usize = 1 << 20;
+
+thread_local! {
+    /// The last text folded on this thread (a copy, to compare with) and its fold.
+    static LAST_FOLD: RefCell<(String, Option<Rc<Folded>>)> = const { RefCell::new((String::new(), None)) };
+}
+
+/// [`fold`], reusing this thread's previous result when `text` is the same
+/// text again: the jieba and gram analyzers of one field value fold it once.
+fn fold_cached(text: &str) -> Rc<Folded> {
+    if text.len() > FOLD_CACHE_MAX_BYTES {
+        return Rc::new(fold(text));
+    }
+    LAST_FOLD.with(|cell| {
+        let mut last = cell.borrow_mut();
+        let (copy, folded) = &mut *last;
+        // Compared by content: another value may sit at a freed value's address.
+        if let Some(f) = folded.as_ref().filter(|_| copy.as_str() == text) {
+            return Rc::clone(f);
+        }
+        let f = Rc::new(fold(text));
+        copy.clear();
+        copy.push_str(text);
+        *folded = Some(Rc::clone(&f));
+        f
+    })
 }
 
 /// `text` the way the index compares it: folded to simplified and
@@ -90,9 +142,9 @@ pub fn normalize(text: &str) -> String {
 /// original char (a lowercase that expands to several chars is skipped) so
 /// that char indices line up with the original.
 pub fn normalize_chars(text: &str) -> Vec<char> {
-    let folded: Vec<char> = fold(text).text.chars().map(lower_char).collect();
-    if folded.len() == text.chars().count() {
-        folded
+    let folded = fold(text);
+    if folded.same_chars {
+        folded.text.chars().map(lower_char).collect()
     } else {
         // Callers index original offsets by char position; never let a
         // converter that changed the char count break that.
@@ -104,6 +156,10 @@ fn lower_char(c: char) -> char {
     if c.is_ascii() {
         return c.to_ascii_lowercase();
     }
+    // The common case, and caseless (a test checks every one): skip the case tables.
+    if is_cjk(c) {
+        return c;
+    }
     let mut l = c.to_lowercase();
     match (l.next(), l.next()) {
         (Some(x), None) => x,
@@ -111,10 +167,45 @@ fn lower_char(c: char) -> char {
     }
 }
 
+/// Whether `str::to_lowercase` would change `c`.
+fn has_lowercase(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_uppercase();
+    }
+    if is_cjk(c) {
+        return false;
+    }
+    let mut l = c.to_lowercase();
+    !(l.next() == Some(c) && l.next().is_none())
+}
+
+/// Sets `out` to `word.to_lowercase()`, allocating only for the rare word
+/// with a non-ASCII cased letter (`str::to_lowercase` then handles the
+/// context of a final sigma).
+fn set_lowercase(out: &mut String, word: &str) {
+    out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+    } else if word.chars().any(has_lowercase) {
+        out.push_str(&word.to_lowercase());
+    } else {
+        out.push_str(word);
+    }
+}
+
 /// Han ideographs, kana, hangul and bopomofo: scripts written without spaces,
 /// where the gram field indexes single characters and pairs.
 pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
+    // Called for every char indexed: the common answers first.
+    let u = c as u32;
+    if u < 0x3007 {
+        return false;
+    }
+    if (0x4E00..=0x9FFF).contains(&u) {
+        return true;
+    }
+    matches!(u,
         0x3007 | 0x3040..=0x30FF | 0x3100..=0x312F | 0x31A0..=0x31BF | 0x31F0..=0x31FF
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF
         | 0x20000..=0x3134F)
@@ -129,74 +220,99 @@ fn keep_token(text: &str) -> bool {
     text.len() <= MAX_TOKEN_BYTES && text.chars().any(char::is_alphanumeric)
 }
 
-/// A token stream over tokens computed up front: both tokenizers work on a
-/// folded copy they own, which a borrowing stream could not hold.
-pub struct VecTokenStream {
-    tokens: Vec<Token>,
-    next: usize,
+/// A jieba word: its byte range in the folded text and its char positions.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    from: usize,
+    to: usize,
+    start: usize,
+    end: usize,
 }
 
-impl TokenStream for VecTokenStream {
-    fn advance(&mut self) -> bool {
-        if self.next < self.tokens.len() {
-            self.next += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn token(&self) -> &Token {
-        &self.tokens[self.next - 1]
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.next - 1]
-    }
-}
-
-/// tantivy-jieba on folded text, with punctuation/whitespace tokens dropped
-/// and words lowercased. tantivy-jieba's global `Jieba` (built once per
-/// process, ~115 ms) is shared by every clone of this tokenizer.
+/// jieba on folded text, with punctuation/whitespace tokens dropped and
+/// words lowercased; positions and lengths count chars, as tantivy-jieba's do.
 #[derive(Clone)]
 pub struct ChineseTokenizer {
-    inner: JiebaTokenizer,
+    mode: TokenizeMode,
+    /// Reused by every stream, as tantivy's own tokenizers do.
+    token: Token,
+    spans: Vec<Span>,
 }
 
 impl ChineseTokenizer {
     /// For indexing: jieba's search mode also emits the shorter words inside long ones.
     pub fn for_index() -> ChineseTokenizer {
-        ChineseTokenizer { inner: JiebaTokenizer::with_search_mode(true) }
+        ChineseTokenizer { mode: TokenizeMode::Search, token: Token::default(), spans: Vec::new() }
     }
 
     /// For queries: whole words, so a query word is not loosened into its parts.
     pub fn for_query() -> ChineseTokenizer {
-        ChineseTokenizer { inner: JiebaTokenizer::with_search_mode(false) }
+        ChineseTokenizer { mode: TokenizeMode::Default, token: Token::default(), spans: Vec::new() }
     }
 
     pub fn tokens(&mut self, text: &str) -> Vec<Token> {
-        let folded = fold(text);
-        let mut out = Vec::new();
-        let mut stream = self.inner.token_stream(&folded.text);
-        while let Some(t) = stream.next() {
-            if !keep_token(&t.text) {
-                continue;
-            }
-            let mut t = t.clone();
-            t.offset_from = folded.orig_offset(t.offset_from);
-            t.offset_to = folded.orig_offset(t.offset_to);
-            t.text = t.text.to_lowercase();
-            out.push(t);
-        }
-        out
+        collect(self.token_stream(text))
     }
 }
 
-impl Tokenizer for ChineseTokenizer {
-    type TokenStream<'a> = VecTokenStream;
+fn collect(mut stream: impl TokenStream) -> Vec<Token> {
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().clone());
+    }
+    out
+}
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        VecTokenStream { tokens: self.tokens(text), next: 0 }
+impl Tokenizer for ChineseTokenizer {
+    type TokenStream<'a> = ChineseTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> ChineseTokenStream<'a> {
+        let folded = fold_cached(text);
+        let base = folded.text.as_ptr() as usize;
+        self.spans.clear();
+        self.spans.extend(JIEBA.tokenize(&folded.text, self.mode, true).into_iter().map(|t| {
+            // Where the word lies in the segmented text, as tantivy-jieba computes it.
+            let from = t.word.as_ptr() as usize - base;
+            Span { from, to: from + t.word.len(), start: t.start, end: t.end }
+        }));
+        self.token.reset();
+        ChineseTokenStream { folded, spans: &self.spans, next: 0, token: &mut self.token }
+    }
+}
+
+/// The jieba words of one text; holds its fold, since the words are slices of it.
+pub struct ChineseTokenStream<'a> {
+    folded: Rc<Folded>,
+    spans: &'a [Span],
+    next: usize,
+    token: &'a mut Token,
+}
+
+impl TokenStream for ChineseTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        while let Some(&s) = self.spans.get(self.next) {
+            self.next += 1;
+            let word = &self.folded.text[s.from..s.to];
+            if !keep_token(word) {
+                continue;
+            }
+            let t = &mut *self.token;
+            t.offset_from = self.folded.orig_offset(s.from);
+            t.offset_to = self.folded.orig_offset(s.to);
+            t.position = s.start;
+            t.position_length = s.end - s.start;
+            set_lowercase(&mut t.text, word);
+            return true;
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
     }
 }
 
@@ -207,46 +323,154 @@ impl Tokenizer for ChineseTokenizer {
 /// them is a substring match) and `iPhone 15` / `iPhone-15` line up alike.
 /// A separator run is itself indexed as [`SEPARATOR`], so a phrase with a
 /// space in it requires a separator there rather than any character.
+///
+/// The units are the ones [`gram_query_terms`] walks (`for_each_gram_unit`);
+/// this is the same walk as a stream, without a `String` per token.
 #[derive(Clone, Default)]
-pub struct GramTokenizer;
+pub struct GramTokenizer {
+    /// Reused by every stream, as tantivy's own tokenizers do.
+    token: Token,
+    parts: Vec<(usize, usize)>,
+}
 
 impl GramTokenizer {
-    pub fn tokens(&self, text: &str) -> Vec<Token> {
-        let mut out = Vec::new();
-        for_each_gram_unit(text, |unit| match unit {
-            Unit::Cjk { pos, from, to, c, next } => {
-                out.push(Token { offset_from: from, offset_to: to, position: pos, text: c.to_string(), position_length: 1 });
-                if let Some((n, n_to)) = next {
-                    let mut s = String::with_capacity(8);
-                    s.push(c);
-                    s.push(n);
-                    out.push(Token { offset_from: from, offset_to: n_to, position: pos, text: s, position_length: 1 });
-                }
-            }
-            Unit::Word { pos, from, to, word, parts } => {
-                if word.len() <= MAX_TOKEN_BYTES {
-                    out.push(Token { offset_from: from, offset_to: to, position: pos, text: word, position_length: 1 });
-                    for (from, to, text) in parts {
-                        out.push(Token { offset_from: from, offset_to: to, position: pos, text, position_length: 1 });
-                    }
-                }
-            }
-            Unit::Separator { pos, from, to } => {
-                out.push(Token { offset_from: from, offset_to: to, position: pos, text: SEPARATOR.to_string(), position_length: 1 });
-            }
-        });
-        out
+    pub fn tokens(&mut self, text: &str) -> Vec<Token> {
+        collect(self.token_stream(text))
     }
 }
 
 impl Tokenizer for GramTokenizer {
-    type TokenStream<'a> = VecTokenStream;
+    type TokenStream<'a> = GramTokenStream<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        VecTokenStream { tokens: self.tokens(text), next: 0 }
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> GramTokenStream<'a> {
+        let mut folded = fold_cached(text);
+        if !folded.same_chars {
+            // As in normalize_chars: unfolded rather than misaligned.
+            folded = Rc::new(Folded { text: text.to_owned(), orig: None, same_chars: true });
+        }
+        self.token.reset();
+        self.parts.clear();
+        GramTokenStream { folded, at: 0, pos: 0, bigram: None, parts: &mut self.parts, part: 0, token: &mut self.token }
     }
 }
 
+/// The gram tokens of one text, one unit (CJK char, word, separator run) at a time.
+pub struct GramTokenStream<'a> {
+    folded: Rc<Folded>,
+    /// Folded byte offset of the next unit.
+    at: usize,
+    /// Position of the next unit.
+    pos: usize,
+    /// The bigram due after a CJK unigram: its chars and its original end offset.
+    bigram: Option<(char, char, usize)>,
+    /// The letter and digit runs (folded byte ranges) of the word just
+    /// emitted, when it mixes both; due from `part` on.
+    parts: &'a mut Vec<(usize, usize)>,
+    part: usize,
+    token: &'a mut Token,
+}
+
+impl TokenStream for GramTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        let folded = &*self.folded;
+        let text = folded.text.as_str();
+        let t = &mut *self.token;
+        // The rest of the current unit first: same position, same start.
+        if let Some((a, b, to)) = self.bigram.take() {
+            t.text.clear();
+            t.text.push(a);
+            t.text.push(b);
+            t.offset_to = to;
+            return true;
+        }
+        if let Some(&(from, to)) = self.parts.get(self.part) {
+            self.part += 1;
+            t.text.clear();
+            t.text.extend(text[from..to].chars().map(lower_char));
+            t.offset_from = folded.orig_offset(from);
+            t.offset_to = folded.orig_offset(to);
+            return true;
+        }
+        loop {
+            let start = self.at;
+            let Some(raw) = text[start..].chars().next() else { return false };
+            let c = lower_char(raw);
+            t.position = self.pos;
+            t.position_length = 1;
+            self.pos += 1;
+            t.text.clear();
+            if is_cjk(c) {
+                let end = start + raw.len_utf8();
+                self.at = end;
+                t.text.push(c);
+                t.offset_from = folded.orig_offset(start);
+                t.offset_to = folded.orig_offset(end);
+                if let Some(n) = text[end..].chars().next() {
+                    let ln = lower_char(n);
+                    if is_cjk(ln) {
+                        self.bigram = Some((c, ln, folded.orig_offset(end + n.len_utf8())));
+                    }
+                }
+                return true;
+            }
+            let mut end = start;
+            if is_word_char(c) {
+                self.parts.clear();
+                self.part = 0;
+                let mut run_start = start;
+                let mut run_alpha = c.is_alphabetic();
+                for raw in text[start..].chars() {
+                    let c = lower_char(raw);
+                    if !is_word_char(c) {
+                        break;
+                    }
+                    if c.is_alphabetic() != run_alpha {
+                        self.parts.push((run_start, end));
+                        run_start = end;
+                        run_alpha = !run_alpha;
+                    }
+                    t.text.push(c);
+                    end += raw.len_utf8();
+                }
+                // One run only: the word is its own only part.
+                if !self.parts.is_empty() {
+                    self.parts.push((run_start, end));
+                }
+                self.at = end;
+                if t.text.len() > MAX_TOKEN_BYTES {
+                    // Skipped, parts and all, but it keeps its position.
+                    self.parts.clear();
+                    continue;
+                }
+            } else {
+                for raw in text[start..].chars() {
+                    let c = lower_char(raw);
+                    if is_cjk(c) || is_word_char(c) {
+                        break;
+                    }
+                    end += raw.len_utf8();
+                }
+                self.at = end;
+                t.text.push_str(SEPARATOR);
+            }
+            t.offset_from = folded.orig_offset(start);
+            t.offset_to = folded.orig_offset(end);
+            return true;
+        }
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
+}
+
+// Offsets and parts are what the index's stream emits for each unit; only
+// the tests read them, to hold the stream to this walk.
+#[cfg_attr(not(test), allow(dead_code))]
 enum Unit {
     /// A CJK char at `pos`, with the following char when it is CJK too.
     Cjk { pos: usize, from: usize, to: usize, c: char, next: Option<(char, usize)> },
@@ -348,7 +572,7 @@ pub fn zh_analyzer() -> TextAnalyzer {
 
 /// The analyzer every index registers as [`GRAM_TOKENIZER`].
 pub fn gram_analyzer() -> TextAnalyzer {
-    TextAnalyzer::from(GramTokenizer)
+    TextAnalyzer::from(GramTokenizer::default())
 }
 
 /// Registers luntan's analyzers on an index; needed on every open, since
@@ -377,6 +601,132 @@ pub fn warm_up() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::{POEMS, REVIEWS};
+
+    /// The jieba analyzer as it was before it streamed: tantivy-jieba's
+    /// tokens on the folded text, each cloned, re-offset and lowercased.
+    fn reference_zh(search_mode: bool, text: &str) -> Vec<Token> {
+        let folded = fold(text);
+        let mut out = Vec::new();
+        let mut inner = tantivy_jieba::JiebaTokenizer::with_search_mode(search_mode);
+        let mut stream = inner.token_stream(&folded.text);
+        while let Some(t) = stream.next() {
+            if !keep_token(&t.text) {
+                continue;
+            }
+            let mut t = t.clone();
+            t.offset_from = folded.orig_offset(t.offset_from);
+            t.offset_to = folded.orig_offset(t.offset_to);
+            t.text = t.text.to_lowercase();
+            out.push(t);
+        }
+        out
+    }
+
+    /// The gram analyzer as it was before it streamed: the query side's unit walk, one `Token` per gram.
+    fn reference_gram(text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        let tok = |from, to, position, text| Token { offset_from: from, offset_to: to, position, text, position_length: 1 };
+        for_each_gram_unit(text, |unit| match unit {
+            Unit::Cjk { pos, from, to, c, next } => {
+                out.push(tok(from, to, pos, c.to_string()));
+                if let Some((n, n_to)) = next {
+                    out.push(tok(from, n_to, pos, format!("{c}{n}")));
+                }
+            }
+            Unit::Word { pos, from, to, word, parts } => {
+                if word.len() <= MAX_TOKEN_BYTES {
+                    out.push(tok(from, to, pos, word));
+                    for (from, to, text) in parts {
+                        out.push(tok(from, to, pos, text));
+                    }
+                }
+            }
+            Unit::Separator { pos, from, to } => out.push(tok(from, to, pos, SEPARATOR.to_string())),
+        });
+        out
+    }
+
+    /// Real reviews and poems (simplified, traditional, Latin, digits,
+    /// full-width punctuation), then what they lack: other cased scripts,
+    /// emoji, kana, hangul, rare CJK blocks, combining marks, overlong words.
+    fn samples() -> Vec<String> {
+        let mut v: Vec<String> = REVIEWS.lines().chain(POEMS.lines()).map(str::to_string).collect();
+        let long_latin = "x".repeat(MAX_TOKEN_BYTES + 1);
+        let long_mixed = "ab1".repeat(27);
+        let long_accented = "é".repeat(41);
+        v.extend(
+            [
+                "我买了 iPhone15，真的 很好！！ Hello World。",
+                "電腦軟體很貴，學習資料 ΣΟΦΙΑ ΟΔΟΣ σοφία İstanbul STRASSE ẞ Ǆemal ǅ Ⅻ 𝐀𝐁",
+                "ＡＢＣ全角１２３ａｂｃ Привет МИР Ωmega-3 α-β",
+                "😀👍🏻 ❤️ 🇨🇳 表情😂包 👨‍👩‍👧 a😀b",
+                "カタカナとひらがな 한국어 텍스트 〇 ㄅㄆㄇ 𠀀𠀁 豈更 𫠠",
+                "e\u{301}te\u{301} café CAFÉ naïve \u{200b}零宽\u{feff}",
+                "https://bbs.example.com/thread-123-1-1.html?from=ABC&x=电脑",
+                "\n\n第一段\n第二段\t（完）…… ——破折号—— 《书名》「引號」",
+                "",
+                "   ",
+                "。",
+                "a電b腦",
+                "iPhone15Pro2 MAX 5G 4K60fps v2.0.1 C++ C# 3.14",
+            ]
+            .map(str::to_string),
+        );
+        v.push(format!("前{long_latin}后 {long_mixed} {long_accented} 中{long_mixed}文"));
+        v
+    }
+
+    #[test]
+    fn streams_give_the_tokens_the_old_tokenizers_gave() {
+        // One tokenizer of each kind for every text, as tantivy reuses them,
+        // and a jieba-then-gram order per text, as tantivy indexes a document.
+        let (mut zh_index, mut zh_query, mut gram) = (ChineseTokenizer::for_index(), ChineseTokenizer::for_query(), GramTokenizer::default());
+        let mut all = samples();
+        all.push(all.join("\n\n"));
+        // Past the fold cache's limit.
+        all.push(REVIEWS.repeat(FOLD_CACHE_MAX_BYTES / REVIEWS.len() + 1));
+        let (mut zh_tokens, mut gram_tokens) = (0, 0);
+        for text in &all {
+            let want = reference_zh(true, text);
+            assert_eq!(zh_index.tokens(text), want, "index words of {text:?}");
+            assert_eq!(gram.tokens(text), reference_gram(text), "grams of {text:?}");
+            assert_eq!(zh_query.tokens(text), reference_zh(false, text), "query words of {text:?}");
+            zh_tokens += want.len();
+            gram_tokens += reference_gram(text).len();
+        }
+        // The registered analyzers are the same streams.
+        let text = &all[all.len() - 2];
+        assert_eq!(collect(zh_analyzer().token_stream(text)), reference_zh(true, text));
+        assert_eq!(collect(gram_analyzer().token_stream(text)), reference_gram(text));
+        assert!(zh_tokens > 20_000 && gram_tokens > 50_000, "{zh_tokens} {gram_tokens}");
+    }
+
+    #[test]
+    fn the_fold_cache_tells_texts_apart() {
+        let mut gram = GramTokenizer::default();
+        // Same length, one char apart, one after the other: a stale fold would repeat 学.
+        let a: Vec<String> = gram.tokens("學習").into_iter().map(|t| t.text).collect();
+        let b: Vec<String> = gram.tokens("復習").into_iter().map(|t| t.text).collect();
+        assert_eq!(a, ["学", "学习", "习"]);
+        assert_eq!(b, ["复", "复习", "习"]);
+        assert_eq!(ChineseTokenizer::for_index().tokens("學習")[0].text, "学习");
+        let again: Vec<String> = gram.tokens("學習").into_iter().map(|t| t.text).collect();
+        assert_eq!(again, a);
+    }
+
+    #[test]
+    fn cjk_chars_have_no_case() {
+        // lower_char and has_lowercase skip the case tables for these.
+        let cjk = (0..=0x3134Fu32).filter_map(char::from_u32).filter(|&c| is_cjk(c));
+        let mut n = 0;
+        for c in cjk {
+            let mut l = c.to_lowercase();
+            assert_eq!((l.next(), l.next()), (Some(c), None), "{c:?} has a lowercase");
+            n += 1;
+        }
+        assert!(n > 100_000, "{n}");
+    }
 
     fn zh(text: &str) -> Vec<String> {
         ChineseTokenizer::for_index().tokens(text).into_iter().map(|t| t.text).collect()
@@ -421,7 +771,7 @@ mod tests {
 
     #[test]
     fn grams_are_unigrams_bigrams_and_whole_words() {
-        let toks = GramTokenizer.tokens("留言板 iPhone-15，好");
+        let toks = GramTokenizer::default().tokens("留言板 iPhone-15，好");
         let got: Vec<(usize, &str)> = toks.iter().map(|t| (t.position, t.text.as_str())).collect();
         assert_eq!(
             got,
@@ -435,11 +785,11 @@ mod tests {
 
     #[test]
     fn mixed_letter_digit_words_also_index_their_runs() {
-        let got: Vec<(usize, String)> = GramTokenizer.tokens("买iPhone15了").into_iter().map(|t| (t.position, t.text)).collect();
+        let got: Vec<(usize, String)> = GramTokenizer::default().tokens("买iPhone15了").into_iter().map(|t| (t.position, t.text)).collect();
         let want = [(0, "买"), (1, "iphone15"), (1, "iphone"), (1, "15"), (2, "了")];
         assert_eq!(got, want.map(|(p, t)| (p, t.to_string())));
         let text = "買iPhone15了";
-        for t in GramTokenizer.tokens(text) {
+        for t in GramTokenizer::default().tokens(text) {
             assert_eq!(normalize(&text[t.offset_from..t.offset_to]), fold(&t.text).text);
         }
         assert_eq!(gram_width(&gram_query_terms("留言板")), 3);
