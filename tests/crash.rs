@@ -412,7 +412,6 @@ fn ctrl_c_stops_download_and_extract_cleanly() {
 /// or the commit (index) in flight finish, then the stage exits normally and
 /// says how far it got; the next run finishes the job.
 #[test]
-#[ignore = "needs: luntan-index to catch Ctrl-C (cli::stop_on_ctrl_c), stop after the commit in flight and print how far it got; luntan-discover to stop walking boards after the pages in flight (today a single round runs to its end)"]
 fn ctrl_c_stops_discover_and_index_cleanly() {
     let server = FixtureServer::start_blocking(FixtureConfig { threads: 400, boards: 8, latency: Duration::from_millis(20), ..FixtureConfig::default() }).unwrap();
     let work = Work::new();

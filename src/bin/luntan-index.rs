@@ -51,7 +51,13 @@ fn run(args: Args) -> ExitCode {
 fn index(args: Args) -> anyhow::Result<()> {
     let data = DataDir::new(&args.common.data);
     let _lock = StageLock::acquire(data.root(), Stage::Index)?;
-    let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
+    let opts = IndexOptions {
+        writer_mb: args.writer_mb as usize,
+        commit_every: args.commit_every as usize,
+        // The first Ctrl-C commits what is indexed and stops; a second one
+        // (or SIGKILL) loses nothing either, since rows move after commits.
+        stop: cli::stop_on_ctrl_c("luntan-index"),
+    };
     std::fs::create_dir_all(&args.index_dir).with_context(|| format!("{}", args.index_dir.display()))?;
     analysis::warm_up();
 

@@ -264,7 +264,7 @@ pub fn fixture_docs(truth: &luntan_fixture::Truth) -> Vec<luntan_core::ThreadDoc
 /// library the `luntan-index` binary uses.
 pub fn write_index(dir: &Path, name: &str, docs: &[&luntan_core::ThreadDoc]) -> PathBuf {
     let path = dir.join(format!("{name}.index"));
-    let opts = luntan_search::IndexOptions { writer_mb: 60, commit_every: usize::MAX };
+    let opts = luntan_search::IndexOptions { writer_mb: 60, commit_every: usize::MAX, ..Default::default() };
     let mut w = luntan_search::SiteWriter::open(&path, &opts).expect("index writer");
     for d in docs {
         w.add(d).expect("add document");

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -47,11 +48,20 @@ pub struct IndexOptions {
     /// Commit (and move rows) after this many documents, besides once per
     /// site. A rebuild commits once, at the end.
     pub commit_every: usize,
+    /// Set (by Ctrl-C) to stop: what is indexed so far is committed and its
+    /// rows moved; an unfinished rebuild is dropped and the old index kept.
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { writer_mb: 128, commit_every: 5000 }
+        IndexOptions { writer_mb: 128, commit_every: 5000, stop: Arc::default() }
+    }
+}
+
+impl IndexOptions {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
     }
 }
 
@@ -73,14 +83,21 @@ pub struct IndexReport {
     pub elapsed: Duration,
     pub per_site: BTreeMap<String, usize>,
     pub failures: Vec<Failure>,
+    /// Threads (or, for a rebuild, forums) left for the next run because
+    /// [`IndexOptions::stop`] was set; `None` when the run was not stopped.
+    pub stopped_with_left: Option<(usize, &'static str)>,
 }
 
 impl IndexReport {
     /// `index: 480 indexed, 2 failed in 3.1s (155 threads/s, 4.2 MB/s)`
     pub fn summary(&self) -> String {
         let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let stopped = match self.stopped_with_left {
+            Some((left, what)) => format!("stopped by Ctrl-C with {left} {what} left for the next run; "),
+            None => String::new(),
+        };
         format!(
-            "index: {} indexed, {} failed in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
+            "index: {stopped}{} indexed, {} failed in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
             self.indexed,
             self.failed,
             self.elapsed.as_secs_f64(),
@@ -97,6 +114,7 @@ impl IndexReport {
             *self.per_site.entry(k).or_default() += v;
         }
         self.failures.extend(other.failures);
+        self.stopped_with_left = self.stopped_with_left.or(other.stopped_with_left);
     }
 }
 
@@ -378,7 +396,7 @@ pub fn index_threads(
     let mut report = IndexReport::default();
     let mut done = 0u64;
     let mut i = 0;
-    while i < rows.len() {
+    'sites: while i < rows.len() {
         let site = rows[i].site.clone();
         let end = rows[i..].iter().position(|r| r.site != site).map_or(rows.len(), |n| i + n);
         let group = &rows[i..end];
@@ -398,6 +416,15 @@ pub fn index_threads(
         let mut writer = SiteWriter::open(&index_path(index_dir, &site), opts)?;
         let mut pending: Vec<(String, String)> = Vec::new();
         for row in group {
+            if opts.stopped() {
+                // Commit what was added; the rest stays `Extracted`.
+                writer.finish()?;
+                store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
+                report.indexed += pending.len();
+                *report.per_site.entry(site.clone()).or_default() += pending.len();
+                report.stopped_with_left = Some(((total - done) as usize, "threads"));
+                break 'sites;
+            }
             done += 1;
             let save_date = row.save_date.as_deref().filter(|d| is_save_date(d));
             let ids_ok = check_id(&row.board).and(check_id(&row.thread));
@@ -500,6 +527,12 @@ pub fn rebuild_site(
     let mut keys = Vec::new();
     let total = files.len() as u64;
     for (n, (thread, path)) in files.iter().enumerate() {
+        if opts.stopped() {
+            // Half an index must not replace a whole one.
+            drop(writer);
+            fs::remove_dir_all(&building).map_err(io(&building))?;
+            return Ok(IndexReport { elapsed: started.elapsed(), stopped_with_left: Some((1, "forum to rebuild (its old index is unchanged)")), ..IndexReport::default() });
+        }
         match load(path, site, thread) {
             Ok((doc, bytes)) => {
                 writer.add_new(&doc)?;
@@ -553,8 +586,14 @@ pub fn rebuild_all(
     }
     sites.sort();
     let mut report = IndexReport::default();
-    for site in sites {
-        report.merge(rebuild_site(data, store.as_deref_mut(), index_dir, &site, opts, progress)?);
+    for (n, site) in sites.iter().enumerate() {
+        let rebuilt = if opts.stopped() { None } else { Some(rebuild_site(data, store.as_deref_mut(), index_dir, site, opts, progress)?) };
+        let stopped_here = rebuilt.as_ref().is_none_or(|r| r.stopped_with_left.is_some());
+        report.merge(rebuilt.unwrap_or_default());
+        if stopped_here {
+            report.stopped_with_left = Some((sites.len() - n, "forums to rebuild (their old indexes are unchanged)"));
+            break;
+        }
     }
     report.elapsed = started.elapsed();
     Ok(report)
@@ -577,7 +616,7 @@ mod tests {
     fn indexing_the_same_thread_twice_leaves_one_document() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("dz.index");
-        let opts = IndexOptions { writer_mb: 20, commit_every: 10 };
+        let opts = IndexOptions { writer_mb: 20, commit_every: 10, ..IndexOptions::default() };
         let mut w = SiteWriter::open(&path, &opts).unwrap();
         w.add(&thread("dz", "7", "旧标题", &[("a", "考研经验")], None)).unwrap();
         w.add(&thread("dz", "7", "新标题", &[("a", "考研经验")], None)).unwrap();
@@ -597,7 +636,7 @@ mod tests {
     fn a_fresh_index_of_many_segments_ends_merged_with_no_stale_files() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("dz.index");
-        let opts = IndexOptions { writer_mb: 40, commit_every: 1 };
+        let opts = IndexOptions { writer_mb: 40, commit_every: 1, ..IndexOptions::default() };
         let mut w = SiteWriter::open_fresh(&path, &opts).unwrap();
         let r = reviews();
         let n = MAX_UNMERGED_SEGMENTS + 1;
@@ -720,7 +759,7 @@ mod tests {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4"), ("dz", "5"), ("bbs", "9")];
         let good = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("bbs", "9")];
         let mut c = crawl(&rows, &good, &[("dz", "5")]);
-        let opts = IndexOptions { writer_mb: 20, commit_every: 2 };
+        let opts = IndexOptions { writer_mb: 20, commit_every: 2, ..IndexOptions::default() };
         let mut calls = 0;
         let report = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, total| {
             calls += 1;
@@ -750,6 +789,50 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_run_commits_what_it_added_and_the_next_run_does_the_rest() {
+        let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4"), ("dz", "5")];
+        let mut c = crawl(&rows, &rows, &[]);
+        let opts = IndexOptions { writer_mb: 20, commit_every: 1000, ..IndexOptions::default() };
+        let stop = opts.stop.clone();
+        let report = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |done, _| {
+            // Ctrl-C while the third thread is being indexed.
+            if done == 3 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+        assert_eq!((report.indexed, report.stopped_with_left), (3, Some((2, "threads"))));
+        assert!(report.summary().starts_with("index: stopped by Ctrl-C with 2 threads left"), "{}", report.summary());
+        // The three are committed (not only added) and their rows moved.
+        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 3);
+        let indexed = rows.iter().filter(|(s, th)| c.store.thread(s, th).unwrap().unwrap().state == ThreadState::Indexed).count();
+        assert_eq!(indexed, 3);
+        let rest = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
+        let again = index_threads(&c.data, &mut c.store, &c.index_dir, None, &rest, &mut |_, _| {}).unwrap();
+        assert_eq!((again.indexed, again.stopped_with_left), (2, None));
+        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 5);
+    }
+
+    #[test]
+    fn a_stopped_rebuild_keeps_the_old_index_whole() {
+        let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4")];
+        let mut c = crawl(&rows, &rows, &[]);
+        let opts = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
+        index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
+        let stop = opts.stop.clone();
+        let report = rebuild_all(&c.data, None, &c.index_dir, &opts, &mut |done, _| {
+            if done == 2 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+        assert_eq!(report.stopped_with_left.map(|(n, _)| n), Some(1), "{}", report.summary());
+        let names: Vec<String> = fs::read_dir(&c.index_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["dz.index"], "a stopped rebuild leaves no half-built directory");
+        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 4);
+    }
+
+    #[test]
     fn site_option_indexes_only_that_forum() {
         let rows = [("dz", "1"), ("bbs", "9")];
         let mut c = crawl(&rows, &rows, &[]);
@@ -763,7 +846,7 @@ mod tests {
     fn rebuild_recreates_the_index_from_files_alone() {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3")];
         let mut c = crawl(&rows, &[("dz", "1"), ("dz", "2")], &[("dz", "3")]);
-        let opts = IndexOptions { writer_mb: 20, commit_every: 1 };
+        let opts = IndexOptions { writer_mb: 20, commit_every: 1, ..IndexOptions::default() };
         index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
         // Thread 2 saved again on a later day with a new title: the later file wins.
         let mut newer = thread("dz", "2", "更新后的帖子", &[("老王", "重新保存")], None);
