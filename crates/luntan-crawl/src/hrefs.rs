@@ -840,8 +840,8 @@ mod tests {
         same(page.as_bytes(), "text/html; charset=utf-8");
     }
 
-    #[test]
-    fn what_the_scan_cannot_settle_is_left_to_the_dom() {
+    /// A phpBB-style site (offset pager) and its thread 7's first page.
+    fn phpbb_thread_seven() -> (Site, Url) {
         let site = Site::parse(
             r#"<site id="t"><home>http://forum.test/bbs/index.php</home><links>
                  <board><![CDATA[viewforum\.php\?f={board}$]]></board>
@@ -851,7 +851,12 @@ mod tests {
             Path::new("t.xml"),
         )
         .unwrap();
-        let url = Url::parse("http://forum.test/bbs/viewtopic.php?t=7").unwrap();
+        (site, Url::parse("http://forum.test/bbs/viewtopic.php?t=7").unwrap())
+    }
+
+    #[test]
+    fn what_the_scan_cannot_settle_is_left_to_the_dom() {
+        let (site, url) = phpbb_thread_seven();
         let pager = r#"<a href="viewtopic.php?t=7&amp;start=15">2</a>"#;
         let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(pager.encode_utf16().flat_map(u16::to_le_bytes)).collect();
         let cases: Vec<(Vec<u8>, &str, Unsure)> = vec![
@@ -883,16 +888,7 @@ mod tests {
 
     #[test]
     fn base_and_hostile_links_follow_the_same_rules() {
-        let site = Site::parse(
-            r#"<site id="t"><home>http://forum.test/bbs/index.php</home><links>
-                 <board><![CDATA[viewforum\.php\?f={board}$]]></board>
-                 <thread><![CDATA[viewtopic\.php\?t={thread}$]]></thread>
-                 <thread-page first="0"><![CDATA[viewtopic\.php\?t={thread}&start={page}]]></thread-page>
-               </links><thread body="div"/></site>"#,
-            Path::new("t.xml"),
-        )
-        .unwrap();
-        let url = Url::parse("http://forum.test/bbs/viewtopic.php?t=7").unwrap();
+        let (site, url) = phpbb_thread_seven();
         let pattern = site.links.thread_page.as_ref().unwrap();
         let body = br#"<base href="/bbs/sub/"><a href="../viewtopic.php?t=7&amp;start=15">2</a>
             <a href="javascript:location='viewtopic.php?t=7&amp;start=30'">x</a>
