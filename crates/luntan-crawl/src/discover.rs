@@ -117,7 +117,7 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts
 async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
-    lock(&store).upsert_site(&site)?;
+    lock(store).upsert_site(&site)?;
     let home = match fetcher.get_html(&site.home).await {
         Ok(f) => f,
         Err(e) => {
@@ -151,7 +151,7 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
     }
     report.boards = boards.len();
     {
-        let s = lock(&store);
+        let s = lock(store);
         for b in &boards {
             s.upsert_board(&site.id, &b.id, b.url.as_str(), b.title.as_deref())?;
         }
