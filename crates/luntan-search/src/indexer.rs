@@ -396,7 +396,7 @@ pub fn index_threads(
     let mut report = IndexReport::default();
     let mut done = 0u64;
     let mut i = 0;
-    'sites: while i < rows.len() {
+    while i < rows.len() {
         let site = rows[i].site.clone();
         let end = rows[i..].iter().position(|r| r.site != site).map_or(rows.len(), |n| i + n);
         let group = &rows[i..end];
@@ -417,13 +417,9 @@ pub fn index_threads(
         let mut pending: Vec<(String, String)> = Vec::new();
         for row in group {
             if opts.stopped() {
-                // Commit what was added; the rest stays `Extracted`.
-                writer.finish()?;
-                store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
-                report.indexed += pending.len();
-                *report.per_site.entry(site.clone()).or_default() += pending.len();
+                // What was added is committed below; the rest stays `Extracted`.
                 report.stopped_with_left = Some(((total - done) as usize, "threads"));
-                break 'sites;
+                break;
             }
             done += 1;
             let save_date = row.save_date.as_deref().filter(|d| is_save_date(d));
@@ -445,20 +441,27 @@ pub fn index_threads(
             }
             if pending.len() >= opts.commit_every.max(1) {
                 writer.commit()?;
-                store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
-                report.indexed += pending.len();
-                *report.per_site.entry(site.clone()).or_default() += pending.len();
-                pending.clear();
+                rows_indexed(store, &mut report, &site, &mut pending)?;
             }
             progress(done, total);
         }
         writer.finish()?;
-        store.transition_many(&pending, ThreadState::Extracted, ThreadState::Indexed)?;
-        report.indexed += pending.len();
-        *report.per_site.entry(site.clone()).or_default() += pending.len();
+        rows_indexed(store, &mut report, &site, &mut pending)?;
+        if report.stopped_with_left.is_some() {
+            break;
+        }
     }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// Moves the rows of committed threads to `Indexed` and counts them.
+fn rows_indexed(store: &mut Store, report: &mut IndexReport, site: &str, pending: &mut Vec<(String, String)>) -> Result<(), IndexError> {
+    store.transition_many(pending, ThreadState::Extracted, ThreadState::Indexed)?;
+    report.indexed += pending.len();
+    *report.per_site.entry(site.to_owned()).or_default() += pending.len();
+    pending.clear();
+    Ok(())
 }
 
 /// Every `article<T>.xml` under `pages/<site>/`, one per thread: when a
