@@ -67,7 +67,8 @@ CREATE TABLE IF NOT EXISTS rounds (
     boards_skipped INTEGER NOT NULL,
     new_threads   INTEGER NOT NULL,
     updated_threads INTEGER NOT NULL,
-    errors        INTEGER NOT NULL
+    errors        INTEGER NOT NULL,
+    error         TEXT                       -- the round's first error; the record was left as it was
 );
 CREATE TABLE IF NOT EXISTS threads (
     site          TEXT NOT NULL,
@@ -114,7 +115,8 @@ CREATE TABLE IF NOT EXISTS keyword_rounds (  -- one row per keyword per round, f
     results       INTEGER NOT NULL,
     new_threads   INTEGER NOT NULL,
     updated_threads INTEGER NOT NULL,
-    errors        INTEGER NOT NULL
+    errors        INTEGER NOT NULL,
+    error         TEXT                       -- the round's first error; the record was left as it was
 );
 "#;
 
@@ -190,6 +192,8 @@ pub struct KeywordState {
     /// The newest post time seen; results no newer are already stored.
     pub watermark: Option<String>,
     pub rounds: u32,
+    /// Why the latest round left the record as it was (`None` when it went through).
+    pub last_error: Option<String>,
 }
 
 /// What one round did for one keyword (the `keyword_rounds` table).
@@ -210,6 +214,8 @@ pub struct KeywordRound {
     pub new_threads: u32,
     pub updated_threads: u32,
     pub errors: u32,
+    /// The first error, when the round was cut short (the record is then left as it was).
+    pub error: Option<String>,
 }
 
 /// A board's schedule.
@@ -270,6 +276,14 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        // A database made before keyword rounds kept their error.
+        let has_error: bool = conn
+            .query_row("SELECT COUNT(*) FROM pragma_table_info('keyword_rounds') WHERE name = 'error'", [], |r| r.get::<_, i64>(0))
+            .map_err(err)?
+            > 0;
+        if !has_error {
+            conn.execute_batch("ALTER TABLE keyword_rounds ADD COLUMN error TEXT").map_err(err)?;
+        }
         Ok(Store { conn, path: path.to_owned() })
     }
 
@@ -590,23 +604,29 @@ impl Store {
     /// A keyword's record; a keyword never monitored starts with both
     /// `lastresult` and `pagenum` at `max_pages` (S0: 30) and no watermark.
     pub fn keyword_state(&self, site: &str, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
-        self.conn
-            .query_row("SELECT lastresult, pagenum, watermark, rounds FROM keywords WHERE site = ?1 AND keyword = ?2", params![site, keyword], |r| {
-                Ok(KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: r.get(0)?, pagenum: r.get(1)?, watermark: r.get(2)?, rounds: r.get(3)? })
-            })
-            .optional()
-            .map(|o| o.unwrap_or(KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: max_pages, pagenum: max_pages, watermark: None, rounds: 0 }))
-            .map_err(|e| self.err(e))
+        let fresh = KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: max_pages, pagenum: max_pages, watermark: None, rounds: 0, last_error: None };
+        let mut states = self.keyword_states_where(Some(site), Some(keyword))?;
+        Ok(states.pop().unwrap_or(fresh))
     }
 
     /// Every keyword record of a site (or all), by site and keyword.
     pub fn keyword_states(&self, site: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
+        self.keyword_states_where(site, None)
+    }
+
+    fn keyword_states_where(&self, site: Option<&str>, keyword: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT site, keyword, lastresult, pagenum, watermark, rounds FROM keywords WHERE ?1 IS NULL OR site = ?1 ORDER BY site, keyword")
+            .prepare_cached(
+                "SELECT site, keyword, lastresult, pagenum, watermark, rounds,
+                    (SELECT error FROM keyword_rounds r WHERE r.site = k.site AND r.keyword = k.keyword ORDER BY id DESC LIMIT 1)
+                 FROM keywords k WHERE (?1 IS NULL OR site = ?1) AND (?2 IS NULL OR keyword = ?2) ORDER BY site, keyword",
+            )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([site], |r| Ok(KeywordState { site: r.get(0)?, keyword: r.get(1)?, lastresult: r.get(2)?, pagenum: r.get(3)?, watermark: r.get(4)?, rounds: r.get(5)? }))
+            .query_map(params![site, keyword], |r| {
+                Ok(KeywordState { site: r.get(0)?, keyword: r.get(1)?, lastresult: r.get(2)?, pagenum: r.get(3)?, watermark: r.get(4)?, rounds: r.get(5)?, last_error: r.get(6)? })
+            })
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e));
@@ -625,7 +645,7 @@ impl Store {
             .map_err(err)?;
             tx.execute(
                 "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
-                    results, new_threads, updated_threads, errors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    results, new_threads, updated_threads, errors, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     r.site,
                     r.keyword,
@@ -639,7 +659,8 @@ impl Store {
                     r.results,
                     r.new_threads,
                     r.updated_threads,
-                    r.errors
+                    r.errors,
+                    r.error
                 ],
             )
             .map_err(err)?;
@@ -653,7 +674,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
-                    results, new_threads, updated_threads, errors FROM keyword_rounds WHERE ?1 IS NULL OR site = ?1 ORDER BY id",
+                    results, new_threads, updated_threads, errors, error FROM keyword_rounds WHERE ?1 IS NULL OR site = ?1 ORDER BY id",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
@@ -672,6 +693,7 @@ impl Store {
                     new_threads: r.get(10)?,
                     updated_threads: r.get(11)?,
                     errors: r.get(12)?,
+                    error: r.get(13)?,
                 })
             })
             .map_err(|e| self.err(e))?
