@@ -13,7 +13,7 @@ use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
-use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
+use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordOptions, KeywordReport};
 
 /// Read each forum's home page and board lists; add threads not seen before
 /// to the crawl database (state 0, discovered) and re-queue threads whose
@@ -98,7 +98,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
     let stop = cli::stop_on_ctrl_c("luntan-discover");
     let options = DiscoverOptions { stop: stop.clone(), ..config.options.clone() };
     if let Some(keywords) = &config.keywords {
-        return rt.block_on(keyword_rounds(config, &store, keywords, &stop));
+        return rt.block_on(keyword_rounds(config, &fetchers, &store, keywords, &stop));
     }
     rt.block_on(async {
         loop {
@@ -132,13 +132,13 @@ fn discover(config: &Config) -> anyhow::Result<()> {
 }
 
 /// Keyword rounds (S0) until done (one round) or, with --watch, until Ctrl-C.
-async fn keyword_rounds(config: &Config, store: &Arc<Mutex<Store>>, keywords: &[String], stop: &std::sync::atomic::AtomicBool) -> anyhow::Result<()> {
+async fn keyword_rounds(config: &Config, fetchers: &[Arc<Fetcher>], store: &Arc<Mutex<Store>>, keywords: &[String], stop: &Arc<std::sync::atomic::AtomicBool>) -> anyhow::Result<()> {
     loop {
         let start = Instant::now();
         let mut tasks = tokio::task::JoinSet::new();
-        for s in &config.sites {
-            let (site, store, keywords) = (Arc::new(s.clone()), store.clone(), keywords.to_vec());
-            tasks.spawn(async move { monitor_site(site, store, &keywords).await });
+        for f in fetchers {
+            let (fetcher, store, keywords, options) = (f.clone(), store.clone(), keywords.to_vec(), KeywordOptions { stop: stop.clone() });
+            tasks.spawn(async move { monitor_site(fetcher, store, &keywords, options).await });
         }
         let mut reports = Vec::new();
         while let Some(r) = tasks.join_next().await {
@@ -146,7 +146,12 @@ async fn keyword_rounds(config: &Config, store: &Arc<Mutex<Store>>, keywords: &[
         }
         reports.sort_by(|a, b| a.site.cmp(&b.site));
         print_keyword_summary(&reports, keywords.len(), start.elapsed());
-        if !config.watch || stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
+            let left: usize = reports.iter().map(|r| r.interrupted).sum();
+            eprintln!("luntan-discover: stopped by Ctrl-C; {left} keywords left part-way keep their records (the next round reads them again)");
+            return Ok(());
+        }
+        if !config.watch {
             return Ok(());
         }
         let deadline = Instant::now() + config.max_sleep;
@@ -162,27 +167,36 @@ async fn keyword_rounds(config: &Config, store: &Arc<Mutex<Store>>, keywords: &[
 
 fn print_keyword_summary(reports: &[KeywordReport], keywords: usize, took: Duration) {
     let sum = |f: fn(&KeywordReport) -> usize| reports.iter().map(f).sum::<usize>();
+    let failed = reports.iter().flat_map(|r| &r.keywords).filter(|k| k.error.is_some()).count();
     println!(
-        "keywords: {} sites, {keywords} keywords, {} workers, {} result pages, {} requests, {} new threads, {} updated, {} known, {} errors in {}",
+        "keywords: {} sites, {keywords} keywords, {} workers, {} result pages, {} busy pages waited out, {} requests, {} new threads, {} updated, {} known, {} errors in {}",
         reports.len(),
         sum(|r| r.workers),
         sum(|r| r.pages),
+        reports.iter().map(|r| r.busy_pages).sum::<u64>(),
         reports.iter().map(|r| r.requests).sum::<u64>(),
         sum(|r| r.new_threads),
         sum(|r| r.updated_threads),
         sum(|r| r.known_threads),
-        sum(|r| r.errors.len()),
+        sum(|r| r.errors.len()) + failed,
         cli::elapsed(took)
     );
     for r in reports {
         for k in &r.keywords {
-            println!(
-                "  {} {}: read {} of {} pages (lastresult {}), {} results, {} new, {} updated; next round {} pages",
-                r.site, k.keyword, k.pages_read, k.budget, k.lastresult, k.results, k.new_threads, k.updated_threads, k.next_pagenum
-            );
+            match &k.error {
+                None => println!(
+                    "  {} {}: read {} of {} pages (lastresult {}), {} results, {} new, {} updated; next round {} pages",
+                    r.site, k.keyword, k.pages_read, k.budget, k.lastresult, k.results, k.new_threads, k.updated_threads, k.next_pagenum
+                ),
+                Some(e) => println!(
+                    "  {} {}: read {} of {} pages, {} results, {} new, {} updated; record kept (next round {} pages) after an error: {e}",
+                    r.site, k.keyword, k.pages_read, k.budget, k.results, k.new_threads, k.updated_threads, k.next_pagenum
+                ),
+            }
         }
+        // What stopped a whole forum or account: stderr, one line each.
         for e in &r.errors {
-            println!("  {}: {e}", r.site);
+            eprintln!("luntan-discover: {e}");
         }
     }
 }

@@ -79,6 +79,9 @@ fn run(args: Args) -> ExitCode {
                 k.lastresult,
                 k.watermark.as_deref().unwrap_or("none yet")
             );
+            if let Some(e) = &k.last_error {
+                println!("  {} keyword {:?}: the last round kept the record after an error: {e}", c.site, k.keyword);
+            }
         }
         for (stage, reason, n) in &c.failures {
             println!("  {} failed at {stage} ×{n}: {reason}", c.site);

@@ -138,11 +138,14 @@ pub struct Focus {
     pub url_words: Vec<String>,
 }
 
-/// The forum's own search (S0): a URL template with `{keyword}` and
-/// `{page}`, results newest first, and where a result page keeps each result.
+/// The forum's own search (S0): where a keyword's first result page is,
+/// how later pages are reached (a `{page}` in the URL, or the result page's
+/// next-page link), where each result sits on a page, and how to tell a
+/// results page from a "no results" page and from a "busy, try again" page.
 #[derive(Debug, Clone)]
 pub struct SearchRules {
-    /// Absolute (resolved against the home URL), with `{keyword}` and `{page}`.
+    /// Absolute (resolved against the home URL), with `{keyword}` and,
+    /// when pages are templated, `{page}`.
     pub url: String,
     /// The encoding the keyword is percent-encoded in (GBK forums want GBK).
     pub encoding: &'static encoding_rs::Encoding,
@@ -150,27 +153,70 @@ pub struct SearchRules {
     pub row: Selector,
     /// The result's post time inside a row.
     pub time: Selector,
+    /// The next-page link of a result page. When set, only the first page
+    /// comes from `url`; later ones follow the link, since forums like
+    /// Discuz! page through a server-side search id, and a templated page
+    /// number would start a new search for every page.
+    pub next: Option<Selector>,
     /// The `page` value of the first result page.
     pub first_page: u64,
     /// Most result pages read per keyword in one round: S0's 30.
     pub max_pages: u32,
+    /// Least time between two searches one account starts (forums refuse
+    /// faster ones: Discuz! guests get one search per 10 s).
+    pub interval: Duration,
+    /// A "too many searches, try again" page: luntan waits and asks again.
+    pub busy: Option<PageMatcher>,
+    /// How long to wait after a busy page before asking again.
+    pub busy_wait: Duration,
+    /// A "no results" page, which ends a keyword's results. Any other page
+    /// without result rows is an error, never taken for "nothing new".
+    pub empty: PageMatcher,
+}
+
+/// Recognises a kind of page: an element (`selector`), a regular expression
+/// over the text (`pattern`), or both (the pattern searched in the
+/// selected elements' text).
+#[derive(Debug, Clone)]
+pub struct PageMatcher {
+    pub selector: Option<Selector>,
+    pub pattern: Option<Regex>,
+}
+
+/// How common forum software words an empty result, used when a site file
+/// has no `<empty>`: Discuz!, phpBB (both scripts and English) and others.
+pub const DEFAULT_EMPTY_PATTERN: &str = r"(?i)没有找到|沒有找到|找不到|无结果|無結果|没有符合|沒有符合|no suitable matches|no results|nothing found";
+
+impl PageMatcher {
+    /// Whether `doc` is such a page.
+    pub fn matches(&self, doc: &scraper::Html) -> bool {
+        let text_matches = |text: String| self.pattern.as_ref().is_none_or(|p| p.is_match(&text));
+        match &self.selector {
+            Some(sel) => doc.select(sel).any(|el| text_matches(el.text().collect())),
+            None => text_matches(doc.root_element().text().collect()),
+        }
+    }
 }
 
 impl SearchRules {
-    /// The URL of one result page (`page` counted from 1).
+    /// The URL of one result page (`page` counted from 1); with no `{page}`
+    /// in the template, only page 1 has a URL.
     pub fn page_url(&self, keyword: &str, page: u32) -> Option<Url> {
-        let (bytes, _, _) = self.encoding.encode(keyword);
-        let mut kw = String::with_capacity(bytes.len() * 3);
-        for &b in bytes.iter() {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                kw.push(b as char);
-            } else {
-                kw.push_str(&format!("%{b:02X}"));
-            }
+        if !self.url.contains("{page}") && page > 1 {
+            return None;
         }
+        let kw = percent_encode_in(keyword, self.encoding);
         let page = self.first_page + u64::from(page.max(1)) - 1;
         Url::parse(&self.url.replace("{keyword}", &kw).replace("{page}", &page.to_string())).ok()
     }
+}
+
+/// `text` in `encoding`, every byte outside RFC 3986's unreserved set
+/// percent-encoded: how a form in a GBK or Big5 page submits it.
+pub fn percent_encode_in(text: &str, encoding: &'static encoding_rs::Encoding) -> String {
+    const RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    let (bytes, _, _) = encoding.encode(text);
+    percent_encoding::percent_encode(&bytes, RESERVED).to_string()
 }
 
 /// A forum account.
@@ -237,6 +283,31 @@ impl LinkPattern {
             None => None,
         };
         Some((|| Ok(LinkMatch { board: grab("board")?, thread: grab("thread")?, page }))())
+    }
+
+    /// `url` as the thread (or board) it names: query parameters that begin
+    /// after the end of the pattern's match are dropped, so a link that
+    /// carries where it was found (`&highlight=…` from a search,
+    /// `&extra=page%3D2` from a list, a session id) is stored once, as the
+    /// page itself. A pattern anchored with `$` keeps the URL whole.
+    pub fn canonical(&self, url: &Url) -> Url {
+        let s = url.as_str();
+        let (Some(m), Some(q)) = (self.regex.find(s), s.find('?')) else { return url.clone() };
+        let query_end = s.find('#').unwrap_or(s.len());
+        let mut kept = Vec::new();
+        let mut at = q + 1;
+        for part in s[q + 1..query_end].split('&') {
+            if at < m.end() && !part.is_empty() {
+                kept.push(part);
+            }
+            at += part.len() + 1;
+        }
+        if kept.len() == s[q + 1..query_end].split('&').count() {
+            return url.clone();
+        }
+        let mut out = url.clone();
+        out.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
+        out
     }
 
     /// Whether a captured page value means "the first page".
@@ -338,7 +409,24 @@ struct RawSearch {
     first_page: Option<u64>,
     #[serde(rename = "@max-pages")]
     max_pages: Option<u32>,
+    #[serde(rename = "@next")]
+    next: Option<String>,
+    #[serde(rename = "@interval-ms")]
+    interval_ms: Option<u64>,
     url: String,
+    busy: Option<RawMatcher>,
+    empty: Option<RawMatcher>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatcher {
+    #[serde(rename = "@selector")]
+    selector: Option<String>,
+    #[serde(rename = "@wait-ms")]
+    wait_ms: Option<u64>,
+    #[serde(rename = "$text", default)]
+    pattern: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -847,8 +935,11 @@ impl RawSite {
             None => None,
             Some(sr) => {
                 let template = sr.url.trim();
-                if !template.contains("{keyword}") || !template.contains("{page}") {
-                    return Err(ctx.err("search/url", "the url needs {keyword} and {page}"));
+                if !template.contains("{keyword}") {
+                    return Err(ctx.err("search/url", "the url needs {keyword}"));
+                }
+                if !template.contains("{page}") && sr.next.is_none() {
+                    return Err(ctx.err("search/url", "the url needs {page}, or <search> a next=\"…\" selector for the next-page link"));
                 }
                 // Braces are not URL characters: join with stand-ins, then put the placeholders back.
                 let joined = home
@@ -863,13 +954,40 @@ impl RawSite {
                 if max_pages == 0 {
                     return Err(ctx.err("search@max-pages", "must be at least 1"));
                 }
+                let matcher = |at: &str, raw: &RawMatcher| -> Result<PageMatcher, SiteError> {
+                    let pattern = raw.pattern.trim();
+                    if raw.selector.is_none() && pattern.is_empty() {
+                        return Err(ctx.err(at, "needs a selector=\"…\", a text pattern, or both"));
+                    }
+                    let pattern = (!pattern.is_empty())
+                        .then(|| Regex::new(pattern).map_err(|e| ctx.err(at, format!("bad pattern: {e}"))))
+                        .transpose()?;
+                    Ok(PageMatcher { selector: opt_selector(ctx, &format!("{at}@selector"), &raw.selector)?, pattern })
+                };
+                let interval = Duration::from_millis(sr.interval_ms.unwrap_or(0));
+                let busy = sr.busy.as_ref().map(|b| matcher("search/busy", b)).transpose()?;
+                let busy_wait = match sr.busy.as_ref().and_then(|b| b.wait_ms) {
+                    Some(ms) => Duration::from_millis(ms),
+                    // Discuz!'s guest interval when the site file names none.
+                    None if interval.is_zero() => Duration::from_secs(10),
+                    None => interval,
+                };
+                let empty = match &sr.empty {
+                    Some(e) => matcher("search/empty", e)?,
+                    None => PageMatcher { selector: None, pattern: Some(Regex::new(DEFAULT_EMPTY_PATTERN).expect("static pattern")) },
+                };
                 Some(SearchRules {
                     url,
                     encoding,
                     row: selector(ctx, "search@row", &sr.row)?,
                     time: selector(ctx, "search@time", &sr.time)?,
+                    next: opt_selector(ctx, "search@next", &sr.next)?,
                     first_page: sr.first_page.unwrap_or(1),
                     max_pages,
+                    interval,
+                    busy,
+                    busy_wait,
+                    empty,
                 })
             }
         };
@@ -1116,10 +1234,68 @@ mod tests {
         }
         let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("url", 8));
+        assert!(e.message.contains("next="), "{e}");
+        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q=x&amp;page={page}</url></search>"#)).unwrap_err();
+        assert!(e.message.contains("{keyword}"), "{e}");
         let e = parse(&with(r#"<account/>"#)).unwrap_err();
         assert_eq!(e.field, "account");
         let e = parse(&with(r#"<account login-url="/login"/>"#)).unwrap_err();
         assert!(e.message.contains("field"), "{e}");
+    }
+
+    #[test]
+    fn a_search_paged_by_its_next_link_with_busy_and_empty_pages() {
+        let with = |extra: &str| DISCUZ.replace("<links>", &format!("{extra}\n  <links>"));
+        let s = parse(&with(
+            r#"<search row="li.pbw" time="span.time" next="div.pg a.nxt" interval-ms="10000">
+    <url><![CDATA[search.php?mod=forum&srchtxt={keyword}&searchsubmit=yes]]></url>
+    <busy>只能进行一次搜索</busy>
+    <empty selector="p.emp"/>
+  </search>"#,
+        ))
+        .unwrap();
+        let sr = s.search.as_ref().unwrap();
+        assert_eq!(sr.page_url("考研", 1).unwrap().as_str(), "http://127.0.0.1:8080/dz/search.php?mod=forum&srchtxt=%BF%BC%D1%D0&searchsubmit=yes");
+        assert_eq!(sr.page_url("考研", 2), None, "later pages come from the next link");
+        assert_eq!((sr.interval, sr.busy_wait), (Duration::from_secs(10), Duration::from_secs(10)));
+        let page = |html: &str| scraper::Html::parse_document(html);
+        let busy = sr.busy.as_ref().unwrap();
+        assert!(busy.matches(&page("<div class=alert_error>抱歉，您在 10 秒内只能进行一次搜索</div>")));
+        assert!(!busy.matches(&page("<p class=emp>没有找到匹配结果</p>")));
+        assert!(sr.empty.matches(&page("<p class=emp>没有找到匹配结果</p>")));
+        assert!(!sr.empty.matches(&page("<p>没有找到匹配结果</p>")), "the selector is required");
+
+        // Without <empty>, the wording of common forum software.
+        let s = parse(&with(r#"<search row="li" time="span"><url>s?q={keyword}&amp;p={page}</url></search>"#)).unwrap();
+        let sr = s.search.as_ref().unwrap();
+        assert!(sr.empty.matches(&page("<p>对不起，没有找到匹配结果。</p>")));
+        assert!(sr.empty.matches(&page("<p>No suitable matches were found.</p>")));
+        assert!(!sr.empty.matches(&page("<p>抱歉，您在 10 秒内只能进行一次搜索</p>")));
+        assert_eq!(sr.busy_wait, Duration::from_secs(10));
+
+        let e = parse(&with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><busy/></search>"#)).unwrap_err();
+        assert_eq!(e.field, "busy");
+        let e = parse(&with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><empty>(</empty></search>"#)).unwrap_err();
+        assert!(e.message.contains("bad pattern"), "{e}");
+    }
+
+    #[test]
+    fn parameters_after_a_match_are_dropped_from_the_canonical_url() {
+        let s = parse(&DISCUZ.replace(r"viewthread&tid={thread}$", r"viewthread&tid={thread}")).unwrap();
+        let t = &s.links.thread;
+        let canon = |u: &str| t.canonical(&Url::parse(u).unwrap()).to_string();
+        let home = "http://127.0.0.1:8080/dz/forum.php";
+        assert_eq!(canon(&format!("{home}?mod=viewthread&tid=22&highlight=%BF%BC")), format!("{home}?mod=viewthread&tid=22"));
+        assert_eq!(canon(&format!("{home}?mod=viewthread&tid=22&extra=page%3D2&page=3")), format!("{home}?mod=viewthread&tid=22"));
+        assert_eq!(canon(&format!("{home}?mod=viewthread&tid=22")), format!("{home}?mod=viewthread&tid=22"));
+        // Anchored patterns match the whole URL: nothing is dropped.
+        let anchored = parse(DISCUZ).unwrap();
+        let u = Url::parse(&format!("{home}?mod=viewthread&tid=22")).unwrap();
+        assert_eq!(anchored.links.thread.canonical(&u), u);
+        // A pattern ending in the path drops the whole query.
+        let p = parse(&DISCUZ.replace(r"forum\.php\?mod=viewthread&tid={thread}$", r"thread-{thread}-1-1\.html")).unwrap();
+        let u = Url::parse("http://127.0.0.1:8080/dz/thread-9-1-1.html?from=search&kw=x").unwrap();
+        assert_eq!(p.links.thread.canonical(&u).as_str(), "http://127.0.0.1:8080/dz/thread-9-1-1.html");
     }
 
     #[test]

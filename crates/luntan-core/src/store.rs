@@ -70,6 +70,12 @@ CREATE TABLE IF NOT EXISTS rounds (
     errors        INTEGER NOT NULL,
     error         TEXT                       -- the round's first error; the record was left as it was
 );
+CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
+    site          TEXT NOT NULL,
+    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
+    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
+    PRIMARY KEY (site, account)
+);
 CREATE TABLE IF NOT EXISTS threads (
     site          TEXT NOT NULL,
     thread        TEXT NOT NULL,
@@ -117,6 +123,12 @@ CREATE TABLE IF NOT EXISTS keyword_rounds (  -- one row per keyword per round, f
     updated_threads INTEGER NOT NULL,
     errors        INTEGER NOT NULL,
     error         TEXT                       -- the round's first error; the record was left as it was
+);
+CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
+    site          TEXT NOT NULL,
+    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
+    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
+    PRIMARY KEY (site, account)
 );
 "#;
 
@@ -666,6 +678,26 @@ impl Store {
             .map_err(err)?;
             Ok(())
         })
+    }
+
+    /// When `account` (`""` without one) last started a search on `site`, in
+    /// Unix milliseconds: a forum's interval between searches spans runs.
+    pub fn last_search(&self, site: &str, account: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row("SELECT last_search_ms FROM search_accounts WHERE site = ?1 AND account = ?2", params![site, account], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_last_search(&self, site: &str, account: &str, unix_ms: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO search_accounts (site, account, last_search_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(site, account) DO UPDATE SET last_search_ms = max(last_search_ms, excluded.last_search_ms)",
+                params![site, account, unix_ms],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
     }
 
     /// The keyword round history of a site (or all), oldest first.

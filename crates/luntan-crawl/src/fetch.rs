@@ -4,7 +4,10 @@
 //!
 //! One [`Fetcher`] per site. Its gate is shared by every request to that
 //! site (robots.txt included), so the site file's `concurrency` and
-//! `delay-ms` bound what the forum sees whatever the stage does.
+//! `delay-ms` bound what the forum sees whatever the stage does. Every
+//! request luntan makes goes through it: the stages' page fetches and, through
+//! a [`Session`] (one cookie jar per forum account), keyword monitoring's
+//! logins and searches.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -12,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luntan_core::site::{Politeness, Site};
+use reqwest::cookie::CookieStore as _;
 use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 use tokio::time::Instant;
@@ -217,24 +221,37 @@ fn io() -> &'static tokio::runtime::Runtime {
     })
 }
 
+fn client_builder(p: &Politeness) -> reqwest::ClientBuilder {
+    // Redirects are followed by hand (see `Core::fetch`), so that every hop
+    // passes the gate, the host check and robots.txt like any request.
+    reqwest::Client::builder()
+        .user_agent(p.user_agent.clone())
+        .timeout(p.timeout)
+        .connect_timeout(p.timeout.min(Duration::from_secs(10)))
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(p.concurrency)
+}
+
+/// Runs a request on [`io`]'s runtime and waits for it. If the caller stops
+/// waiting, the request still finishes, so the gate's count of requests in
+/// flight stays true.
+async fn on_io<T: Send + 'static>(url: &Url, request: impl std::future::Future<Output = Result<T, FetchError>> + Send + 'static) -> Result<T, FetchError> {
+    match io().spawn(request).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(FetchError::Network { url: url.clone(), what: format!("request task ended: {e}") }),
+    }
+}
+
 impl Fetcher {
     pub fn new(site: Arc<Site>) -> Result<Fetcher, FetchError> {
-        let p = &site.politeness;
-        // Redirects are followed by hand (see `get_html`), so that every hop
-        // passes the gate, the host check and robots.txt like any request.
-        let redirect = reqwest::redirect::Policy::none();
-        let client = reqwest::Client::builder()
-            .user_agent(p.user_agent.clone())
-            .timeout(p.timeout)
-            .connect_timeout(p.timeout.min(Duration::from_secs(10)))
-            .redirect(redirect)
-            .pool_max_idle_per_host(p.concurrency)
+        let client = client_builder(&site.politeness)
             .build()
             .map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })?;
         let stats = Arc::new(FetchStats::default());
         let core = Core {
             client,
-            gate: Gate::new(p),
+            gate: Gate::new(&site.politeness),
             site,
             robots: Mutex::new(HashMap::new()),
             backoff_base: Duration::from_millis(250),
@@ -259,21 +276,78 @@ impl Fetcher {
     /// to a URL already visited; each hop is a request like any other,
     /// spaced by the gate and checked against robots.txt.
     ///
-    /// Works from any runtime (the request itself runs on [`io`]'s); if the
-    /// caller stops waiting, the request still finishes, so the gate's count
-    /// of requests in flight stays true.
+    /// Works from any runtime (the request itself runs on [`io`]'s).
     pub async fn get_html(&self, url: &Url) -> Result<Fetched, FetchError> {
         let (core, target) = (self.core.clone(), url.clone());
-        match io().spawn(async move { core.get_html(&target).await }).await {
-            Ok(result) => result,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(FetchError::Network { url: url.clone(), what: format!("request task ended: {e}") }),
+        on_io(url, async move { core.fetch(&core.client, &target, None).await }).await
+    }
+
+    /// Whether robots.txt lets luntan fetch `url` (always, with `robots="false"`).
+    /// Loads the host's robots.txt through the gate if it is not known yet.
+    pub async fn robots_allow(&self, url: &Url) -> Result<(), FetchError> {
+        if !self.core.site.politeness.robots {
+            return Ok(());
         }
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move { core.check_robots(&target).await }).await
+    }
+
+    /// A cookie session on this forum (one per account): its own cookie jar,
+    /// this fetcher's gate, robots.txt, retries and caps.
+    pub fn session(&self) -> Result<Session, FetchError> {
+        let jar = Arc::new(reqwest::cookie::Jar::default());
+        let client = client_builder(&self.core.site.politeness)
+            .cookie_provider(jar.clone())
+            .build()
+            .map_err(|e| FetchError::Network { url: self.core.site.home.clone(), what: format!("HTTP client: {e}") })?;
+        Ok(Session { core: self.core.clone(), client, jar })
+    }
+}
+
+/// A cookie session with a forum: what one account's requests share. The
+/// cookies a response sets, redirects included, are kept for the next request.
+#[derive(Clone)]
+pub struct Session {
+    core: Arc<Core>,
+    client: reqwest::Client,
+    jar: Arc<reqwest::cookie::Jar>,
+}
+
+impl Session {
+    /// Adds the cookies of a `Cookie` header value (`a=1; b=2`, copied from
+    /// a logged-in browser) for the whole forum.
+    pub fn add_cookies(&self, header: &str) {
+        let home = &self.core.site.home;
+        for kv in header.split(';').map(str::trim).filter(|kv| kv.contains('=')) {
+            self.jar.add_cookie_str(&format!("{kv}; Path=/"), home);
+        }
+    }
+
+    /// Whether any cookie would be sent to `url`.
+    pub fn has_cookies_for(&self, url: &Url) -> bool {
+        self.jar.cookies(url).is_some()
+    }
+
+    /// GETs an HTML page with this session's cookies, as [`Fetcher::get_html`] does.
+    pub async fn get_html(&self, url: &Url) -> Result<Fetched, FetchError> {
+        let (core, client, target) = (self.core.clone(), self.client.clone(), url.clone());
+        on_io(url, async move { core.fetch(&client, &target, None).await }).await
+    }
+
+    /// POSTs a form (`body` already encoded as `application/x-www-form-urlencoded`,
+    /// in the forum's encoding) and follows the redirect that answers it as a
+    /// GET, as a browser does after a login. The POST itself is not checked
+    /// against robots.txt: it is the user's own account logging in, not a
+    /// page crawled; every page it leads to is.
+    pub async fn post_form(&self, url: &Url, body: String) -> Result<Fetched, FetchError> {
+        let (core, client, target) = (self.core.clone(), self.client.clone(), url.clone());
+        on_io(url, async move { core.fetch(&client, &target, Some(body)).await }).await
     }
 }
 
 impl Core {
-    async fn get_html(&self, url: &Url) -> Result<Fetched, FetchError> {
+    /// One page, following redirects by hand; `form` makes the first request a POST.
+    async fn fetch(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>) -> Result<Fetched, FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FetchError::Refused { url: url.clone(), why: format!("scheme {} is not fetched", url.scheme()) });
         }
@@ -283,10 +357,12 @@ impl Core {
         let mut visited = vec![url.clone()];
         loop {
             let current = visited.last().expect("starts with the URL asked for").clone();
-            if self.site.politeness.robots {
+            if self.site.politeness.robots && form.is_none() {
                 self.check_robots(&current).await?;
             }
-            let next = match self.get_with_retries(&current, true).await? {
+            // After a POST, the redirect is fetched with GET (RFC 9110 lets
+            // 301/302 change the method, and every browser does).
+            let next = match self.get_with_retries(client, &current, form.take(), true).await? {
                 Outcome::Page(f) => return Ok(f),
                 Outcome::Redirect(next) => next,
             };
@@ -304,7 +380,7 @@ impl Core {
         }
     }
 
-    async fn get_with_retries(&self, url: &Url, require_html: bool) -> Result<Outcome, FetchError> {
+    async fn get_with_retries(&self, client: &reqwest::Client, url: &Url, form: Option<String>, require_html: bool) -> Result<Outcome, FetchError> {
         let retries = self.site.politeness.retries;
         // Opened (and its clock started) before any request it will time.
         let log = request_log();
@@ -312,7 +388,7 @@ impl Core {
         loop {
             let (permit, started) = self.gate.enter().await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
-            let result = self.once(url, require_html).await;
+            let result = self.once(client, url, form.clone(), require_html).await;
             if let Some(log) = log {
                 log.record(&self.site.id, url, started, &result);
             }
@@ -356,10 +432,14 @@ impl Core {
         }
     }
 
-    async fn once(&self, url: &Url, require_html: bool) -> Result<Outcome, FetchError> {
+    async fn once(&self, client: &reqwest::Client, url: &Url, form: Option<String>, require_html: bool) -> Result<Outcome, FetchError> {
         let p = &self.site.politeness;
         let net = |e: reqwest::Error| classify(url, e, p.timeout);
-        let mut resp = self.client.get(url.clone()).send().await.map_err(net)?;
+        let request = match form {
+            Some(body) => client.post(url.clone()).header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(body),
+            None => client.get(url.clone()),
+        };
+        let mut resp = request.send().await.map_err(net)?;
         let status = resp.status().as_u16();
         if matches!(status, 301 | 302 | 303 | 307 | 308) {
             let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
@@ -422,7 +502,7 @@ impl Core {
         };
         let mut hops = 0;
         let fetched = loop {
-            match self.get_with_retries(&url, false).await {
+            match self.get_with_retries(&self.client, &url, None, false).await {
                 Ok(Outcome::Page(f)) => break Ok(f),
                 Ok(Outcome::Redirect(next)) if hops < 5 && self.site.host_allowed(&next) => {
                     hops += 1;

@@ -4,36 +4,50 @@
 //! budget the way S0 does. Threads found are inserted or re-queued like list
 //! rows, so download, extract and index take them from there.
 //!
-//! One worker per account, each with its own HTTP client and cookies, so no
-//! two requests ever share an account; the workers take the (keyword, page)
-//! tasks in order, and skip pages past a page already found seen (S0's
-//! `lastresult`, kept as a minimum under a lock). All workers pass one gate
-//! holding the site's concurrency and delay, and search URLs are checked
-//! against robots.txt.
+//! Every request goes through the site's [`Fetcher`]: one [`Session`] (cookie
+//! jar) per account, so no two requests ever share an account, and the
+//! site's gate, robots.txt, retries and Retry-After for all of them together.
+//!
+//! A real forum's search is not a plain list of pages. Discuz! answers a
+//! search with a redirect to a result set named by a search id and pages
+//! through that id, so with a `next` selector luntan reads page 1 from the
+//! site file's URL and then follows each page's next-page link, all of one
+//! keyword's pages with one account. Forums limit how often one user may
+//! search (`interval-ms` keeps luntan under it) and answer a search that
+//! comes too soon with a "try again" page (`<busy>`): luntan waits and asks
+//! again, and never takes it for a result page. A page that is neither
+//! results nor a recognised "no results" page (`<empty>`) is an error.
 //!
 //! Budget rule, per keyword, after a round: if no page was found seen
 //! (`lastresult` still at the limit, 30), new posts may lie further back, so
 //! `pagenum = min(pagenum + 5, limit)`; else `pagenum = lastresult`. A page
-//! past the last result lists nothing and counts as seen: the results are
-//! exhausted. The watermark moves to the newest result seen, unless the
-//! round left a gap (no seen page reached, or a page failed): then it stays,
-//! and the next round, with a larger budget, reads the gap again.
+//! past the last result (a "no results" page, or the page after one with no
+//! next-page link) counts as seen: the results are exhausted. The watermark
+//! moves to the newest result seen, unless the round left a gap (no seen
+//! page reached): then it stays, and the next round, with a larger budget,
+//! reads the gap again. A keyword whose round hit an error keeps its record
+//! (`lastresult`, `pagenum`, watermark) as it was: an error says nothing
+//! about what is new, and taking it for "nothing new" would shrink the
+//! budget and miss posts.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luntan_core::dates::normalize_time;
-use luntan_core::site::{Account, AccountAuth, SearchRules, Site};
-use luntan_core::store::{KeywordRound, Listing, NewThread, Store, StoreError};
-use reqwest::header::{CONTENT_TYPE, COOKIE, SET_COOKIE};
+use luntan_core::site::{percent_encode_in, Account, AccountAuth, SearchRules, Site};
+use luntan_core::store::{KeywordRound, KeywordState, Listing, NewThread, Store, StoreError};
 use scraper::Html;
-use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::discover::{lock, Seen};
+use crate::discover::{lock, utc_stamp, Seen};
+use crate::fetch::{FetchError, Fetcher, Session};
 use crate::links::{self, decode, text_of};
+
+/// How often a busy page is asked again before the keyword's round gives up.
+const BUSY_TRIES: u32 = 4;
 
 /// S0's rule: the page budget of a keyword's next round.
 pub fn next_pagenum(pagenum: u32, lastresult: u32, limit: u32) -> u32 {
@@ -66,17 +80,45 @@ pub struct KeywordReport {
     pub new_threads: usize,
     pub updated_threads: usize,
     pub known_threads: usize,
+    /// Busy pages answered by waiting and asking again.
+    pub busy_pages: u64,
+    /// Keywords left part-way by a stop: their records are as they were.
+    pub interrupted: usize,
     pub keywords: Vec<KeywordRound>,
+    /// What kept the whole site (or an account) from searching, one line each.
     pub errors: Vec<String>,
 }
 
+/// How a keyword round ends early: Ctrl-C, or a caller's own flag.
+#[derive(Debug, Clone, Default)]
+pub struct KeywordOptions {
+    pub stop: Arc<AtomicBool>,
+}
+
 /// One round over every keyword for one site.
-pub async fn monitor_site(site: Arc<Site>, store: Arc<Mutex<Store>>, keywords: &[String]) -> Result<KeywordReport, StoreError> {
+pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywords: &[String], options: KeywordOptions) -> Result<KeywordReport, StoreError> {
+    let site = fetcher.site().clone();
     let mut report = KeywordReport { site: site.id.clone(), ..Default::default() };
     let Some(rules) = site.search.clone() else {
-        report.errors.push(format!("{}: no <search> in the site file; keywords need the forum's search URL", site.path.display()));
+        report.errors.push(format!("{}: no <search> in the site file; keyword monitoring needs the forum's search URL", site.path.display()));
         return Ok(report);
     };
+    let requests_before = fetcher.stats.requests.load(Ordering::Relaxed);
+    // One line for the forum, not one per page: a search robots.txt
+    // forbids is forbidden for every keyword.
+    if let Some(probe) = keywords.first().and_then(|k| rules.page_url(k, 1)) {
+        if let Err(e) = fetcher.robots_allow(&probe).await {
+            report.errors.push(match e {
+                FetchError::Robots { url } => format!(
+                    "{}: keyword monitoring off: robots.txt disallows the search URL {url} (robots=\"false\" in <politeness> only for a forum you run)",
+                    site.id
+                ),
+                e => format!("{}: keyword monitoring off: {e}", site.id),
+            });
+            report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
+            return Ok(report);
+        }
+    }
     lock(&store).upsert_site(&site)?;
     let started_at = utc_stamp();
     let limit = rules.max_pages;
@@ -84,39 +126,37 @@ pub async fn monitor_site(site: Arc<Site>, store: Arc<Mutex<Store>>, keywords: &
         let s = lock(&store);
         keywords.iter().map(|k| s.keyword_state(&site.id, k, limit)).collect::<Result<Vec<_>, _>>()?
     };
-    let shared = Arc::new(Round {
-        queue: Mutex::new(states.iter().enumerate().flat_map(|(k, st)| (1..=st.pagenum.clamp(1, limit)).map(move |p| (k, p))).collect()),
-        progress: Mutex::new(states.iter().map(|st| Progress { lastresult: limit, watermark: st.watermark.clone(), ..Default::default() }).collect()),
-        gate: Gate::new(&site),
-        requests: std::sync::atomic::AtomicU64::new(0),
-        errors: Mutex::new(Vec::new()),
-    });
+    let round = Arc::new(Round::new(&site, rules, keywords, &states, options.stop.clone()));
     let accounts: Vec<Option<Account>> = if site.accounts.is_empty() { vec![None] } else { site.accounts.iter().cloned().map(Some).collect() };
-    let robots = match load_robots(&site, &shared).await {
-        Ok(r) => r,
-        Err(e) => {
-            report.errors.push(e);
-            report.requests = shared.requests.load(std::sync::atomic::Ordering::Relaxed);
-            return Ok(report);
-        }
-    };
     let mut tasks = tokio::task::JoinSet::new();
     for account in accounts {
-        let (site, rules, shared, keywords, robots) = (site.clone(), rules.clone(), shared.clone(), keywords.to_vec(), robots.clone());
-        tasks.spawn(async move { worker(&site, &rules, account, &shared, &keywords, robots.as_deref()).await });
+        let (fetcher, round, store) = (fetcher.clone(), round.clone(), store.clone());
+        tasks.spawn(async move { worker(&fetcher, account, &round, &store).await });
     }
     while let Some(done) = tasks.join_next().await {
-        if done.expect("keyword worker panicked") {
-            report.workers += 1;
+        match done.expect("keyword worker panicked") {
+            Ok(()) => report.workers += 1,
+            Err(e) => {
+                tracing::warn!("{e}");
+                report.errors.push(e);
+            }
         }
     }
-    report.requests = shared.requests.load(std::sync::atomic::Ordering::Relaxed);
-    report.errors.extend(std::mem::take(&mut *lock_plain(&shared.errors)));
+    report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
+    report.busy_pages = round.busy.load(Ordering::Relaxed);
+    let mut interrupted = vec![false; keywords.len()];
+    for task in lock_plain(&round.queue).drain(..) {
+        interrupted[task.keyword] = true;
+    }
+    let progress = std::mem::take(&mut *lock_plain(&round.progress));
+    if report.workers == 0 {
+        // No account could log in: nothing was searched, no record moves.
+        return Ok(report);
+    }
 
     // Store what was found, then each keyword's new record.
     let known = Seen::load(&lock(&store), &site.id)?;
-    let progress = std::mem::take(&mut *lock_plain(&shared.progress));
-    for ((keyword, st), p) in keywords.iter().zip(&states).zip(progress) {
+    for (((keyword, st), p), cut) in keywords.iter().zip(&states).zip(progress).zip(interrupted) {
         let rows: Vec<NewThread> = p.rows.into_values().collect();
         let (listings, _) = known.record(&mut lock(&store), &rows)?;
         let count = |l: Listing| listings.iter().filter(|x| **x == l).count();
@@ -125,51 +165,176 @@ pub async fn monitor_site(site: Arc<Site>, store: Arc<Mutex<Store>>, keywords: &
         report.updated_threads += updated;
         report.known_threads += count(Listing::Unchanged);
         report.pages += p.read.len();
-        let seen_found = p.lastresult < limit || p.seen_at_limit;
-        let gap = p.errors > 0 || (st.watermark.is_some() && !seen_found);
-        let watermark_after = if gap { st.watermark.clone() } else { st.watermark.clone().max(p.newest.clone()) };
-        let round = KeywordRound {
+        if cut || p.interrupted {
+            report.interrupted += 1;
+            continue;
+        }
+        let mut round = KeywordRound {
             site: site.id.clone(),
             keyword: keyword.clone(),
             started_at: started_at.clone(),
             budget: st.pagenum,
             pages_read: p.read.len() as u32,
-            lastresult: p.lastresult,
-            next_pagenum: next_pagenum(st.pagenum, p.lastresult, limit),
-            watermark_before: st.watermark.clone(),
-            watermark_after,
             results: p.results,
             new_threads: new as u32,
             updated_threads: updated as u32,
             errors: p.errors,
+            error: p.error.clone(),
+            ..KeywordRound::default()
         };
+        if p.error.is_some() {
+            // The record stays as it was (see the module doc).
+            round.lastresult = st.lastresult;
+            round.next_pagenum = st.pagenum;
+            round.watermark_before = st.watermark.clone();
+            round.watermark_after = st.watermark.clone();
+        } else {
+            let gap = st.watermark.is_some() && !p.reached_seen;
+            round.lastresult = p.lastresult;
+            round.next_pagenum = next_pagenum(st.pagenum, p.lastresult, limit);
+            round.watermark_before = st.watermark.clone();
+            round.watermark_after = if gap { st.watermark.clone() } else { st.watermark.clone().max(p.newest.clone()) };
+        }
         lock(&store).record_keyword_round(&round)?;
         report.keywords.push(round);
     }
     Ok(report)
 }
 
+/// One piece of work: a keyword's page. With a next-page link, only page 1
+/// is queued; the worker that reads it follows the links itself.
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    keyword: usize,
+    page: u32,
+}
+
 /// What the workers share during a round.
 struct Round {
-    /// (keyword index, page), keyword by keyword, pages in order.
-    queue: Mutex<VecDeque<(usize, u32)>>,
+    site: Site,
+    rules: SearchRules,
+    keywords: Vec<String>,
+    /// Each keyword's budget this round.
+    budgets: Vec<u32>,
+    queue: Mutex<VecDeque<Task>>,
     progress: Mutex<Vec<Progress>>,
-    gate: Gate,
-    requests: std::sync::atomic::AtomicU64,
-    errors: Mutex<Vec<String>>,
+    busy: std::sync::atomic::AtomicU64,
+    stop: Arc<AtomicBool>,
+}
+
+impl Round {
+    fn new(site: &Site, rules: SearchRules, keywords: &[String], states: &[KeywordState], stop: Arc<AtomicBool>) -> Round {
+        let limit = rules.max_pages;
+        let budgets: Vec<u32> = states.iter().map(|st| st.pagenum.clamp(1, limit)).collect();
+        let queue = budgets
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &budget)| {
+                let pages = if rules.next.is_some() { 1 } else { budget };
+                (1..=pages).map(move |page| Task { keyword: k, page })
+            })
+            .collect();
+        let progress = states.iter().map(|st| Progress { lastresult: limit, watermark: st.watermark.clone(), ..Default::default() }).collect();
+        Round {
+            site: site.clone(),
+            rules,
+            keywords: keywords.to_vec(),
+            budgets,
+            queue: Mutex::new(queue),
+            progress: Mutex::new(progress),
+            busy: Default::default(),
+            stop,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The next page worth reading: pages past one found seen, and pages of
+    /// a keyword whose round already failed, are not.
+    fn next_task(&self) -> Option<Task> {
+        let mut q = lock_plain(&self.queue);
+        let progress = lock_plain(&self.progress);
+        while let Some(t) = q.front().copied() {
+            if self.stopped() {
+                return None;
+            }
+            q.pop_front();
+            let p = &progress[t.keyword];
+            if t.page <= p.lastresult && p.error.is_none() {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Whether page `page` of keyword `k` is still to be read.
+    fn wanted(&self, k: usize, page: u32) -> bool {
+        let p = &lock_plain(&self.progress)[k];
+        page <= self.budgets[k] && page <= p.lastresult && p.error.is_none()
+    }
+
+    fn record(&self, k: usize, page: u32, outcome: Result<ResultPage, String>) {
+        let mut progress = lock_plain(&self.progress);
+        let p = &mut progress[k];
+        let page_seen = match outcome {
+            Err(e) => {
+                tracing::warn!("{e}");
+                p.errors += 1;
+                p.error.get_or_insert(e);
+                return;
+            }
+            Ok(ResultPage::Empty) => {
+                p.read.insert(page);
+                true
+            }
+            Ok(ResultPage::Results { rows, next }) => {
+                p.read.insert(page);
+                p.results += rows.len() as u32;
+                let seen = rows.iter().all(|r| p.watermark.as_ref().is_some_and(|w| r.last_post.as_ref().is_some_and(|t| t <= w)));
+                for r in rows {
+                    if r.last_post > p.newest {
+                        p.newest = r.last_post.clone();
+                    }
+                    match p.rows.get(&r.thread) {
+                        Some(have) if have.last_post >= r.last_post => {}
+                        _ => {
+                            p.rows.insert(r.thread.clone(), r);
+                        }
+                    }
+                }
+                if !seen && self.rules.next.is_some() && next.is_none() {
+                    // The last result page: the one after it lists nothing.
+                    p.lastresult = p.lastresult.min(page + 1);
+                    p.reached_seen = true;
+                }
+                seen
+            }
+        };
+        if page_seen {
+            p.lastresult = p.lastresult.min(page);
+            p.reached_seen = true;
+        }
+    }
 }
 
 #[derive(Default)]
 struct Progress {
     /// The smallest page found seen (the limit until one is).
     lastresult: u32,
-    /// Whether the page at the limit itself was seen (S0 cannot tell it from "none").
-    seen_at_limit: bool,
+    /// Whether a seen page (or the end of the results) was reached at all:
+    /// S0's `lastresult` cannot tell "seen at the limit" from "none seen".
+    reached_seen: bool,
     watermark: Option<String>,
     newest: Option<String>,
     read: BTreeSet<u32>,
     results: u32,
     errors: u32,
+    /// The first error: the keyword's round is cut short there.
+    error: Option<String>,
+    /// A stop came while this keyword's pages were being followed.
+    interrupted: bool,
     /// Threads found, newest result time each.
     rows: BTreeMap<String, NewThread>,
 }
@@ -178,114 +343,75 @@ fn lock_plain<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The site's concurrency and delay, for every worker together.
-struct Gate {
-    slots: Semaphore,
-    next: tokio::sync::Mutex<Instant>,
-    delay: Duration,
+/// What a search answered, once it is not a busy page.
+enum ResultPage {
+    Results { rows: Vec<NewThread>, next: Option<Url> },
+    Empty,
 }
 
-impl Gate {
-    fn new(site: &Site) -> Gate {
-        Gate { slots: Semaphore::new(site.politeness.concurrency), next: tokio::sync::Mutex::new(Instant::now()), delay: site.politeness.delay }
-    }
-
-    async fn enter(&self) -> tokio::sync::SemaphorePermit<'_> {
-        let permit = self.slots.acquire().await.expect("gate semaphore is never closed");
-        let mut next = self.next.lock().await;
-        let now = Instant::now();
-        if *next > now {
-            tokio::time::sleep_until(*next).await;
-        }
-        *next = Instant::now() + self.delay;
-        permit
-    }
+/// One account's session and when it may start its next search.
+struct Searcher<'a> {
+    session: Session,
+    round: &'a Round,
+    /// The earliest start of this account's next search.
+    next_search: Option<Instant>,
+    /// When the forum answered this account's last search, in Unix milliseconds.
+    last_search_ms: Option<i64>,
 }
 
-/// One account's HTTP client and cookies.
-struct Session {
-    client: reqwest::Client,
-    cookies: Vec<(String, String)>,
-    max_body: u64,
-}
-
-impl Session {
-    fn new(site: &Site) -> Result<Session, String> {
-        let p = &site.politeness;
-        // Redirects are not followed: a login answers 302 with its cookie,
-        // and a search that redirects is one luntan does not understand.
-        let client = reqwest::Client::builder()
-            .user_agent(p.user_agent.clone())
-            .timeout(p.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
-        Ok(Session { client, cookies: Vec::new(), max_body: p.max_body_bytes })
-    }
-
-    fn cookie_header(&self) -> Option<String> {
-        (!self.cookies.is_empty()).then(|| self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; "))
-    }
-
-    fn keep_cookies(&mut self, resp: &reqwest::Response) {
-        for v in resp.headers().get_all(SET_COOKIE).iter().filter_map(|v| v.to_str().ok()) {
-            let Some((name, value)) = v.split(';').next().and_then(|kv| kv.split_once('=')) else { continue };
-            let (name, value) = (name.trim().to_owned(), value.trim().to_owned());
-            self.cookies.retain(|(k, _)| *k != name);
-            self.cookies.push((name, value));
-        }
-    }
-
-    async fn body(&self, mut resp: reqwest::Response, url: &Url) -> Result<Vec<u8>, String> {
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-            if body.len() as u64 + chunk.len() as u64 > self.max_body {
-                return Err(format!("{url}: body larger than {} bytes", self.max_body));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
-    }
-}
-
-fn form_encode(fields: &[(String, String)], encoding: &'static encoding_rs::Encoding) -> String {
-    let enc = |s: &str| {
-        let (bytes, _, _) = encoding.encode(s);
-        bytes.iter().map(|&b| if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') { (b as char).to_string() } else { format!("%{b:02X}") }).collect::<String>()
-    };
-    fields.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
-}
-
-async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &mut Session, round: &Round) -> Result<(), String> {
-    match &account.auth {
-        AccountAuth::Cookie(header) => {
-            for kv in header.split(';') {
-                if let Some((k, v)) = kv.split_once('=') {
-                    session.cookies.push((k.trim().to_owned(), v.trim().to_owned()));
+impl Searcher<'_> {
+    /// Reads one result page. `new_search` says the request starts a search
+    /// (every templated page; only page 1 when pages follow a search id),
+    /// which waits for the account's interval.
+    async fn read(&mut self, url: &Url, new_search: bool) -> Result<ResultPage, String> {
+        let rules = &self.round.rules;
+        let mut tries = 0;
+        loop {
+            if new_search {
+                if let Some(at) = self.next_search {
+                    tokio::time::sleep_until(at).await;
                 }
             }
+            let fetched = self.session.get_html(url).await.map_err(|e| e.to_string());
+            if new_search {
+                // Counted from the answer, not the request: the forum times
+                // a search from when it handled it.
+                self.next_search = Some(Instant::now() + rules.interval);
+                self.last_search_ms = Some(unix_ms());
+            }
+            let fetched = fetched?;
+            match classify(&self.round.site, rules, &fetched.body, fetched.content_type.as_deref(), &fetched.url) {
+                Classified::Busy => {
+                    tries += 1;
+                    self.round.busy.fetch_add(1, Ordering::Relaxed);
+                    if tries >= BUSY_TRIES {
+                        return Err(format!("{url}: the forum still answered \"busy, try again\" after {tries} tries"));
+                    }
+                    tracing::debug!(%url, tries, "busy page; waiting");
+                    tokio::time::sleep(rules.busy_wait).await;
+                }
+                Classified::Page(page) => return Ok(page),
+                Classified::Unrecognised => {
+                    return Err(format!(
+                        "{}: neither result rows nor a \"no results\" page (check <search row=…> and <empty> in the site file)",
+                        fetched.url
+                    ))
+                }
+            }
+        }
+    }
+}
+
+async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &Session) -> Result<(), String> {
+    match &account.auth {
+        AccountAuth::Cookie(header) => {
+            session.add_cookies(header);
             Ok(())
         }
         AccountAuth::Login { url, fields } => {
-            if !site.host_allowed(url) {
-                return Err(format!("{}: account {}: login-url {url} is not on the forum's host", site.id, account.name));
-            }
-            let _permit = round.gate.enter().await;
-            round.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let resp = session
-                .client
-                .post(url.clone())
-                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(form_encode(fields, rules.encoding))
-                .send()
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
-            let status = resp.status();
-            session.keep_cookies(&resp);
-            if status.is_client_error() || status.is_server_error() {
-                return Err(format!("{}: account {}: login at {url} answered HTTP {}", site.id, account.name, status.as_u16()));
-            }
-            if session.cookies.is_empty() {
+            let form = fields.iter().map(|(k, v)| format!("{}={}", percent_encode_in(k, rules.encoding), percent_encode_in(v, rules.encoding))).collect::<Vec<_>>().join("&");
+            session.post_form(url, form).await.map_err(|e| format!("{}: account {}: login failed: {e}", site.id, account.name))?;
+            if !session.has_cookies_for(url) {
                 return Err(format!("{}: account {}: login at {url} set no cookie", site.id, account.name));
             }
             Ok(())
@@ -293,143 +419,81 @@ async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &m
     }
 }
 
-/// robots.txt for the search URLs' host: RFC 9309, as the fetcher reads it
-/// (a 4xx means no rules; unreachable or 5xx means keep off).
-async fn load_robots(site: &Site, round: &Round) -> Result<Option<Arc<texting_robots::Robot>>, String> {
-    if !site.politeness.robots {
-        return Ok(None);
-    }
-    let Some(rules) = &site.search else { return Ok(None) };
-    let probe = rules.page_url("x", 1).ok_or_else(|| format!("{}: search url is not a URL", site.id))?;
-    let robots_url = probe.join("/robots.txt").map_err(|e| e.to_string())?;
-    let session = Session::new(site)?;
-    let _permit = round.gate.enter().await;
-    round.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let resp = session.client.get(robots_url.clone()).send().await.map_err(|e| format!("{robots_url}: {e}; not searching the host"))?;
-    let status = resp.status().as_u16();
-    match status {
-        200..=299 => {
-            let body = session.body(resp, &robots_url).await?;
-            Ok(texting_robots::Robot::new(&site.politeness.user_agent, &body).ok().map(Arc::new))
-        }
-        400..=499 if status != 429 => Ok(None),
-        _ => Err(format!("{robots_url}: HTTP {status}; not searching the host")),
-    }
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Works through the queue with one account; returns whether it ran at all.
-async fn worker(site: &Site, rules: &SearchRules, account: Option<Account>, round: &Round, keywords: &[String], robots: Option<&texting_robots::Robot>) -> bool {
-    let mut session = match Session::new(site) {
-        Ok(s) => s,
-        Err(e) => {
-            lock_plain(&round.errors).push(e);
-            return false;
-        }
-    };
+/// Works through the queue with one account; an error only when it could not start.
+async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, store: &Mutex<Store>) -> Result<(), String> {
+    let session = fetcher.session().map_err(|e| e.to_string())?;
     if let Some(a) = &account {
-        if let Err(e) = log_in(site, rules, a, &mut session, round).await {
-            tracing::warn!("{e}");
-            lock_plain(&round.errors).push(e);
-            return false;
-        }
+        log_in(&round.site, &round.rules, a, &session).await?;
     }
-    loop {
-        let task = {
-            let mut q = lock_plain(&round.queue);
-            let progress = lock_plain(&round.progress);
-            // Pages past one found seen are not needed.
-            loop {
-                match q.pop_front() {
-                    None => break None,
-                    Some((k, p)) if p <= progress[k].lastresult => break Some((k, p)),
-                    Some(_) => {}
-                }
-            }
-        };
-        let Some((k, page)) = task else { return true };
-        match search_page(site, rules, &mut session, round, &keywords[k], page, robots).await {
-            Ok(found) => {
-                let mut progress = lock_plain(&round.progress);
-                let p = &mut progress[k];
-                p.read.insert(page);
-                p.results += found.len() as u32;
-                let seen = found.iter().all(|r| p.watermark.as_ref().is_some_and(|w| r.last_post.as_ref().is_some_and(|t| t <= w)));
-                if seen {
-                    p.lastresult = p.lastresult.min(page);
-                    p.seen_at_limit |= page == rules.max_pages;
-                }
-                for r in found {
-                    if r.last_post > p.newest {
-                        p.newest = r.last_post.clone();
-                    }
-                    match p.rows.get_mut(&r.thread) {
-                        Some(have) if have.last_post >= r.last_post => {}
-                        _ => {
-                            p.rows.insert(r.thread.clone(), r);
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::warn!("{e}");
-                lock_plain(&round.progress)[k].errors += 1;
-                lock_plain(&round.errors).push(e);
-            }
-        }
+    // The forum's interval spans runs: a round started right after the last
+    // one still waits for it.
+    let name = account.as_ref().map_or("", |a| a.name.as_str());
+    let last = lock(store).last_search(&round.site.id, name).map_err(|e| e.to_string())?;
+    let wait = last.map_or(0, |ms| ms + round.rules.interval.as_millis() as i64 - unix_ms()).max(0);
+    let mut searcher = Searcher { session, round, next_search: Some(Instant::now() + Duration::from_millis(wait as u64)), last_search_ms: None };
+    let result = work(&mut searcher, round).await;
+    if let Some(ms) = searcher.last_search_ms {
+        lock(store).set_last_search(&round.site.id, name, ms).map_err(|e| e.to_string())?;
     }
+    result
 }
 
-/// Fetches one result page and reads its results as thread rows (the
-/// result's post time as the row's last post).
-async fn search_page(site: &Site, rules: &SearchRules, session: &mut Session, round: &Round, keyword: &str, page: u32, robots: Option<&texting_robots::Robot>) -> Result<Vec<NewThread>, String> {
-    let url = rules.page_url(keyword, page).ok_or_else(|| format!("{}: search url for {keyword:?} page {page} is not a URL", site.id))?;
-    if !site.host_allowed(&url) {
-        return Err(format!("{url}: search url is not on the forum's host"));
-    }
-    if robots.is_some_and(|r| !r.allowed(url.as_str())) {
-        return Err(format!("{url}: disallowed by robots.txt"));
-    }
-    let mut attempt = 0;
-    let (body, content_type) = loop {
-        let permit = round.gate.enter().await;
-        round.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut req = session.client.get(url.clone());
-        if let Some(c) = session.cookie_header() {
-            req = req.header(COOKIE, c);
-        }
-        let sent = req.send().await;
-        drop(permit);
-        let transient = match sent {
-            Ok(resp) if resp.status().is_success() => {
-                session.keep_cookies(&resp);
-                let ct = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-                break (session.body(resp, &url).await?, ct);
-            }
-            Ok(resp) => {
-                let s = resp.status().as_u16();
-                if !matches!(s, 429 | 500 | 502 | 503 | 504) {
-                    return Err(format!("{url}: HTTP {s}"));
-                }
-                format!("{url}: HTTP {s}")
-            }
-            Err(e) => format!("{url}: {e}"),
+async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), String> {
+    while let Some(Task { keyword: k, page }) = round.next_task() {
+        let keyword = &round.keywords[k];
+        let Some(mut url) = round.rules.page_url(keyword, page) else {
+            round.record(k, page, Err(format!("{}: search url for {keyword:?} page {page} is not a URL", round.site.id)));
+            continue;
         };
-        if attempt >= site.politeness.retries {
-            return Err(format!("{transient} (gave up after {} attempts)", attempt + 1));
+        let mut page = page;
+        loop {
+            let outcome = searcher.read(&url, page == 1 || round.rules.next.is_none()).await;
+            let next = match &outcome {
+                Ok(ResultPage::Results { next, .. }) => next.clone(),
+                _ => None,
+            };
+            round.record(k, page, outcome);
+            // Following a search id: this account reads the keyword's pages in turn.
+            let Some(next) = next.filter(|_| round.rules.next.is_some()) else { break };
+            if !round.wanted(k, page + 1) {
+                break;
+            }
+            if round.stopped() {
+                lock_plain(&round.progress)[k].interrupted = true;
+                break;
+            }
+            (url, page) = (next, page + 1);
         }
-        attempt += 1;
-        tokio::time::sleep(Duration::from_millis(250) * (1 << attempt.min(6))).await;
-    };
-    let html = decode(site, &body, content_type.as_deref());
+    }
+    Ok(())
+}
+
+enum Classified {
+    Busy,
+    Page(ResultPage),
+    Unrecognised,
+}
+
+/// Tells a busy page, a results page (its rows, the result's post time as
+/// the row's last post, and its next-page link) and a "no results" page apart.
+fn classify(site: &Site, rules: &SearchRules, body: &[u8], content_type: Option<&str>, url: &Url) -> Classified {
+    let html = decode(site, body, content_type);
     let doc = Html::parse_document(&html);
-    let base = links::base_url(&doc, &url);
-    let mut out = Vec::new();
+    if rules.busy.as_ref().is_some_and(|b| b.matches(&doc)) {
+        return Classified::Busy;
+    }
+    let base = links::base_url(&doc, url);
+    let mut rows = Vec::new();
     for row in doc.select(&rules.row) {
         let threads = links::scan(site, &doc, Some(row), &base, &site.links.thread);
         let Some(link) = threads.matched.into_iter().find(|m| m.m.thread.is_some()) else { continue };
         let board = links::scan(site, &doc, Some(row), &base, &site.links.board).matched.into_iter().find_map(|m| m.m.board).or(link.m.board.clone());
         let time = row.select(&rules.time).next().map(text_of).and_then(|t| normalize_time(&t));
-        out.push(NewThread {
+        rows.push(NewThread {
             site: site.id.clone(),
             // Rows without a board link get a board of their own; the thread
             // keeps the board it was first listed under.
@@ -441,12 +505,18 @@ async fn search_page(site: &Site, rules: &SearchRules, session: &mut Session, ro
             last_post: time,
         });
     }
-    Ok(out)
-}
-
-fn utc_stamp() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", now.year(), now.month() as u8, now.day(), now.hour(), now.minute(), now.second())
+    if !rows.is_empty() {
+        let next = rules.next.as_ref().and_then(|sel| {
+            let el = doc.select(sel).next()?;
+            let href = el.value().attr("href").or_else(|| el.select(links::anchors()).next().and_then(|a| a.value().attr("href")))?;
+            links::resolve(site, &base, href)
+        });
+        return Classified::Page(ResultPage::Results { rows, next });
+    }
+    if rules.empty.matches(&doc) {
+        return Classified::Page(ResultPage::Empty);
+    }
+    Classified::Unrecognised
 }
 
 #[cfg(test)]
@@ -471,7 +541,7 @@ mod tests {
 
     #[test]
     fn forms_are_encoded_in_the_forums_encoding() {
-        let f = [("username".to_string(), "小明".to_string()), ("pw".to_string(), "a b&c".to_string())];
-        assert_eq!(form_encode(&f, encoding_rs::GBK), "username=%D0%A1%C3%F7&pw=a%20b%26c");
+        assert_eq!(percent_encode_in("小明", encoding_rs::GBK), "%D0%A1%C3%F7");
+        assert_eq!(percent_encode_in("a b&c", encoding_rs::GBK), "a%20b%26c");
     }
 }

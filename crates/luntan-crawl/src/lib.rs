@@ -3,13 +3,16 @@
 //! - [`fetch::Fetcher`]: polite HTTP for one forum (per-site concurrency and
 //!   delay, robots.txt and Crawl-delay, retries with backoff and jitter,
 //!   Retry-After, a slow-down after consecutive failures, body caps,
-//!   redirects kept on the forum's hosts).
+//!   redirects kept on the forum's hosts), and [`fetch::Session`]s on it:
+//!   one cookie jar per forum account, GET and form POST, the same gate.
+//!   Every request luntan makes goes through it.
 //! - [`discover::discover_site`]: home → boards → list pages → new thread
 //!   rows; later rounds stop early and re-queue threads that grew (S1).
 //! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
 //! - [`focus::Scorer`]: topic relevance of thread links (S2).
 //! - [`keywords::monitor_site`]: keyword monitoring through the forum's own
-//!   search (S0), one worker per account, adaptive page budgets.
+//!   search (S0), one worker and session per account, adaptive page budgets,
+//!   search ids followed by their next-page links, busy pages waited out.
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //! - [`hrefs`]: the `href`s of a raw page without a DOM (html5ever's
 //!   tokenizer rules over the bytes), so download reads a thread's pager

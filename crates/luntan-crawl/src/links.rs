@@ -20,7 +20,7 @@ pub fn decode(site: &Site, body: &[u8], content_type: Option<&str>) -> String {
     luntan_extract::encoding::detect_and_decode(body, content_type, site.encoding, None).1.text
 }
 
-fn anchors() -> &'static Selector {
+pub(crate) fn anchors() -> &'static Selector {
     static S: OnceLock<Selector> = OnceLock::new();
     S.get_or_init(|| Selector::parse("a[href]").expect("static selector"))
 }
@@ -96,7 +96,7 @@ pub fn scan(site: &Site, doc: &Html, root: Option<ElementRef>, base: &Url, patte
         let Some(url) = a.value().attr("href").and_then(|h| resolve(site, base, h)) else { continue };
         match pattern.captures(url.as_str()) {
             None => {}
-            Some(Ok(m)) => out.matched.push(Matched { url, text: text_of(a), m }),
+            Some(Ok(m)) => out.matched.push(Matched { url: pattern.canonical(&url), text: text_of(a), m }),
             Some(Err(e)) => out.refused.push((url, e)),
         }
     }

@@ -37,11 +37,47 @@ pub struct Activity {
     /// How long one search takes the server (forum search is slow; it also
     /// makes two requests of one account overlap visibly if a crawler shares it).
     pub search_latency: Duration,
+    /// How the search endpoints behave.
+    pub search_mode: SearchMode,
+    /// [`SearchMode::SearchId`]: least time between two searches one user
+    /// (an account, or all guests together) may start; a search sooner gets
+    /// `200 OK` with a "try again" message and no results, as Discuz! does.
+    pub search_interval: Duration,
+    /// [`SearchMode::SearchId`]: robots.txt disallows the search URLs unless
+    /// this is set (stock Discuz! disallows `search.php`).
+    pub robots_allow_search: bool,
+    /// Every Nth search request (counted over all forums; 0 for never) is
+    /// answered `429 Too Many Requests` with [`Activity::search_retry_after`].
+    pub search_throttle_every: u32,
+    pub search_retry_after: Duration,
+}
+
+/// How a forum's search answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMode {
+    /// Every result page is its own URL with a page number, answered at once.
+    #[default]
+    Ideal,
+    /// As Discuz! X3.5: a search answers `302` to a result set named by a
+    /// search id (frozen at that moment), pages go through that id and a
+    /// "下一页" link, result links carry `&highlight=`, new searches are
+    /// limited per user by [`Activity::search_interval`], and robots.txt
+    /// disallows search unless [`Activity::robots_allow_search`].
+    SearchId,
 }
 
 impl Default for Activity {
     fn default() -> Self {
-        Activity { posts_per_sec: 0.0, accounts: Vec::new(), search_latency: Duration::ZERO }
+        Activity {
+            posts_per_sec: 0.0,
+            accounts: Vec::new(),
+            search_latency: Duration::ZERO,
+            search_mode: SearchMode::Ideal,
+            search_interval: Duration::from_secs(10),
+            robots_allow_search: false,
+            search_throttle_every: 0,
+            search_retry_after: Duration::from_secs(1),
+        }
     }
 }
 
@@ -389,9 +425,23 @@ pub(crate) fn site_file_extras(cfg: &crate::FixtureConfig, kind: ForumKind, base
         ForumKind::Phpbb => ("div.search.post", "dd.search-result-date", "big5"),
         ForumKind::Bbs => ("li.result", "time.posted", "utf-8"),
     };
-    // The template with placeholders, built from a real search path.
-    let template = Fixture::search_path(kind, "KW", 7).replace("=KW", "={keyword}").replace("page=7", "page={page}");
-    let _ = writeln!(out, "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\">\n    <url><![CDATA[{base}{template}]]></url>\n  </search>");
+    match cfg.activity.search_mode {
+        crate::growth::SearchMode::Ideal => {
+            // The template with placeholders, built from a real search path.
+            let template = Fixture::search_path(kind, "KW", 7).replace("=KW", "={keyword}").replace("page=7", "page={page}");
+            let _ = writeln!(out, "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\">\n    <url><![CDATA[{base}{template}]]></url>\n  </search>");
+        }
+        crate::growth::SearchMode::SearchId => {
+            let start = crate::search::search_start_path(kind, "KW").replace("=KW", "={keyword}");
+            // Discuz!'s wording is given; the others rely on luntan's default.
+            let empty = if kind == ForumKind::Discuz { "\n    <empty selector=\"p.emp\">没有找到匹配结果</empty>" } else { "" };
+            let _ = writeln!(
+                out,
+                "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\" next=\"div.pg a.nxt\" interval-ms=\"{interval}\">\n    <url><![CDATA[{base}{start}]]></url>\n    <busy>只能进行一次搜索|只能進行一次搜索</busy>{empty}\n  </search>",
+                interval = cfg.activity.search_interval.as_millis()
+            );
+        }
+    }
     for (i, (user, password)) in cfg.activity.accounts.iter().enumerate() {
         let esc = |s: &str| {
             let mut o = String::new();

@@ -71,8 +71,8 @@ pub use model::{BoardTruth, Fixture, FixtureConfig, ForumKind, ForumTruth, PostT
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{site_file, write_site_files};
-pub use growth::{Activity, Arrivals, Change, ChangeKind};
-pub use search::{SearchRecord, SearchResult};
+pub use growth::{Activity, Arrivals, Change, ChangeKind, SearchMode};
+pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use topics::Topics;
 
 #[cfg(test)]

@@ -90,7 +90,8 @@ impl Fixture {
     }
 
     /// [`ROBOTS_TXT`], plus in hostile mode a `Crawl-delay` and a `Disallow`
-    /// for each [`hostile::PermanentFault::RobotsDisallowed`] thread.
+    /// for each [`hostile::PermanentFault::RobotsDisallowed`] thread, and the
+    /// search URLs when the search behaves like Discuz!'s.
     fn robots_txt(&self) -> String {
         let mut out = ROBOTS_TXT.to_owned();
         let h = &self.config().hostility;
@@ -110,6 +111,11 @@ impl Fixture {
                 // `$` anchors it: later pages and other threads stay allowed.
                 let _ = writeln!(out, "Disallow: {p}$");
             }
+        }
+        let a = &self.config().activity;
+        if a.search_mode == crate::growth::SearchMode::SearchId && !a.robots_allow_search {
+            // Stock Discuz! keeps crawlers out of its search.
+            out.push_str("Disallow: /dz/search.php\nDisallow: /phpbb/search.php\nDisallow: /bbs/find\n");
         }
         out
     }

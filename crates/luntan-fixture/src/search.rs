@@ -9,13 +9,23 @@
 //! | `bbs`   | `/bbs/find?q=KW&page=N` (KW in UTF-8)                     | `/bbs/login`                              |
 //!
 //! A page past the last result lists nothing. With accounts configured, a
-//! search without a logged-in cookie gets `403`. Every search is logged
+//! search without a logged-in cookie gets `403`.
+//!
+//! In [`SearchMode::SearchId`] the search behaves like Discuz! X3.5's: the
+//! start URL ([`search_start_path`]) answers `302` to a result set named by
+//! a search id, frozen at that moment; its pages are reached through the id
+//! and the "下一页" link; result links carry `&highlight=`; a user (an
+//! account, or all guests together) who starts a search within
+//! [`crate::Activity::search_interval`] of the last gets `200 OK` with
+//! "抱歉，您在 N 秒内只能进行一次搜索" and no results; robots.txt disallows
+//! the search URLs unless [`crate::Activity::robots_allow_search`]. Every search is logged
 //! ([`SearchRecord`]) with the account that made it and what it listed, so a
 //! test can check which pages a crawler read and that no account was used by
 //! two requests at once.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -23,6 +33,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
+use crate::growth::SearchMode;
 use crate::model::{Fixture, ForumKind};
 use crate::server::FixtureServer;
 use crate::text::{civil, esc_into, hash_str, mix, percent_decode};
@@ -43,12 +54,29 @@ pub struct SearchResult {
     pub time: String,
 }
 
+/// What a search request was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchRequest {
+    /// A result page.
+    Page,
+    /// [`SearchMode::SearchId`]: a new search, answered with a redirect to its id.
+    Start,
+    /// [`SearchMode::SearchId`]: a new search too soon after the user's last,
+    /// answered with a "try again" page.
+    Busy,
+}
+
 /// One search request the server answered.
 #[derive(Debug, Clone)]
 pub struct SearchRecord {
     pub site: String,
     pub keyword: String,
+    /// The result page (0 for a start or a busy answer).
     pub page: usize,
+    pub request: SearchRequest,
+    /// Whether the forum counted it as a new search (every page in
+    /// [`SearchMode::Ideal`]; starts and busy answers with search ids).
+    pub starts_search: bool,
     /// The logged-in account, if the request carried one.
     pub user: Option<String>,
     pub status: u16,
@@ -56,6 +84,8 @@ pub struct SearchRecord {
     pub ended: Instant,
     /// What the page listed, in page order.
     pub results: Vec<SearchResult>,
+    /// Whether the page had a next-page link.
+    pub has_next: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -68,11 +98,26 @@ struct Hit {
 /// Matches among the posts the model was built with, per forum and keyword.
 type BaseHits = HashMap<(ForumKind, String), Arc<Vec<Hit>>>;
 
+/// A result set behind a search id, frozen when the search ran.
+struct Frozen {
+    kind: ForumKind,
+    keyword: String,
+    user: Option<String>,
+    hits: Vec<Hit>,
+}
+
 /// What the search endpoints share (on the root fixture).
 #[derive(Default)]
 pub(crate) struct Shared {
     base: Mutex<BaseHits>,
     log: Mutex<Vec<SearchRecord>>,
+    /// Search ids and their result sets.
+    searches: Mutex<HashMap<u64, Frozen>>,
+    next_id: AtomicU64,
+    /// When each user of each forum (account name, or "" for guests) last started a search.
+    last_start: Mutex<HashMap<(ForumKind, String), Instant>>,
+    /// Search requests answered, for [`crate::Activity::search_throttle_every`].
+    requests: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -83,8 +128,7 @@ impl Fixture {
     /// The search page for `keyword`, with the keyword percent-encoded in
     /// the forum's encoding, relative to the server root.
     pub fn search_path(kind: ForumKind, keyword: &str, page: usize) -> String {
-        let (bytes, _, _) = kind.encoding().encode(keyword);
-        let kw = percent_encode_bytes(&bytes);
+        let kw = encoded_keyword(kind, keyword);
         match kind {
             ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&page={page}"),
             ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}&page={page}"),
@@ -159,6 +203,36 @@ impl Fixture {
         }
         out
     }
+}
+
+/// Where a new search starts in [`SearchMode::SearchId`], relative to the
+/// server root; the keyword percent-encoded in the forum's encoding.
+pub fn search_start_path(kind: ForumKind, keyword: &str) -> String {
+    let kw = encoded_keyword(kind, keyword);
+    match kind {
+        ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&searchsubmit=yes"),
+        ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}"),
+        ForumKind::Bbs => format!("/bbs/find?q={kw}"),
+    }
+}
+
+/// A page of a search id's results (Discuz!'s own parameter order).
+fn search_id_path(kind: ForumKind, id: u64, keyword: &str, page: usize) -> String {
+    let kw = encoded_keyword(kind, keyword);
+    let mut path = match kind {
+        ForumKind::Discuz => format!("/dz/search.php?mod=forum&searchid={id}&orderby=lastpost&ascdesc=desc&searchsubmit=yes&kw={kw}"),
+        ForumKind::Phpbb => format!("/phpbb/search.php?searchid={id}&kw={kw}"),
+        ForumKind::Bbs => format!("/bbs/find?searchid={id}&kw={kw}"),
+    };
+    if page > 1 {
+        let _ = write!(path, "&page={page}");
+    }
+    path
+}
+
+fn encoded_keyword(kind: ForumKind, keyword: &str) -> String {
+    let (bytes, _, _) = kind.encoding().encode(keyword);
+    percent_encode_bytes(&bytes)
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set (a form
@@ -237,33 +311,91 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
         return None;
     }
     let started = Instant::now();
-    let keyword = get("srchtxt").or(get("keywords")).or(get("q")).unwrap_or("").trim().to_owned();
-    let page_no = get("page").and_then(|p| p.parse::<usize>().ok()).filter(|p| *p >= 1).unwrap_or(1);
     let cfg = root.config();
     let user = cookie(headers, AUTH_COOKIE).and_then(|tok| cfg.activity.accounts.iter().find(|(u, p)| token(cfg.seed, u, p) == tok).map(|(u, _)| u.clone()));
+    let search_id = get("searchid").and_then(|id| id.parse::<u64>().ok());
+    let frozen_keyword = search_id.and_then(|id| lock(&root.growth.search.searches).get(&id).map(|f| f.keyword.clone()));
+    let keyword = frozen_keyword.unwrap_or_else(|| get("srchtxt").or(get("keywords")).or(get("q")).unwrap_or("").trim().to_owned());
+    let page_no = get("page").and_then(|p| p.parse::<usize>().ok()).filter(|p| *p >= 1).unwrap_or(1);
+    let mode = cfg.activity.search_mode;
+    let log = |request: SearchRequest, page: usize, status: u16, results: Vec<SearchResult>, has_next: bool| {
+        let starts_search = match mode {
+            SearchMode::Ideal => true,
+            SearchMode::SearchId => request != SearchRequest::Page,
+        };
+        let record = SearchRecord {
+            site: kind.site_id().to_owned(),
+            keyword: keyword.clone(),
+            page,
+            request,
+            starts_search,
+            user: user.clone(),
+            status,
+            started,
+            ended: Instant::now(),
+            results,
+            has_next,
+        };
+        lock(&root.growth.search.log).push(record);
+    };
+    let every = u64::from(cfg.activity.search_throttle_every);
+    if every > 0 && (root.growth.search.requests.fetch_add(1, Ordering::Relaxed) + 1) % every == 0 {
+        log(SearchRequest::Page, page_no, 429, Vec::new(), false);
+        let mut r = page(kind, StatusCode::TOO_MANY_REQUESTS, "提示信息", "<p class=\"alert_error\">请求过于频繁</p>");
+        let secs = cfg.activity.search_retry_after.as_secs().max(1).to_string();
+        r.headers_mut().insert(header::RETRY_AFTER, secs.parse().expect("digits are a header value"));
+        return Some(r);
+    }
     if !cfg.activity.search_latency.is_zero() {
         tokio::time::sleep(cfg.activity.search_latency).await;
     }
-    let record = |status: u16, results: Vec<SearchResult>| SearchRecord {
-        site: kind.site_id().to_owned(),
-        keyword: keyword.clone(),
-        page: page_no,
-        user: user.clone(),
-        status,
-        started,
-        ended: Instant::now(),
-        results,
-    };
     if !cfg.activity.accounts.is_empty() && user.is_none() {
-        lock(&root.growth.search.log).push(record(403, Vec::new()));
+        log(SearchRequest::Page, page_no, 403, Vec::new(), false);
         return Some(page(kind, StatusCode::FORBIDDEN, "提示信息", "<p class=\"alert_error\">您需要登录后才能继续本操作</p>"));
     }
     let latest = root.growth.latest();
     let snap: &Fixture = latest.as_deref().unwrap_or(root);
-    let hits = root.hits(snap, kind, &keyword);
-    let shown: Vec<Hit> = hits.iter().skip((page_no - 1) * RESULTS_PER_PAGE).take(RESULTS_PER_PAGE).copied().collect();
-    let html = render(snap, kind, &keyword, page_no, hits.len(), &shown);
-    lock(&root.growth.search.log).push(record(200, shown.iter().map(|h| result(kind, *h)).collect()));
+    if mode == SearchMode::Ideal {
+        let hits = root.hits(snap, kind, &keyword);
+        let shown: Vec<Hit> = hits.iter().skip((page_no - 1) * RESULTS_PER_PAGE).take(RESULTS_PER_PAGE).copied().collect();
+        let next = (page_no < hits.len().div_ceil(RESULTS_PER_PAGE)).then(|| Fixture::search_path(kind, &keyword, page_no + 1));
+        let html = render(snap, kind, &keyword, hits.len(), &shown, next.as_deref(), None);
+        log(SearchRequest::Page, page_no, 200, shown.iter().map(|h| result(kind, *h)).collect(), next.is_some());
+        return Some(encoded(kind, StatusCode::OK, &html));
+    }
+    let Some(id) = search_id else {
+        // A new search: the user's interval first, then a frozen result set.
+        let who = (kind, user.clone().unwrap_or_default());
+        let interval = cfg.activity.search_interval;
+        {
+            let mut last = lock(&root.growth.search.last_start);
+            if last.get(&who).is_some_and(|t| started.duration_since(*t) < interval) {
+                drop(last);
+                log(SearchRequest::Busy, 0, 200, Vec::new(), false);
+                let msg = format!("<div class=\"alert_error\"><p>抱歉，您在 {} 秒内只能进行一次搜索</p></div>", interval.as_secs_f64());
+                return Some(page(kind, StatusCode::OK, "提示信息", &msg));
+            }
+            last.insert(who, started);
+        }
+        let hits = root.hits(snap, kind, &keyword);
+        let id = root.growth.search.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&root.growth.search.searches).insert(id, Frozen { kind, keyword: keyword.clone(), user: user.clone(), hits });
+        log(SearchRequest::Start, 0, 302, Vec::new(), false);
+        return Some(Response::builder().status(StatusCode::FOUND).header(header::LOCATION, search_id_path(kind, id, &keyword, 1)).body(Body::empty()).unwrap_or_default());
+    };
+    let searches = lock(&root.growth.search.searches);
+    let Some(frozen) = searches.get(&id).filter(|f| f.kind == kind && f.user == user) else {
+        drop(searches);
+        log(SearchRequest::Page, page_no, 404, Vec::new(), false);
+        return Some(page(kind, StatusCode::NOT_FOUND, "提示信息", "<p class=\"alert_error\">抱歉，搜索结果已过期或不存在</p>"));
+    };
+    let total = frozen.hits.len();
+    let shown: Vec<Hit> = frozen.hits.iter().skip((page_no - 1) * RESULTS_PER_PAGE).take(RESULTS_PER_PAGE).copied().collect();
+    drop(searches);
+    let next = (page_no < total.div_ceil(RESULTS_PER_PAGE)).then(|| search_id_path(kind, id, &keyword, page_no + 1));
+    let highlight = (kind == ForumKind::Discuz).then(|| encoded_keyword(kind, &keyword));
+    let html = render(snap, kind, &keyword, total, &shown, next.as_deref(), highlight.as_deref());
+    log(SearchRequest::Page, page_no, 200, shown.iter().map(|h| result(kind, *h)).collect(), next.is_some());
     Some(encoded(kind, StatusCode::OK, &html))
 }
 
@@ -330,7 +462,9 @@ fn snippet(text: &str, keyword: &str) -> String {
     chars[from..(at + 40).min(chars.len())].iter().collect()
 }
 
-fn render(snap: &Fixture, kind: ForumKind, keyword: &str, page_no: usize, total: usize, shown: &[Hit]) -> String {
+/// A result page; `next` is the next page's path, `highlight` the encoded
+/// keyword Discuz! appends to thread links.
+fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &[Hit], next: Option<&str>, highlight: Option<&str>) -> String {
     let f = snap.forum(kind).expect("checked by the caller");
     let mut out = head(kind, &format!("搜索 {keyword}"));
     let _ = writeln!(out, "<h1 class=\"search-title\">搜索结果 <span class=\"count\">{total}</span></h1>");
@@ -348,7 +482,10 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, page_no: usize, total:
         let text = post.paragraphs.join(" ");
         let b = &f.boards[t.board as usize];
         let when = civil(h.time);
-        let thread_href = f.thread_path(t, 1);
+        let mut thread_href = f.thread_path(t, 1);
+        if let Some(kw) = highlight {
+            let _ = write!(thread_href, "&highlight={kw}");
+        }
         let board_href = f.board_path(b, 1);
         match kind {
             ForumKind::Discuz => {
@@ -403,11 +540,9 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, page_no: usize, total:
         ForumKind::Phpbb => "</div>\n",
         ForumKind::Bbs => "</ol>\n",
     });
-    let pages = total.div_ceil(RESULTS_PER_PAGE);
-    if page_no < pages {
-        let next = Fixture::search_path(kind, keyword, page_no + 1);
+    if let Some(next) = next {
         out.push_str("<div class=\"pg\"><a class=\"nxt\" href=\"");
-        esc_into(&mut out, &next);
+        esc_into(&mut out, next);
         out.push_str("\">下一页</a></div>\n");
     }
     out.push_str("</body>\n</html>\n");

@@ -106,7 +106,13 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
         home = kind.home_path().trim_start_matches('/'),
         board = r.board,
         board_page = r.board_page,
-        thread = r.thread,
+        // Discuz!'s search adds `&highlight=` to thread links: the pattern
+        // stops at the id and luntan drops what follows.
+        thread = if kind == ForumKind::Discuz && cfg.activity.search_mode == crate::growth::SearchMode::SearchId {
+            r"/dz/forum\.php\?mod=viewthread&tid={thread}(?:&|$)"
+        } else {
+            r.thread
+        },
         thread_page = r.thread_page,
         fp = first(r.first_page),
         list = r.list,
