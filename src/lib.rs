@@ -6,8 +6,9 @@
 //! The work is done by the library crates:
 //!
 //! - `luntan-core`: site files, the thread state machine, crawl state, layout, thread XML;
+//! - `luntan-text`: encoding detection, traditional → simplified folding, the shared jieba;
 //! - `luntan-crawl`: polite fetching, discover and download;
-//! - `luntan-extract`: encoding detection and HTML → normalized XML;
+//! - `luntan-extract`: decoded HTML → normalized XML;
 //! - `luntan-search`: per-forum tantivy indexes and search across them;
 //! - `luntan-fixture`: the fixture forum server for tests, the demo and benchmarks.
 //!

@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, ThreadDoc, ThreadState};
-use luntan_extract::encoding::detect_and_decode;
 use luntan_extract::{extract_thread, parse_page, RawPage};
+use luntan_text::encoding::detect_and_decode;
 
 fn sites() -> &'static [Site; 3] {
     static SITES: OnceLock<[Site; 3]> = OnceLock::new();

@@ -9,8 +9,8 @@ use indicatif::ProgressBar;
 use luntan::cli;
 use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
-use luntan_extract::encoding::{self, Encoding};
 use luntan_extract::{ExtractConfig, Progress};
+use luntan_text::encoding::{self, Encoding};
 
 /// Extract every saved thread into `article<T>.xml` (normalized, UTF-8) and
 /// mark it extracted. Threads that cannot be extracted are marked failed with

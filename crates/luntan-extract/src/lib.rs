@@ -2,10 +2,8 @@
 //! template) → one normalized UTF-8 [`ThreadDoc`](luntan_core::ThreadDoc)
 //! XML per thread, moving its row `Saved → Extracted`.
 //!
-//! - [`encoding`]: which encoding a page is in ([`encoding::detect`]: site
-//!   file, BOM, HTTP charset, `<meta>`, the site's cached encoding, chardetng;
-//!   declarations are checked against the bytes) and decoding it with a
-//!   count of malformed bytes ([`encoding::decode`]).
+//! Each page is decoded by [`luntan_text::encoding`], which crawl shares.
+//!
 //! - [`parse`]: one page → title and posts by the site file's
 //!   [`ThreadRules`](luntan_core::site::ThreadRules) ([`parse::parse_page`]);
 //!   a thread's pages → a `ThreadDoc` ([`parse::extract_thread`]).
@@ -14,12 +12,12 @@
 //! - [`ExtractError`]: what went wrong, naming the file.
 //!
 //! The `luntan-extract` binary (`src/main.rs`) is a thin CLI over [`run`]
-//! and [`encoding::detect`] (`--detect FILE…`).
+//! and [`luntan_text::encoding::detect`] (`--detect FILE…`).
 //!
 //! ```
 //! use std::path::Path;
 //! use luntan_core::Site;
-//! use luntan_extract::encoding::{detect_and_decode, Source};
+//! use luntan_text::encoding::{detect_and_decode, Source};
 //! use luntan_extract::parse::parse_page;
 //!
 //! let site = Site::parse(r#"<site id="dz"><home>http://bbs.example/</home>
@@ -45,11 +43,9 @@ use std::path::PathBuf;
 use luntan_core::lock::LockError;
 use luntan_core::store::StoreError;
 
-pub mod encoding;
 pub mod parse;
 pub mod stage;
 
-pub use encoding::{decode, detect, Decoded, Detection, Source};
 pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
 pub use stage::{run, ExtractConfig, ExtractSummary, Progress};
 

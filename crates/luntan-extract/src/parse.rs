@@ -16,9 +16,9 @@ use luntan_core::dates::normalize_time;
 use luntan_core::site::ThreadRules;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site, ThreadDoc};
+use luntan_text::encoding::{detect_and_decode, Detection};
 use scraper::{ElementRef, Html, Node, Selector};
 
-use crate::encoding::{detect_and_decode, Detection};
 use crate::ExtractError;
 
 /// What one HTML page of a thread holds.
@@ -413,9 +413,9 @@ pub(crate) mod tests {
 
     use encoding_rs::{GB18030, GBK};
     use luntan_core::ThreadState;
+    use luntan_text::encoding::Source;
 
     use super::*;
-    use crate::encoding::Source;
 
     pub(crate) fn site(thread_rules: &str) -> Site {
         let xml = format!(

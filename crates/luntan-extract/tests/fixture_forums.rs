@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, ThreadState};
-use luntan_extract::{extract_thread, RawPage, Source};
+use luntan_extract::{extract_thread, RawPage};
 use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, ThreadTruth};
+use luntan_text::encoding::Source;
 
 fn fold(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

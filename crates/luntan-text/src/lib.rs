@@ -1,0 +1,20 @@
+//! luntan's text helpers, below every stage that reads Chinese text: crawl,
+//! extract and search all use them, so none has to import another stage.
+//!
+//! - [`encoding`]: which encoding a page's bytes are in
+//!   ([`encoding::detect`]: site file, BOM, HTTP charset, `<meta>`, the
+//!   site's cached encoding, chardetng; declarations are checked against the
+//!   bytes) and its text, decoded once ([`encoding::detect_and_decode`]).
+//!
+//! ```
+//! use luntan_text::encoding::{detect_and_decode, Source};
+//!
+//! let html = "<meta charset=\"gb2312\"><title>考研</title><p>朱镕基</p>";
+//! let (bytes, _, _) = encoding_rs::GB18030.encode(html);
+//! let (detection, text) = detect_and_decode(&bytes, None, None, None);
+//! // gb2312 is read as its superset, so 镕 (outside GB2312) survives.
+//! assert_eq!((detection.encoding, detection.source), (encoding_rs::GB18030, Source::Meta));
+//! assert_eq!((text.text.as_str(), text.malformed), (html, 0));
+//! ```
+
+pub mod encoding;
