@@ -35,7 +35,7 @@
 use std::borrow::Cow;
 
 use encoding_rs::Encoding;
-use luntan_extract::encoding::{detect, http_charset, prescan_meta};
+use luntan_text::encoding::{detect, http_charset, prescan_meta};
 use memchr::{memchr, memchr2, memmem};
 
 /// Why a page's links need a DOM after all.
@@ -623,7 +623,7 @@ mod tests {
     /// What the DOM makes of a page: every `a[href]` in tree order and the
     /// first `base[href]`, decoded the way download used to.
     fn dom(page: &Page) -> Links {
-        let text = luntan_extract::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
+        let text = luntan_text::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
         let doc = Html::parse_document(&text);
         let (a, base) = (Selector::parse("a[href]").unwrap(), Selector::parse("base[href]").unwrap());
         let href = |e: scraper::ElementRef| e.value().attr("href").unwrap().to_owned();

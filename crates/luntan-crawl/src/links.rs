@@ -17,7 +17,7 @@ use crate::hrefs;
 /// Decodes a fetched page the way `extract` would, so anchor texts and
 /// titles on GBK or Big5 list pages come out right.
 pub fn decode(site: &Site, body: &[u8], content_type: Option<&str>) -> String {
-    luntan_extract::encoding::detect_and_decode(body, content_type, site.encoding, None).1.text
+    luntan_text::encoding::detect_and_decode(body, content_type, site.encoding, None).1.text
 }
 
 pub(crate) fn anchors() -> &'static Selector {
