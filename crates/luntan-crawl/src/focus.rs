@@ -7,23 +7,15 @@
 //! traditional to simplified, so a Big5 forum's titles match simplified topics.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
-use jieba_rs::Jieba;
 use luntan_core::site::Focus;
+use luntan_text::{fold, jieba};
 use url::Url;
-
-fn jieba() -> &'static Jieba {
-    // Building the dictionary costs ~0.1 s: once per process, and only for
-    // sites that ask for a focus.
-    static J: OnceLock<Jieba> = OnceLock::new();
-    J.get_or_init(Jieba::new)
-}
 
 /// Words of `text` as a term-frequency vector: folded to simplified,
 /// lowercased, punctuation and whitespace dropped.
 fn terms(text: &str) -> HashMap<String, f64> {
-    let folded = fast2s::convert(text).to_lowercase();
+    let folded = fold(text).to_lowercase();
     let mut tf = HashMap::new();
     for tok in jieba().cut(&folded, true) {
         let w = tok.word.trim();
@@ -54,7 +46,7 @@ pub struct Scorer {
 impl Scorer {
     pub fn new(focus: &Focus) -> Scorer {
         let topic = terms(&focus.topics.join(" "));
-        let mut url_words: Vec<String> = focus.topics.iter().chain(&focus.url_words).map(|w| fast2s::convert(w).to_lowercase()).collect();
+        let mut url_words: Vec<String> = focus.topics.iter().chain(&focus.url_words).map(|w| fold(w).to_lowercase()).collect();
         url_words.sort();
         url_words.dedup();
         Scorer { alpha: focus.alpha, threshold: focus.threshold, topic, url_words }
@@ -89,7 +81,7 @@ fn percent_decode(s: &str) -> String {
         out.push(bytes[i]);
         i += 1;
     }
-    fast2s::convert(&String::from_utf8_lossy(&out)).to_lowercase()
+    fold(&String::from_utf8_lossy(&out)).to_lowercase()
 }
 
 #[cfg(test)]

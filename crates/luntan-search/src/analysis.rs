@@ -11,12 +11,12 @@
 //!   string occurs, which jieba cannot promise (it segments `留言` and `留学`
 //!   differently, so `留` alone is often not a token).
 //!
-//! Both fold traditional to simplified (fast2s) on a copy of the text before
-//! segmenting and lowercase, so stored text stays as written while `學習`
-//! and `学习`, `iPhone` and `iphone` meet in the index. The jieba analyzer
-//! drops whitespace/punctuation tokens; the gram analyzer indexes a run of
-//! them as one [`SEPARATOR`] token, which keeps phrases honest. Token
-//! offsets always point into the original text.
+//! Both fold traditional to simplified ([`luntan_text::fold`]) on a copy of
+//! the text before segmenting and lowercase, so stored text stays as written
+//! while `學習` and `学习`, `iPhone` and `iphone` meet in the index. The
+//! jieba analyzer drops whitespace/punctuation tokens; the gram analyzer
+//! indexes a run of them as one [`SEPARATOR`] token, which keeps phrases
+//! honest. Token offsets always point into the original text.
 //!
 //! Latin and digits are whole words in the gram field (`iphone15`), and a
 //! word mixing letters and digits also yields its letter and digit runs at
@@ -32,9 +32,8 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::LazyLock;
 
-use jieba_rs::{Jieba, TokenizeMode};
+use jieba_rs::TokenizeMode;
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// Name under which the jieba analyzer is registered on every index.
@@ -48,12 +47,6 @@ pub const SEPARATOR: &str = " ";
 
 /// Tokens longer than this are noise (URLs, base64) and tantivy would choke on huge ones.
 const MAX_TOKEN_BYTES: usize = 80;
-
-/// jieba's dictionary (about 45 MB, built in about 0.1 s), once per
-/// process. The same dictionary tantivy-jieba builds, segmented the same
-/// way (HMM on); owning it lets a stream keep its own folded text, which
-/// tantivy-jieba's borrowing stream could not.
-static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
 
 /// Text folded to simplified Chinese, with a way back to the original's byte offsets.
 #[derive(Debug, Clone)]
@@ -78,11 +71,12 @@ impl Folded {
     }
 }
 
-/// Traditional → simplified, one char for one char. fast2s maps 3-byte
-/// chars to 3-byte chars today, but nothing in its contract says so, so a
-/// length change is detected and mapped rather than assumed away.
+/// Traditional → simplified ([`luntan_text::fold`]), one char for one char,
+/// with offsets back into `text`. fast2s maps 3-byte chars to 3-byte chars
+/// today, but nothing in its contract says so, so a length change is
+/// detected and mapped rather than assumed away.
 pub fn fold(text: &str) -> Folded {
-    folded_from(text, fast2s::convert(text))
+    folded_from(text, luntan_text::fold(text))
 }
 
 /// `folded` must hold exactly one char per char of `text`.
@@ -270,7 +264,10 @@ impl Tokenizer for ChineseTokenizer {
         let folded = fold_cached(text);
         let base = folded.text.as_ptr() as usize;
         self.spans.clear();
-        self.spans.extend(JIEBA.tokenize(&folded.text, self.mode, true).into_iter().map(|t| {
+        // The dictionary tantivy-jieba builds, segmenting the same way (HMM
+        // on); calling jieba directly lets the stream keep its own folded
+        // text, which tantivy-jieba's borrowing stream could not.
+        self.spans.extend(luntan_text::jieba().tokenize(&folded.text, self.mode, true).into_iter().map(|t| {
             // Where the word lies in the segmented text, as tantivy-jieba computes it.
             let from = t.word.as_ptr() as usize - base;
             Span { from, to: from + t.word.len(), start: t.start, end: t.end }

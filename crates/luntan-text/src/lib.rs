@@ -5,6 +5,9 @@
 //!   ([`encoding::detect`]: site file, BOM, HTTP charset, `<meta>`, the
 //!   site's cached encoding, chardetng; declarations are checked against the
 //!   bytes) and its text, decoded once ([`encoding::detect_and_decode`]).
+//! - [`fold`]: traditional Chinese folded to simplified, the one fold crawl's
+//!   topic scoring and search's analyzers share.
+//! - [`jieba()`]: one jieba dictionary per process, built on first use.
 //!
 //! ```
 //! use luntan_text::encoding::{detect_and_decode, Source};
@@ -15,6 +18,14 @@
 //! // gb2312 is read as its superset, so 镕 (outside GB2312) survives.
 //! assert_eq!((detection.encoding, detection.source), (encoding_rs::GB18030, Source::Meta));
 //! assert_eq!((text.text.as_str(), text.malformed), (html, 0));
+//!
+//! // A traditional title segments like its simplified twin.
+//! let folded = luntan_text::fold("考研複試經驗");
+//! let words: Vec<&str> = luntan_text::jieba().cut(&folded, true).iter().map(|t| t.word).collect();
+//! assert!(words.contains(&"复试"), "{words:?}");
 //! ```
 
+mod chinese;
 pub mod encoding;
+
+pub use chinese::{fold, jieba};
