@@ -261,7 +261,8 @@ impl Fetcher {
     }
 
     /// Shortens the first retry wait (tests against a local server).
-    pub fn with_backoff_base(mut self, base: Duration) -> Fetcher {
+    #[cfg(test)]
+    fn with_backoff_base(mut self, base: Duration) -> Fetcher {
         Arc::get_mut(&mut self.core).expect("a new fetcher is not shared yet").backoff_base = base;
         self
     }
@@ -803,7 +804,7 @@ mod tests {
         assert_eq!(log.len(), 5, "{paths:#?}");
         // A hop that skipped the gate would arrive within a millisecond of
         // the one before; half the delay leaves room for a busy machine's
-        // scheduling (tests/hostile.rs checks the spacing exactly).
+        // scheduling (tests/it/hostile.rs checks the spacing exactly).
         let (gap, a, b) = luntan_fixture::politeness::min_gap(&log).unwrap();
         assert!(gap >= Duration::from_millis(30), "#{} and #{} {gap:?} apart: {paths:#?}", a.seq, b.seq);
         assert!(other.requests().is_empty(), "the other host was contacted: {:?}", other.requests());

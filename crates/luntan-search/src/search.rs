@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -56,18 +55,6 @@ pub enum SortOrder {
     Relevance,
     Newest,
     Oldest,
-}
-
-impl FromStr for SortOrder {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SortOrder, String> {
-        match s {
-            "relevance" => Ok(SortOrder::Relevance),
-            "newest" => Ok(SortOrder::Newest),
-            "oldest" => Ok(SortOrder::Oldest),
-            _ => Err(format!("unknown sort {s:?}: expected relevance, newest or oldest")),
-        }
-    }
 }
 
 /// What to return.
@@ -268,14 +255,6 @@ impl Catalog {
     /// Documents in all indexes.
     pub fn num_docs(&self) -> u64 {
         self.indexes.iter().map(|i| i.reader.searcher().num_docs()).sum()
-    }
-
-    /// Picks up commits made since the catalog was opened.
-    pub fn reload(&self) -> Result<(), SearchError> {
-        for i in &self.indexes {
-            i.reader.reload().map_err(|source| SearchError::Open { path: i.path.clone(), source })?;
-        }
-        Ok(())
     }
 
     /// Parses and runs `query`.

@@ -5,7 +5,7 @@
 //! prints both figures. Links left out are kept with their scores, and a
 //! lower threshold queues them without reading a board page again.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

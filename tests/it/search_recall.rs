@@ -6,7 +6,7 @@
 //! function the index uses (`luntan_search::analysis::normalize`), so a
 //! query in either script stands for both.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -12,7 +12,7 @@
 //! page). Then the ways a real search fails: robots.txt forbidding it, busy
 //! pages, a round cut short by errors, and a 429 with Retry-After.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;

@@ -8,7 +8,7 @@
 //! size, 20,000 threads, runs with `LUNTAN_FULL=1` (or any size with
 //! `LUNTAN_INCREMENTAL_THREADS=N`, per forum); the figures are printed either way.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Bad input gets one clear line naming the file or URL, and the batch goes
 //! on: a broken site file, a dead host, a response that is not HTML.
 
-mod common;
+use crate::common;
 
 use common::{serve_static, Work};
 use luntan_core::ThreadState;

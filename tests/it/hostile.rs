@@ -4,7 +4,7 @@
 //! directory, lying charsets and invalid bytes. Every forum runs on its own
 //! fixture server, so each is its own host with its own request log.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -525,7 +525,7 @@ fn traversal_ids_and_off_host_links_go_nowhere() {
 /// two lines, not the one `path: line N: field: what` line promised.
 #[test]
 fn site_file_error_for_a_bad_selector_is_one_line() {
-    let text = include_str!("../fuzz/corpus/site_file/phpbb.xml").replace(r#"title="h2.topic-title a""#, r#"title="h..topic-title a""#);
+    let text = include_str!("../../fuzz/corpus/site_file/phpbb.xml").replace(r#"title="h2.topic-title a""#, r#"title="h..topic-title a""#);
     assert!(text.contains("h..topic-title"), "the seed changed; adapt the test");
     let e = luntan_core::Site::parse(&text, Path::new("phpbb.xml")).unwrap_err().to_string();
     assert!(e.starts_with("phpbb.xml: line "), "{e}");

@@ -3,7 +3,7 @@
 //! counts, the two scripts in `--json`, and malformed queries. Every
 //! expectation is computed by brute force from the threads themselves.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! index and once split over five per-forum indexes rank and score the
 //! same, because every index scores with statistics summed over all of them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

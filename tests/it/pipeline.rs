@@ -2,7 +2,7 @@
 //! (GBK Discuz!, Big5 phpBB, charset-less UTF-8) crawled by the real stage
 //! binaries into a real SQLite file, real XML files and real tantivy indexes.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -8,7 +8,7 @@
 //! `LUNTAN_CRASH_FULL=1` runs 3 × 1000 threads with 20 kills per stage.
 //! `LUNTAN_CRASH_SEED=N` picks other kill moments.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

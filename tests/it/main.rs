@@ -1,0 +1,15 @@
+//! luntan's integration tests, in one binary so `make test` links once:
+//! each module drives the real stage binaries against the fixture forum
+//! on a loopback port (see `common`).
+
+mod common;
+mod bad_input;
+mod crash;
+mod focus;
+mod hostile;
+mod incremental;
+mod keywords;
+mod pipeline;
+mod search_cli;
+mod search_ranking;
+mod search_recall;
