@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test discover download extract index reindex search status watch bench-search clean-demo
+.PHONY: all build demo test discover download extract index reextract reindex search status watch bench-search clean-demo
 
 all: build
 
@@ -34,6 +34,13 @@ extract: build
 
 index: build
 	$(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) $(SITEARG)
+
+# After a site-file change: extract one forum again from its saved HTML and
+# update its index; no request is sent.
+reextract: build
+	@test -n "$(SITE)" || { echo "make reextract needs SITE=<id>"; exit 2; }
+	$(BIN)/luntan-extract --data $(DATA) --site $(SITE) --again
+	$(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) --site $(SITE)
 
 reindex: build
 	@test -n "$(SITE)" || { echo "make reindex needs SITE=<id>"; exit 2; }

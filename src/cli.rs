@@ -22,6 +22,28 @@ pub struct DataArgs {
     pub site: Option<String>,
 }
 
+/// The flags every stage that moves threads takes, meaning the same in each.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StageArgs {
+    /// No progress bar and no line per thread: only the summary, the
+    /// failures grouped by reason, and errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// First put the threads this stage marked failed back in its queue
+    /// (after fixing what made them fail), then run as usual.
+    #[arg(long)]
+    pub retry_failed: bool,
+}
+
+/// Prints failures grouped by cause (see [`luntan_core::state::group_failures`]),
+/// most frequent first: one line each, with the count and the first threads.
+pub fn report_failures(stage: &str, failures: &[(String, String)]) {
+    for g in luntan_core::state::group_failures(failures.iter().map(|(t, r)| ("", t.as_str(), r.as_str()))) {
+        let n = g.threads;
+        eprintln!("{stage}: {n} {} failed: {} ({})", if n == 1 { "thread" } else { "threads" }, g.cause, g.examples_line());
+    }
+}
+
 /// `--site` is checked when the arguments are parsed: an id names
 /// directories and index files, so `../x` must never reach a stage.
 fn site_id(s: &str) -> Result<String, String> {

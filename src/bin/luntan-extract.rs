@@ -24,16 +24,20 @@ struct Args {
     /// that site file's forced encoding) and exit; touches no state.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     detect: Vec<PathBuf>,
-
-    /// No progress bar and no line per failed thread; just the summary.
-    #[arg(long)]
-    quiet: bool,
+    /// Extract the forum named by --site again from its saved HTML (after a
+    /// site-file change): its extracted, indexed and extract-failed threads go
+    /// back to "saved" first; `luntan-index` then replaces their documents.
+    /// No request is sent.
+    #[arg(long, requires = "site")]
+    again: bool,
+    #[command(flatten)]
+    stage: cli::StageArgs,
 }
 
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
     Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
-    Extract { cfg: ExtractConfig, quiet: bool, bad_site_file: bool },
+    Extract { cfg: ExtractConfig, stage: cli::StageArgs, again: bool, bad_site_file: bool },
 }
 
 fn main() -> ExitCode {
@@ -52,8 +56,8 @@ fn run(args: Args) -> ExitCode {
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
-        Config::Extract { cfg, quiet, bad_site_file } => {
-            extract(&cfg, quiet).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
+        Config::Extract { cfg, stage, again, bad_site_file } => {
+            extract(&cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
         }
     };
     match result {
@@ -88,7 +92,15 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
     if sites.is_empty() && !bad_site_file {
         return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
     }
-    Ok(Config::Extract { cfg: ExtractConfig { site: args.common.site, ..ExtractConfig::new(data, sites) }, quiet: args.quiet, bad_site_file })
+    if args.again && !sites.iter().any(|s| Some(&s.id) == args.common.site.as_ref()) {
+        return Err(vec![format!("--again: no usable site file for --site {}", args.common.site.unwrap_or_default())]);
+    }
+    Ok(Config::Extract {
+        cfg: ExtractConfig { site: args.common.site, ..ExtractConfig::new(data, sites) },
+        stage: args.stage,
+        again: args.again,
+        bad_site_file,
+    })
 }
 
 fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {
@@ -108,7 +120,7 @@ fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Resul
     Ok(code)
 }
 
-fn extract(cfg: &ExtractConfig, quiet: bool) -> anyhow::Result<ExitCode> {
+fn extract(cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::Result<ExitCode> {
     let _lock = StageLock::acquire(cfg.data.root(), Stage::Extract)?;
     for site in &cfg.sites {
         // A killed run may have left XML temp files; nothing refers to them.
@@ -117,28 +129,50 @@ fn extract(cfg: &ExtractConfig, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     let db = cfg.data.db_path();
     let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
-    let bar = if quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };
+    if stage.retry_failed || again {
+        let n = store.retry_failed(cfg.site.as_deref(), Some(Stage::Extract))?;
+        if n > 0 {
+            eprintln!("luntan-extract: {n} threads that failed at extract are back in the queue");
+        }
+    }
+    if again {
+        let site = cfg.site.as_deref().expect("--again requires --site");
+        let n = requeue(&store, site)?;
+        eprintln!("luntan-extract: {n} threads of {site} to extract again from their saved HTML");
+    }
+    let bar = if stage.quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };
     let stop = cli::stop_on_ctrl_c("luntan-extract");
     let cfg = &ExtractConfig { stop: Some(stop), ..cfg.clone() };
     let bytes = std::sync::atomic::AtomicU64::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
     let summary = luntan_extract::run(cfg, &mut store, |p| match p {
         Progress::Start { total } => bar.set_length(total as u64),
         Progress::Thread { bytes: b } => {
             bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed);
             bar.inc(1);
         }
-        Progress::Failed { row, reason } if !quiet => {
-            let line = format!("failed {}/{}: {reason}", row.site, row.thread);
-            if bar.is_hidden() {
-                eprintln!("{line}");
-            } else {
-                bar.println(line);
-            }
-        }
-        Progress::Failed { .. } => {}
+        Progress::Failed { row, reason } => failures.lock().unwrap_or_else(|p| p.into_inner()).push((format!("{}/{}", row.site, row.thread), reason.to_owned())),
     });
     bar.finish_and_clear();
+    // One line per cause, however many threads it hit.
+    cli::report_failures("luntan-extract", &failures.into_inner().unwrap_or_else(|p| p.into_inner()));
     let summary = summary?;
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Moves a forum's extracted and indexed threads back to `Saved`, in one
+/// transaction, so the next extract reads their HTML again.
+fn requeue(store: &Store, site: &str) -> anyhow::Result<usize> {
+    use luntan_core::ThreadState;
+    let n = store.batch(|store| -> anyhow::Result<usize> {
+        let mut n = 0;
+        for from in [ThreadState::Extracted, ThreadState::Indexed] {
+            for row in store.threads(Some(site), from)? {
+                n += usize::from(store.transition(site, &row.thread, from, ThreadState::Saved, &Default::default())?);
+            }
+        }
+        Ok(n)
+    })?;
+    Ok(n)
 }

@@ -83,8 +83,9 @@ fn run(args: Args) -> ExitCode {
                 println!("  {} keyword {:?}: the last round kept the record after an error: {e}", c.site, k.keyword);
             }
         }
-        for (stage, reason, n) in &c.failures {
-            println!("  {} failed at {stage} ×{n}: {reason}", c.site);
+        // One line per cause: a wrong selector fails every thread the same way.
+        for g in &c.failures {
+            println!("  {} failed at {} ×{}: {} ({})", c.site, g.stage, g.threads, g.cause, g.examples_line());
         }
     }
     ExitCode::SUCCESS

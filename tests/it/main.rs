@@ -10,6 +10,7 @@ mod hostile;
 mod incremental;
 mod keywords;
 mod pipeline;
+mod recovery;
 mod search_cli;
 mod search_ranking;
 mod search_recall;

@@ -73,6 +73,16 @@ pub fn index_path(index_dir: &Path, site: &str) -> PathBuf {
     index_dir.join(format!("{site}.index"))
 }
 
+/// Whether an I/O error is this machine's fault rather than the thread's: a
+/// full disk or quota, a read-only file system, a permission. A stage meeting
+/// one stops with one line and marks no thread failed, since retrying the
+/// thread would fail the same way until someone frees space or fixes the
+/// permissions, and the forum is not to blame.
+pub fn is_local_fault(e: &io::Error) -> bool {
+    use io::ErrorKind::*;
+    matches!(e.kind(), StorageFull | QuotaExceeded | ReadOnlyFilesystem | PermissionDenied | FileTooLarge)
+}
+
 /// Writes `bytes` to `path` so that the file appears whole or not at all:
 /// write a temporary sibling, fsync it, rename it over `path`, fsync the
 /// directory. Creates missing parent directories.
@@ -138,6 +148,14 @@ pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn full_disks_and_permissions_are_local_faults_a_missing_file_is_not() {
+        assert!(is_local_fault(&io::Error::from_raw_os_error(28)), "ENOSPC");
+        assert!(is_local_fault(&io::Error::from(io::ErrorKind::PermissionDenied)));
+        assert!(!is_local_fault(&io::Error::from(io::ErrorKind::NotFound)));
+        assert!(!is_local_fault(&io::Error::from(io::ErrorKind::InvalidData)));
+    }
 
     #[test]
     fn paths_follow_the_three_level_layout() {

@@ -147,6 +147,65 @@ impl ThreadState {
     }
 }
 
+/// What a failure reason says apart from which thread it was: the reason
+/// without a leading path, URL or `thread site/id` (`data/…/article7.html: no
+/// posts found` → `no posts found`), so that one cause shows as one line
+/// however many threads it hit.
+pub fn failure_cause(reason: &str) -> &str {
+    let rest = reason.strip_prefix("thread ").unwrap_or(reason);
+    // A URL's own colon (`http://`) is not the separator.
+    let skip = rest.find("://").map_or(0, |i| i + 3);
+    match rest[skip..].find(": ").map(|i| i + skip) {
+        Some(i) if rest[..i].contains('/') && !rest[..i].contains(' ') => &rest[i + 2..],
+        _ => reason,
+    }
+}
+
+/// Failures that share a stage and a [`failure_cause`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FailureGroup {
+    pub stage: String,
+    pub cause: String,
+    pub threads: usize,
+    /// The first few threads (`site/id`) it hit.
+    pub examples: Vec<String>,
+}
+
+impl FailureGroup {
+    /// `dz/1, dz/2, dz/3 and 120 more`.
+    pub fn examples_line(&self) -> String {
+        let mut out = self.examples.join(", ");
+        if self.threads > self.examples.len() {
+            out.push_str(&format!(" and {} more", self.threads - self.examples.len()));
+        }
+        out
+    }
+}
+
+/// Groups `(stage, thread, reason)` failures by stage and cause, most
+/// frequent first, keeping three examples each.
+pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Vec<FailureGroup> {
+    let mut groups: Vec<FailureGroup> = Vec::new();
+    for (stage, thread, reason) in failures {
+        let cause = failure_cause(reason);
+        let i = match groups.iter().position(|g| g.stage == stage && g.cause == cause) {
+            Some(i) => i,
+            None => {
+                groups.push(FailureGroup { stage: stage.to_owned(), cause: cause.to_owned(), ..Default::default() });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        g.threads += 1;
+        if g.examples.len() < 3 {
+            g.examples.push(thread.to_owned());
+        }
+    }
+    // Stable: equal counts keep the order they were met in.
+    groups.sort_by(|a, b| b.threads.cmp(&a.threads));
+    groups
+}
+
 impl fmt::Display for ThreadState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -179,6 +238,24 @@ mod tests {
             assert!(st.input().can_become(st.output()), "{st}");
             assert!(st.input().can_become(ThreadState::Failed), "{st}");
         }
+    }
+
+    #[test]
+    fn failure_causes_drop_the_thread_they_name() {
+        assert_eq!(failure_cause("data/pages/dz/board2/board2_20261130/article7.html: no posts found (x?)"), "no posts found (x?)");
+        assert_eq!(failure_cause("http://h:8/dz/forum.php?mod=viewthread&tid=7: HTTP 404"), "HTTP 404");
+        assert_eq!(failure_cause("thread dz/7: board id is empty"), "board id is empty");
+        assert_eq!(failure_cause("disallowed by robots.txt"), "disallowed by robots.txt");
+        assert_eq!(failure_cause("no posts: see x/y"), "no posts: see x/y", "a sentence before the colon is kept");
+    }
+
+    #[test]
+    fn failures_group_by_stage_and_cause_most_frequent_first() {
+        let f = [("extract", "dz/1", "a/1.html: no posts"), ("download", "dz/2", "http://h/2: HTTP 404"), ("extract", "dz/3", "a/3.html: no posts"), ("extract", "dz/4", "a/4.html: no posts"), ("extract", "dz/5", "a/5.html: no posts")];
+        let g = group_failures(f);
+        assert_eq!((g[0].stage.as_str(), g[0].cause.as_str(), g[0].threads), ("extract", "no posts", 4));
+        assert_eq!(g[0].examples_line(), "dz/1, dz/3, dz/4 and 1 more");
+        assert_eq!((g[1].cause.as_str(), g[1].threads), ("HTTP 404", 1));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::site::Site;
-use crate::state::{Stage, ThreadState};
+use crate::state::{FailureGroup, Stage, ThreadState};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -247,8 +247,8 @@ pub struct SiteCounts {
     pub extracted: i64,
     pub indexed: i64,
     pub failed: i64,
-    /// The most common failure reasons, with counts.
-    pub failures: Vec<(String, String, i64)>,
+    /// Failed threads grouped by stage and cause, most frequent first.
+    pub failures: Vec<FailureGroup>,
     /// The last discover round, if any.
     pub last_round: Option<RoundRecord>,
     /// Thread links a topic focus left out, and the best-scoring few of them.
@@ -924,21 +924,18 @@ impl Store {
         }
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT site, COALESCE(fail_stage, '?'), COALESCE(fail_reason, '?'), count(*) AS n FROM threads
-                 WHERE state = -1 GROUP BY site, fail_stage, fail_reason ORDER BY site, n DESC",
-            )
+            .prepare("SELECT site, COALESCE(fail_stage, '?'), thread, COALESCE(fail_reason, '?') FROM threads WHERE state = -1 ORDER BY site, rowid")
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?)))
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
-        for (site, stage, reason, n) in rows {
-            if let Some(c) = out.iter_mut().find(|c| c.site == site) {
-                if c.failures.len() < 5 {
-                    c.failures.push((stage, reason, n));
-                }
+        for c in &mut out {
+            let mine = rows.iter().filter(|r| r.0 == c.site).map(|(_, stage, thread, reason)| (stage.as_str(), thread.as_str(), reason.as_str()));
+            c.failures = crate::state::group_failures(mine);
+            for g in &mut c.failures {
+                g.examples.iter_mut().for_each(|t| *t = format!("{}/{t}", c.site));
             }
         }
         for c in &mut out {
@@ -1157,7 +1154,7 @@ mod tests {
         assert_eq!((row.state, row.save_date.as_deref(), row.pages), (ThreadState::Saved, Some("20261130"), Some(2)));
         assert!(s.fail("dz", "1", ThreadState::Saved, Stage::Extract, "no posts").unwrap());
         let c = &s.counts().unwrap()[0];
-        assert_eq!((c.failed, c.failures[0].2), (1, 1));
+        assert_eq!((c.failed, c.failures[0].threads), (1, 1));
         assert_eq!(s.retry_failed(None, None).unwrap(), 1);
         assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
         assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);

@@ -71,4 +71,17 @@ pub enum ExtractError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// A local fault (a full disk, a permission) stopped the run.
+    #[error("{0}; stopped: this machine's fault, not the forum's, so no thread was marked failed (run extract again once it is fixed)")]
+    Local(Box<ExtractError>),
+}
+
+impl ExtractError {
+    /// Whether the error is this machine's (see [`luntan_core::layout::is_local_fault`]).
+    pub fn is_local(&self) -> bool {
+        match self {
+            ExtractError::Read { source, .. } | ExtractError::Write { source, .. } => luntan_core::layout::is_local_fault(source),
+            _ => false,
+        }
+    }
 }

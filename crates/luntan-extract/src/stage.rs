@@ -108,8 +108,9 @@ struct Written {
 /// so a row is `Extracted` only once its file is durable. While one chunk's
 /// rows move, the next chunk is already being extracted: both sides mostly
 /// wait on fsync. A thread that cannot be extracted is marked failed with a
-/// one-line reason naming the file, and the batch goes on. Only store errors
-/// stop the run.
+/// one-line reason naming the file, and the batch goes on. Store errors and
+/// local faults (a full disk: [`ExtractError::Local`]) stop the run, after
+/// the rows whose files are durable have moved; no thread is failed for them.
 ///
 /// The first confident encoding detection per site is cached with
 /// [`Store::set_site_encoding`] and helps later pages that declare nothing.
@@ -165,12 +166,14 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
             let worker = chunk.map(|c| s.spawn(|| extract_chunk(c, &known)));
             let settled = match pending.take() {
                 Some((done, results)) => settle(store, done, results, &mut summary, &mut cache, &progress),
-                None => Ok(()),
+                None => Ok(None),
             };
             let fresh = worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
             (fresh, settled)
         });
-        settled?;
+        if let Some(local) = settled? {
+            return Err(ExtractError::Local(Box::new(local)));
+        }
         pending = chunk.zip(fresh);
         if chunk.is_none() {
             break;
@@ -197,7 +200,7 @@ fn settle(
     summary: &mut ExtractSummary,
     cache: &mut SiteCache,
     progress: &impl Fn(Progress),
-) -> Result<(), ExtractError> {
+) -> Result<Option<ExtractError>, ExtractError> {
     // The chunk's XML files are already durable; its rows move in one commit.
     store.batch(|store| settle_rows(store, chunk, results, summary, cache, progress))
 }
@@ -209,7 +212,8 @@ fn settle_rows(
     summary: &mut ExtractSummary,
     cache: &mut SiteCache,
     progress: &impl Fn(Progress),
-) -> Result<(), ExtractError> {
+) -> Result<Option<ExtractError>, ExtractError> {
+    let mut local = None;
     for (row, result) in chunk.iter().zip(results) {
         match result {
             Ok(w) => {
@@ -233,6 +237,10 @@ fn settle_rows(
                     }
                 }
             }
+            Err(e) if e.is_local() => {
+                // The row stays `Saved`: the next run, with space, takes it.
+                local.get_or_insert(e);
+            }
             Err(e) => {
                 let reason = one_line(&e.to_string());
                 if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
@@ -244,7 +252,7 @@ fn settle_rows(
             }
         }
     }
-    Ok(())
+    Ok(local)
 }
 
 fn one_line(s: &str) -> String {
