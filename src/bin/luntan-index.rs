@@ -29,9 +29,8 @@ struct Args {
     /// Commit (and mark rows indexed) every N threads, besides once per forum.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
     commit_every: u64,
-    /// No progress bar.
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    stage: cli::StageArgs,
 }
 
 fn main() -> ExitCode {
@@ -61,7 +60,7 @@ fn index(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.index_dir).with_context(|| format!("{}", args.index_dir.display()))?;
     analysis::warm_up();
 
-    let bar = if args.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(0, "index") };
+    let bar = if args.stage.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(0, "index") };
     let mut progress = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
@@ -79,15 +78,17 @@ fn index(args: Args) -> anyhow::Result<()> {
             bail!("{}: no crawl database (run the earlier stages, or use --rebuild)", data.db_path().display());
         }
         let mut store = Store::open(&data.db_path())?;
+        if args.stage.retry_failed {
+            let n = store.retry_failed(args.common.site.as_deref(), Some(Stage::Index))?;
+            if n > 0 {
+                eprintln!("luntan-index: {n} threads that failed at index are back in the queue");
+            }
+        }
         index_threads(&data, &mut store, &args.index_dir, args.common.site.as_deref(), &opts, &mut progress)?
     };
     bar.finish_and_clear();
-    for f in report.failures.iter().take(20) {
-        eprintln!("failed {}/{}: {}", f.site, f.thread, f.reason);
-    }
-    if report.failures.len() > 20 {
-        eprintln!("… and {} more failures (see luntan-status)", report.failures.len() - 20);
-    }
+    let failures: Vec<(String, String)> = report.failures.iter().map(|f| (format!("{}/{}", f.site, f.thread), f.reason.clone())).collect();
+    cli::report_failures("luntan-index", &failures);
     println!("{}", report.summary());
     Ok(())
 }
