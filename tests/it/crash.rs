@@ -309,19 +309,31 @@ fn every_stage_killed_at_random_moments_ends_as_an_uninterrupted_run() {
     eprintln!("crash test, seed {}, {} threads per forum:\n{}", seed(), scale.threads, report.join("\n"));
 
     // The same end state as the uninterrupted run.
-    assert_eq!(rows(&crashed), ref_rows, "rows differ from the uninterrupted run");
+    let got_rows = rows(&crashed);
+    let row_diffs: Vec<String> = ref_rows
+        .keys()
+        .chain(got_rows.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| got_rows.get(*k) != ref_rows.get(*k))
+        .map(|k| format!("{}/{}: {:?} after the kills, {:?} uninterrupted", k.0, k.1, got_rows.get(k), ref_rows.get(k)))
+        .collect();
+    assert!(row_diffs.is_empty(), "after every stage: {} thread rows differ from the uninterrupted run (invariant: same rows), e.g. {:#?}", row_diffs.len(), &row_diffs[..row_diffs.len().min(8)]);
     let got = snapshot(&crashed.data());
     let pages = |m: &BTreeMap<PathBuf, Vec<u8>>| -> BTreeMap<PathBuf, Vec<u8>> { m.iter().filter(|(p, _)| p.starts_with("pages")).map(|(p, b)| (p.clone(), b.clone())).collect() };
     let (got_pages, want_pages) = (pages(&got), pages(&ref_files));
     let differ: Vec<_> = got_pages.keys().chain(want_pages.keys()).filter(|p| got_pages.get(*p) != want_pages.get(*p)).collect();
     assert!(differ.is_empty(), "{} HTML/XML files differ from the uninterrupted run, e.g. {:?}", differ.len(), &differ[..differ.len().min(5)]);
     let keys = index_keys(&crashed.index());
-    assert_eq!(keys, index_keys(&reference.index()), "indexed threads differ");
-    assert_eq!(keys.len(), indexed, "index document count ≠ indexed threads");
+    let ref_keys = index_keys(&reference.index());
+    let missing: Vec<&String> = ref_keys.iter().filter(|k| !keys.contains(k)).collect();
+    let extra: Vec<&String> = keys.iter().filter(|k| !ref_keys.contains(k)).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "index: threads missing from the index after the kills {missing:?}, threads there that the uninterrupted run did not index {extra:?} (invariant: same documents)");
+    assert_eq!(keys.len(), indexed, "index: {} documents for {indexed} indexed rows (invariant: each indexed thread once)", keys.len());
     assert_eq!(luntan_search::Catalog::open(&crashed.index()).unwrap().num_docs() as usize, indexed);
     assert_eq!(assert_every_xml_parses(&crashed.data()), indexed);
     let temps = temp_files(crashed.dir.path());
-    assert!(temps.is_empty(), "temporary files left: {temps:?}");
+    assert!(temps.is_empty(), "after every stage: temporary files left (invariant: a finished run leaves none): {temps:?}");
 }
 
 /// Discover with the site's default early stop (`stop-after` known rows in a
