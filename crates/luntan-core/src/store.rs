@@ -67,14 +67,7 @@ CREATE TABLE IF NOT EXISTS rounds (
     boards_skipped INTEGER NOT NULL,
     new_threads   INTEGER NOT NULL,
     updated_threads INTEGER NOT NULL,
-    errors        INTEGER NOT NULL,
-    error         TEXT                       -- the round's first error; the record was left as it was
-);
-CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
-    site          TEXT NOT NULL,
-    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
-    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
-    PRIMARY KEY (site, account)
+    errors        INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS threads (
     site          TEXT NOT NULL,
