@@ -21,7 +21,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
-use crate::model::{Fixture, ForumKind, ForumModel, ThreadMeta};
+use crate::kind::ForumKind;
+use crate::model::{Fixture, ForumModel, ThreadMeta};
 use crate::server::FixtureServer;
 use crate::text::{civil, hash_str, rng};
 

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::ForumKind;
+use crate::kind::ForumKind;
 use crate::text::{hash_str, mix};
 
 /// A fault that a retry gets past.

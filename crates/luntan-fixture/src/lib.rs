@@ -57,6 +57,7 @@
 mod corpus;
 pub mod growth;
 pub mod hostile;
+mod kind;
 mod model;
 mod pages;
 pub mod search;
@@ -67,7 +68,8 @@ mod text;
 pub mod topics;
 
 pub use hostile::{Hostility, PermanentFault, TransientFault};
-pub use model::{BoardTruth, Fixture, FixtureConfig, ForumKind, ForumTruth, PostTruth, ThreadTruth, Truth};
+pub use kind::ForumKind;
+pub use model::{BoardTruth, Fixture, FixtureConfig, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{site_file, write_site_files};

@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::hostile;
-use crate::model::{BoardMeta, Fixture, ForumKind, ForumModel, Post, ThreadMeta};
+use crate::kind::ForumKind;
+use crate::model::{BoardMeta, Fixture, ForumModel, Post, ThreadMeta};
 use crate::text::{civil, esc_into, percent_decode};
 
 /// A response the fixture produces for one request.

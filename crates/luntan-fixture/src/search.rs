@@ -34,7 +34,8 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
 use crate::growth::SearchMode;
-use crate::model::{Fixture, ForumKind};
+use crate::kind::ForumKind;
+use crate::model::Fixture;
 use crate::server::FixtureServer;
 use crate::text::{civil, esc_into, hash_str, mix, percent_decode};
 

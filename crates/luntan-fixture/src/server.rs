@@ -27,7 +27,8 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::hostile::{padding, request_key, PermanentFault, TransientFault};
-use crate::model::{Fixture, FixtureConfig, ForumKind, Truth};
+use crate::kind::ForumKind;
+use crate::model::{Fixture, FixtureConfig, Truth};
 use crate::text::hash_str;
 
 /// One request the server received.

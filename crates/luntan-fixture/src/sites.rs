@@ -4,7 +4,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::model::{FixtureConfig, ForumKind};
+use crate::kind::ForumKind;
+use crate::model::FixtureConfig;
 
 /// The link patterns and selectors of one forum, as written into its site file.
 struct Rules {

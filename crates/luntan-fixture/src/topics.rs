@@ -8,7 +8,8 @@
 //! ([`crate::ThreadTruth::on_topic`]), so a crawl's recall can be measured.
 
 use crate::corpus::{self, Script};
-use crate::model::{Fixture, ForumKind};
+use crate::kind::ForumKind;
+use crate::model::Fixture;
 use crate::text::{hash_str, rng};
 
 /// Where the topic lives and how clearly titles show it.
