@@ -21,66 +21,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
+// Their home before the config module; kept so these paths still resolve.
+pub use crate::config::{Activity, SearchMode};
 use crate::kind::ForumKind;
 use crate::model::{Fixture, ForumModel, ThreadMeta};
 use crate::server::FixtureServer;
 use crate::text::{civil, hash_str, rng};
-
-/// What users do while the server runs (all off by default).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Activity {
-    /// Posts added per second by a background task while serving: a new
-    /// thread one time in four, else a reply to a random live thread.
-    pub posts_per_sec: f64,
-    /// Forum accounts as (user, password). When there are any, the search
-    /// endpoints answer only requests carrying a logged-in account's cookie.
-    pub accounts: Vec<(String, String)>,
-    /// How long one search takes the server (forum search is slow; it also
-    /// makes two requests of one account overlap visibly if a crawler shares it).
-    pub search_latency: Duration,
-    /// How the search endpoints behave.
-    pub search_mode: SearchMode,
-    /// [`SearchMode::SearchId`]: least time between two searches one user
-    /// (an account, or all guests together) may start; a search sooner gets
-    /// `200 OK` with a "try again" message and no results, as Discuz! does.
-    pub search_interval: Duration,
-    /// [`SearchMode::SearchId`]: robots.txt disallows the search URLs unless
-    /// this is set (stock Discuz! disallows `search.php`).
-    pub robots_allow_search: bool,
-    /// Every Nth search request (counted over all forums; 0 for never) is
-    /// answered `429 Too Many Requests` with [`Activity::search_retry_after`].
-    pub search_throttle_every: u32,
-    pub search_retry_after: Duration,
-}
-
-/// How a forum's search answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SearchMode {
-    /// Every result page is its own URL with a page number, answered at once.
-    #[default]
-    Ideal,
-    /// As Discuz! X3.5: a search answers `302` to a result set named by a
-    /// search id (frozen at that moment), pages go through that id and a
-    /// "下一页" link, result links carry `&highlight=`, new searches are
-    /// limited per user by [`Activity::search_interval`], and robots.txt
-    /// disallows search unless [`Activity::robots_allow_search`].
-    SearchId,
-}
-
-impl Default for Activity {
-    fn default() -> Self {
-        Activity {
-            posts_per_sec: 0.0,
-            accounts: Vec::new(),
-            search_latency: Duration::ZERO,
-            search_mode: SearchMode::Ideal,
-            search_interval: Duration::from_secs(10),
-            robots_allow_search: false,
-            search_throttle_every: 0,
-            search_retry_after: Duration::from_secs(1),
-        }
-    }
-}
 
 /// One change made to the forums.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -414,7 +360,7 @@ pub(crate) fn spawn_arrivals(fixture: Arc<Fixture>, mut stopping: tokio::sync::w
 /// Site-file elements for what this module and its siblings add: the
 /// forum's search, its accounts (login forms and cookies alternating, so
 /// both kinds are exercised) and, with topics, a `<focus>`.
-pub(crate) fn site_file_extras(cfg: &crate::FixtureConfig, kind: ForumKind, base: &str) -> String {
+pub(crate) fn site_file_extras(cfg: &crate::config::FixtureConfig, kind: ForumKind, base: &str) -> String {
     use std::fmt::Write as _;
     let base = base.trim_end_matches('/');
     let mut out = String::new();
@@ -427,12 +373,12 @@ pub(crate) fn site_file_extras(cfg: &crate::FixtureConfig, kind: ForumKind, base
         ForumKind::Bbs => ("li.result", "time.posted", "utf-8"),
     };
     match cfg.activity.search_mode {
-        crate::growth::SearchMode::Ideal => {
+        SearchMode::Ideal => {
             // The template with placeholders, built from a real search path.
             let template = Fixture::search_path(kind, "KW", 7).replace("=KW", "={keyword}").replace("page=7", "page={page}");
             let _ = writeln!(out, "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\">\n    <url><![CDATA[{base}{template}]]></url>\n  </search>");
         }
-        crate::growth::SearchMode::SearchId => {
+        SearchMode::SearchId => {
             let start = crate::search::search_start_path(kind, "KW").replace("=KW", "={keyword}");
             // Discuz!'s wording is given; the others rely on luntan's default.
             let empty = if kind == ForumKind::Discuz { "\n    <empty selector=\"p.emp\">没有找到匹配结果</empty>" } else { "" };
@@ -471,7 +417,7 @@ mod tests {
     use std::net::{SocketAddr, TcpStream};
 
     use super::*;
-    use crate::model::FixtureConfig;
+    use crate::config::FixtureConfig;
 
     fn cfg() -> FixtureConfig {
         FixtureConfig { threads: 150, boards: 3, ..FixtureConfig::default() }

@@ -54,6 +54,7 @@
 //! The `luntan-fixture` binary does the same from the command line (`serve`,
 //! `truth`, `sites`).
 
+mod config;
 mod corpus;
 pub mod growth;
 pub mod hostile;
@@ -69,11 +70,12 @@ pub mod topics;
 
 pub use hostile::{Hostility, PermanentFault, TransientFault};
 pub use kind::ForumKind;
-pub use model::{BoardTruth, Fixture, FixtureConfig, ForumTruth, PostTruth, ThreadTruth, Truth};
+pub use config::{Activity, FixtureConfig, SearchMode};
+pub use model::{BoardTruth, Fixture, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{site_file, write_site_files};
-pub use growth::{Activity, Arrivals, Change, ChangeKind, SearchMode};
+pub use growth::{Arrivals, Change, ChangeKind};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use topics::Topics;
 

@@ -3,57 +3,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
-use crate::hostile::{request_key, Hostility, PermanentFault};
+use crate::config::FixtureConfig;
+use crate::hostile::{request_key, PermanentFault};
 use crate::kind::ForumKind;
 use crate::text::{civil, hash_str, minutes_of, percent_encode, rng};
-
-/// What to generate and how the server behaves.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FixtureConfig {
-    /// Everything on every page follows from this.
-    pub seed: u64,
-    /// Threads per forum.
-    pub threads: usize,
-    /// Boards per forum (at least 1; more than 64 are capped).
-    pub boards: usize,
-    /// Which forums to serve (each at most once; order is kept in the truth).
-    pub forums: Vec<ForumKind>,
-    /// Added before every response, so concurrency limits become observable.
-    pub latency: Duration,
-    /// Share (0–100) of page URLs that answer `503` to their first request
-    /// and normally afterwards, for retry tests. Which URLs is deterministic.
-    pub flaky_percent: u8,
-    /// Gzip pages for clients that send `Accept-Encoding: gzip`.
-    pub gzip: bool,
-    /// Faults and traps ([`Hostility::default`]: none).
-    pub hostility: Hostility,
-    /// Topic-labelled boards for focused crawling (`None`: no topic).
-    pub topics: Option<crate::topics::Topics>,
-    /// Posts arriving while serving, accounts, search speed.
-    pub activity: crate::growth::Activity,
-}
-
-impl Default for FixtureConfig {
-    fn default() -> Self {
-        FixtureConfig {
-            seed: 1,
-            threads: 300,
-            boards: 4,
-            forums: ForumKind::ALL.to_vec(),
-            latency: Duration::ZERO,
-            flaky_percent: 0,
-            gzip: true,
-            hostility: Hostility::default(),
-            topics: None,
-            activity: crate::growth::Activity::default(),
-        }
-    }
-}
 
 /// Per-thread metadata, kept small because `--threads 100000` builds it three times.
 #[derive(Debug, Clone)]
@@ -533,6 +490,8 @@ pub struct PostTruth {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

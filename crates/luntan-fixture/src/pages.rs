@@ -114,7 +114,7 @@ impl Fixture {
             }
         }
         let a = &self.config().activity;
-        if a.search_mode == crate::growth::SearchMode::SearchId && !a.robots_allow_search {
+        if a.search_mode == crate::config::SearchMode::SearchId && !a.robots_allow_search {
             // Stock Discuz! keeps crawlers out of its search.
             out.push_str("Disallow: /dz/search.php\nDisallow: /phpbb/search.php\nDisallow: /bbs/find\n");
         }

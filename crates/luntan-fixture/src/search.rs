@@ -33,7 +33,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
-use crate::growth::SearchMode;
+use crate::config::SearchMode;
 use crate::kind::ForumKind;
 use crate::model::Fixture;
 use crate::server::FixtureServer;
@@ -255,7 +255,7 @@ fn result(kind: ForumKind, h: Hit) -> SearchResult {
 }
 
 /// The cookie (`name=value`) a login as `user` sets.
-pub(crate) fn cookie_for(cfg: &crate::FixtureConfig, user: &str, password: &str) -> String {
+pub(crate) fn cookie_for(cfg: &crate::config::FixtureConfig, user: &str, password: &str) -> String {
     format!("{AUTH_COOKIE}={}", token(cfg.seed, user, password))
 }
 
@@ -553,7 +553,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::FixtureConfig;
+    use crate::config::FixtureConfig;
 
     #[test]
     fn search_lists_matching_posts_newest_first_and_sees_new_ones() {

@@ -28,7 +28,8 @@ use tokio::task::JoinHandle;
 
 use crate::hostile::{padding, request_key, PermanentFault, TransientFault};
 use crate::kind::ForumKind;
-use crate::model::{Fixture, FixtureConfig, Truth};
+use crate::config::FixtureConfig;
+use crate::model::{Fixture, Truth};
 use crate::text::hash_str;
 
 /// One request the server received.

@@ -5,7 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::kind::ForumKind;
-use crate::model::FixtureConfig;
+use crate::config::FixtureConfig;
 
 /// The link patterns and selectors of one forum, as written into its site file.
 struct Rules {
@@ -109,7 +109,7 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
         board_page = r.board_page,
         // Discuz!'s search adds `&highlight=` to thread links: the pattern
         // stops at the id and luntan drops what follows.
-        thread = if kind == ForumKind::Discuz && cfg.activity.search_mode == crate::growth::SearchMode::SearchId {
+        thread = if kind == ForumKind::Discuz && cfg.activity.search_mode == crate::config::SearchMode::SearchId {
             r"/dz/forum\.php\?mod=viewthread&tid={thread}(?:&|$)"
         } else {
             r.thread

@@ -179,7 +179,7 @@ fn label_thread(fx: &mut Fixture, fi: usize, ti: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::FixtureConfig;
+    use crate::config::FixtureConfig;
 
     #[test]
     fn topic_boards_hold_most_on_topic_threads_and_titles_show_it() {
