@@ -198,7 +198,7 @@ impl Fixture {
         let idx = (f.threads.len() - 1) as u32;
         f.boards[board].order.insert(0, idx);
         let board_id = f.boards[board].id.clone();
-        crate::topics::label_new_thread(self, fi, idx as usize);
+        self.label_thread(fi, idx as usize);
         self.growth.added.push(Added { kind, tid, floor: 1 });
         Some(Change { site: kind.site_id().into(), board: board_id, thread: tid.to_string(), kind: ChangeKind::NewThread, floor: 1, time: civil(time).iso() })
     }

@@ -11,6 +11,7 @@ use crate::config::FixtureConfig;
 use crate::hostile::{request_key, PermanentFault};
 use crate::kind::ForumKind;
 use crate::text::{civil, hash_str, minutes_of, percent_encode, rng};
+use crate::topics;
 
 /// Per-thread metadata, kept small because `--threads 100000` builds it three times.
 #[derive(Debug, Clone)]
@@ -104,6 +105,32 @@ impl Fixture {
                 let t = f.thread(tid).expect("assigned from this forum's threads");
                 self.fault_pages.insert(request_key(&f.thread_path(t, fault.page())), fault);
             }
+        }
+    }
+
+    /// Labels every thread and rewrites on-topic titles (a no-op without
+    /// [`FixtureConfig::topics`]).
+    fn apply_topics(&mut self) {
+        for fi in 0..self.forums.len() {
+            for ti in 0..self.forums[fi].threads.len() {
+                self.label_thread(fi, ti);
+            }
+        }
+    }
+
+    /// Labels (and perhaps retitles) thread `ti` of forum `fi`; also for
+    /// threads added while serving.
+    pub(crate) fn label_thread(&mut self, fi: usize, ti: usize) {
+        let Some(topics) = &self.cfg.topics else { return };
+        let f = &mut self.forums[fi];
+        let kind = f.kind;
+        let t = &mut f.threads[ti];
+        let (title, on_topic) = topics::label_thread(topics, self.cfg.seed, kind, t.tid, t.board as usize, &t.title);
+        if let Some(title) = title {
+            t.title = title;
+        }
+        if on_topic {
+            self.growth.on_topic.insert((kind, t.tid));
         }
     }
 
@@ -572,5 +599,31 @@ mod tests {
         assert!(fx.max_board_pages(ForumKind::Discuz) > 1000);
         let t = fx.thread_truth(ForumKind::Phpbb, &fx.forums[1].threads[99_999].tid.to_string()).unwrap();
         assert_eq!(t.thread, fx.forums[1].threads[99_999].tid.to_string());
+    }
+
+    #[test]
+    fn topic_boards_hold_most_on_topic_threads_and_titles_show_it() {
+        use crate::topics::{Topics, TOPIC_WORDS, WORDS_T};
+        let cfg = FixtureConfig { threads: 2000, boards: 4, topics: Some(Topics::default()), ..FixtureConfig::default() };
+        let truth = Fixture::new(cfg).truth();
+        for f in &truth.forums {
+            let on: Vec<_> = f.threads.iter().filter(|t| t.on_topic).collect();
+            let share = on.len() as f64 / f.threads.len() as f64;
+            assert!((0.15..0.35).contains(&share), "{}: {share}", f.site);
+            let words: &[&str] = if f.site == "phpbb" { WORDS_T } else { TOPIC_WORDS };
+            let has_word = |s: &str| words.iter().any(|w| s.contains(w));
+            assert!(on.iter().all(|t| has_word(&t.title)), "{}: an on-topic title without a topic word", f.site);
+            let off_with_word = f.threads.iter().filter(|t| !t.on_topic && has_word(&t.title)).count();
+            assert!(off_with_word > 0 && off_with_word < f.threads.len() / 10, "{}: {off_with_word} passing mentions", f.site);
+            let home = &f.boards[0].threads;
+            let home_on = home.iter().filter(|id| on.iter().any(|t| &t.thread == *id)).count();
+            assert!(home_on as f64 > 0.7 * home.len() as f64, "{}: the topic board is mostly on topic", f.site);
+        }
+    }
+
+    #[test]
+    fn without_topics_nothing_changes() {
+        let plain = Fixture::new(FixtureConfig { threads: 80, ..FixtureConfig::default() }).truth();
+        assert!(plain.forums.iter().all(|f| f.threads.iter().all(|t| !t.on_topic)));
     }
 }

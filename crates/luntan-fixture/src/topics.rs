@@ -9,7 +9,6 @@
 
 use crate::corpus::{self, Script};
 use crate::kind::ForumKind;
-use crate::model::Fixture;
 use crate::text::{hash_str, rng};
 
 /// Where the topic lives and how clearly titles show it.
@@ -76,7 +75,8 @@ const PHRASES_T: &[&str] = &[
     "考研初試數學複習計劃",
     "研究生導師回覆郵件了",
 ];
-const WORDS_T: &[&str] = &["考研", "複試", "導師", "研究生", "調劑", "分數線", "初試", "保研"];
+/// [`TOPIC_WORDS`] in traditional characters.
+pub(crate) const WORDS_T: &[&str] = &["考研", "複試", "導師", "研究生", "調劑", "分數線", "初試", "保研"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {
@@ -144,60 +144,21 @@ fn long_title(script: Script, r: &mut fastrand::Rng, title: &str) -> String {
     format!("{title}，{more}")
 }
 
-impl Fixture {
-    /// Labels every thread and rewrites on-topic titles (a no-op without
-    /// [`crate::FixtureConfig::topics`]).
-    pub(crate) fn apply_topics(&mut self) {
-        for fi in 0..self.forums.len() {
-            for ti in 0..self.forums[fi].threads.len() {
-                label_thread(self, fi, ti);
-            }
-        }
-    }
-}
-
-/// Labels (and perhaps retitles) thread `ti` of forum `fi`.
-pub(crate) fn label_new_thread(fx: &mut Fixture, fi: usize, ti: usize) {
-    label_thread(fx, fi, ti);
-}
-
-fn label_thread(fx: &mut Fixture, fi: usize, ti: usize) {
-    let Some(topics) = fx.config().topics.clone() else { return };
-    let seed = fx.config().seed;
-    let f = &mut fx.forums[fi];
-    let kind = f.kind;
-    let t = &mut f.threads[ti];
-    let l = label(&topics, seed, kind, t.tid, t.board as usize);
-    if let Some(title) = retitle(l, kind.script(), seed, kind, t.tid, &t.title) {
-        t.title = title;
-    }
-    if matches!(l, Label::Strong | Label::Weak) {
-        fx.growth.on_topic.insert((kind, fx.forums[fi].threads[ti].tid));
-    }
+/// What thread `tid` on board `board`, titled `title`, becomes: its new
+/// title (`None`: unchanged) and whether it is on the topic. Decided from
+/// the seed alone, so the model can label threads as it builds or grows
+/// them without this module knowing the model.
+pub(crate) fn label_thread(topics: &Topics, seed: u64, kind: ForumKind, tid: u64, board: usize, title: &str) -> (Option<String>, bool) {
+    let l = label(topics, seed, kind, tid, board);
+    (retitle(l, kind.script(), seed, kind, tid, title), matches!(l, Label::Strong | Label::Weak))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FixtureConfig;
 
     #[test]
-    fn topic_boards_hold_most_on_topic_threads_and_titles_show_it() {
-        let cfg = FixtureConfig { threads: 2000, boards: 4, topics: Some(Topics::default()), ..FixtureConfig::default() };
-        let truth = Fixture::new(cfg).truth();
-        for f in &truth.forums {
-            let on: Vec<_> = f.threads.iter().filter(|t| t.on_topic).collect();
-            let share = on.len() as f64 / f.threads.len() as f64;
-            assert!((0.15..0.35).contains(&share), "{}: {share}", f.site);
-            let words: &[&str] = if f.site == "phpbb" { WORDS_T } else { TOPIC_WORDS };
-            let has_word = |s: &str| words.iter().any(|w| s.contains(w));
-            assert!(on.iter().all(|t| has_word(&t.title)), "{}: an on-topic title without a topic word", f.site);
-            let off_with_word = f.threads.iter().filter(|t| !t.on_topic && has_word(&t.title)).count();
-            assert!(off_with_word > 0 && off_with_word < f.threads.len() / 10, "{}: {off_with_word} passing mentions", f.site);
-            let home = &f.boards[0].threads;
-            let home_on = home.iter().filter(|id| on.iter().any(|t| &t.thread == *id)).count();
-            assert!(home_on as f64 > 0.7 * home.len() as f64, "{}: the topic board is mostly on topic", f.site);
-        }
+    fn topic_phrases_fit_their_forums_encodings() {
         // Big5 can carry every traditional phrase.
         for p in PHRASES_T.iter().chain(WORDS_T) {
             assert!(!encoding_rs::BIG5.encode(p).2, "{p}");
@@ -205,11 +166,5 @@ mod tests {
         for p in PHRASES_S.iter().chain(TOPIC_WORDS) {
             assert!(!encoding_rs::GBK.encode(p).2, "{p}");
         }
-    }
-
-    #[test]
-    fn without_topics_nothing_changes() {
-        let plain = Fixture::new(FixtureConfig { threads: 80, ..FixtureConfig::default() }).truth();
-        assert!(plain.forums.iter().all(|f| f.threads.iter().all(|t| !t.on_topic)));
     }
 }
