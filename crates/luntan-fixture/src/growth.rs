@@ -13,9 +13,9 @@
 //! (which the generator derives backwards from the last post) are kept from
 //! before the change.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ use crate::corpus::{self, Script};
 // Their home before the config module; kept so these paths still resolve.
 pub use crate::config::{Activity, SearchMode};
 use crate::kind::ForumKind;
-use crate::model::{Fixture, ForumModel, ThreadMeta};
+use crate::model::{Added, Fixture, ForumModel, ThreadMeta};
 use crate::server::FixtureServer;
 use crate::text::{civil, hash_str, rng};
 
@@ -47,91 +47,16 @@ pub enum ChangeKind {
     NewReply,
 }
 
-/// A post added after the model was built, for search.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Added {
-    pub kind: ForumKind,
-    pub tid: u64,
-    pub floor: u32,
-}
-
-/// Growth bookkeeping a snapshot carries (cloned with it), plus, on the
-/// root only, the latest snapshot and what the search endpoints share.
-#[derive(Default)]
-pub(crate) struct State {
-    /// (posts, last post) of a thread before its first reply was added.
-    base: HashMap<(ForumKind, u64), (u32, u32)>,
-    /// Times of the posts added to a thread, in floor order.
-    added_times: HashMap<(ForumKind, u64), Vec<u32>>,
-    /// Every post added, in the order added.
-    pub(crate) added: Vec<Added>,
-    /// The newest post time so far (minutes); the next post comes after it.
-    clock: u32,
-    /// Changes made so far: each one's choices are seeded by its number.
-    ops: u64,
-    /// Threads on the configured topic (see [`crate::topics`]).
-    pub(crate) on_topic: HashSet<(ForumKind, u64)>,
-    // ---- root only: never cloned.
-    latest: RwLock<Option<Arc<Fixture>>>,
-    writer: Mutex<()>,
-    pub(crate) search: crate::search::Shared,
-}
-
-impl Clone for State {
-    fn clone(&self) -> Self {
-        State {
-            base: self.base.clone(),
-            added_times: self.added_times.clone(),
-            added: self.added.clone(),
-            clock: self.clock,
-            ops: self.ops,
-            on_topic: self.on_topic.clone(),
-            ..State::default()
-        }
-    }
-}
-
-impl std::fmt::Debug for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("State").field("added", &self.added.len()).field("ops", &self.ops).finish_non_exhaustive()
-    }
-}
-
-impl State {
-    /// The latest snapshot, when anything was changed (root only).
-    pub(crate) fn latest(&self) -> Option<Arc<Fixture>> {
-        self.latest.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// What the post-time generator should start from for `t`: its posts
-    /// and last post before growth, and the times of the posts added since.
-    pub(crate) fn original<'a>(&'a self, kind: ForumKind, t: &ThreadMeta) -> (u32, u32, &'a [u32]) {
-        match self.base.get(&(kind, t.tid)) {
-            Some(&(posts, last)) => (posts, last, self.added_times.get(&(kind, t.tid)).map_or(&[], Vec::as_slice)),
-            None => (t.posts, t.last_post, &[]),
-        }
-    }
-
-    pub(crate) fn on_topic(&self, kind: ForumKind, tid: u64) -> bool {
-        self.on_topic.contains(&(kind, tid))
-    }
-}
-
 impl Fixture {
-    /// Applies `change` to a copy of the latest snapshot and publishes the
-    /// copy. Changes are serialized, so each sees the one before.
+    /// Applies `change` to the next snapshot (see [`Fixture::publish`]),
+    /// its clock started at the newest post the first time.
     fn grow<R>(&self, change: impl FnOnce(&mut Fixture) -> R) -> R {
-        let _one_at_a_time = self.growth.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut next = match self.growth.latest() {
-            Some(cur) => (*cur).clone(),
-            None => self.clone(),
-        };
-        if next.growth.clock == 0 {
-            next.growth.clock = next.forums.iter().flat_map(|f| f.threads.iter().map(|t| t.last_post)).max().unwrap_or(0);
-        }
-        let out = change(&mut next);
-        *self.growth.latest.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(next));
-        out
+        self.publish(|next| {
+            if next.growth.clock == 0 {
+                next.growth.clock = next.forums.iter().flat_map(|f| f.threads.iter().map(|t| t.last_post)).max().unwrap_or(0);
+            }
+            change(next)
+        })
     }
 
     /// Adds `n` new threads (one post each), spread over the forums and
@@ -170,7 +95,7 @@ impl Fixture {
 
     /// Posts added since the model was built (all forums).
     pub fn posts_added(&self) -> usize {
-        self.growth.latest().map_or(0, |cur| cur.growth.added.len())
+        self.latest().map_or(0, |cur| cur.growth.added.len())
     }
 
     fn next_time(&mut self, r: &mut fastrand::Rng) -> u32 {

@@ -2,7 +2,8 @@
 //! posts rebuilt on demand from `(seed, forum, thread, floor)`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,8 +66,87 @@ pub struct Fixture {
     pub(crate) forums: Vec<ForumModel>,
     /// The page (as [`request_key`] spells it) each permanent fault sits on.
     fault_pages: HashMap<String, PermanentFault>,
-    /// Changes made while serving, topic labels, search state (see [`crate::growth`]).
-    pub(crate) growth: crate::growth::State,
+    /// Changes made while serving and topic labels (see [`crate::growth`]).
+    pub(crate) growth: Growth,
+    root: Root,
+}
+
+/// What a snapshot has been through since the model was built (cloned with it).
+#[derive(Clone, Default)]
+pub(crate) struct Growth {
+    /// (posts, last post) of a thread before its first reply was added.
+    pub base: HashMap<(ForumKind, u64), (u32, u32)>,
+    /// Times of the posts added to a thread, in floor order.
+    pub added_times: HashMap<(ForumKind, u64), Vec<u32>>,
+    /// Every post added, in the order added.
+    pub added: Vec<Added>,
+    /// The newest post time so far (minutes); the next post comes after it.
+    pub clock: u32,
+    /// Changes made so far: each one's choices are seeded by its number.
+    pub ops: u64,
+    /// Threads on the configured topic (see [`crate::topics`]).
+    pub on_topic: HashSet<(ForumKind, u64)>,
+}
+
+impl std::fmt::Debug for Growth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Growth").field("added", &self.added.len()).field("ops", &self.ops).finish_non_exhaustive()
+    }
+}
+
+impl Growth {
+    /// What the post-time generator should start from for `t`: its posts
+    /// and last post before growth, and the times of the posts added since.
+    fn original<'a>(&'a self, kind: ForumKind, t: &ThreadMeta) -> (u32, u32, &'a [u32]) {
+        match self.base.get(&(kind, t.tid)) {
+            Some(&(posts, last)) => (posts, last, self.added_times.get(&(kind, t.tid)).map_or(&[], Vec::as_slice)),
+            None => (t.posts, t.last_post, &[]),
+        }
+    }
+}
+
+/// A post added after the model was built.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Added {
+    pub kind: ForumKind,
+    pub tid: u64,
+    pub floor: u32,
+}
+
+/// A post holding a searched keyword.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hit {
+    pub time: u32,
+    pub tid: u64,
+    pub floor: u32,
+}
+
+/// What only the root (the fixture a server holds) has: snapshots are
+/// never changed in place, so the root points at the latest one and
+/// answers from it.
+#[derive(Default)]
+struct Root {
+    latest: RwLock<Option<Arc<Fixture>>>,
+    writer: Mutex<()>,
+    /// Matches among the posts the model was built with, per forum and keyword.
+    hits: Mutex<HashMap<(ForumKind, String), Arc<Vec<Hit>>>>,
+}
+
+/// A snapshot starts with no root state of its own.
+impl Clone for Root {
+    fn clone(&self) -> Self {
+        Root::default()
+    }
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The newest last-post time any thread has: 2024-06-30 22:00.
@@ -88,7 +168,7 @@ impl Fixture {
             })
             .map(|&kind| build_forum(kind, &cfg))
             .collect();
-        let mut fixture = Fixture { cfg, forums, fault_pages: HashMap::new(), growth: Default::default() };
+        let mut fixture = Fixture { cfg, forums, fault_pages: HashMap::new(), growth: Growth::default(), root: Root::default() };
         fixture.assign_faults();
         fixture.apply_topics();
         fixture
@@ -142,6 +222,71 @@ impl Fixture {
         self.fault_pages.get(&request_key(path_and_query)).copied()
     }
 
+    /// The latest snapshot, when anything was changed (root only).
+    pub(crate) fn latest(&self) -> Option<Arc<Fixture>> {
+        self.root.latest.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Applies `change` to a copy of the latest snapshot and publishes the
+    /// copy, so a page is always rendered from one consistent state. Changes
+    /// are serialized, so each sees the one before.
+    pub(crate) fn publish<R>(&self, change: impl FnOnce(&mut Fixture) -> R) -> R {
+        let _one_at_a_time = lock(&self.root.writer);
+        let mut next = match self.latest() {
+            Some(cur) => (*cur).clone(),
+            None => self.clone(),
+        };
+        let out = change(&mut next);
+        *self.root.latest.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(next));
+        out
+    }
+
+    /// Posts of `kind` in the latest snapshot `snap` whose text contains
+    /// `keyword`, newest first: those among the posts the model was built
+    /// with (computed once, on the root) and those added since.
+    pub(crate) fn hits(&self, snap: &Fixture, kind: ForumKind, keyword: &str) -> Vec<Hit> {
+        if keyword.is_empty() {
+            return Vec::new();
+        }
+        let base = {
+            let cached = lock(&self.root.hits).get(&(kind, keyword.to_owned())).cloned();
+            match cached {
+                Some(b) => b,
+                None => {
+                    let b = Arc::new(self.base_hits(kind, keyword));
+                    lock(&self.root.hits).insert((kind, keyword.to_owned()), b.clone());
+                    b
+                }
+            }
+        };
+        let mut out: Vec<Hit> = base.to_vec();
+        if let Some(f) = snap.forum(kind) {
+            for a in snap.growth.added.iter().filter(|a| a.kind == kind) {
+                let Some(t) = f.thread(a.tid) else { continue };
+                for p in snap.posts(f, t, a.floor..=a.floor) {
+                    if p.paragraphs.iter().any(|para| para.contains(keyword)) {
+                        out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|h| std::cmp::Reverse((h.time, h.tid, h.floor)));
+        out
+    }
+
+    fn base_hits(&self, kind: ForumKind, keyword: &str) -> Vec<Hit> {
+        let Some(f) = self.forum(kind) else { return Vec::new() };
+        let mut out = Vec::new();
+        for t in f.threads.iter().filter(|t| !t.deleted) {
+            for p in self.posts(f, t, 1..=t.posts) {
+                if p.paragraphs.iter().any(|para| para.contains(keyword)) {
+                    out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
+                }
+            }
+        }
+        out
+    }
+
     pub fn config(&self) -> &FixtureConfig {
         &self.cfg
     }
@@ -157,7 +302,7 @@ impl Fixture {
 
     /// Most list pages any board of `kind` has (0 when the forum is not served).
     pub fn max_board_pages(&self, kind: ForumKind) -> usize {
-        if let Some(latest) = self.growth.latest() {
+        if let Some(latest) = self.latest() {
             return latest.max_board_pages(kind);
         }
         self.forum(kind).map_or(0, |f| f.boards.iter().map(|b| f.list_pages(b)).max().unwrap_or(1))
@@ -165,7 +310,7 @@ impl Fixture {
 
     /// Everything the pages show, for comparing a crawl against.
     pub fn truth(&self) -> Truth {
-        if let Some(latest) = self.growth.latest() {
+        if let Some(latest) = self.latest() {
             return latest.truth();
         }
         Truth {
@@ -195,7 +340,7 @@ impl Fixture {
 
     /// The truth about one thread (`None` if the forum is not served or has no such thread).
     pub fn thread_truth(&self, kind: ForumKind, thread: &str) -> Option<ThreadTruth> {
-        if let Some(latest) = self.growth.latest() {
+        if let Some(latest) = self.latest() {
             return latest.thread_truth(kind, thread);
         }
         let f = self.forum(kind)?;
@@ -225,7 +370,7 @@ impl Fixture {
             title: t.title.clone(),
             deleted: t.deleted,
             unservable: f.faults.get(&t.tid).map(|p| p.name().to_owned()),
-            on_topic: self.growth.on_topic(f.kind, t.tid),
+            on_topic: self.growth.on_topic.contains(&(f.kind, t.tid)),
             replies: t.posts - 1,
             last_post: civil(t.last_post).iso(),
             pages: f.thread_pages(t) as u32,

@@ -38,7 +38,7 @@ impl Fixture {
     /// Answers a request for `path_and_query` (`/dz/forum.php?mod=…`) without
     /// any HTTP: what the server sends, byte for byte (before any gzip).
     pub fn get(&self, path_and_query: &str) -> FixtureResponse {
-        if let Some(latest) = self.growth.latest() {
+        if let Some(latest) = self.latest() {
             return latest.get(path_and_query);
         }
         let (path, query) = match path_and_query.split_once('?') {

@@ -35,8 +35,7 @@ use axum::response::Response;
 
 use crate::config::SearchMode;
 use crate::kind::ForumKind;
-use crate::model::Fixture;
-use crate::server::FixtureServer;
+use crate::model::{Fixture, Hit};
 use crate::text::{civil, esc_into, hash_str, mix, percent_decode};
 
 /// Results on one search page.
@@ -89,16 +88,6 @@ pub struct SearchRecord {
     pub has_next: bool,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Hit {
-    time: u32,
-    tid: u64,
-    floor: u32,
-}
-
-/// Matches among the posts the model was built with, per forum and keyword.
-type BaseHits = HashMap<(ForumKind, String), Arc<Vec<Hit>>>;
-
 /// A result set behind a search id, frozen when the search ran.
 struct Frozen {
     kind: ForumKind,
@@ -107,10 +96,9 @@ struct Frozen {
     hits: Vec<Hit>,
 }
 
-/// What the search endpoints share (on the root fixture).
+/// What a server's search endpoints remember between requests.
 #[derive(Default)]
-pub(crate) struct Shared {
-    base: Mutex<BaseHits>,
+pub(crate) struct Sessions {
     log: Mutex<Vec<SearchRecord>>,
     /// Search ids and their result sets.
     searches: Mutex<HashMap<u64, Frozen>>,
@@ -119,6 +107,17 @@ pub(crate) struct Shared {
     last_start: Mutex<HashMap<(ForumKind, String), Instant>>,
     /// Search requests answered, for [`crate::Activity::search_throttle_every`].
     requests: AtomicU64,
+}
+
+impl Sessions {
+    /// Every search request answered so far, in the order they finished.
+    pub(crate) fn log(&self) -> Vec<SearchRecord> {
+        lock(&self.log).clone()
+    }
+
+    pub(crate) fn clear_log(&self) {
+        lock(&self.log).clear();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -155,54 +154,9 @@ impl Fixture {
     /// Every post of `kind` whose text contains `keyword`, newest first, as
     /// the search pages list them now.
     pub fn search_truth(&self, kind: ForumKind, keyword: &str) -> Vec<SearchResult> {
-        let latest = self.growth.latest();
+        let latest = self.latest();
         let snap = latest.as_deref().unwrap_or(self);
         self.hits(snap, kind, keyword).into_iter().map(|h| result(kind, h)).collect()
-    }
-
-    /// Matches in the latest snapshot `snap`: those among the posts the
-    /// model was built with (computed once, from the root) and those added since.
-    fn hits(&self, snap: &Fixture, kind: ForumKind, keyword: &str) -> Vec<Hit> {
-        if keyword.is_empty() {
-            return Vec::new();
-        }
-        let base = {
-            let cached = lock(&self.growth.search.base).get(&(kind, keyword.to_owned())).cloned();
-            match cached {
-                Some(b) => b,
-                None => {
-                    let b = Arc::new(self.base_hits(kind, keyword));
-                    lock(&self.growth.search.base).insert((kind, keyword.to_owned()), b.clone());
-                    b
-                }
-            }
-        };
-        let mut out: Vec<Hit> = base.to_vec();
-        if let Some(f) = snap.forum(kind) {
-            for a in snap.growth.added.iter().filter(|a| a.kind == kind) {
-                let Some(t) = f.thread(a.tid) else { continue };
-                for p in snap.posts(f, t, a.floor..=a.floor) {
-                    if p.paragraphs.iter().any(|para| para.contains(keyword)) {
-                        out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
-                    }
-                }
-            }
-        }
-        out.sort_by_key(|h| std::cmp::Reverse((h.time, h.tid, h.floor)));
-        out
-    }
-
-    fn base_hits(&self, kind: ForumKind, keyword: &str) -> Vec<Hit> {
-        let Some(f) = self.forum(kind) else { return Vec::new() };
-        let mut out = Vec::new();
-        for t in f.threads.iter().filter(|t| !t.deleted) {
-            for p in self.posts(f, t, 1..=t.posts) {
-                if p.paragraphs.iter().any(|para| para.contains(keyword)) {
-                    out.push(Hit { time: p.time, tid: t.tid, floor: p.floor });
-                }
-            }
-        }
-        out
     }
 }
 
@@ -263,19 +217,8 @@ fn token(seed: u64, user: &str, password: &str) -> String {
     format!("{:016x}", mix(&[seed, hash_str(user), hash_str(password), 0x10C1]))
 }
 
-impl FixtureServer {
-    /// Every search request answered so far, in the order they finished.
-    pub fn search_log(&self) -> Vec<SearchRecord> {
-        lock(&self.fixture().growth.search.log).clone()
-    }
-
-    pub fn clear_search_log(&self) {
-        lock(&self.fixture().growth.search.log).clear();
-    }
-}
-
 /// Answers search and login requests; `None` for every other request.
-pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_query: &str, headers: &HeaderMap, body: Body) -> Option<Response> {
+pub(crate) async fn intercept(root: &Arc<Fixture>, sessions: &Sessions, method: &Method, path_and_query: &str, headers: &HeaderMap, body: Body) -> Option<Response> {
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let kind = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id())))?;
     root.forum(kind)?;
@@ -315,7 +258,7 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
     let cfg = root.config();
     let user = cookie(headers, AUTH_COOKIE).and_then(|tok| cfg.activity.accounts.iter().find(|(u, p)| token(cfg.seed, u, p) == tok).map(|(u, _)| u.clone()));
     let search_id = get("searchid").and_then(|id| id.parse::<u64>().ok());
-    let frozen_keyword = search_id.and_then(|id| lock(&root.growth.search.searches).get(&id).map(|f| f.keyword.clone()));
+    let frozen_keyword = search_id.and_then(|id| lock(&sessions.searches).get(&id).map(|f| f.keyword.clone()));
     let keyword = frozen_keyword.unwrap_or_else(|| get("srchtxt").or(get("keywords")).or(get("q")).unwrap_or("").trim().to_owned());
     let page_no = get("page").and_then(|p| p.parse::<usize>().ok()).filter(|p| *p >= 1).unwrap_or(1);
     let mode = cfg.activity.search_mode;
@@ -337,10 +280,10 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
             results,
             has_next,
         };
-        lock(&root.growth.search.log).push(record);
+        lock(&sessions.log).push(record);
     };
     let every = u64::from(cfg.activity.search_throttle_every);
-    if every > 0 && (root.growth.search.requests.fetch_add(1, Ordering::Relaxed) + 1) % every == 0 {
+    if every > 0 && (sessions.requests.fetch_add(1, Ordering::Relaxed) + 1) % every == 0 {
         log(SearchRequest::Page, page_no, 429, Vec::new(), false);
         let mut r = page(kind, StatusCode::TOO_MANY_REQUESTS, "提示信息", "<p class=\"alert_error\">请求过于频繁</p>");
         let secs = cfg.activity.search_retry_after.as_secs().max(1).to_string();
@@ -354,7 +297,7 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
         log(SearchRequest::Page, page_no, 403, Vec::new(), false);
         return Some(page(kind, StatusCode::FORBIDDEN, "提示信息", "<p class=\"alert_error\">您需要登录后才能继续本操作</p>"));
     }
-    let latest = root.growth.latest();
+    let latest = root.latest();
     let snap: &Fixture = latest.as_deref().unwrap_or(root);
     if mode == SearchMode::Ideal {
         let hits = root.hits(snap, kind, &keyword);
@@ -369,7 +312,7 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
         let who = (kind, user.clone().unwrap_or_default());
         let interval = cfg.activity.search_interval;
         {
-            let mut last = lock(&root.growth.search.last_start);
+            let mut last = lock(&sessions.last_start);
             if last.get(&who).is_some_and(|t| started.duration_since(*t) < interval) {
                 drop(last);
                 log(SearchRequest::Busy, 0, 200, Vec::new(), false);
@@ -379,12 +322,12 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, method: &Method, path_and_que
             last.insert(who, started);
         }
         let hits = root.hits(snap, kind, &keyword);
-        let id = root.growth.search.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&root.growth.search.searches).insert(id, Frozen { kind, keyword: keyword.clone(), user: user.clone(), hits });
+        let id = sessions.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        lock(&sessions.searches).insert(id, Frozen { kind, keyword: keyword.clone(), user: user.clone(), hits });
         log(SearchRequest::Start, 0, 302, Vec::new(), false);
         return Some(Response::builder().status(StatusCode::FOUND).header(header::LOCATION, search_id_path(kind, id, &keyword, 1)).body(Body::empty()).unwrap_or_default());
     };
-    let searches = lock(&root.growth.search.searches);
+    let searches = lock(&sessions.searches);
     let Some(frozen) = searches.get(&id).filter(|f| f.kind == kind && f.user == user) else {
         drop(searches);
         log(SearchRequest::Page, page_no, 404, Vec::new(), false);

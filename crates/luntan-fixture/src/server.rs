@@ -86,6 +86,8 @@ struct Shared {
     attempts: Mutex<HashMap<String, u32>>,
     /// Turns true on stop, so stalls end and shutdown does not wait them out.
     stopping: watch::Sender<bool>,
+    /// Search ids, search intervals and the search log (see [`crate::search`]).
+    search: crate::search::Sessions,
 }
 
 #[derive(Default)]
@@ -125,6 +127,7 @@ pub async fn serve_fixture(fixture: Arc<Fixture>, addr: SocketAddr) -> io::Resul
         failed: Mutex::new(HashSet::new()),
         attempts: Mutex::new(HashMap::new()),
         stopping: watch::Sender::new(false),
+        search: Default::default(),
     });
     crate::growth::spawn_arrivals(shared.fixture.clone(), shared.stopping.subscribe());
     let app = axum::Router::new().fallback(handle).with_state(shared.clone());
@@ -213,6 +216,15 @@ impl FixtureServer {
     /// Forgets the request log (sequence numbers keep counting).
     pub fn clear_requests(&self) {
         lock(&self.shared.log).records.clear();
+    }
+
+    /// Every search request answered so far, in the order they finished.
+    pub fn search_log(&self) -> Vec<crate::search::SearchRecord> {
+        self.shared.search.log()
+    }
+
+    pub fn clear_search_log(&self) {
+        self.shared.search.clear_log();
     }
 
     /// Asks the server to stop accepting and finish; returns at once.
@@ -329,7 +341,7 @@ async fn handle(State(shared): State<Arc<Shared>>, ConnectInfo(conn): ConnectInf
     }
     let gzip = cfg.gzip && header_str(header::ACCEPT_ENCODING).is_some_and(|v| v.contains("gzip"));
     // Search and login (see crate::search) need the cookie and the form body.
-    let reply = match crate::search::intercept(&shared.fixture, &parts.method, &path_and_query, &parts.headers, body).await {
+    let reply = match crate::search::intercept(&shared.fixture, &shared.search, &parts.method, &path_and_query, &parts.headers, body).await {
         Some(response) => Reply::plain(response, guard),
         None => respond(&shared, &conn, &parts.method, &path_and_query, gzip, guard).await,
     };
