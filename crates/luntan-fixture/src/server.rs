@@ -26,9 +26,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
+use crate::config::FixtureConfig;
+use crate::growth::{Arrivals, Change};
 use crate::hostile::{padding, request_key, PermanentFault, TransientFault};
 use crate::kind::ForumKind;
-use crate::config::FixtureConfig;
 use crate::model::{Fixture, Truth};
 use crate::text::hash_str;
 
@@ -162,10 +163,6 @@ impl FixtureServer {
         &self.shared.fixture
     }
 
-    pub(crate) fn shared_fixture(&self) -> Arc<Fixture> {
-        self.shared.fixture.clone()
-    }
-
     /// Shorthand for `self.fixture().truth()`.
     pub fn truth(&self) -> Truth {
         self.shared.fixture.truth()
@@ -225,6 +222,23 @@ impl FixtureServer {
 
     pub fn clear_search_log(&self) {
         self.shared.search.clear_log();
+    }
+
+    /// See [`Fixture::add_threads`].
+    pub fn add_threads(&self, n: usize) -> Vec<Change> {
+        self.fixture().add_threads(n)
+    }
+
+    /// See [`Fixture::add_replies`].
+    pub fn add_replies(&self, n: usize) -> Vec<Change> {
+        self.fixture().add_replies(n)
+    }
+
+    /// Adds posts at `per_sec` on a background thread until the returned
+    /// handle is stopped or dropped (the server's [`Activity::posts_per_sec`](crate::Activity::posts_per_sec)
+    /// does the same for the server's whole life).
+    pub fn start_arrivals(&self, per_sec: f64) -> Arrivals {
+        Arrivals::start(self.shared.fixture.clone(), per_sec)
     }
 
     /// Asks the server to stop accepting and finish; returns at once.

@@ -4,8 +4,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::config::{FixtureConfig, SearchMode};
 use crate::kind::ForumKind;
-use crate::config::FixtureConfig;
+use crate::model::Fixture;
+use crate::search;
+use crate::text::esc_into;
+use crate::topics::TOPIC_WORDS;
 
 /// The link patterns and selectors of one forum, as written into its site file.
 struct Rules {
@@ -109,7 +113,7 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
         board_page = r.board_page,
         // Discuz!'s search adds `&highlight=` to thread links: the pattern
         // stops at the id and luntan drops what follows.
-        thread = if kind == ForumKind::Discuz && cfg.activity.search_mode == crate::config::SearchMode::SearchId {
+        thread = if kind == ForumKind::Discuz && cfg.activity.search_mode == SearchMode::SearchId {
             r"/dz/forum\.php\?mod=viewthread&tid={thread}(?:&|$)"
         } else {
             r.thread
@@ -118,8 +122,62 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
         fp = first(r.first_page),
         list = r.list,
         thread_rules = r.thread_rules,
-        extras = crate::growth::site_file_extras(cfg, kind, &base),
+        extras = extras(cfg, kind, &base),
     ))
+}
+
+/// Site-file elements beyond links and rules: the forum's search, its
+/// accounts (login forms and cookies alternating, so both kinds are
+/// exercised) and, with topics, a `<focus>`.
+fn extras(cfg: &FixtureConfig, kind: ForumKind, base: &str) -> String {
+    use std::fmt::Write as _;
+    let base = base.trim_end_matches('/');
+    let mut out = String::new();
+    if cfg.topics.is_some() {
+        let _ = writeln!(out, "  <focus alpha=\"0.3\" threshold=\"0.08\">\n    <topic>{}</topic>\n  </focus>", TOPIC_WORDS.join(" "));
+    }
+    let (row, time, encoding) = match kind {
+        ForumKind::Discuz => ("li.pbw", "span.time", "gbk"),
+        ForumKind::Phpbb => ("div.search.post", "dd.search-result-date", "big5"),
+        ForumKind::Bbs => ("li.result", "time.posted", "utf-8"),
+    };
+    match cfg.activity.search_mode {
+        SearchMode::Ideal => {
+            // The template with placeholders, built from a real search path.
+            let template = Fixture::search_path(kind, "KW", 7).replace("=KW", "={keyword}").replace("page=7", "page={page}");
+            let _ = writeln!(out, "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\">\n    <url><![CDATA[{base}{template}]]></url>\n  </search>");
+        }
+        SearchMode::SearchId => {
+            let start = search::search_start_path(kind, "KW").replace("=KW", "={keyword}");
+            // Discuz!'s wording is given; the others rely on luntan's default.
+            let empty = if kind == ForumKind::Discuz { "\n    <empty selector=\"p.emp\">没有找到匹配结果</empty>" } else { "" };
+            let _ = writeln!(
+                out,
+                "  <search row=\"{row}\" time=\"{time}\" encoding=\"{encoding}\" next=\"div.pg a.nxt\" interval-ms=\"{interval}\">\n    <url><![CDATA[{base}{start}]]></url>\n    <busy>只能进行一次搜索|只能進行一次搜索</busy>{empty}\n  </search>",
+                interval = cfg.activity.search_interval.as_millis()
+            );
+        }
+    }
+    for (i, (user, password)) in cfg.activity.accounts.iter().enumerate() {
+        let esc = |s: &str| {
+            let mut o = String::new();
+            esc_into(&mut o, s);
+            o
+        };
+        if i % 2 == 0 {
+            let _ = writeln!(
+                out,
+                "  <account name=\"{u}\" login-url=\"{base}{login}\">\n    <field name=\"username\">{u}</field>\n    <field name=\"password\">{p}</field>\n  </account>",
+                u = esc(user),
+                login = esc(Fixture::login_path(kind)),
+                p = esc(password)
+            );
+        } else {
+            let token = search::cookie_for(cfg, user, password);
+            let _ = writeln!(out, "  <account name=\"{}\" cookie=\"{}\"/>", esc(user), esc(&token));
+        }
+    }
+    out
 }
 
 /// Writes `<site>.xml` for every forum in `cfg` into `dir` (created if

@@ -13,6 +13,7 @@ use url::Url;
 
 use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ThreadTruth, Truth};
 
+mod growth;
 mod hostile;
 
 // ---------------------------------------------------------------- a minimal HTTP/1.1 client
