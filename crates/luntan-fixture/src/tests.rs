@@ -15,6 +15,7 @@ use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ThreadTruth, Truth
 
 mod growth;
 mod hostile;
+mod layers;
 
 // ---------------------------------------------------------------- a minimal HTTP/1.1 client
 
