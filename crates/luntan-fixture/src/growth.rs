@@ -21,11 +21,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::{self, Script};
-// Their home before the config module; kept so these paths still resolve.
-pub use crate::config::{Activity, SearchMode};
 use crate::kind::ForumKind;
 use crate::model::{Added, Fixture, ForumModel, ThreadMeta};
 use crate::text::{civil, hash_str, rng};
+
+// Their home before the config module; kept so these paths still resolve.
+pub use crate::config::{Activity, SearchMode};
 
 /// One change made to the forums.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -53,6 +53,20 @@
 //!
 //! The `luntan-fixture` binary does the same from the command line (`serve`,
 //! `truth`, `sites`).
+//!
+//! The modules form layers, each naming only modules in the layers below,
+//! so none can import another in a loop and each can be read and tested
+//! without the ones above (`src/tests/layers.rs` keeps it so):
+//!
+//! 1. `text`, `corpus`: pure helpers (escaping, dates, seeded randomness; the sample texts).
+//! 2. `kind`: the three forum kinds and what each one's software fixes.
+//! 3. [`hostile`], [`topics`]: faults, traps and topic labels, decided from the seed alone.
+//! 4. `config`: what a fixture is made from ([`FixtureConfig`], [`Activity`], [`SearchMode`]).
+//! 5. `model`: boards, threads, posts, the snapshots growth publishes, the [`Truth`].
+//! 6. [`growth`], `pages`, [`search`]: changing the model, rendering its pages, searching it.
+//! 7. `sites`: the site files, search and accounts included.
+//! 8. `server`: HTTP, faults on the wire, the request log, search sessions.
+//! 9. [`politeness`]: reading the request log.
 
 mod config;
 mod corpus;

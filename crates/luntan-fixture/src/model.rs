@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::{self, Script};
 use crate::config::FixtureConfig;
+use crate::corpus::{self, Script};
 use crate::hostile::{request_key, PermanentFault};
 use crate::kind::ForumKind;
 use crate::text::{civil, hash_str, minutes_of, percent_encode, rng};
