@@ -9,6 +9,7 @@
 //! CSS. See the README for a full example.
 
 mod locate;
+mod raw;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -16,11 +17,11 @@ use std::time::Duration;
 
 use regex::Regex;
 use scraper::Selector;
-use serde::Deserialize;
 use url::Url;
 
 use crate::ids::{check_id, IdError};
-use locate::{check_well_formed, quoted_word, Ctx};
+use locate::Ctx;
+use raw::{RawMatcher, RawPattern, RawSite};
 
 /// A site file that could not be read or is not valid.
 ///
@@ -355,185 +356,6 @@ pub struct ThreadRules {
     pub strip: Option<Selector>,
 }
 
-// ---------------------------------------------------------------- raw serde form
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSite {
-    #[serde(rename = "@id")]
-    id: Option<String>,
-    name: Option<String>,
-    home: String,
-    encoding: Option<String>,
-    politeness: Option<RawPoliteness>,
-    #[serde(rename = "max-board-pages")]
-    max_board_pages: Option<u32>,
-    #[serde(rename = "allow-host", default)]
-    allow_host: Vec<String>,
-    incremental: Option<RawIncremental>,
-    focus: Option<RawFocus>,
-    search: Option<RawSearch>,
-    #[serde(rename = "account", default)]
-    account: Vec<RawAccount>,
-    links: RawLinks,
-    list: Option<RawList>,
-    thread: RawThread,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPoliteness {
-    #[serde(rename = "@delay-ms")]
-    delay_ms: Option<u64>,
-    #[serde(rename = "@concurrency")]
-    concurrency: Option<usize>,
-    #[serde(rename = "@timeout-ms")]
-    timeout_ms: Option<u64>,
-    #[serde(rename = "@retries")]
-    retries: Option<u32>,
-    #[serde(rename = "@max-body-kb")]
-    max_body_kb: Option<u64>,
-    #[serde(rename = "@robots")]
-    robots: Option<bool>,
-    #[serde(rename = "@user-agent")]
-    user_agent: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSearch {
-    #[serde(rename = "@row")]
-    row: String,
-    #[serde(rename = "@time")]
-    time: String,
-    #[serde(rename = "@encoding")]
-    encoding: Option<String>,
-    #[serde(rename = "@first-page")]
-    first_page: Option<u64>,
-    #[serde(rename = "@max-pages")]
-    max_pages: Option<u32>,
-    #[serde(rename = "@next")]
-    next: Option<String>,
-    #[serde(rename = "@interval-ms")]
-    interval_ms: Option<u64>,
-    url: String,
-    busy: Option<RawMatcher>,
-    empty: Option<RawMatcher>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMatcher {
-    #[serde(rename = "@selector")]
-    selector: Option<String>,
-    #[serde(rename = "@wait-ms")]
-    wait_ms: Option<u64>,
-    #[serde(rename = "$text", default)]
-    pattern: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAccount {
-    #[serde(rename = "@name")]
-    name: Option<String>,
-    #[serde(rename = "@cookie")]
-    cookie: Option<String>,
-    #[serde(rename = "@login-url")]
-    login_url: Option<String>,
-    #[serde(rename = "field", default)]
-    field: Vec<RawField>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawField {
-    #[serde(rename = "@name")]
-    name: String,
-    #[serde(rename = "$text", default)]
-    value: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFocus {
-    #[serde(rename = "@alpha")]
-    alpha: Option<f64>,
-    #[serde(rename = "@threshold")]
-    threshold: Option<f64>,
-    #[serde(rename = "topic", default)]
-    topic: Vec<String>,
-    #[serde(rename = "url-word", default)]
-    url_word: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawIncremental {
-    #[serde(rename = "@stop-after")]
-    stop_after: Option<u32>,
-    #[serde(rename = "@interval-minutes")]
-    interval_minutes: Option<u64>,
-    #[serde(rename = "@min-interval-minutes")]
-    min_interval_minutes: Option<u64>,
-    #[serde(rename = "@max-interval-hours")]
-    max_interval_hours: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLinks {
-    board: RawPattern,
-    #[serde(rename = "board-page")]
-    board_page: Option<RawPattern>,
-    thread: RawPattern,
-    #[serde(rename = "thread-page")]
-    thread_page: Option<RawPattern>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPattern {
-    #[serde(rename = "@first")]
-    first: Option<u64>,
-    #[serde(rename = "$text")]
-    pattern: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawList {
-    #[serde(rename = "@row")]
-    row: String,
-    #[serde(rename = "@title")]
-    title: Option<String>,
-    #[serde(rename = "@replies")]
-    replies: Option<String>,
-    #[serde(rename = "@last-post")]
-    last_post: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawThread {
-    #[serde(rename = "@title")]
-    title: Option<String>,
-    #[serde(rename = "@post")]
-    post: Option<String>,
-    #[serde(rename = "@body")]
-    body: Option<String>,
-    #[serde(rename = "@body-id")]
-    body_id: Option<String>,
-    #[serde(rename = "@author")]
-    author: Option<String>,
-    #[serde(rename = "@time")]
-    time: Option<String>,
-    #[serde(rename = "@floor")]
-    floor: Option<String>,
-    #[serde(rename = "@strip")]
-    strip: Option<String>,
-}
-
 // ---------------------------------------------------------------- loading
 
 impl Site {
@@ -551,14 +373,7 @@ impl Site {
     /// Validates site-file text; `path` is only used in messages and to default nothing else.
     pub fn parse(text: &str, path: &Path) -> Result<Site, SiteError> {
         let ctx = Ctx { text, path };
-        check_well_formed(&ctx)?;
-        let raw: RawSite = quick_xml::de::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            // serde names the offending field in its message; point at it when we can.
-            let field = quoted_word(&msg).unwrap_or_else(|| "site".into());
-            ctx.err(&field, msg)
-        })?;
-        raw.validate(&ctx)
+        RawSite::read(&ctx)?.validate(&ctx)
     }
 
     /// Loads every `*.xml` under `dir`, sorted by file name. Bad files come
