@@ -1,5 +1,5 @@
-//! Validation: a RawSite checked value by value and compiled into a Site,
-//! each fault reported at the element or attribute that holds it.
+//! Validation: a RawSite checked and compiled into a Site by one function
+//! per element, each fault reported at the element or attribute that holds it.
 
 use std::time::Duration;
 
@@ -8,9 +8,314 @@ use scraper::Selector;
 use url::Url;
 
 use super::locate::Ctx;
-use super::raw::{RawMatcher, RawPattern, RawSite};
+use super::raw::{RawAccount, RawFocus, RawIncremental, RawLinks, RawList, RawMatcher, RawPattern, RawPoliteness, RawSearch, RawSite, RawThread};
 use super::{Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules, DEFAULT_EMPTY_PATTERN};
 use crate::ids::check_id;
+
+impl RawSite {
+    /// The parts are checked in this order whatever their order in the file,
+    /// so a file with several faults always reports the same one.
+    pub(super) fn validate(self, ctx: &Ctx) -> Result<Site, SiteError> {
+        let home = home(ctx, &self.home)?;
+        let id = id(ctx, self.id.as_deref(), &home)?;
+        let encoding = encoding_label(ctx, "encoding", self.encoding.as_deref())?;
+        let politeness = politeness(ctx, self.politeness)?;
+        let links = links(ctx, &self.links)?;
+        let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
+        let thread = thread(ctx, &self.thread)?;
+        let incremental = incremental(ctx, self.incremental.as_ref())?;
+        let focus = self.focus.as_ref().map(|f| focus(ctx, f)).transpose()?;
+        let search = self.search.as_ref().map(|s| search(ctx, s, &home, encoding)).transpose()?;
+        let accounts = accounts(ctx, &self.account, &home)?;
+        let max_board_pages = self.max_board_pages.unwrap_or(100);
+        if max_board_pages == 0 {
+            return Err(ctx.err("max-board-pages", "must be at least 1"));
+        }
+        Ok(Site {
+            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+            id,
+            home,
+            encoding,
+            politeness,
+            max_board_pages,
+            links,
+            list,
+            thread,
+            allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
+            incremental,
+            focus,
+            search,
+            accounts,
+            path: ctx.path.to_owned(),
+        })
+    }
+}
+
+/// `<home>`: only http(s) with a host, since every relative URL in the file
+/// is joined to it and the host is the default id.
+fn home(ctx: &Ctx, raw: &str) -> Result<Url, SiteError> {
+    let home = Url::parse(raw.trim()).map_err(|e| ctx.err("home", format!("not a URL: {e}")))?;
+    if !matches!(home.scheme(), "http" | "https") {
+        return Err(ctx.err("home", format!("scheme {:?} is not http or https", home.scheme())));
+    }
+    if home.host_str().is_none() {
+        return Err(ctx.err("home", "URL has no host"));
+    }
+    Ok(home)
+}
+
+/// `<site id>`, by default the home host: it names directories, so it must
+/// be an id [`check_id`] accepts.
+fn id(ctx: &Ctx, raw: Option<&str>, home: &Url) -> Result<String, SiteError> {
+    let id = match raw.map(str::trim) {
+        Some(id) => id.to_owned(),
+        // home() refused a URL without a host.
+        None => home.host_str().unwrap_or_default().to_owned(),
+    };
+    check_id(&id).map_err(|e| ctx.err("@id", e.to_string()))
+}
+
+/// `<encoding>` and `<search encoding>`: a label as `<meta charset>` takes
+/// it; a blank one is none.
+fn encoding_label(ctx: &Ctx, at: &str, label: Option<&str>) -> Result<Option<&'static encoding_rs::Encoding>, SiteError> {
+    match label.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(label) => encoding_rs::Encoding::for_label(label.as_bytes())
+            .map(Some)
+            .ok_or_else(|| ctx.err(at, format!("unknown encoding label {label:?}"))),
+    }
+}
+
+/// `<politeness>`: each attribute overrides its default; values that would
+/// stall every request (a concurrency, timeout or body cap of 0) or flood
+/// the forum (over 64 requests at once) are refused.
+fn politeness(ctx: &Ctx, raw: Option<RawPoliteness>) -> Result<Politeness, SiteError> {
+    let mut politeness = Politeness::default();
+    let Some(p) = raw else { return Ok(politeness) };
+    if let Some(ms) = p.delay_ms {
+        politeness.delay = Duration::from_millis(ms);
+    }
+    if let Some(c) = p.concurrency {
+        if c == 0 || c > 64 {
+            return Err(ctx.err("politeness@concurrency", format!("{c} is not between 1 and 64")));
+        }
+        politeness.concurrency = c;
+    }
+    if let Some(ms) = p.timeout_ms {
+        if ms == 0 {
+            return Err(ctx.err("politeness@timeout-ms", "must be above 0"));
+        }
+        politeness.timeout = Duration::from_millis(ms);
+    }
+    if let Some(r) = p.retries {
+        politeness.retries = r.min(20);
+    }
+    if let Some(kb) = p.max_body_kb {
+        if kb == 0 {
+            return Err(ctx.err("politeness@max-body-kb", "must be above 0"));
+        }
+        politeness.max_body_bytes = kb.saturating_mul(1024);
+    }
+    if let Some(r) = p.robots {
+        politeness.robots = r;
+    }
+    if let Some(ua) = p.user_agent {
+        if ua.trim().is_empty() || ua.contains(['\r', '\n']) {
+            return Err(ctx.err("politeness@user-agent", "must be one non-empty line"));
+        }
+        politeness.user_agent = ua;
+    }
+    Ok(politeness)
+}
+
+/// `<links>`: each pattern must capture the groups its kind of page is known
+/// by (board and thread ids, page numbers).
+fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
+    Ok(Links {
+        board: pattern(ctx, "links/board", &raw.board, &["board"])?,
+        board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"])).transpose()?,
+        thread: pattern(ctx, "links/thread", &raw.thread, &["thread"])?,
+        thread_page: raw.thread_page.as_ref().map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"])).transpose()?,
+    })
+}
+
+/// `<list>`: the row selector is required, since rows are what the other
+/// selectors look inside.
+fn list(ctx: &Ctx, raw: &RawList) -> Result<ListRules, SiteError> {
+    Ok(ListRules {
+        row: selector(ctx, "list@row", &raw.row)?,
+        title: opt_selector(ctx, "list@title", &raw.title)?,
+        replies: opt_selector(ctx, "list@replies", &raw.replies)?,
+        last_post: opt_selector(ctx, "list@last-post", &raw.last_post)?,
+    })
+}
+
+/// `<thread>`: a body, as a selector or an id pattern, is the one thing a
+/// thread page cannot be read without.
+fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
+    if raw.body.is_none() && raw.body_id.is_none() {
+        return Err(ctx.err("thread", "needs a `body` selector or a `body-id` pattern"));
+    }
+    let body_id = match &raw.body_id {
+        None => None,
+        // Anchored: `postmessage_\d+` must not match `xpostmessage_12`.
+        Some(p) => Some(
+            Regex::new(&format!("^(?:{p})$"))
+                .map_err(|e| ctx.err("thread@body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
+        ),
+    };
+    Ok(ThreadRules {
+        title: opt_selector(ctx, "thread@title", &raw.title)?,
+        post: opt_selector(ctx, "thread@post", &raw.post)?,
+        body: opt_selector(ctx, "thread@body", &raw.body)?,
+        body_id,
+        author: opt_selector(ctx, "thread@author", &raw.author)?,
+        time: opt_selector(ctx, "thread@time", &raw.time)?,
+        floor: opt_selector(ctx, "thread@floor", &raw.floor)?,
+        strip: opt_selector(ctx, "thread@strip", &raw.strip)?,
+    })
+}
+
+/// `<incremental>`: the interval bounds must leave room for an interval,
+/// and the first interval is kept within them.
+fn incremental(ctx: &Ctx, raw: Option<&RawIncremental>) -> Result<Incremental, SiteError> {
+    let mut incremental = Incremental::default();
+    let Some(i) = raw else { return Ok(incremental) };
+    if let Some(n) = i.stop_after {
+        if n == 0 {
+            return Err(ctx.err("incremental@stop-after", "must be at least 1"));
+        }
+        incremental.stop_after = n;
+    }
+    let minutes = |m: u64| Duration::from_secs(m.saturating_mul(60));
+    if let Some(m) = i.min_interval_minutes {
+        incremental.min_interval = minutes(m);
+    }
+    if let Some(h) = i.max_interval_hours {
+        incremental.max_interval = minutes(h.saturating_mul(60));
+    }
+    if incremental.max_interval < incremental.min_interval {
+        return Err(ctx.err("incremental@max-interval-hours", "is shorter than min-interval-minutes"));
+    }
+    if let Some(m) = i.interval_minutes {
+        incremental.initial_interval = minutes(m);
+    }
+    incremental.initial_interval = incremental.initial_interval.clamp(incremental.min_interval, incremental.max_interval);
+    Ok(incremental)
+}
+
+/// `<focus>`: weights are fractions, and without a topic no link could score.
+fn focus(ctx: &Ctx, raw: &RawFocus) -> Result<Focus, SiteError> {
+    let alpha = raw.alpha.unwrap_or(0.3);
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(ctx.err("focus@alpha", format!("{alpha} is not between 0 and 1")));
+    }
+    let threshold = raw.threshold.unwrap_or(0.2);
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(ctx.err("focus@threshold", format!("{threshold} is not between 0 and 1")));
+    }
+    let topics = words(&raw.topic);
+    if topics.is_empty() {
+        return Err(ctx.err("focus", "needs at least one <topic> keyword"));
+    }
+    Ok(Focus { alpha, threshold, topics, url_words: words(&raw.url_word) })
+}
+
+/// Topic words may be written one per element or many to one, separated
+/// as people separate them in Chinese or English text.
+fn words(v: &[String]) -> Vec<String> {
+    v.iter().flat_map(|t| t.split([' ', ',', '，', '、', '\n', '\t'])).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect()
+}
+
+/// `<search>`: the URL must say where the keyword goes and how later pages
+/// are reached; it is resolved against home, and the keyword is encoded as
+/// the site's pages are unless the search names its own encoding.
+fn search(ctx: &Ctx, raw: &RawSearch, home: &Url, site_encoding: Option<&'static encoding_rs::Encoding>) -> Result<SearchRules, SiteError> {
+    let template = raw.url.trim();
+    if !template.contains("{keyword}") {
+        return Err(ctx.err("search/url", "the url needs {keyword}"));
+    }
+    if !template.contains("{page}") && raw.next.is_none() {
+        return Err(ctx.err("search/url", "the url needs {page}, or <search> a next=\"…\" selector for the next-page link"));
+    }
+    // Braces are not URL characters: join with stand-ins, then put the placeholders back.
+    let joined = home
+        .join(&template.replace("{keyword}", "LUNTANKEYWORD").replace("{page}", "LUNTANPAGE"))
+        .map_err(|e| ctx.err("search/url", format!("not a URL: {e}")))?;
+    let url = joined.as_str().replace("LUNTANKEYWORD", "{keyword}").replace("LUNTANPAGE", "{page}");
+    let encoding = encoding_label(ctx, "search@encoding", raw.encoding.as_deref())?.or(site_encoding).unwrap_or(encoding_rs::UTF_8);
+    let max_pages = raw.max_pages.unwrap_or(30);
+    if max_pages == 0 {
+        return Err(ctx.err("search@max-pages", "must be at least 1"));
+    }
+    let interval = Duration::from_millis(raw.interval_ms.unwrap_or(0));
+    let busy = raw.busy.as_ref().map(|b| matcher(ctx, "search/busy", b)).transpose()?;
+    let busy_wait = match raw.busy.as_ref().and_then(|b| b.wait_ms) {
+        Some(ms) => Duration::from_millis(ms),
+        // Discuz!'s guest interval when the site file names none.
+        None if interval.is_zero() => Duration::from_secs(10),
+        None => interval,
+    };
+    let empty = match &raw.empty {
+        Some(e) => matcher(ctx, "search/empty", e)?,
+        None => PageMatcher { selector: None, pattern: Some(Regex::new(DEFAULT_EMPTY_PATTERN).expect("static pattern")) },
+    };
+    Ok(SearchRules {
+        url,
+        encoding,
+        row: selector(ctx, "search@row", &raw.row)?,
+        time: selector(ctx, "search@time", &raw.time)?,
+        next: opt_selector(ctx, "search@next", &raw.next)?,
+        first_page: raw.first_page.unwrap_or(1),
+        max_pages,
+        interval,
+        busy,
+        busy_wait,
+        empty,
+    })
+}
+
+/// `<busy>` and `<empty>` in `<search>`: a matcher with neither a selector
+/// nor a pattern would match every page.
+fn matcher(ctx: &Ctx, at: &str, raw: &RawMatcher) -> Result<PageMatcher, SiteError> {
+    let pattern = raw.pattern.trim();
+    if raw.selector.is_none() && pattern.is_empty() {
+        return Err(ctx.err(at, "needs a selector=\"…\", a text pattern, or both"));
+    }
+    let pattern = (!pattern.is_empty()).then(|| Regex::new(pattern).map_err(|e| ctx.err(at, format!("bad pattern: {e}")))).transpose()?;
+    Ok(PageMatcher { selector: opt_selector(ctx, &format!("{at}@selector"), &raw.selector)?, pattern })
+}
+
+/// `<account>`s: names label the workers and their records, so no two may share one.
+fn accounts(ctx: &Ctx, raw: &[RawAccount], home: &Url) -> Result<Vec<Account>, SiteError> {
+    let mut accounts: Vec<Account> = Vec::new();
+    for (i, a) in raw.iter().enumerate() {
+        let account = account(ctx, i, a, home)?;
+        if accounts.iter().any(|o| o.name == account.name) {
+            return Err(ctx.err("account", format!("two accounts are named {:?}", account.name)));
+        }
+        accounts.push(account);
+    }
+    Ok(accounts)
+}
+
+/// One `<account>`, the `i`th (which names it by default): exactly one of a
+/// cookie or a login form, so its worker knows how to sign in.
+fn account(ctx: &Ctx, i: usize, raw: &RawAccount, home: &Url) -> Result<Account, SiteError> {
+    let name = raw.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or_else(|| format!("account{}", i + 1), str::to_owned);
+    let auth = match (&raw.cookie, &raw.login_url) {
+        (Some(c), None) if !c.trim().is_empty() && !c.contains(['\r', '\n']) => AccountAuth::Cookie(c.trim().to_owned()),
+        (None, Some(u)) => {
+            let url = home.join(u.trim()).map_err(|e| ctx.err("account", format!("login-url is not a URL: {e}")))?;
+            if raw.field.is_empty() {
+                return Err(ctx.err("account", "a login needs <field name=\"…\">value</field> elements"));
+            }
+            AccountAuth::Login { url, fields: raw.field.iter().map(|f| (f.name.clone(), f.value.clone())).collect() }
+        }
+        _ => return Err(ctx.err("account", "needs either a cookie=\"…\" (one line) or a login-url=\"…\"")),
+    };
+    Ok(Account { name, auth })
+}
 
 fn selector(ctx: &Ctx, field: &str, css: &str) -> Result<Selector, SiteError> {
     Selector::parse(css).map_err(|e| ctx.err(field, format!("bad CSS selector {css:?}: {e}")))
@@ -41,254 +346,6 @@ fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<L
         }
     }
     Ok(LinkPattern { regex, first_page: raw.first.unwrap_or(1) })
-}
-
-impl RawSite {
-    pub(super) fn validate(self, ctx: &Ctx) -> Result<Site, SiteError> {
-        let home = Url::parse(self.home.trim()).map_err(|e| ctx.err("home", format!("not a URL: {e}")))?;
-        if !matches!(home.scheme(), "http" | "https") {
-            return Err(ctx.err("home", format!("scheme {:?} is not http or https", home.scheme())));
-        }
-        let Some(host) = home.host_str() else {
-            return Err(ctx.err("home", "URL has no host"));
-        };
-        let id = match self.id.as_deref().map(str::trim) {
-            Some(id) => id.to_owned(),
-            None => host.to_owned(),
-        };
-        let id = check_id(&id).map_err(|e| ctx.err("@id", e.to_string()))?;
-        let encoding = match self.encoding.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(label) => Some(
-                encoding_rs::Encoding::for_label(label.as_bytes())
-                    .ok_or_else(|| ctx.err("encoding", format!("unknown encoding label {label:?}")))?,
-            ),
-        };
-        let mut politeness = Politeness::default();
-        if let Some(p) = self.politeness {
-            if let Some(ms) = p.delay_ms {
-                politeness.delay = Duration::from_millis(ms);
-            }
-            if let Some(c) = p.concurrency {
-                if c == 0 || c > 64 {
-                    return Err(ctx.err("politeness@concurrency", format!("{c} is not between 1 and 64")));
-                }
-                politeness.concurrency = c;
-            }
-            if let Some(ms) = p.timeout_ms {
-                if ms == 0 {
-                    return Err(ctx.err("politeness@timeout-ms", "must be above 0"));
-                }
-                politeness.timeout = Duration::from_millis(ms);
-            }
-            if let Some(r) = p.retries {
-                politeness.retries = r.min(20);
-            }
-            if let Some(kb) = p.max_body_kb {
-                if kb == 0 {
-                    return Err(ctx.err("politeness@max-body-kb", "must be above 0"));
-                }
-                politeness.max_body_bytes = kb.saturating_mul(1024);
-            }
-            if let Some(r) = p.robots {
-                politeness.robots = r;
-            }
-            if let Some(ua) = p.user_agent {
-                if ua.trim().is_empty() || ua.contains(['\r', '\n']) {
-                    return Err(ctx.err("politeness@user-agent", "must be one non-empty line"));
-                }
-                politeness.user_agent = ua;
-            }
-        }
-        let links = Links {
-            board: pattern(ctx, "links/board", &self.links.board, &["board"])?,
-            board_page: self
-                .links
-                .board_page
-                .as_ref()
-                .map(|p| pattern(ctx, "links/board-page", p, &["board", "page"]))
-                .transpose()?,
-            thread: pattern(ctx, "links/thread", &self.links.thread, &["thread"])?,
-            thread_page: self
-                .links
-                .thread_page
-                .as_ref()
-                .map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"]))
-                .transpose()?,
-        };
-        let list = match &self.list {
-            None => None,
-            Some(l) => Some(ListRules {
-                row: selector(ctx, "list@row", &l.row)?,
-                title: opt_selector(ctx, "list@title", &l.title)?,
-                replies: opt_selector(ctx, "list@replies", &l.replies)?,
-                last_post: opt_selector(ctx, "list@last-post", &l.last_post)?,
-            }),
-        };
-        let t = &self.thread;
-        if t.body.is_none() && t.body_id.is_none() {
-            return Err(ctx.err("thread", "needs a `body` selector or a `body-id` pattern"));
-        }
-        let body_id = match &t.body_id {
-            None => None,
-            Some(p) => Some(
-                Regex::new(&format!("^(?:{p})$"))
-                    .map_err(|e| ctx.err("thread@body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
-            ),
-        };
-        let thread = ThreadRules {
-            title: opt_selector(ctx, "thread@title", &t.title)?,
-            post: opt_selector(ctx, "thread@post", &t.post)?,
-            body: opt_selector(ctx, "thread@body", &t.body)?,
-            body_id,
-            author: opt_selector(ctx, "thread@author", &t.author)?,
-            time: opt_selector(ctx, "thread@time", &t.time)?,
-            floor: opt_selector(ctx, "thread@floor", &t.floor)?,
-            strip: opt_selector(ctx, "thread@strip", &t.strip)?,
-        };
-        let mut incremental = Incremental::default();
-        if let Some(i) = &self.incremental {
-            if let Some(n) = i.stop_after {
-                if n == 0 {
-                    return Err(ctx.err("incremental@stop-after", "must be at least 1"));
-                }
-                incremental.stop_after = n;
-            }
-            let minutes = |m: u64| Duration::from_secs(m.saturating_mul(60));
-            if let Some(m) = i.min_interval_minutes {
-                incremental.min_interval = minutes(m);
-            }
-            if let Some(h) = i.max_interval_hours {
-                incremental.max_interval = minutes(h.saturating_mul(60));
-            }
-            if incremental.max_interval < incremental.min_interval {
-                return Err(ctx.err("incremental@max-interval-hours", "is shorter than min-interval-minutes"));
-            }
-            if let Some(m) = i.interval_minutes {
-                incremental.initial_interval = minutes(m);
-            }
-            incremental.initial_interval = incremental.initial_interval.clamp(incremental.min_interval, incremental.max_interval);
-        }
-        let focus = match &self.focus {
-            None => None,
-            Some(f) => {
-                let alpha = f.alpha.unwrap_or(0.3);
-                if !(0.0..=1.0).contains(&alpha) {
-                    return Err(ctx.err("focus@alpha", format!("{alpha} is not between 0 and 1")));
-                }
-                let threshold = f.threshold.unwrap_or(0.2);
-                if !(0.0..=1.0).contains(&threshold) {
-                    return Err(ctx.err("focus@threshold", format!("{threshold} is not between 0 and 1")));
-                }
-                let split = |v: &[String]| -> Vec<String> { v.iter().flat_map(|t| t.split([' ', ',', '，', '、', '\n', '\t'])).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect() };
-                let topics = split(&f.topic);
-                if topics.is_empty() {
-                    return Err(ctx.err("focus", "needs at least one <topic> keyword"));
-                }
-                Some(Focus { alpha, threshold, topics, url_words: split(&f.url_word) })
-            }
-        };
-        let search = match &self.search {
-            None => None,
-            Some(sr) => {
-                let template = sr.url.trim();
-                if !template.contains("{keyword}") {
-                    return Err(ctx.err("search/url", "the url needs {keyword}"));
-                }
-                if !template.contains("{page}") && sr.next.is_none() {
-                    return Err(ctx.err("search/url", "the url needs {page}, or <search> a next=\"…\" selector for the next-page link"));
-                }
-                // Braces are not URL characters: join with stand-ins, then put the placeholders back.
-                let joined = home
-                    .join(&template.replace("{keyword}", "LUNTANKEYWORD").replace("{page}", "LUNTANPAGE"))
-                    .map_err(|e| ctx.err("search/url", format!("not a URL: {e}")))?;
-                let url = joined.as_str().replace("LUNTANKEYWORD", "{keyword}").replace("LUNTANPAGE", "{page}");
-                let encoding = match sr.encoding.as_deref().map(str::trim) {
-                    None | Some("") => encoding.unwrap_or(encoding_rs::UTF_8),
-                    Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).ok_or_else(|| ctx.err("search@encoding", format!("unknown encoding label {label:?}")))?,
-                };
-                let max_pages = sr.max_pages.unwrap_or(30);
-                if max_pages == 0 {
-                    return Err(ctx.err("search@max-pages", "must be at least 1"));
-                }
-                let matcher = |at: &str, raw: &RawMatcher| -> Result<PageMatcher, SiteError> {
-                    let pattern = raw.pattern.trim();
-                    if raw.selector.is_none() && pattern.is_empty() {
-                        return Err(ctx.err(at, "needs a selector=\"…\", a text pattern, or both"));
-                    }
-                    let pattern = (!pattern.is_empty())
-                        .then(|| Regex::new(pattern).map_err(|e| ctx.err(at, format!("bad pattern: {e}"))))
-                        .transpose()?;
-                    Ok(PageMatcher { selector: opt_selector(ctx, &format!("{at}@selector"), &raw.selector)?, pattern })
-                };
-                let interval = Duration::from_millis(sr.interval_ms.unwrap_or(0));
-                let busy = sr.busy.as_ref().map(|b| matcher("search/busy", b)).transpose()?;
-                let busy_wait = match sr.busy.as_ref().and_then(|b| b.wait_ms) {
-                    Some(ms) => Duration::from_millis(ms),
-                    // Discuz!'s guest interval when the site file names none.
-                    None if interval.is_zero() => Duration::from_secs(10),
-                    None => interval,
-                };
-                let empty = match &sr.empty {
-                    Some(e) => matcher("search/empty", e)?,
-                    None => PageMatcher { selector: None, pattern: Some(Regex::new(DEFAULT_EMPTY_PATTERN).expect("static pattern")) },
-                };
-                Some(SearchRules {
-                    url,
-                    encoding,
-                    row: selector(ctx, "search@row", &sr.row)?,
-                    time: selector(ctx, "search@time", &sr.time)?,
-                    next: opt_selector(ctx, "search@next", &sr.next)?,
-                    first_page: sr.first_page.unwrap_or(1),
-                    max_pages,
-                    interval,
-                    busy,
-                    busy_wait,
-                    empty,
-                })
-            }
-        };
-        let mut accounts = Vec::new();
-        for (i, a) in self.account.iter().enumerate() {
-            let name = a.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or_else(|| format!("account{}", i + 1), str::to_owned);
-            let auth = match (&a.cookie, &a.login_url) {
-                (Some(c), None) if !c.trim().is_empty() && !c.contains(['\r', '\n']) => AccountAuth::Cookie(c.trim().to_owned()),
-                (None, Some(u)) => {
-                    let url = home.join(u.trim()).map_err(|e| ctx.err("account", format!("login-url is not a URL: {e}")))?;
-                    if a.field.is_empty() {
-                        return Err(ctx.err("account", "a login needs <field name=\"…\">value</field> elements"));
-                    }
-                    AccountAuth::Login { url, fields: a.field.iter().map(|f| (f.name.clone(), f.value.clone())).collect() }
-                }
-                _ => return Err(ctx.err("account", "needs either a cookie=\"…\" (one line) or a login-url=\"…\"")),
-            };
-            if accounts.iter().any(|o: &Account| o.name == name) {
-                return Err(ctx.err("account", format!("two accounts are named {name:?}")));
-            }
-            accounts.push(Account { name, auth });
-        }
-        let max_board_pages = self.max_board_pages.unwrap_or(100);
-        if max_board_pages == 0 {
-            return Err(ctx.err("max-board-pages", "must be at least 1"));
-        }
-        Ok(Site {
-            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
-            id,
-            home,
-            encoding,
-            politeness,
-            max_board_pages,
-            links,
-            list,
-            thread,
-            allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
-            incremental,
-            focus,
-            search,
-            accounts,
-            path: ctx.path.to_owned(),
-        })
-    }
 }
 
 #[cfg(test)]
