@@ -7,6 +7,10 @@
 //! percent-encoded). They capture ids with named groups; `{board}`,
 //! `{thread}` and `{page}` are shorthands for the usual groups. Selectors are
 //! CSS. See the README for a full example.
+//!
+//! This module holds the public types. A file is read into its raw serde
+//! form (`raw`), checked and compiled into a [`Site`] (`validate`), and every
+//! error is placed on its line (`locate`).
 
 mod locate;
 mod raw;
@@ -439,6 +443,7 @@ impl Site {
 mod tests {
     use super::*;
 
+    // The file every submodule's tests vary.
     pub(crate) const DISCUZ: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
 <site id="dz">
   <name>清水河畔</name>
