@@ -1,0 +1,198 @@
+//! The site file as serde reads it, every value still unchecked: a shape
+//! that follows the XML, so the public types can follow their users instead.
+
+use serde::Deserialize;
+
+use super::locate::{check_well_formed, quoted_word, Ctx};
+use super::SiteError;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSite {
+    #[serde(rename = "@id")]
+    pub(super) id: Option<String>,
+    pub(super) name: Option<String>,
+    pub(super) home: String,
+    pub(super) encoding: Option<String>,
+    pub(super) politeness: Option<RawPoliteness>,
+    #[serde(rename = "max-board-pages")]
+    pub(super) max_board_pages: Option<u32>,
+    #[serde(rename = "allow-host", default)]
+    pub(super) allow_host: Vec<String>,
+    pub(super) incremental: Option<RawIncremental>,
+    pub(super) focus: Option<RawFocus>,
+    pub(super) search: Option<RawSearch>,
+    #[serde(rename = "account", default)]
+    pub(super) account: Vec<RawAccount>,
+    pub(super) links: RawLinks,
+    pub(super) list: Option<RawList>,
+    pub(super) thread: RawThread,
+}
+
+impl RawSite {
+    /// Reads site-file text; only the XML and the element and attribute
+    /// names are checked here, the values are `validate`'s.
+    pub(super) fn read(ctx: &Ctx) -> Result<RawSite, SiteError> {
+        check_well_formed(ctx)?;
+        quick_xml::de::from_str(ctx.text).map_err(|e| {
+            let msg = e.to_string();
+            // serde names the offending field in its message; point at it when we can.
+            let field = quoted_word(&msg).unwrap_or_else(|| "site".into());
+            ctx.err(&field, msg)
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPoliteness {
+    #[serde(rename = "@delay-ms")]
+    pub(super) delay_ms: Option<u64>,
+    #[serde(rename = "@concurrency")]
+    pub(super) concurrency: Option<usize>,
+    #[serde(rename = "@timeout-ms")]
+    pub(super) timeout_ms: Option<u64>,
+    #[serde(rename = "@retries")]
+    pub(super) retries: Option<u32>,
+    #[serde(rename = "@max-body-kb")]
+    pub(super) max_body_kb: Option<u64>,
+    #[serde(rename = "@robots")]
+    pub(super) robots: Option<bool>,
+    #[serde(rename = "@user-agent")]
+    pub(super) user_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSearch {
+    #[serde(rename = "@row")]
+    pub(super) row: String,
+    #[serde(rename = "@time")]
+    pub(super) time: String,
+    #[serde(rename = "@encoding")]
+    pub(super) encoding: Option<String>,
+    #[serde(rename = "@first-page")]
+    pub(super) first_page: Option<u64>,
+    #[serde(rename = "@max-pages")]
+    pub(super) max_pages: Option<u32>,
+    #[serde(rename = "@next")]
+    pub(super) next: Option<String>,
+    #[serde(rename = "@interval-ms")]
+    pub(super) interval_ms: Option<u64>,
+    pub(super) url: String,
+    pub(super) busy: Option<RawMatcher>,
+    pub(super) empty: Option<RawMatcher>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMatcher {
+    #[serde(rename = "@selector")]
+    pub(super) selector: Option<String>,
+    #[serde(rename = "@wait-ms")]
+    pub(super) wait_ms: Option<u64>,
+    #[serde(rename = "$text", default)]
+    pub(super) pattern: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAccount {
+    #[serde(rename = "@name")]
+    pub(super) name: Option<String>,
+    #[serde(rename = "@cookie")]
+    pub(super) cookie: Option<String>,
+    #[serde(rename = "@login-url")]
+    pub(super) login_url: Option<String>,
+    #[serde(rename = "field", default)]
+    pub(super) field: Vec<RawField>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawField {
+    #[serde(rename = "@name")]
+    pub(super) name: String,
+    #[serde(rename = "$text", default)]
+    pub(super) value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFocus {
+    #[serde(rename = "@alpha")]
+    pub(super) alpha: Option<f64>,
+    #[serde(rename = "@threshold")]
+    pub(super) threshold: Option<f64>,
+    #[serde(rename = "topic", default)]
+    pub(super) topic: Vec<String>,
+    #[serde(rename = "url-word", default)]
+    pub(super) url_word: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIncremental {
+    #[serde(rename = "@stop-after")]
+    pub(super) stop_after: Option<u32>,
+    #[serde(rename = "@interval-minutes")]
+    pub(super) interval_minutes: Option<u64>,
+    #[serde(rename = "@min-interval-minutes")]
+    pub(super) min_interval_minutes: Option<u64>,
+    #[serde(rename = "@max-interval-hours")]
+    pub(super) max_interval_hours: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLinks {
+    pub(super) board: RawPattern,
+    #[serde(rename = "board-page")]
+    pub(super) board_page: Option<RawPattern>,
+    pub(super) thread: RawPattern,
+    #[serde(rename = "thread-page")]
+    pub(super) thread_page: Option<RawPattern>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPattern {
+    #[serde(rename = "@first")]
+    pub(super) first: Option<u64>,
+    #[serde(rename = "$text")]
+    pub(super) pattern: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawList {
+    #[serde(rename = "@row")]
+    pub(super) row: String,
+    #[serde(rename = "@title")]
+    pub(super) title: Option<String>,
+    #[serde(rename = "@replies")]
+    pub(super) replies: Option<String>,
+    #[serde(rename = "@last-post")]
+    pub(super) last_post: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawThread {
+    #[serde(rename = "@title")]
+    pub(super) title: Option<String>,
+    #[serde(rename = "@post")]
+    pub(super) post: Option<String>,
+    #[serde(rename = "@body")]
+    pub(super) body: Option<String>,
+    #[serde(rename = "@body-id")]
+    pub(super) body_id: Option<String>,
+    #[serde(rename = "@author")]
+    pub(super) author: Option<String>,
+    #[serde(rename = "@time")]
+    pub(super) time: Option<String>,
+    #[serde(rename = "@floor")]
+    pub(super) floor: Option<String>,
+    #[serde(rename = "@strip")]
+    pub(super) strip: Option<String>,
+}

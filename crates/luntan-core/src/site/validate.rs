@@ -1,0 +1,458 @@
+//! Validation: a RawSite checked and compiled into a Site by one function
+//! per element, each fault reported at the element or attribute that holds it.
+
+use std::time::Duration;
+
+use regex::Regex;
+use scraper::Selector;
+use url::Url;
+
+use super::locate::Ctx;
+use super::raw::{RawAccount, RawFocus, RawIncremental, RawLinks, RawList, RawMatcher, RawPattern, RawPoliteness, RawSearch, RawSite, RawThread};
+use super::{Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules, DEFAULT_EMPTY_PATTERN};
+use crate::ids::check_id;
+
+impl RawSite {
+    /// The parts are checked in this order whatever their order in the file,
+    /// so a file with several faults always reports the same one.
+    pub(super) fn validate(self, ctx: &Ctx) -> Result<Site, SiteError> {
+        let home = home(ctx, &self.home)?;
+        let id = id(ctx, self.id.as_deref(), &home)?;
+        let encoding = encoding_label(ctx, "encoding", self.encoding.as_deref())?;
+        let politeness = politeness(ctx, self.politeness)?;
+        let links = links(ctx, &self.links)?;
+        let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
+        let thread = thread(ctx, &self.thread)?;
+        let incremental = incremental(ctx, self.incremental.as_ref())?;
+        let focus = self.focus.as_ref().map(|f| focus(ctx, f)).transpose()?;
+        let search = self.search.as_ref().map(|s| search(ctx, s, &home, encoding)).transpose()?;
+        let accounts = accounts(ctx, &self.account, &home)?;
+        let max_board_pages = self.max_board_pages.unwrap_or(100);
+        if max_board_pages == 0 {
+            return Err(ctx.err("max-board-pages", "must be at least 1"));
+        }
+        Ok(Site {
+            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+            id,
+            home,
+            encoding,
+            politeness,
+            max_board_pages,
+            links,
+            list,
+            thread,
+            allow_hosts: self.allow_host.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
+            incremental,
+            focus,
+            search,
+            accounts,
+            path: ctx.path.to_owned(),
+        })
+    }
+}
+
+/// `<home>`: only http(s) with a host, since every relative URL in the file
+/// is joined to it and the host is the default id.
+fn home(ctx: &Ctx, raw: &str) -> Result<Url, SiteError> {
+    let home = Url::parse(raw.trim()).map_err(|e| ctx.err("home", format!("not a URL: {e}")))?;
+    if !matches!(home.scheme(), "http" | "https") {
+        return Err(ctx.err("home", format!("scheme {:?} is not http or https", home.scheme())));
+    }
+    if home.host_str().is_none() {
+        return Err(ctx.err("home", "URL has no host"));
+    }
+    Ok(home)
+}
+
+/// `<site id>`, by default the home host: it names directories, so it must
+/// be an id [`check_id`] accepts.
+fn id(ctx: &Ctx, raw: Option<&str>, home: &Url) -> Result<String, SiteError> {
+    let id = match raw.map(str::trim) {
+        Some(id) => id.to_owned(),
+        // home() refused a URL without a host.
+        None => home.host_str().unwrap_or_default().to_owned(),
+    };
+    check_id(&id).map_err(|e| ctx.err("@id", e.to_string()))
+}
+
+/// `<encoding>` and `<search encoding>`: a label as `<meta charset>` takes
+/// it; a blank one is none.
+fn encoding_label(ctx: &Ctx, at: &str, label: Option<&str>) -> Result<Option<&'static encoding_rs::Encoding>, SiteError> {
+    match label.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(label) => encoding_rs::Encoding::for_label(label.as_bytes())
+            .map(Some)
+            .ok_or_else(|| ctx.err(at, format!("unknown encoding label {label:?}"))),
+    }
+}
+
+/// `<politeness>`: each attribute overrides its default; values that would
+/// stall every request (a concurrency, timeout or body cap of 0) or flood
+/// the forum (over 64 requests at once) are refused.
+fn politeness(ctx: &Ctx, raw: Option<RawPoliteness>) -> Result<Politeness, SiteError> {
+    let mut politeness = Politeness::default();
+    let Some(p) = raw else { return Ok(politeness) };
+    if let Some(ms) = p.delay_ms {
+        politeness.delay = Duration::from_millis(ms);
+    }
+    if let Some(c) = p.concurrency {
+        if c == 0 || c > 64 {
+            return Err(ctx.err("politeness@concurrency", format!("{c} is not between 1 and 64")));
+        }
+        politeness.concurrency = c;
+    }
+    if let Some(ms) = p.timeout_ms {
+        if ms == 0 {
+            return Err(ctx.err("politeness@timeout-ms", "must be above 0"));
+        }
+        politeness.timeout = Duration::from_millis(ms);
+    }
+    if let Some(r) = p.retries {
+        politeness.retries = r.min(20);
+    }
+    if let Some(kb) = p.max_body_kb {
+        if kb == 0 {
+            return Err(ctx.err("politeness@max-body-kb", "must be above 0"));
+        }
+        politeness.max_body_bytes = kb.saturating_mul(1024);
+    }
+    if let Some(r) = p.robots {
+        politeness.robots = r;
+    }
+    if let Some(ua) = p.user_agent {
+        if ua.trim().is_empty() || ua.contains(['\r', '\n']) {
+            return Err(ctx.err("politeness@user-agent", "must be one non-empty line"));
+        }
+        politeness.user_agent = ua;
+    }
+    Ok(politeness)
+}
+
+/// `<links>`: each pattern must capture the groups its kind of page is known
+/// by (board and thread ids, page numbers).
+fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
+    Ok(Links {
+        board: pattern(ctx, "links/board", &raw.board, &["board"])?,
+        board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"])).transpose()?,
+        thread: pattern(ctx, "links/thread", &raw.thread, &["thread"])?,
+        thread_page: raw.thread_page.as_ref().map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"])).transpose()?,
+    })
+}
+
+/// `<list>`: the row selector is required, since rows are what the other
+/// selectors look inside.
+fn list(ctx: &Ctx, raw: &RawList) -> Result<ListRules, SiteError> {
+    Ok(ListRules {
+        row: selector(ctx, "list@row", &raw.row)?,
+        title: opt_selector(ctx, "list@title", &raw.title)?,
+        replies: opt_selector(ctx, "list@replies", &raw.replies)?,
+        last_post: opt_selector(ctx, "list@last-post", &raw.last_post)?,
+    })
+}
+
+/// `<thread>`: a body, as a selector or an id pattern, is the one thing a
+/// thread page cannot be read without.
+fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
+    if raw.body.is_none() && raw.body_id.is_none() {
+        return Err(ctx.err("thread", "needs a `body` selector or a `body-id` pattern"));
+    }
+    let body_id = match &raw.body_id {
+        None => None,
+        // Anchored: `postmessage_\d+` must not match `xpostmessage_12`.
+        Some(p) => Some(
+            Regex::new(&format!("^(?:{p})$"))
+                .map_err(|e| ctx.err("thread@body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
+        ),
+    };
+    Ok(ThreadRules {
+        title: opt_selector(ctx, "thread@title", &raw.title)?,
+        post: opt_selector(ctx, "thread@post", &raw.post)?,
+        body: opt_selector(ctx, "thread@body", &raw.body)?,
+        body_id,
+        author: opt_selector(ctx, "thread@author", &raw.author)?,
+        time: opt_selector(ctx, "thread@time", &raw.time)?,
+        floor: opt_selector(ctx, "thread@floor", &raw.floor)?,
+        strip: opt_selector(ctx, "thread@strip", &raw.strip)?,
+    })
+}
+
+/// `<incremental>`: the interval bounds must leave room for an interval,
+/// and the first interval is kept within them.
+fn incremental(ctx: &Ctx, raw: Option<&RawIncremental>) -> Result<Incremental, SiteError> {
+    let mut incremental = Incremental::default();
+    let Some(i) = raw else { return Ok(incremental) };
+    if let Some(n) = i.stop_after {
+        if n == 0 {
+            return Err(ctx.err("incremental@stop-after", "must be at least 1"));
+        }
+        incremental.stop_after = n;
+    }
+    let minutes = |m: u64| Duration::from_secs(m.saturating_mul(60));
+    if let Some(m) = i.min_interval_minutes {
+        incremental.min_interval = minutes(m);
+    }
+    if let Some(h) = i.max_interval_hours {
+        incremental.max_interval = minutes(h.saturating_mul(60));
+    }
+    if incremental.max_interval < incremental.min_interval {
+        return Err(ctx.err("incremental@max-interval-hours", "is shorter than min-interval-minutes"));
+    }
+    if let Some(m) = i.interval_minutes {
+        incremental.initial_interval = minutes(m);
+    }
+    incremental.initial_interval = incremental.initial_interval.clamp(incremental.min_interval, incremental.max_interval);
+    Ok(incremental)
+}
+
+/// `<focus>`: weights are fractions, and without a topic no link could score.
+fn focus(ctx: &Ctx, raw: &RawFocus) -> Result<Focus, SiteError> {
+    let alpha = raw.alpha.unwrap_or(0.3);
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(ctx.err("focus@alpha", format!("{alpha} is not between 0 and 1")));
+    }
+    let threshold = raw.threshold.unwrap_or(0.2);
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(ctx.err("focus@threshold", format!("{threshold} is not between 0 and 1")));
+    }
+    let topics = words(&raw.topic);
+    if topics.is_empty() {
+        return Err(ctx.err("focus", "needs at least one <topic> keyword"));
+    }
+    Ok(Focus { alpha, threshold, topics, url_words: words(&raw.url_word) })
+}
+
+/// Topic words may be written one per element or many to one, separated
+/// as people separate them in Chinese or English text.
+fn words(v: &[String]) -> Vec<String> {
+    v.iter().flat_map(|t| t.split([' ', ',', '，', '、', '\n', '\t'])).map(str::trim).filter(|w| !w.is_empty()).map(str::to_owned).collect()
+}
+
+/// `<search>`: the URL must say where the keyword goes and how later pages
+/// are reached; it is resolved against home, and the keyword is encoded as
+/// the site's pages are unless the search names its own encoding.
+fn search(ctx: &Ctx, raw: &RawSearch, home: &Url, site_encoding: Option<&'static encoding_rs::Encoding>) -> Result<SearchRules, SiteError> {
+    let template = raw.url.trim();
+    if !template.contains("{keyword}") {
+        return Err(ctx.err("search/url", "the url needs {keyword}"));
+    }
+    if !template.contains("{page}") && raw.next.is_none() {
+        return Err(ctx.err("search/url", "the url needs {page}, or <search> a next=\"…\" selector for the next-page link"));
+    }
+    // Braces are not URL characters: join with stand-ins, then put the placeholders back.
+    let joined = home
+        .join(&template.replace("{keyword}", "LUNTANKEYWORD").replace("{page}", "LUNTANPAGE"))
+        .map_err(|e| ctx.err("search/url", format!("not a URL: {e}")))?;
+    let url = joined.as_str().replace("LUNTANKEYWORD", "{keyword}").replace("LUNTANPAGE", "{page}");
+    let encoding = encoding_label(ctx, "search@encoding", raw.encoding.as_deref())?.or(site_encoding).unwrap_or(encoding_rs::UTF_8);
+    let max_pages = raw.max_pages.unwrap_or(30);
+    if max_pages == 0 {
+        return Err(ctx.err("search@max-pages", "must be at least 1"));
+    }
+    let interval = Duration::from_millis(raw.interval_ms.unwrap_or(0));
+    let busy = raw.busy.as_ref().map(|b| matcher(ctx, "search/busy", b)).transpose()?;
+    let busy_wait = match raw.busy.as_ref().and_then(|b| b.wait_ms) {
+        Some(ms) => Duration::from_millis(ms),
+        // Discuz!'s guest interval when the site file names none.
+        None if interval.is_zero() => Duration::from_secs(10),
+        None => interval,
+    };
+    let empty = match &raw.empty {
+        Some(e) => matcher(ctx, "search/empty", e)?,
+        None => PageMatcher { selector: None, pattern: Some(Regex::new(DEFAULT_EMPTY_PATTERN).expect("static pattern")) },
+    };
+    Ok(SearchRules {
+        url,
+        encoding,
+        row: selector(ctx, "search@row", &raw.row)?,
+        time: selector(ctx, "search@time", &raw.time)?,
+        next: opt_selector(ctx, "search@next", &raw.next)?,
+        first_page: raw.first_page.unwrap_or(1),
+        max_pages,
+        interval,
+        busy,
+        busy_wait,
+        empty,
+    })
+}
+
+/// `<busy>` and `<empty>` in `<search>`: a matcher with neither a selector
+/// nor a pattern would match every page.
+fn matcher(ctx: &Ctx, at: &str, raw: &RawMatcher) -> Result<PageMatcher, SiteError> {
+    let pattern = raw.pattern.trim();
+    if raw.selector.is_none() && pattern.is_empty() {
+        return Err(ctx.err(at, "needs a selector=\"…\", a text pattern, or both"));
+    }
+    let pattern = (!pattern.is_empty()).then(|| Regex::new(pattern).map_err(|e| ctx.err(at, format!("bad pattern: {e}")))).transpose()?;
+    Ok(PageMatcher { selector: opt_selector(ctx, &format!("{at}@selector"), &raw.selector)?, pattern })
+}
+
+/// `<account>`s: names label the workers and their records, so no two may share one.
+fn accounts(ctx: &Ctx, raw: &[RawAccount], home: &Url) -> Result<Vec<Account>, SiteError> {
+    let mut accounts: Vec<Account> = Vec::new();
+    for (i, a) in raw.iter().enumerate() {
+        let account = account(ctx, i, a, home)?;
+        if accounts.iter().any(|o| o.name == account.name) {
+            return Err(ctx.err("account", format!("two accounts are named {:?}", account.name)));
+        }
+        accounts.push(account);
+    }
+    Ok(accounts)
+}
+
+/// One `<account>`, the `i`th (which names it by default): exactly one of a
+/// cookie or a login form, so its worker knows how to sign in.
+fn account(ctx: &Ctx, i: usize, raw: &RawAccount, home: &Url) -> Result<Account, SiteError> {
+    let name = raw.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map_or_else(|| format!("account{}", i + 1), str::to_owned);
+    let auth = match (&raw.cookie, &raw.login_url) {
+        (Some(c), None) if !c.trim().is_empty() && !c.contains(['\r', '\n']) => AccountAuth::Cookie(c.trim().to_owned()),
+        (None, Some(u)) => {
+            let url = home.join(u.trim()).map_err(|e| ctx.err("account", format!("login-url is not a URL: {e}")))?;
+            if raw.field.is_empty() {
+                return Err(ctx.err("account", "a login needs <field name=\"…\">value</field> elements"));
+            }
+            AccountAuth::Login { url, fields: raw.field.iter().map(|f| (f.name.clone(), f.value.clone())).collect() }
+        }
+        _ => return Err(ctx.err("account", "needs either a cookie=\"…\" (one line) or a login-url=\"…\"")),
+    };
+    Ok(Account { name, auth })
+}
+
+fn selector(ctx: &Ctx, field: &str, css: &str) -> Result<Selector, SiteError> {
+    Selector::parse(css).map_err(|e| ctx.err(field, format!("bad CSS selector {css:?}: {e}")))
+}
+
+fn opt_selector(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Selector>, SiteError> {
+    css.as_deref().map(|c| selector(ctx, field, c)).transpose()
+}
+
+/// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles.
+fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<LinkPattern, SiteError> {
+    let src = raw
+        .pattern
+        .trim()
+        .replace("{board}", r"(?P<board>[0-9A-Za-z_\-]+)")
+        .replace("{thread}", r"(?P<thread>[0-9A-Za-z_\-]+)")
+        .replace("{page}", r"(?P<page>[0-9]+)");
+    if src.is_empty() {
+        return Err(ctx.err(field, "empty pattern"));
+    }
+    let regex = Regex::new(&src).map_err(|e| {
+        let first = e.to_string().lines().last().unwrap_or("invalid").trim().to_owned();
+        ctx.err(field, format!("bad regular expression: {first}"))
+    })?;
+    for group in needs {
+        if !regex.capture_names().flatten().any(|n| n == *group) {
+            return Err(ctx.err(field, format!("pattern has no `{group}` group (write {{{group}}} or (?P<{group}>…))")));
+        }
+    }
+    Ok(LinkPattern { regex, first_page: raw.first.unwrap_or(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::site::tests::{parse, DISCUZ};
+    use crate::site::LinkMatch;
+
+    #[test]
+    fn a_full_site_file_compiles() {
+        let s = parse(DISCUZ).unwrap();
+        assert_eq!(s.id, "dz");
+        assert_eq!(s.name, "清水河畔");
+        assert_eq!(s.encoding, Some(encoding_rs::GBK));
+        assert_eq!(s.politeness.concurrency, 3);
+        assert_eq!(s.politeness.delay, Duration::from_millis(100));
+        assert_eq!(s.max_board_pages, 5);
+        let m = s
+            .links
+            .thread_page
+            .as_ref()
+            .unwrap()
+            .captures("http://127.0.0.1:8080/dz/forum.php?mod=viewthread&tid=7&page=3")
+            .unwrap()
+            .unwrap();
+        assert_eq!(m, LinkMatch { board: None, thread: Some("7".into()), page: Some(3) });
+        assert!(s.links.thread.captures("http://h/dz/forum.php?mod=viewthread&tid=7&page=3").is_none());
+        assert!(s.thread.body_id.as_ref().unwrap().is_match("postmessage_12"));
+        assert!(!s.thread.body_id.as_ref().unwrap().is_match("xpostmessage_12"));
+    }
+
+    #[test]
+    fn id_defaults_to_the_home_host() {
+        let s = parse(&DISCUZ.replace(r#"<site id="dz">"#, "<site>")).unwrap();
+        assert_eq!(s.id, "127.0.0.1");
+    }
+
+    #[test]
+    fn a_pattern_without_its_group_is_refused() {
+        let e = parse(&DISCUZ.replace("fid={board}$", "fid=1$")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("board", 9));
+        assert!(e.message.contains("no `board` group"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = parse(&DISCUZ.replace("http://127.0.0.1:8080/dz/forum.php", "ftp://x/")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("home", 4));
+        let e = parse(&DISCUZ.replace("<encoding>gbk", "<encoding>klingon")).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("encoding", 5));
+        let e = parse(&DISCUZ.replace(r#"concurrency="3""#, r#"concurrency="0""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("concurrency", 6));
+        let e = parse(&DISCUZ.replace(r#"author="a.xw1""#, r#"author="a..xw1""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("author", 16));
+        let e = parse(&DISCUZ.replace(r#"<site id="dz">"#, r#"<site id="../etc">"#)).unwrap_err();
+        assert_eq!(e.field, "id");
+    }
+
+    #[test]
+    fn focus_settings_are_read_and_checked() {
+        let s = parse(&DISCUZ.replace("<links>", r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>
+  <links>"#)).unwrap();
+        let f = s.focus.unwrap();
+        assert_eq!((f.alpha, f.threshold), (0.4, 0.25));
+        assert_eq!(f.topics, ["考研", "复试", "导师"]);
+        assert_eq!(f.url_words, ["kaoyan"]);
+        let e = parse(&DISCUZ.replace("<links>", r#"<focus alpha="1.5"><topic>考研</topic></focus>
+  <links>"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("alpha", 8));
+        let e = parse(&DISCUZ.replace("<links>", r#"<focus/>
+  <links>"#)).unwrap_err();
+        assert_eq!(e.field, "focus");
+    }
+
+    #[test]
+    fn search_and_accounts_are_read_and_checked() {
+        let with = |extra: &str| DISCUZ.replace("<links>", &format!("{extra}\n  <links>"));
+        let s = parse(&with(
+            r#"<search row="li.pbw" time="span.time" max-pages="20"><url><![CDATA[search.php?mod=forum&srchtxt={keyword}&page={page}]]></url></search>
+  <account cookie="auth=abc; sid=1"/>
+  <account name="bot2" login-url="member.php?mod=logging&amp;action=login"><field name="username">小明</field><field name="password">p&amp;w</field></account>"#,
+        ))
+        .unwrap();
+        let sr = s.search.as_ref().unwrap();
+        assert_eq!(sr.max_pages, 20);
+        assert_eq!(sr.encoding, encoding_rs::GBK, "the site's encoding by default");
+        assert_eq!(
+            sr.page_url("考研", 3).unwrap().as_str(),
+            "http://127.0.0.1:8080/dz/search.php?mod=forum&srchtxt=%BF%BC%D1%D0&page=3",
+            "relative to home, keyword in GBK"
+        );
+        assert_eq!(s.accounts[0], Account { name: "account1".into(), auth: AccountAuth::Cookie("auth=abc; sid=1".into()) });
+        match &s.accounts[1].auth {
+            AccountAuth::Login { url, fields } => {
+                assert_eq!(url.as_str(), "http://127.0.0.1:8080/dz/member.php?mod=logging&action=login");
+                assert_eq!(fields, &[("username".to_string(), "小明".to_string()), ("password".to_string(), "p&w".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("url", 8));
+        assert!(e.message.contains("next="), "{e}");
+        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q=x&amp;page={page}</url></search>"#)).unwrap_err();
+        assert!(e.message.contains("{keyword}"), "{e}");
+        let e = parse(&with(r#"<account/>"#)).unwrap_err();
+        assert_eq!(e.field, "account");
+        let e = parse(&with(r#"<account login-url="/login"/>"#)).unwrap_err();
+        assert!(e.message.contains("field"), "{e}");
+    }
+}
