@@ -202,7 +202,7 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a str, &'a str, 
         }
     }
     // Stable: equal counts keep the order they were met in.
-    groups.sort_by(|a, b| b.threads.cmp(&a.threads));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.threads));
     groups
 }
 

@@ -129,8 +129,11 @@ struct Root {
     latest: RwLock<Option<Arc<Fixture>>>,
     writer: Mutex<()>,
     /// Matches among the posts the model was built with, per forum and keyword.
-    hits: Mutex<HashMap<(ForumKind, String), Arc<Vec<Hit>>>>,
+    hits: Mutex<BaseHits>,
 }
+
+/// Search matches computed once per (forum, keyword).
+type BaseHits = HashMap<(ForumKind, String), Arc<Vec<Hit>>>;
 
 /// A snapshot starts with no root state of its own.
 impl Clone for Root {

@@ -283,7 +283,7 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, sessions: &Sessions, method: 
         lock(&sessions.log).push(record);
     };
     let every = u64::from(cfg.activity.search_throttle_every);
-    if every > 0 && (sessions.requests.fetch_add(1, Ordering::Relaxed) + 1) % every == 0 {
+    if every > 0 && (sessions.requests.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(every) {
         log(SearchRequest::Page, page_no, 429, Vec::new(), false);
         let mut r = page(kind, StatusCode::TOO_MANY_REQUESTS, "提示信息", "<p class=\"alert_error\">请求过于频繁</p>");
         let secs = cfg.activity.search_retry_after.as_secs().max(1).to_string();
