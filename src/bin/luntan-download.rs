@@ -72,7 +72,7 @@ fn download(config: &Config) -> anyhow::Result<()> {
     let bar = cli::progress(queued as u64, "download");
     let stop = cli::stop_on_ctrl_c("luntan-download");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let reports: Vec<DownloadReport> = rt.block_on(async {
+    let reports = rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         for site in &config.sites {
             let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
@@ -85,8 +85,11 @@ fn download(config: &Config) -> anyhow::Result<()> {
             reports.push(r.expect("site task panicked")?);
         }
         anyhow::Ok(reports)
-    })?;
+    });
     bar.finish_and_clear();
+    let reports: Vec<DownloadReport> = reports?;
+    let failures: Vec<(String, String)> = reports.iter().flat_map(|r| r.failures.iter().cloned()).collect();
+    cli::report_failures("luntan-download", &failures);
     let secs = start.elapsed().as_secs_f64().max(1e-3);
     let sum = |f: fn(&DownloadReport) -> usize| reports.iter().map(f).sum::<usize>();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();

@@ -9,6 +9,7 @@ mod focus;
 mod hostile;
 mod incremental;
 mod keywords;
+mod local_faults;
 mod pipeline;
 mod recovery;
 mod search_cli;

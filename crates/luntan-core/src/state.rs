@@ -167,7 +167,8 @@ pub struct FailureGroup {
     pub stage: String,
     pub cause: String,
     pub threads: usize,
-    /// The first few threads (`site/id`) it hit.
+    /// What the first few failures named: the page's URL or file when the
+    /// reason gave one, else the thread (`site/id`).
     pub examples: Vec<String>,
 }
 
@@ -183,7 +184,7 @@ impl FailureGroup {
 }
 
 /// Groups `(stage, thread, reason)` failures by stage and cause, most
-/// frequent first, keeping three examples each.
+/// frequent first, keeping three examples each (see [`FailureGroup::examples`]).
 pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Vec<FailureGroup> {
     let mut groups: Vec<FailureGroup> = Vec::new();
     for (stage, thread, reason) in failures {
@@ -198,7 +199,8 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a str, &'a str, 
         let g = &mut groups[i];
         g.threads += 1;
         if g.examples.len() < 3 {
-            g.examples.push(thread.to_owned());
+            let named = reason.strip_suffix(cause).map(|p| p.trim_end_matches(": ").trim_start_matches("thread ")).filter(|p| !p.is_empty());
+            g.examples.push(named.unwrap_or(thread).to_owned());
         }
     }
     // Stable: equal counts keep the order they were met in.
@@ -254,7 +256,9 @@ mod tests {
         let f = [("extract", "dz/1", "a/1.html: no posts"), ("download", "dz/2", "http://h/2: HTTP 404"), ("extract", "dz/3", "a/3.html: no posts"), ("extract", "dz/4", "a/4.html: no posts"), ("extract", "dz/5", "a/5.html: no posts")];
         let g = group_failures(f);
         assert_eq!((g[0].stage.as_str(), g[0].cause.as_str(), g[0].threads), ("extract", "no posts", 4));
-        assert_eq!(g[0].examples_line(), "dz/1, dz/3, dz/4 and 1 more");
+        assert_eq!(g[0].examples_line(), "a/1.html, a/3.html, a/4.html and 1 more");
+        let g = group_failures([("index", "dz/9", "no such document")]);
+        assert_eq!(g[0].examples, ["dz/9"], "a reason that names nothing: the thread");
         assert_eq!((g[1].cause.as_str(), g[1].threads), ("HTTP 404", 1));
     }
 

@@ -925,11 +925,8 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         for c in &mut out {
-            let mine = rows.iter().filter(|r| r.0 == c.site).map(|(_, stage, thread, reason)| (stage.as_str(), thread.as_str(), reason.as_str()));
-            c.failures = crate::state::group_failures(mine);
-            for g in &mut c.failures {
-                g.examples.iter_mut().for_each(|t| *t = format!("{}/{t}", c.site));
-            }
+            let mine: Vec<(&str, String, &str)> = rows.iter().filter(|r| r.0 == c.site).map(|(site, stage, thread, reason)| (stage.as_str(), format!("{site}/{thread}"), reason.as_str())).collect();
+            c.failures = crate::state::group_failures(mine.iter().map(|(stage, thread, reason)| (*stage, thread.as_str(), *reason)));
         }
         for c in &mut out {
             c.last_round = self.last_round(&c.site)?;

@@ -34,6 +34,19 @@ pub struct DownloadReport {
     pub left: usize,
     pub pages: usize,
     pub bytes: u64,
+    /// `(site/thread, reason)` of each thread marked failed.
+    pub failures: Vec<(String, String)>,
+}
+
+/// Why a download run stopped before its queue was done.
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A full disk, a read-only file system, a permission: this machine's
+    /// fault, so no thread is marked failed and a re-run carries on.
+    #[error("{}: {cause}; stopped: this machine's fault, not the forum's, so no thread was marked failed (run download again once it is fixed)", path.display())]
+    Local { path: std::path::PathBuf, cause: std::io::Error },
 }
 
 /// Why one thread was not saved.
@@ -61,18 +74,21 @@ pub struct DownloadOptions {
 ///
 /// `stop` is checked between threads: once set, no new thread starts and
 /// in-flight ones finish. `on_done` is called once per finished thread.
+/// A local fault ([`DownloadError::Local`]) sets `stop` too, so every site's
+/// download ends after its work in flight, and is returned once it has.
 pub async fn download_site(
     fetcher: Arc<Fetcher>,
     store: Arc<Mutex<Store>>,
     opts: DownloadOptions,
     stop: Arc<AtomicBool>,
     on_done: Arc<dyn Fn() + Send + Sync>,
-) -> Result<DownloadReport, StoreError> {
+) -> Result<DownloadReport, DownloadError> {
     let site_id = fetcher.site().id.clone();
     let rows = lock(&store).threads(Some(&site_id), ThreadState::Discovered)?;
     let mut report = DownloadReport { site: site_id, ..Default::default() };
     let mut tasks = tokio::task::JoinSet::new();
     let mut pending = rows.into_iter();
+    let mut local = None;
     loop {
         while tasks.len() < opts.in_flight.max(1) && !stop.load(Ordering::Relaxed) {
             let Some(row) = pending.next() else { break };
@@ -90,9 +106,15 @@ pub async fn download_site(
                 report.pages += pages;
                 report.bytes += bytes;
             }
+            Err(Failure::Local(path, source)) => {
+                // The row stays `Discovered`: the next run, with space, takes it.
+                stop.store(true, Ordering::Relaxed);
+                local.get_or_insert(DownloadError::Local { path, cause: source });
+            }
             Err(Failure::Thread(e)) => {
                 let reason = e.to_string();
-                tracing::warn!("{}/{}: {reason}", row.site, row.thread);
+                tracing::debug!("{}/{}: {reason}", row.site, row.thread);
+                report.failures.push((format!("{}/{}", row.site, row.thread), reason.clone()));
                 let store = store.clone();
                 let (site, thread) = (row.site.clone(), row.thread.clone());
                 tokio::task::spawn_blocking(move || lock(&store).fail(&site, &thread, ThreadState::Discovered, Stage::Download, &reason))
@@ -100,9 +122,12 @@ pub async fn download_site(
                     .expect("store task panicked")?;
                 report.failed += 1;
             }
-            Err(Failure::Store(e)) => return Err(e),
+            Err(Failure::Store(e)) => return Err(e.into()),
         }
         on_done();
+    }
+    if let Some(e) = local {
+        return Err(e);
     }
     report.left = pending.len();
     Ok(report)
@@ -110,6 +135,8 @@ pub async fn download_site(
 
 enum Failure {
     Thread(ThreadError),
+    /// A page could not be written for a reason of this machine's.
+    Local(std::path::PathBuf, std::io::Error),
     Store(StoreError),
 }
 
@@ -129,7 +156,13 @@ async fn save_thread(fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &Downlo
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
             let path = data.html_path(&site, &board, &date, &thread, i as u32 + 1);
-            write_atomic(&path, &page.body).map_err(|source| Failure::Thread(ThreadError::Write { path, source }))?;
+            write_atomic(&path, &page.body).map_err(|source| {
+                if luntan_core::layout::is_local_fault(&source) {
+                    Failure::Local(path.clone(), source)
+                } else {
+                    Failure::Thread(ThreadError::Write { path, source })
+                }
+            })?;
         }
         let up = Update { save_date: Some(&date), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
         lock(&store).transition(&site, &thread, ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
