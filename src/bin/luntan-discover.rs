@@ -41,7 +41,8 @@ struct Args {
     /// keyword, one worker per <account>. Needs a <search> in the site file.
     #[arg(long, value_name = "FILE")]
     keywords: Option<PathBuf>,
-    /// Print only errors.
+    /// No line per list page or keyword problem: only the summary and errors
+    /// (as -q means in every stage).
     #[arg(long, short)]
     quiet: bool,
 }

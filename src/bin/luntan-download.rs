@@ -24,22 +24,18 @@ use luntan_crawl::fetch::Fetcher;
 struct Args {
     #[command(flatten)]
     common: cli::DataArgs,
-    /// First send threads whose download failed back to the queue.
-    #[arg(long)]
-    retry_failed: bool,
+    #[command(flatten)]
+    stage: cli::StageArgs,
     /// Threads in flight per forum (requests still obey the site's limits).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
     in_flight: u16,
-    /// Print only errors.
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 struct Config {
     data: DataDir,
     sites: Vec<Site>,
     bad_site_file: bool,
-    retry_failed: bool,
+    stage: cli::StageArgs,
     in_flight: usize,
 }
 
@@ -48,9 +44,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    cli::init_tracing(args.quiet);
+    cli::init_tracing(args.stage.quiet);
     let (sites, bad_site_file) = cli::load_sites(&args.common.data, args.common.site.as_deref());
-    let config = Config { data: DataDir::new(args.common.data), sites, bad_site_file, retry_failed: args.retry_failed, in_flight: args.in_flight.into() };
+    let config = Config { data: DataDir::new(args.common.data), sites, bad_site_file, stage: args.stage, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 
@@ -63,13 +59,13 @@ fn download(config: &Config) -> anyhow::Result<()> {
         store.upsert_site(site)?;
         // A killed run may have left temp files; nothing refers to them.
         sweep_temp_files(&config.data.pages_dir(&site.id), "html").with_context(|| format!("cleaning {}", config.data.pages_dir(&site.id).display()))?;
-        if config.retry_failed {
+        if config.stage.retry_failed {
             store.retry_failed(Some(&site.id), Some(Stage::Download))?;
         }
         queued += store.threads(Some(&site.id), luntan_core::ThreadState::Discovered)?.len();
     }
     let store = Arc::new(Mutex::new(store));
-    let bar = cli::progress(queued as u64, "download");
+    let bar = if config.stage.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(queued as u64, "download") };
     let stop = cli::stop_on_ctrl_c("luntan-download");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let reports = rt.block_on(async {

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
+    cli::init_tracing(args.stage.quiet);
     let config = match check(args) {
         Ok(c) => c,
         Err(lines) => {

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
+    cli::init_tracing(args.stage.quiet);
     match index(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
