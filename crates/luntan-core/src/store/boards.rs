@@ -1,0 +1,216 @@
+//! Sites, boards, discover rounds and skipped links: what discover keeps
+//! about a forum beside its threads, grouped because one round writes them together.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{NewThread, Store, StoreError};
+use crate::site::Site;
+
+/// What one discover round did for a site (the `rounds` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RoundRecord {
+    pub site: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub requests: i64,
+    pub list_pages: i64,
+    pub boards_visited: i64,
+    pub boards_skipped: i64,
+    pub new_threads: i64,
+    pub updated_threads: i64,
+    pub errors: i64,
+}
+
+/// A board's schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardSchedule {
+    pub interval_secs: Option<i64>,
+    pub next_visit: Option<i64>,
+}
+
+impl Store {
+    /// Records (or refreshes) a site's name and home.
+    pub fn upsert_site(&self, site: &Site) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO sites (id, name, home) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, home = excluded.home",
+                params![site.id, site.name, site.home.as_str()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The cached encoding of a site, if one was detected.
+    pub fn site_encoding(&self, site: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT encoding FROM sites WHERE id = ?1", [site], |r| r.get::<_, Option<String>>(0))
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_site_encoding(&self, site: &str, encoding: &str, why: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE sites SET encoding = ?2, encoding_why = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
+                params![site, encoding, why],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn upsert_board(&self, site: &str, board: &str, url: &str, title: Option<&str>) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO boards (site, board, url, title) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(site, board) DO UPDATE SET title = COALESCE(excluded.title, boards.title)",
+                params![site, board, url, title],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Marks a walk of a board's list pages as started; returns whether the
+    /// previous walk broke off (killed, or a list page failed). Such a board
+    /// must be walked in full: its early pages are known, but threads further
+    /// down were never read, so S1's stop rule would wrongly end the walk.
+    pub fn begin_board_walk(&self, site: &str, board: &str) -> Result<bool, StoreError> {
+        let open: Option<i64> = self
+            .conn
+            .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        self.conn
+            .execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board])
+            .map_err(|e| self.err(e))?;
+        Ok(open == Some(1))
+    }
+
+    /// Notes a visit of a board's list pages; `finished` when every page it
+    /// meant to read was read.
+    pub fn board_visited(&self, site: &str, board: &str, pages_read: u32, finished: bool) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE boards SET pages_read = ?3, walk_open = ?4, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
+                params![site, board, pages_read, i64::from(!finished)],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records thread links a topic focus left out, with their scores;
+    /// returns, per link, whether it was not recorded (nor queued) before.
+    pub fn record_skipped(&mut self, links: &[(NewThread, f64)]) -> Result<Vec<bool>, StoreError> {
+        self.in_tx(|tx, err| {
+            let mut fresh = Vec::with_capacity(links.len());
+            {
+                let mut known = tx.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                let mut upsert = tx
+                    .prepare_cached(
+                        "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
+                    )
+                    .map_err(err)?;
+                let mut exists = tx.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                for (t, score) in links {
+                    // A thread queued earlier (a lower threshold then) stays queued.
+                    if known.exists(params![t.site, t.thread]).map_err(err)? {
+                        fresh.push(false);
+                        continue;
+                    }
+                    fresh.push(!exists.exists(params![t.site, t.thread]).map_err(err)?);
+                    upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(err)?;
+                }
+            }
+            Ok(fresh)
+        })
+    }
+
+    /// Queues the skipped links of `site` that score at least `threshold`
+    /// (after the threshold was lowered), without reading any board page
+    /// again; returns how many.
+    pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
+        self.in_tx(|tx, err| {
+            let n = tx
+                .execute(
+                    "INSERT INTO threads (site, thread, board, url, title, state)
+                     SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
+                     ON CONFLICT(site, thread) DO NOTHING",
+                    params![site, threshold],
+                )
+                .map_err(err)?;
+            tx.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(err)?;
+            Ok(n)
+        })
+    }
+
+    /// A board's schedule (interval and next visit).
+    pub fn board_schedule(&self, site: &str, board: &str) -> Result<BoardSchedule, StoreError> {
+        self.conn
+            .query_row("SELECT interval_secs, next_visit FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| {
+                Ok(BoardSchedule { interval_secs: r.get(0)?, next_visit: r.get(1)? })
+            })
+            .optional()
+            .map(|o| o.unwrap_or(BoardSchedule { interval_secs: None, next_visit: None }))
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_board_schedule(&self, site: &str, board: &str, interval_secs: i64, next_visit: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute("UPDATE boards SET interval_secs = ?3, next_visit = ?4 WHERE site = ?1 AND board = ?2", params![site, board, interval_secs, next_visit])
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The earliest scheduled board visit (unix seconds), over all boards of the given sites.
+    pub fn next_board_visit(&self, sites: &[String]) -> Result<Option<i64>, StoreError> {
+        let mut best: Option<i64> = None;
+        for site in sites {
+            let v: Option<i64> = self
+                .conn
+                .query_row("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", [site], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            if let Some(v) = v {
+                best = Some(best.map_or(v, |b: i64| b.min(v)));
+            }
+        }
+        Ok(best)
+    }
+
+    pub fn record_round(&self, r: &RoundRecord) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO rounds (site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![r.site, r.started_at, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn last_round(&self, site: &str) -> Result<Option<RoundRecord>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors
+                 FROM rounds WHERE site = ?1 ORDER BY id DESC LIMIT 1",
+                [site],
+                |r| {
+                    Ok(RoundRecord {
+                        site: r.get(0)?,
+                        started_at: r.get(1)?,
+                        finished_at: r.get(2)?,
+                        requests: r.get(3)?,
+                        list_pages: r.get(4)?,
+                        boards_visited: r.get(5)?,
+                        boards_skipped: r.get(6)?,
+                        new_threads: r.get(7)?,
+                        updated_threads: r.get(8)?,
+                        errors: r.get(9)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,168 @@
+//! Keyword monitoring (S0): each keyword's record, its round history and
+//! when each search account last searched, kept apart from the threads they feed.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{Store, StoreError};
+
+/// A monitored keyword's record (S0's `{keyword, lastresult, pagenum, date}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KeywordState {
+    pub site: String,
+    pub keyword: String,
+    /// The smallest result page found already seen in the last round
+    /// (the page limit when none was).
+    pub lastresult: u32,
+    /// Result pages to read in the next round.
+    pub pagenum: u32,
+    /// The newest post time seen; results no newer are already stored.
+    pub watermark: Option<String>,
+    pub rounds: u32,
+    /// Why the latest round left the record as it was (`None` when it went through).
+    pub last_error: Option<String>,
+}
+
+/// What one round did for one keyword (the `keyword_rounds` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeywordRound {
+    pub site: String,
+    pub keyword: String,
+    pub started_at: String,
+    /// `pagenum` going into the round.
+    pub budget: u32,
+    pub pages_read: u32,
+    pub lastresult: u32,
+    /// `pagenum` for the next round.
+    pub next_pagenum: u32,
+    pub watermark_before: Option<String>,
+    pub watermark_after: Option<String>,
+    pub results: u32,
+    pub new_threads: u32,
+    pub updated_threads: u32,
+    pub errors: u32,
+    /// The first error, when the round was cut short (the record is then left as it was).
+    pub error: Option<String>,
+}
+
+impl Store {
+    /// A keyword's record; a keyword never monitored starts with both
+    /// `lastresult` and `pagenum` at `max_pages` (S0: 30) and no watermark.
+    pub fn keyword_state(&self, site: &str, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
+        let fresh = KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: max_pages, pagenum: max_pages, watermark: None, rounds: 0, last_error: None };
+        let mut states = self.keyword_states_where(Some(site), Some(keyword))?;
+        Ok(states.pop().unwrap_or(fresh))
+    }
+
+    /// Every keyword record of a site (or all), by site and keyword.
+    pub fn keyword_states(&self, site: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
+        self.keyword_states_where(site, None)
+    }
+
+    fn keyword_states_where(&self, site: Option<&str>, keyword: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT site, keyword, lastresult, pagenum, watermark, rounds,
+                    (SELECT error FROM keyword_rounds r WHERE r.site = k.site AND r.keyword = k.keyword ORDER BY id DESC LIMIT 1)
+                 FROM keywords k WHERE (?1 IS NULL OR site = ?1) AND (?2 IS NULL OR keyword = ?2) ORDER BY site, keyword",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![site, keyword], |r| {
+                Ok(KeywordState { site: r.get(0)?, keyword: r.get(1)?, lastresult: r.get(2)?, pagenum: r.get(3)?, watermark: r.get(4)?, rounds: r.get(5)?, last_error: r.get(6)? })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e));
+        rows
+    }
+
+    /// Stores a keyword's round: its new record and a line of history, in one transaction.
+    pub fn record_keyword_round(&mut self, r: &KeywordRound) -> Result<(), StoreError> {
+        self.in_tx(|tx, err| {
+            tx.execute(
+                "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+                 ON CONFLICT(site, keyword) DO UPDATE SET lastresult = excluded.lastresult, pagenum = excluded.pagenum,
+                    watermark = excluded.watermark, rounds = keywords.rounds + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')",
+                params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                    results, new_threads, updated_threads, errors, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    r.site,
+                    r.keyword,
+                    r.started_at,
+                    r.budget,
+                    r.pages_read,
+                    r.lastresult,
+                    r.next_pagenum,
+                    r.watermark_before,
+                    r.watermark_after,
+                    r.results,
+                    r.new_threads,
+                    r.updated_threads,
+                    r.errors,
+                    r.error
+                ],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    /// When `account` (`""` without one) last started a search on `site`, in
+    /// Unix milliseconds: a forum's interval between searches spans runs.
+    pub fn last_search(&self, site: &str, account: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row("SELECT last_search_ms FROM search_accounts WHERE site = ?1 AND account = ?2", params![site, account], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_last_search(&self, site: &str, account: &str, unix_ms: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO search_accounts (site, account, last_search_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(site, account) DO UPDATE SET last_search_ms = max(last_search_ms, excluded.last_search_ms)",
+                params![site, account, unix_ms],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The keyword round history of a site (or all), oldest first.
+    pub fn keyword_rounds(&self, site: Option<&str>) -> Result<Vec<KeywordRound>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                    results, new_threads, updated_threads, errors, error FROM keyword_rounds WHERE ?1 IS NULL OR site = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([site], |r| {
+                Ok(KeywordRound {
+                    site: r.get(0)?,
+                    keyword: r.get(1)?,
+                    started_at: r.get(2)?,
+                    budget: r.get(3)?,
+                    pages_read: r.get(4)?,
+                    lastresult: r.get(5)?,
+                    next_pagenum: r.get(6)?,
+                    watermark_before: r.get(7)?,
+                    watermark_after: r.get(8)?,
+                    results: r.get(9)?,
+                    new_threads: r.get(10)?,
+                    updated_threads: r.get(11)?,
+                    errors: r.get(12)?,
+                    error: r.get(13)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e));
+        rows
+    }
+}

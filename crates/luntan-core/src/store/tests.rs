@@ -1,0 +1,134 @@
+use super::*;
+use crate::state::{Stage, ThreadState};
+
+fn nt(thread: &str) -> NewThread {
+    NewThread { site: "dz".into(), board: "2".into(), thread: thread.into(), url: format!("http://h/t/{thread}"), title: Some("标题".into()), ..Default::default() }
+}
+
+#[test]
+fn new_threads_are_inserted_once() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    assert_eq!(s.insert_new_threads(&[nt("1"), nt("2")]).unwrap(), 2);
+    assert_eq!(s.insert_new_threads(&[nt("2"), nt("3")]).unwrap(), 1);
+    let rows = s.threads(Some("dz"), ThreadState::Discovered).unwrap();
+    assert_eq!(rows.iter().map(|r| r.thread.as_str()).collect::<Vec<_>>(), ["1", "2", "3"]);
+}
+
+#[test]
+fn listings_insert_new_requeue_grown_and_leave_the_rest() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let row = |thread: &str, replies: i64, last: &str| NewThread { replies: Some(replies), last_post: Some(last.into()), ..nt(thread) };
+    let first = s.record_listings(&[row("1", 3, "2024-03-05T10:00:00"), row("2", 0, "2024-03-04T10:00:00")]).unwrap();
+    assert_eq!(first, [Listing::New, Listing::New]);
+    // Thread 1 got indexed; then a new reply shows on the list.
+    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
+    s.transition("dz", "1", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
+    s.transition("dz", "1", ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
+    let second = s.record_listings(&[row("1", 4, "2024-03-06T09:00:00"), row("2", 0, "2024-03-04T10:00:00"), row("3", 0, "2024-03-06T08:00:00")]).unwrap();
+    assert_eq!(second, [Listing::Updated, Listing::Unchanged, Listing::New]);
+    let one = s.thread("dz", "1").unwrap().unwrap();
+    assert_eq!((one.state, one.replies, one.last_post.as_deref()), (ThreadState::Discovered, Some(4), Some("2024-03-06T09:00:00")));
+    assert_eq!(one.save_date.as_deref(), Some("20261130"), "the old files stay addressable until replaced");
+    // A stale list (fewer replies shown by a cache) never moves a thread back.
+    assert_eq!(s.record_listings(&[row("1", 2, "2024-03-01T00:00:00")]).unwrap(), [Listing::Unchanged]);
+}
+
+#[test]
+fn keyword_records_start_at_the_limit_and_keep_their_history() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let fresh = s.keyword_state("dz", "考研", 30).unwrap();
+    assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
+    let r = KeywordRound { site: "dz".into(), keyword: "考研".into(), budget: 30, pages_read: 4, lastresult: 4, next_pagenum: 4, watermark_after: Some("2024-06-30T22:00:00".into()), ..Default::default() };
+    s.record_keyword_round(&r).unwrap();
+    s.record_keyword_round(&KeywordRound { budget: 4, lastresult: 30, next_pagenum: 9, ..r.clone() }).unwrap();
+    let st = s.keyword_state("dz", "考研", 30).unwrap();
+    assert_eq!((st.lastresult, st.pagenum, st.watermark.as_deref(), st.rounds), (30, 9, Some("2024-06-30T22:00:00"), 2));
+    assert_eq!(s.keyword_rounds(Some("dz")).unwrap().iter().map(|r| r.budget).collect::<Vec<_>>(), [30, 4]);
+    assert_eq!(s.keyword_states(None).unwrap(), [st]);
+}
+
+#[test]
+fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let row = |thread: &str, replies: i64| NewThread { replies: Some(replies), last_post: Some("2024-03-05T10:00:00".into()), ..nt(thread) };
+    let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 1)], &[false, false]).unwrap();
+    assert_eq!((l, saved), (vec![Listing::New, Listing::New], 2));
+    // "Surely not stored" about a stored thread: it is still compared, not duplicated.
+    let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 2), row("3", 0)], &[false, false, true]).unwrap();
+    assert_eq!((l, saved), (vec![Listing::Unchanged, Listing::Updated, Listing::New], 0));
+    let mut known = Vec::new();
+    assert_eq!(s.for_each_known_thread("dz", |id| known.push(id.to_owned())).unwrap(), 3);
+    known.sort();
+    assert_eq!(known, ["1", "2", "3"]);
+}
+
+#[test]
+fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.insert_new_threads(&[nt("1")]).unwrap();
+    assert_eq!(s.record_skipped(&[(nt("1"), 0.0), (nt("2"), 0.15), (nt("3"), 0.05)]).unwrap(), [false, true, true], "a queued thread is not skipped");
+    assert_eq!(s.record_skipped(&[(nt("2"), 0.15)]).unwrap(), [false]);
+    let c = &s.counts().unwrap()[0];
+    assert_eq!(c.skipped_links, 2);
+    assert_eq!(c.top_skipped[0], ("http://h/t/2".to_string(), 0.15));
+    assert_eq!(s.promote_skipped("dz", 0.1).unwrap(), 1);
+    assert_eq!(s.thread("dz", "2").unwrap().unwrap().state, ThreadState::Discovered);
+    assert_eq!(s.counts().unwrap()[0].skipped_links, 1);
+}
+
+#[test]
+fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
+    let t = tempfile::tempdir().unwrap();
+    let s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.upsert_board("dz", "2", "http://h/b/2", None).unwrap();
+    assert!(!s.begin_board_walk("dz", "2").unwrap(), "a new board has no broken walk");
+    // Killed here: the next start must know.
+    assert!(s.begin_board_walk("dz", "2").unwrap());
+    s.board_visited("dz", "2", 3, true).unwrap();
+    assert!(!s.begin_board_walk("dz", "2").unwrap());
+    s.board_visited("dz", "2", 1, false).unwrap();
+    assert!(s.begin_board_walk("dz", "2").unwrap(), "a walk with a failed page counts as broken off");
+}
+
+#[test]
+fn a_failed_batch_keeps_none_of_its_changes() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.insert_new_threads(&[nt("1"), nt("2")]).unwrap();
+    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let r: Result<(), StoreError> = s.batch(|s| {
+        s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
+        s.transition("dz", "2", ThreadState::Discovered, ThreadState::Indexed, &up)?;
+        Ok(())
+    });
+    assert!(r.is_err());
+    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Discovered, "rolled back");
+    s.batch(|s| s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).map(drop)).unwrap();
+    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+}
+
+#[test]
+fn transitions_follow_the_machine_and_are_compare_and_set() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.insert_new_threads(&[nt("1")]).unwrap();
+    let up = Update { save_date: Some("20261130"), pages: Some(2), ..Default::default() };
+    assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+    // A second worker that read the row as discovered loses the race.
+    assert!(!s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+    assert!(matches!(s.transition("dz", "1", ThreadState::Saved, ThreadState::Indexed, &Update::default()), Err(StoreError::Transition { .. })));
+    let row = s.thread("dz", "1").unwrap().unwrap();
+    assert_eq!((row.state, row.save_date.as_deref(), row.pages), (ThreadState::Saved, Some("20261130"), Some(2)));
+    assert!(s.fail("dz", "1", ThreadState::Saved, Stage::Extract, "no posts").unwrap());
+    let c = &s.counts().unwrap()[0];
+    assert_eq!((c.failed, c.failures[0].threads), (1, 1));
+    assert_eq!(s.retry_failed(None, None).unwrap(), 1);
+    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+    assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
+}

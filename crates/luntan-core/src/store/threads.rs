@@ -1,0 +1,462 @@
+//! Threads: the rows every stage reads, their state transitions, and the
+//! per-site counts `luntan-status` shows; kept apart because the state machine
+//! lives here and nowhere else.
+
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{RoundRecord, Store, StoreError};
+use crate::state::{FailureGroup, Stage, ThreadState};
+
+/// A thread row as the stages read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRow {
+    pub site: String,
+    pub thread: String,
+    pub board: String,
+    pub url: String,
+    pub title: Option<String>,
+    pub replies: Option<i64>,
+    pub last_post: Option<String>,
+    pub post_time: Option<String>,
+    pub save_date: Option<String>,
+    pub pages: Option<u32>,
+    pub content_type: Option<String>,
+    pub state: ThreadState,
+    pub fail_stage: Option<String>,
+    pub fail_reason: Option<String>,
+    pub attempts: i64,
+}
+
+/// What a board list row told about a thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewThread {
+    pub site: String,
+    pub board: String,
+    pub thread: String,
+    pub url: String,
+    pub title: Option<String>,
+    pub replies: Option<i64>,
+    pub last_post: Option<String>,
+}
+
+/// How a listed thread compares with what is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Not seen before: inserted as discovered.
+    New,
+    /// Known, and the list row shows nothing newer.
+    Unchanged,
+    /// Known, but the row shows more replies or a newer last post: re-queued
+    /// as discovered so its pages are fetched, extracted and indexed again.
+    Updated,
+}
+
+/// Per-site counts of threads in each state.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SiteCounts {
+    pub site: String,
+    pub boards: i64,
+    pub discovered: i64,
+    pub saved: i64,
+    pub extracted: i64,
+    pub indexed: i64,
+    pub failed: i64,
+    /// Failed threads grouped by stage and cause, most frequent first.
+    pub failures: Vec<FailureGroup>,
+    /// The last discover round, if any.
+    pub last_round: Option<RoundRecord>,
+    /// Thread links a topic focus left out, and the best-scoring few of them.
+    pub skipped_links: i64,
+    pub top_skipped: Vec<(String, f64)>,
+}
+
+/// Extra columns a transition sets beside the state.
+#[derive(Debug, Clone, Default)]
+pub struct Update<'a> {
+    pub save_date: Option<&'a str>,
+    pub pages: Option<u32>,
+    pub content_type: Option<&'a str>,
+    pub post_time: Option<&'a str>,
+    pub title: Option<&'a str>,
+}
+
+const ROW_COLUMNS: &str = "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts";
+
+impl Store {
+    /// Inserts the threads not seen before, in one transaction; returns how many were new.
+    pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
+        self.in_tx(|tx, err| {
+            let mut n = 0;
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                    )
+                    .map_err(err)?;
+                for t in threads {
+                    n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+                }
+            }
+            Ok(n)
+        })
+    }
+
+    /// Compares list rows with the stored threads in one transaction:
+    /// inserts new ones, re-queues those whose reply count or last post grew
+    /// (S1 freshness), and leaves the rest. Returns one [`Listing`] per row.
+    pub fn record_listings(&mut self, threads: &[NewThread]) -> Result<Vec<Listing>, StoreError> {
+        self.record_listings_hinted(threads, &vec![true; threads.len()]).map(|(l, _)| l)
+    }
+
+    /// [`Store::record_listings`] with a hint per row: `false` means "surely
+    /// not stored" (a Bloom filter's miss), so the row is inserted without
+    /// looking it up first. A wrong hint costs nothing but the lookup it
+    /// tried to save: an insert that finds the row takes the usual path.
+    /// Returns the listings and how many lookups the hints saved.
+    pub fn record_listings_hinted(&mut self, threads: &[NewThread], maybe_stored: &[bool]) -> Result<(Vec<Listing>, usize), StoreError> {
+        let path = self.path.clone();
+        self.in_tx(|tx, err| {
+            let mut out = Vec::with_capacity(threads.len());
+            let mut saved = 0;
+            {
+                let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                    )
+                    .map_err(err)?;
+                let mut requeue = tx
+                    .prepare_cached(
+                        "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
+                            state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
+                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                         WHERE site = ?1 AND thread = ?2",
+                    )
+                    .map_err(err)?;
+                let mut insert_new = tx
+                    .prepare_cached(
+                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                    )
+                    .map_err(err)?;
+                for (i, t) in threads.iter().enumerate() {
+                    if !maybe_stored.get(i).copied().unwrap_or(true)
+                        && insert_new.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)? == 1
+                    {
+                        saved += 1;
+                        out.push(Listing::New);
+                        continue;
+                    }
+                    let stored = get
+                        .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
+                        .optional()
+                        .map_err(err)?;
+                    let listing = match stored {
+                        None => {
+                            insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
+                            Listing::New
+                        }
+                        Some((code, replies, last_post)) => {
+                            let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
+                            // Normalized times compare as strings.
+                            let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
+                            if more_replies || newer_post {
+                                let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
+                                if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
+                                    return Err(StoreError::Transition { path: path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
+                                }
+                                requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(err)?;
+                                Listing::Updated
+                            } else {
+                                Listing::Unchanged
+                            }
+                        }
+                    };
+                    out.push(listing);
+                }
+            }
+            Ok((out, saved))
+        })
+    }
+
+    /// Calls `f` with every thread id of `site` the store knows: queued,
+    /// done, failed, or left out by a topic focus (to fill a Bloom filter).
+    pub fn for_each_known_thread(&self, site: &str, mut f: impl FnMut(&str)) -> Result<usize, StoreError> {
+        let mut n = 0;
+        for sql in ["SELECT thread FROM threads WHERE site = ?1", "SELECT thread FROM skipped_links WHERE site = ?1"] {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+            let mut rows = stmt.query([site]).map_err(|e| self.err(e))?;
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let id: String = r.get(0).map_err(|e| self.err(e))?;
+                f(&id);
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Threads of `state`, optionally of one site, in (site, thread) order.
+    pub fn threads(&self, site: Option<&str>, state: ThreadState) -> Result<Vec<ThreadRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ROW_COLUMNS} FROM threads WHERE state = ?1 AND (?2 IS NULL OR site = ?2) ORDER BY site, length(thread), thread"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![state.code(), site], row_from_sql)
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        rows.into_iter().map(|r| r.into_row(&self.path)).collect()
+    }
+
+    /// One thread's row.
+    pub fn thread(&self, site: &str, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
+        let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE site = ?1 AND thread = ?2");
+        let raw = self
+            .conn
+            .query_row(&sql, params![site, thread], row_from_sql)
+            .optional()
+            .map_err(|e| self.err(e))?;
+        raw.map(|r| r.into_row(&self.path)).transpose()
+    }
+
+    /// Moves one thread `from → to` (checked against the state machine),
+    /// setting the columns in `update`. Returns false, changing nothing, when
+    /// the row is no longer in `from` (someone else moved it).
+    pub fn transition(&self, site: &str, thread: &str, from: ThreadState, to: ThreadState, update: &Update) -> Result<bool, StoreError> {
+        if !from.can_become(to) {
+            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to });
+        }
+        let clears_failure = to != ThreadState::Failed;
+        let n = self
+            .conn
+            .execute(
+                "UPDATE threads SET state = ?4,
+                    save_date = COALESCE(?5, save_date),
+                    pages = COALESCE(?6, pages),
+                    content_type = COALESCE(?7, content_type),
+                    post_time = COALESCE(?8, post_time),
+                    title = COALESCE(?9, title),
+                    fail_stage = CASE WHEN ?10 THEN NULL ELSE fail_stage END,
+                    fail_reason = CASE WHEN ?10 THEN NULL ELSE fail_reason END,
+                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                params![
+                    site,
+                    thread,
+                    from.code(),
+                    to.code(),
+                    update.save_date,
+                    update.pages,
+                    update.content_type,
+                    update.post_time,
+                    update.title,
+                    clears_failure
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    /// Marks a thread failed at `stage` with a one-line reason.
+    pub fn fail(&self, site: &str, thread: &str, from: ThreadState, stage: Stage, reason: &str) -> Result<bool, StoreError> {
+        if !from.can_become(ThreadState::Failed) {
+            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to: ThreadState::Failed });
+        }
+        let n = self
+            .conn
+            .execute(
+                "UPDATE threads SET state = -1, fail_stage = ?4, fail_reason = ?5, attempts = attempts + 1,
+                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                params![site, thread, from.code(), stage.as_str(), reason],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    /// Moves many threads `from → to` in one transaction (the index stage
+    /// commits its index first, then calls this once).
+    pub fn transition_many(&mut self, keys: &[(String, String)], from: ThreadState, to: ThreadState) -> Result<usize, StoreError> {
+        if !from.can_become(to) {
+            let (site, thread) = keys.first().cloned().unwrap_or_default();
+            return Err(StoreError::Transition { path: self.path.clone(), site, thread, from, to });
+        }
+        self.in_tx(|tx, err| {
+            let mut n = 0;
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
+                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                         WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                    )
+                    .map_err(err)?;
+                for (site, thread) in keys {
+                    n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(err)?;
+                }
+            }
+            Ok(n)
+        })
+    }
+
+    /// Sends failed threads (of one stage, or all) back to where that stage
+    /// starts; returns how many. A failed download restarts as discovered, a
+    /// failed extract as saved, a failed index as extracted.
+    pub fn retry_failed(&self, site: Option<&str>, stage: Option<Stage>) -> Result<usize, StoreError> {
+        let mut total = 0;
+        for st in [Stage::Download, Stage::Extract, Stage::Index] {
+            if stage.is_some_and(|s| s != st) {
+                continue;
+            }
+            total += self
+                .conn
+                .execute(
+                    "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE state = -1 AND fail_stage = ?2 AND (?3 IS NULL OR site = ?3)",
+                    params![st.input().code(), st.as_str(), site],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(total)
+    }
+
+    /// Per-site counts for `luntan-status`, sites in id order.
+    pub fn counts(&self) -> Result<Vec<SiteCounts>, StoreError> {
+        let mut out: Vec<SiteCounts> = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT s.site, COALESCE(b.n, 0) FROM
+                   (SELECT id AS site FROM sites UNION SELECT DISTINCT site FROM threads) s
+                   LEFT JOIN (SELECT site, count(*) AS n FROM boards GROUP BY site) b ON b.site = s.site
+                 ORDER BY s.site",
+            )
+            .map_err(|e| self.err(e))?;
+        let sites = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, boards) in sites {
+            out.push(SiteCounts { site, boards, ..Default::default() });
+        }
+        let mut stmt = self.conn.prepare("SELECT site, state, count(*) FROM threads GROUP BY site, state").map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, code, n) in rows {
+            let Some(c) = out.iter_mut().find(|c| c.site == site) else { continue };
+            match ThreadState::from_code(code) {
+                Some(ThreadState::Discovered) => c.discovered = n,
+                Some(ThreadState::Saved) => c.saved = n,
+                Some(ThreadState::Extracted) => c.extracted = n,
+                Some(ThreadState::Indexed) => c.indexed = n,
+                Some(ThreadState::Failed) => c.failed = n,
+                None => {}
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT site, COALESCE(fail_stage, '?'), thread, COALESCE(fail_reason, '?') FROM threads WHERE state = -1 ORDER BY site, rowid")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for c in &mut out {
+            let mine: Vec<(&str, String, &str)> = rows.iter().filter(|r| r.0 == c.site).map(|(site, stage, thread, reason)| (stage.as_str(), format!("{site}/{thread}"), reason.as_str())).collect();
+            c.failures = crate::state::group_failures(mine.iter().map(|(stage, thread, reason)| (*stage, thread.as_str(), *reason)));
+        }
+        for c in &mut out {
+            c.last_round = self.last_round(&c.site)?;
+            c.skipped_links = self
+                .conn
+                .query_row("SELECT count(*) FROM skipped_links WHERE site = ?1", [&c.site], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5")
+                .map_err(|e| self.err(e))?;
+            c.top_skipped = stmt
+                .query_map([&c.site], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(out)
+    }
+}
+
+struct RawRow {
+    site: String,
+    thread: String,
+    board: String,
+    url: String,
+    title: Option<String>,
+    replies: Option<i64>,
+    last_post: Option<String>,
+    post_time: Option<String>,
+    save_date: Option<String>,
+    pages: Option<u32>,
+    content_type: Option<String>,
+    state: i64,
+    fail_stage: Option<String>,
+    fail_reason: Option<String>,
+    attempts: i64,
+}
+
+fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        site: r.get(0)?,
+        thread: r.get(1)?,
+        board: r.get(2)?,
+        url: r.get(3)?,
+        title: r.get(4)?,
+        replies: r.get(5)?,
+        last_post: r.get(6)?,
+        post_time: r.get(7)?,
+        save_date: r.get(8)?,
+        pages: r.get(9)?,
+        content_type: r.get(10)?,
+        state: r.get(11)?,
+        fail_stage: r.get(12)?,
+        fail_reason: r.get(13)?,
+        attempts: r.get(14)?,
+    })
+}
+
+impl RawRow {
+    fn into_row(self, path: &Path) -> Result<ThreadRow, StoreError> {
+        let state = ThreadState::from_code(self.state).ok_or_else(|| StoreError::BadState {
+            path: path.to_owned(),
+            site: self.site.clone(),
+            thread: self.thread.clone(),
+            code: self.state,
+        })?;
+        Ok(ThreadRow {
+            site: self.site,
+            thread: self.thread,
+            board: self.board,
+            url: self.url,
+            title: self.title,
+            replies: self.replies,
+            last_post: self.last_post,
+            post_time: self.post_time,
+            save_date: self.save_date,
+            pages: self.pages,
+            content_type: self.content_type,
+            state,
+            fail_stage: self.fail_stage,
+            fail_reason: self.fail_reason,
+            attempts: self.attempts,
+        })
+    }
+}
