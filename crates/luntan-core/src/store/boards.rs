@@ -76,15 +76,17 @@ impl Store {
     /// must be walked in full: its early pages are known, but threads further
     /// down were never read, so S1's stop rule would wrongly end the walk.
     pub fn begin_board_walk(&self, site: &str, board: &str) -> Result<bool, StoreError> {
-        let open: Option<i64> = self
-            .conn
-            .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))?;
-        self.conn
-            .execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board])
-            .map_err(|e| self.err(e))?;
-        Ok(open == Some(1))
+        self.batch(|s| {
+            let open: Option<i64> = s
+                .conn
+                .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
+                .optional()
+                .map_err(|e| s.err(e))?;
+            s.conn
+                .execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board])
+                .map_err(|e| s.err(e))?;
+            Ok(open == Some(1))
+        })
     }
 
     /// Notes a visit of a board's list pages; `finished` when every page it
@@ -102,26 +104,24 @@ impl Store {
     /// Records thread links a topic focus left out, with their scores;
     /// returns, per link, whether it was not recorded (nor queued) before.
     pub fn record_skipped(&mut self, links: &[(NewThread, f64)]) -> Result<Vec<bool>, StoreError> {
-        self.in_tx(|tx, err| {
+        self.batch(|s| {
             let mut fresh = Vec::with_capacity(links.len());
-            {
-                let mut known = tx.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
-                let mut upsert = tx
-                    .prepare_cached(
-                        "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                         ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
-                    )
-                    .map_err(err)?;
-                let mut exists = tx.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(err)?;
-                for (t, score) in links {
-                    // A thread queued earlier (a lower threshold then) stays queued.
-                    if known.exists(params![t.site, t.thread]).map_err(err)? {
-                        fresh.push(false);
-                        continue;
-                    }
-                    fresh.push(!exists.exists(params![t.site, t.thread]).map_err(err)?);
-                    upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(err)?;
+            let mut known = s.conn.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
+            let mut upsert = s.conn
+                .prepare_cached(
+                    "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
+                )
+                .map_err(|e| s.err(e))?;
+            let mut exists = s.conn.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
+            for (t, score) in links {
+                // A thread queued earlier (a lower threshold then) stays queued.
+                if known.exists(params![t.site, t.thread]).map_err(|e| s.err(e))? {
+                    fresh.push(false);
+                    continue;
                 }
+                fresh.push(!exists.exists(params![t.site, t.thread]).map_err(|e| s.err(e))?);
+                upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(|e| s.err(e))?;
             }
             Ok(fresh)
         })
@@ -131,16 +131,16 @@ impl Store {
     /// (after the threshold was lowered), without reading any board page
     /// again; returns how many.
     pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
-        self.in_tx(|tx, err| {
-            let n = tx
+        self.batch(|s| {
+            let n = s.conn
                 .execute(
                     "INSERT INTO threads (site, thread, board, url, title, state)
                      SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
                      ON CONFLICT(site, thread) DO NOTHING",
                     params![site, threshold],
                 )
-                .map_err(err)?;
-            tx.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(err)?;
+                .map_err(|e| s.err(e))?;
+            s.conn.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(|e| s.err(e))?;
             Ok(n)
         })
     }

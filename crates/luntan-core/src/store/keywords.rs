@@ -79,15 +79,15 @@ impl Store {
 
     /// Stores a keyword's round: its new record and a line of history, in one transaction.
     pub fn record_keyword_round(&mut self, r: &KeywordRound) -> Result<(), StoreError> {
-        self.in_tx(|tx, err| {
-            tx.execute(
+        self.batch(|s| {
+            s.conn.execute(
                 "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
                  ON CONFLICT(site, keyword) DO UPDATE SET lastresult = excluded.lastresult, pagenum = excluded.pagenum,
                     watermark = excluded.watermark, rounds = keywords.rounds + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')",
                 params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
             )
-            .map_err(err)?;
-            tx.execute(
+            .map_err(|e| s.err(e))?;
+            s.conn.execute(
                 "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
                     results, new_threads, updated_threads, errors, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
@@ -107,7 +107,7 @@ impl Store {
                     r.error
                 ],
             )
-            .map_err(err)?;
+            .map_err(|e| s.err(e))?;
             Ok(())
         })
     }

@@ -174,39 +174,60 @@ impl Store {
         &self.path
     }
 
-    /// Runs `f` with every change it makes through `&Store` methods in one
-    /// transaction: one commit (one fsync) for a whole chunk of rows instead
-    /// of one per row. Nothing of it is kept when `f` fails. Methods that
-    /// take `&mut self` open their own transaction and cannot be used inside.
+    /// Runs `f` in one transaction: committed when `f` returns `Ok`, rolled
+    /// back when it returns `Err` or panics. This is the store's only way to
+    /// group statements; every method that writes more than once uses it, and
+    /// callers use it to move a whole chunk of rows with one commit (one fsync)
+    /// instead of one per row.
+    ///
+    /// The outermost call takes the write lock at once (`BEGIN IMMEDIATE`):
+    /// stages run as separate processes on one file, and a transaction that
+    /// read first and wrote later could otherwise fail half-way with
+    /// `SQLITE_BUSY` once another stage has written. A call inside another one
+    /// (a grouping `&self` method called from a caller's batch) is a savepoint
+    /// of it: undone alone when it fails, committed with the outer one.
+    /// Methods taking `&mut self` cannot be called inside, since `f` gets `&Store`.
     pub fn batch<T, E: From<StoreError>>(&self, f: impl FnOnce(&Store) -> Result<T, E>) -> Result<T, E> {
-        self.conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| E::from(self.err(e)))?;
-        match f(self) {
-            Ok(v) => {
-                if let Err(e) = self.conn.execute_batch("COMMIT") {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    return Err(E::from(self.err(e)));
-                }
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-
-    /// Runs `f` in one transaction, committed when `f` succeeds; `err`
-    /// names the database in SQLite errors.
-    fn in_tx<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction, &dyn Fn(rusqlite::Error) -> StoreError) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let path = self.path.clone();
-        let err = move |source| StoreError::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(&err)?;
-        let out = f(&tx, &err)?;
-        tx.commit().map_err(&err)?;
+        let tx = Tx::begin(self)?;
+        let out = f(self)?;
+        tx.commit()?;
         Ok(out)
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sqlite { path: self.path.clone(), source }
+    }
+}
+
+/// An open [`Store::batch`]. Dropped before [`Tx::commit`] (an error or a
+/// panic in the batch), it rolls back: the crawl stages keep using a store
+/// whose mutex a panic poisoned, and must not find it still inside a
+/// transaction that nothing will ever commit.
+struct Tx<'a> {
+    store: &'a Store,
+    nested: bool,
+    open: bool,
+}
+
+impl<'a> Tx<'a> {
+    fn begin(store: &'a Store) -> Result<Tx<'a>, StoreError> {
+        let nested = !store.conn.is_autocommit();
+        store.conn.execute_batch(if nested { "SAVEPOINT batch" } else { "BEGIN IMMEDIATE" }).map_err(|e| store.err(e))?;
+        Ok(Tx { store, nested, open: true })
+    }
+
+    fn commit(mut self) -> Result<(), StoreError> {
+        self.store.conn.execute_batch(if self.nested { "RELEASE batch" } else { "COMMIT" }).map_err(|e| self.store.err(e))?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            // Errors are moot here: SQLite may have rolled back already.
+            let _ = self.store.conn.execute_batch(if self.nested { "ROLLBACK TO batch; RELEASE batch" } else { "ROLLBACK" });
+        }
     }
 }

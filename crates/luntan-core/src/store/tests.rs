@@ -114,6 +114,50 @@ fn a_failed_batch_keeps_none_of_its_changes() {
 }
 
 #[test]
+fn a_batch_inside_a_batch_fails_alone_and_commits_with_the_outer_one() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.insert_new_threads(&[nt("1"), nt("2")]).unwrap();
+    s.fail("dz", "2", ThreadState::Discovered, Stage::Download, "timeout").unwrap();
+    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    s.batch(|s| {
+        s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
+        let inner: Result<(), StoreError> = s.batch(|s| {
+            s.retry_failed(Some("dz"), None)?;
+            s.transition("dz", "1", ThreadState::Saved, ThreadState::Indexed, &up).map(drop)
+        });
+        assert!(matches!(inner, Err(StoreError::Transition { .. })), "{inner:?}");
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+    let state = |th: &str| s.thread("dz", th).unwrap().unwrap().state;
+    assert_eq!((state("1"), state("2")), (ThreadState::Saved, ThreadState::Failed), "the inner retry was undone, the outer move kept");
+    // Committed, not left open: another connection sees it.
+    let again = Store::open(&t.path().join("luntan.db")).unwrap();
+    assert_eq!(again.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+}
+
+#[test]
+fn a_batch_that_panics_is_rolled_back_and_the_store_stays_usable() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    s.insert_new_threads(&[nt("1")]).unwrap();
+    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _: Result<(), StoreError> = s.batch(|s| {
+            s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
+            panic!("worker died mid-batch");
+        });
+    }));
+    assert!(caught.is_err());
+    assert!(s.conn.is_autocommit(), "no transaction left open");
+    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Discovered);
+    assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
+    let again = Store::open(&t.path().join("luntan.db")).unwrap();
+    assert_eq!(again.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+}
+
+#[test]
 fn transitions_follow_the_machine_and_are_compare_and_set() {
     let t = tempfile::tempdir().unwrap();
     let mut s = Store::open(&t.path().join("luntan.db")).unwrap();

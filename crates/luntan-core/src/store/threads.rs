@@ -87,18 +87,16 @@ const ROW_COLUMNS: &str = "site, thread, board, url, title, replies, last_post, 
 impl Store {
     /// Inserts the threads not seen before, in one transaction; returns how many were new.
     pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
-        self.in_tx(|tx, err| {
+        self.batch(|s| {
             let mut n = 0;
-            {
-                let mut stmt = tx
-                    .prepare_cached(
-                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
-                    )
-                    .map_err(err)?;
-                for t in threads {
-                    n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
-                }
+            let mut stmt = s.conn
+                .prepare_cached(
+                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                )
+                .map_err(|e| s.err(e))?;
+            for t in threads {
+                n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))?;
             }
             Ok(n)
         })
@@ -117,67 +115,64 @@ impl Store {
     /// tried to save: an insert that finds the row takes the usual path.
     /// Returns the listings and how many lookups the hints saved.
     pub fn record_listings_hinted(&mut self, threads: &[NewThread], maybe_stored: &[bool]) -> Result<(Vec<Listing>, usize), StoreError> {
-        let path = self.path.clone();
-        self.in_tx(|tx, err| {
+        self.batch(|s| {
             let mut out = Vec::with_capacity(threads.len());
             let mut saved = 0;
-            {
-                let mut get = tx.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(err)?;
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
-                    )
-                    .map_err(err)?;
-                let mut requeue = tx
-                    .prepare_cached(
-                        "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
-                            state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
-                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                         WHERE site = ?1 AND thread = ?2",
-                    )
-                    .map_err(err)?;
-                let mut insert_new = tx
-                    .prepare_cached(
-                        "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
-                    )
-                    .map_err(err)?;
-                for (i, t) in threads.iter().enumerate() {
-                    if !maybe_stored.get(i).copied().unwrap_or(true)
-                        && insert_new.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)? == 1
-                    {
-                        saved += 1;
-                        out.push(Listing::New);
-                        continue;
-                    }
-                    let stored = get
-                        .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
-                        .optional()
-                        .map_err(err)?;
-                    let listing = match stored {
-                        None => {
-                            insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(err)?;
-                            Listing::New
-                        }
-                        Some((code, replies, last_post)) => {
-                            let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
-                            // Normalized times compare as strings.
-                            let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
-                            if more_replies || newer_post {
-                                let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
-                                if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
-                                    return Err(StoreError::Transition { path: path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
-                                }
-                                requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(err)?;
-                                Listing::Updated
-                            } else {
-                                Listing::Unchanged
-                            }
-                        }
-                    };
-                    out.push(listing);
+            let mut get = s.conn.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
+            let mut insert = s.conn
+                .prepare_cached(
+                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
+                )
+                .map_err(|e| s.err(e))?;
+            let mut requeue = s.conn
+                .prepare_cached(
+                    "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
+                        state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
+                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE site = ?1 AND thread = ?2",
+                )
+                .map_err(|e| s.err(e))?;
+            let mut insert_new = s.conn
+                .prepare_cached(
+                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
+                )
+                .map_err(|e| s.err(e))?;
+            for (i, t) in threads.iter().enumerate() {
+                if !maybe_stored.get(i).copied().unwrap_or(true)
+                    && insert_new.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))? == 1
+                {
+                    saved += 1;
+                    out.push(Listing::New);
+                    continue;
                 }
+                let stored = get
+                    .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
+                    .optional()
+                    .map_err(|e| s.err(e))?;
+                let listing = match stored {
+                    None => {
+                        insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))?;
+                        Listing::New
+                    }
+                    Some((code, replies, last_post)) => {
+                        let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
+                        // Normalized times compare as strings.
+                        let newer_post = matches!((&t.last_post, &last_post), (Some(new), Some(old)) if new > old);
+                        if more_replies || newer_post {
+                            let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
+                            if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
+                                return Err(StoreError::Transition { path: s.path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
+                            }
+                            requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(|e| s.err(e))?;
+                            Listing::Updated
+                        } else {
+                            Listing::Unchanged
+                        }
+                    }
+                };
+                out.push(listing);
             }
             Ok((out, saved))
         })
@@ -286,19 +281,17 @@ impl Store {
             let (site, thread) = keys.first().cloned().unwrap_or_default();
             return Err(StoreError::Transition { path: self.path.clone(), site, thread, from, to });
         }
-        self.in_tx(|tx, err| {
+        self.batch(|s| {
             let mut n = 0;
-            {
-                let mut stmt = tx
-                    .prepare_cached(
-                        "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
-                            updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                         WHERE site = ?1 AND thread = ?2 AND state = ?3",
-                    )
-                    .map_err(err)?;
-                for (site, thread) in keys {
-                    n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(err)?;
-                }
+            let mut stmt = s.conn
+                .prepare_cached(
+                    "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
+                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE site = ?1 AND thread = ?2 AND state = ?3",
+                )
+                .map_err(|e| s.err(e))?;
+            for (site, thread) in keys {
+                n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(|e| s.err(e))?;
             }
             Ok(n)
         })
@@ -306,23 +299,25 @@ impl Store {
 
     /// Sends failed threads (of one stage, or all) back to where that stage
     /// starts; returns how many. A failed download restarts as discovered, a
-    /// failed extract as saved, a failed index as extracted.
+    /// failed extract as saved, a failed index as extracted. One transaction.
     pub fn retry_failed(&self, site: Option<&str>, stage: Option<Stage>) -> Result<usize, StoreError> {
-        let mut total = 0;
-        for st in [Stage::Download, Stage::Extract, Stage::Index] {
-            if stage.is_some_and(|s| s != st) {
-                continue;
+        self.batch(|s| {
+            let mut total = 0;
+            for st in [Stage::Download, Stage::Extract, Stage::Index] {
+                if stage.is_some_and(|x| x != st) {
+                    continue;
+                }
+                total += s
+                    .conn
+                    .execute(
+                        "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                         WHERE state = -1 AND fail_stage = ?2 AND (?3 IS NULL OR site = ?3)",
+                        params![st.input().code(), st.as_str(), site],
+                    )
+                    .map_err(|e| s.err(e))?;
             }
-            total += self
-                .conn
-                .execute(
-                    "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                     WHERE state = -1 AND fail_stage = ?2 AND (?3 IS NULL OR site = ?3)",
-                    params![st.input().code(), st.as_str(), site],
-                )
-                .map_err(|e| self.err(e))?;
-        }
-        Ok(total)
+            Ok(total)
+        })
     }
 
     /// Per-site counts for `luntan-status`, sites in id order.
