@@ -7,10 +7,12 @@
 //! backwards or twice. Callers make the file durable first and then move the
 //! row, so the database is never ahead of the disk.
 //!
-//! This module holds the connection, its errors and the transaction helper;
-//! the statements live beside their tables: `threads` (rows, transitions,
-//! counts), `boards` (sites, boards, rounds, skipped links) and `keywords`
-//! (keyword records, rounds and search accounts).
+//! This module holds the connection, its errors, the one transaction helper
+//! ([`Store::batch`]) and the schema migrations (`migrations/*.sql`, applied
+//! in order and counted in SQLite's `user_version`); the statements live
+//! beside their tables: `threads` (rows, transitions, counts), `boards`
+//! (sites, boards, rounds, skipped links) and `keywords` (keyword records,
+//! rounds and search accounts).
 
 mod boards;
 mod keywords;
@@ -37,107 +39,23 @@ pub enum StoreError {
     Transition { path: PathBuf, site: String, thread: String, from: ThreadState, to: ThreadState },
     #[error("{}: unknown state code {code} for thread {site}/{thread}", path.display())]
     BadState { path: PathBuf, site: String, thread: String, code: i64 },
+    #[error("{}: database schema version {version} is newer than this luntan knows ({SCHEMA_VERSION}); use the luntan that wrote it, or a newer one", path.display())]
+    NewerSchema { path: PathBuf, version: i64 },
+    #[error("{}: not a luntan database this version can read: {why}", path.display())]
+    UnknownSchema { path: PathBuf, why: String },
 }
 
-const SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS sites (
-    id            TEXT PRIMARY KEY,
-    name          TEXT NOT NULL,
-    home          TEXT NOT NULL,
-    encoding      TEXT,            -- detected encoding, cached as S3 does
-    encoding_why  TEXT,
-    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
-);
-CREATE TABLE IF NOT EXISTS boards (
-    site          TEXT NOT NULL,
-    board         TEXT NOT NULL,
-    url           TEXT NOT NULL,
-    title         TEXT,
-    pages_read    INTEGER NOT NULL DEFAULT 0,
-    last_visit    TEXT,
-    interval_secs INTEGER,          -- adaptive re-check interval (S1 / Nutch)
-    next_visit    INTEGER,          -- unix seconds; a round skips the board before it
-    walk_open     INTEGER NOT NULL DEFAULT 0,  -- 1 while a walk is under way or after one broke off
-    PRIMARY KEY (site, board)
-);
-CREATE TABLE IF NOT EXISTS skipped_links (   -- focused crawling (S2): below the threshold
-    site          TEXT NOT NULL,
-    thread        TEXT NOT NULL,
-    board         TEXT NOT NULL,
-    url           TEXT NOT NULL,
-    anchor        TEXT,
-    score         REAL NOT NULL,
-    seen_at       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
-    PRIMARY KEY (site, thread)
-);
-CREATE TABLE IF NOT EXISTS rounds (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    site          TEXT NOT NULL,
-    started_at    TEXT NOT NULL,
-    finished_at   TEXT NOT NULL,
-    requests      INTEGER NOT NULL,
-    list_pages    INTEGER NOT NULL,
-    boards_visited INTEGER NOT NULL,
-    boards_skipped INTEGER NOT NULL,
-    new_threads   INTEGER NOT NULL,
-    updated_threads INTEGER NOT NULL,
-    errors        INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS threads (
-    site          TEXT NOT NULL,
-    thread        TEXT NOT NULL,
-    board         TEXT NOT NULL,
-    url           TEXT NOT NULL,
-    title         TEXT,
-    replies       INTEGER,
-    last_post     TEXT,
-    post_time     TEXT,
-    save_date     TEXT,             -- YYYYMMDD: names the HTML directory
-    pages         INTEGER,
-    content_type  TEXT,
-    state         INTEGER NOT NULL DEFAULT 0,  -- visitedFlag, see state.rs
-    fail_stage    TEXT,
-    fail_reason   TEXT,
-    attempts      INTEGER NOT NULL DEFAULT 0,
-    discovered_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
-    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
-    PRIMARY KEY (site, thread)
-);
-CREATE INDEX IF NOT EXISTS threads_by_state ON threads (state, site);
-CREATE TABLE IF NOT EXISTS keywords (        -- keyword monitoring (S0): {keyword, lastresult, pagenum, date}
-    site          TEXT NOT NULL,
-    keyword       TEXT NOT NULL,
-    lastresult    INTEGER NOT NULL,          -- smallest result page found already seen last round (max pages: none)
-    pagenum       INTEGER NOT NULL,          -- result pages to read next round
-    watermark     TEXT,                      -- newest post time seen: older results are stored
-    rounds        INTEGER NOT NULL DEFAULT 0,
-    updated_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
-    PRIMARY KEY (site, keyword)
-);
-CREATE TABLE IF NOT EXISTS keyword_rounds (  -- one row per keyword per round, for luntan-status and tests
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    site          TEXT NOT NULL,
-    keyword       TEXT NOT NULL,
-    started_at    TEXT NOT NULL,
-    budget        INTEGER NOT NULL,          -- pagenum this round
-    pages_read    INTEGER NOT NULL,
-    lastresult    INTEGER NOT NULL,
-    next_pagenum  INTEGER NOT NULL,
-    watermark_before TEXT,
-    watermark_after  TEXT,
-    results       INTEGER NOT NULL,
-    new_threads   INTEGER NOT NULL,
-    updated_threads INTEGER NOT NULL,
-    errors        INTEGER NOT NULL,
-    error         TEXT                       -- the round's first error; the record was left as it was
-);
-CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
-    site          TEXT NOT NULL,
-    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
-    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
-    PRIMARY KEY (site, account)
-);
-"#;
+/// The schema's history, oldest first: migration `n` (counting from 1) takes
+/// a database from `user_version` n-1 to n. A database records how far it
+/// got, so a column added later reaches every existing database exactly once.
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_tables.sql"),
+    include_str!("migrations/0002_keyword_round_error.sql"),
+    include_str!("migrations/0003_search_accounts.sql"),
+];
+
+/// The schema version this code reads and writes (SQLite's `user_version`).
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The crawl-state database.
 pub struct Store {
@@ -146,7 +64,9 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating if needed) the database at `path` and brings its
+    /// schema up to [`SCHEMA_VERSION`]; a database from a newer luntan is
+    /// refused before anything in it changes.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let err = |source| StoreError::Sqlite { path: path.to_owned(), source };
         if let Some(dir) = path.parent() {
@@ -154,20 +74,19 @@ impl Store {
         }
         let conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(30)).map_err(err)?;
+        let store = Store { conn, path: path.to_owned() };
+        let version = store.user_version()?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema { path: path.to_owned(), version });
+        }
         // WAL lets `luntan-status` read while a stage writes; FULL sync keeps a
         // committed transition across a power cut.
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
-        conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
-        conn.execute_batch(SCHEMA).map_err(err)?;
-        // A database made before keyword rounds kept their error.
-        let has_error: bool = conn
-            .query_row("SELECT COUNT(*) FROM pragma_table_info('keyword_rounds') WHERE name = 'error'", [], |r| r.get::<_, i64>(0))
-            .map_err(err)?
-            > 0;
-        if !has_error {
-            conn.execute_batch("ALTER TABLE keyword_rounds ADD COLUMN error TEXT").map_err(err)?;
+        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        store.conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
+        if version != SCHEMA_VERSION {
+            store.migrate()?;
         }
-        Ok(Store { conn, path: path.to_owned() })
+        Ok(store)
     }
 
     pub fn path(&self) -> &Path {
@@ -194,9 +113,86 @@ impl Store {
         Ok(out)
     }
 
+    /// Runs the migrations the database has not had, each in its own
+    /// transaction together with its `user_version`. The version is read again
+    /// inside each transaction: two stages opening a new database at once
+    /// must not both run a migration.
+    fn migrate(&self) -> Result<(), StoreError> {
+        loop {
+            let done = self.batch(|s| {
+                let version = match s.user_version()? {
+                    0 => s.version_before_versions()?,
+                    v => v,
+                };
+                if version > SCHEMA_VERSION {
+                    return Err(StoreError::NewerSchema { path: s.path.clone(), version });
+                }
+                if version < SCHEMA_VERSION {
+                    s.conn.execute_batch(MIGRATIONS[version as usize]).map_err(|e| s.err(e))?;
+                    s.set_user_version(version + 1)?;
+                }
+                Ok(version + 1 >= SCHEMA_VERSION)
+            })?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// What a database at `user_version` 0 holds: nothing (a new file, so
+    /// version 0), or tables made by luntan before the schema had a version,
+    /// which every such release created with `CREATE TABLE IF NOT EXISTS` on
+    /// each open. Those are taken as version 1, 2 or 3 by what they hold, and
+    /// the version is recorded, so the file is brought up to date rather than
+    /// made again.
+    fn version_before_versions(&self) -> Result<i64, StoreError> {
+        let tables = columns(&self.conn).map_err(|e| self.err(e))?;
+        if tables.is_empty() {
+            return Ok(0);
+        }
+        let unknown = |why: String| StoreError::UnknownSchema { path: self.path.clone(), why };
+        if !tables.iter().any(|(t, _)| t == "threads") {
+            return Err(unknown("it has tables but no `threads` table".into()));
+        }
+        // As those releases did on every open: tables added later are created.
+        self.conn.execute_batch(MIGRATIONS[0]).map_err(|e| self.err(e))?;
+        let have = columns(&self.conn).map_err(|e| self.err(e))?;
+        let v1 = Connection::open_in_memory().and_then(|c| c.execute_batch(MIGRATIONS[0]).and_then(|()| columns(&c))).map_err(|e| self.err(e))?;
+        // A column added to a table before versions existed never reached
+        // older files; such a file cannot be called version 1.
+        if let Some((t, c)) = v1.iter().find(|col| !have.contains(col)) {
+            return Err(unknown(format!("made before schema versions, and table `{t}` lacks column `{c}`")));
+        }
+        // What later releases from before versions added, in order: the file
+        // is at the end of the unbroken run of them it has. No migration after
+        // these belongs here: from this code on, every file records its version.
+        let added = [("keyword_rounds", "error"), ("search_accounts", "last_search_ms")];
+        let version = 1 + added.iter().take_while(|&&(t, c)| have.iter().any(|(ht, hc)| ht == t && hc == c)).count() as i64;
+        self.set_user_version(version)?;
+        Ok(version)
+    }
+
+    fn user_version(&self) -> Result<i64, StoreError> {
+        self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| self.err(e))
+    }
+
+    fn set_user_version(&self, version: i64) -> Result<(), StoreError> {
+        self.conn.pragma_update(None, "user_version", version).map_err(|e| self.err(e))
+    }
+
     fn err(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sqlite { path: self.path.clone(), source }
     }
+}
+
+/// Every (table, column) of the database's own tables.
+fn columns(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+         WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect();
+    rows
 }
 
 /// An open [`Store::batch`]. Dropped before [`Tx::commit`] (an error or a
