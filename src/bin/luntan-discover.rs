@@ -11,6 +11,7 @@ use clap::Parser;
 use luntan::cli;
 use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
+use luntan_crawl::db::with_store;
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
 use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordOptions, KeywordReport};
@@ -117,7 +118,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
                 return anyhow::Ok(());
             }
             let ids: Vec<String> = config.sites.iter().map(|s| s.id.clone()).collect();
-            let due = store.lock().unwrap_or_else(|p| p.into_inner()).next_board_visit(&ids)?;
+            let due = with_store(&store, move |s| s.next_board_visit(&ids)).await?;
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
             let wait = Duration::from_secs(due.map_or(60, |d| (d - now).max(1) as u64)).min(config.max_sleep);
             let deadline = Instant::now() + wait;

@@ -16,6 +16,9 @@ use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
 use scraper::Html;
 use url::Url;
 
+// keywords.rs takes `lock` from here.
+pub(crate) use crate::db::lock;
+use crate::db::with_store;
 use crate::fetch::Fetcher;
 use crate::focus::Scorer;
 use crate::links::{self, decode, list_threads, page_links};
@@ -99,7 +102,7 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts
     let requests_before = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
     let mut report = discover_round(&fetcher, &store, &opts).await?;
     report.requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
-    lock(&store).record_round(&RoundRecord {
+    let round = RoundRecord {
         site: report.site.clone(),
         started_at,
         finished_at: utc_stamp(),
@@ -110,14 +113,19 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts
         new_threads: report.new_threads as i64,
         updated_threads: report.updated_threads as i64,
         errors: report.errors.len() as i64,
-    })?;
+    };
+    with_store(&store, move |s| s.record_round(&round)).await?;
     Ok(report)
 }
 
 async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
-    let site = fetcher.site().clone();
+    let site = Arc::new(fetcher.site().clone());
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
-    lock(store).upsert_site(&site)?;
+    with_store(store, {
+        let site = site.clone();
+        move |s| s.upsert_site(&site)
+    })
+    .await?;
     let home = match fetcher.get_html(&site.home).await {
         Ok(f) => f,
         Err(e) => {
@@ -150,23 +158,24 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
         report.errors.push(line);
     }
     report.boards = boards.len();
-    {
-        let s = lock(store);
-        for b in &boards {
-            s.upsert_board(&site.id, &b.id, b.url.as_str(), b.title.as_deref())?;
-        }
-    }
-    // Boards run side by side; the fetcher's gate keeps the forum's limits.
     let scorer = site.focus.as_ref().map(|f| Arc::new(Scorer::new(f)));
-    if let Some(sc) = &scorer {
+    let threshold = scorer.as_ref().map(|sc| sc.threshold);
+    let site_id = site.id.clone();
+    let (boards, promoted, seen, schedules) = with_store(store, move |s| {
+        s.batch(|s| boards.iter().try_for_each(|b| s.upsert_board(&site_id, &b.id, b.url.as_str(), b.title.as_deref())))?;
         // A lowered threshold takes effect without reading the boards again.
-        report.promoted = lock(store).promote_skipped(&site.id, sc.threshold)?;
-    }
-    let seen = Arc::new(Seen::load(&lock(store), &site.id)?);
+        let promoted = threshold.map_or(Ok(0), |t| s.promote_skipped(&site_id, t))?;
+        let seen = Seen::load(s, &site_id)?;
+        let schedules = boards.iter().map(|b| s.board_schedule(&site_id, &b.id)).collect::<Result<Vec<_>, StoreError>>()?;
+        Ok::<_, StoreError>((boards, promoted, seen, schedules))
+    })
+    .await?;
+    report.promoted = promoted;
+    let seen = Arc::new(seen);
+    // Boards run side by side; the fetcher's gate keeps the forum's limits.
     let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
-    for board in boards {
-        let schedule = lock(store).board_schedule(&site.id, &board.id)?;
+    for (board, schedule) in boards.into_iter().zip(schedules) {
         if !opts.all_boards && schedule.next_visit.is_some_and(|due| due > now) {
             report.boards_skipped += 1;
             continue;
@@ -203,7 +212,8 @@ async fn walk_board(
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
     let mut unchanged_run = 0u32;
-    let resume = lock(&store).begin_board_walk(&site.id, &board.id)?;
+    let (site_id, board_id) = (site.id.clone(), board.id.clone());
+    let resume = with_store(&store, move |s| s.begin_board_walk(&site_id, &board_id)).await?;
     // After a walk that broke off, read the board in full: S1's stop rule
     // assumes everything below the known rows was read before.
     let stop_after = if resume { u32::MAX } else { site.incremental.stop_after };
@@ -261,7 +271,8 @@ async fn walk_board(
             .collect();
         let listings = match &scorer {
             None => {
-                let (listings, saved) = known.record(&mut lock(&store), &rows)?;
+                let known = known.clone();
+                let (listings, saved) = with_store(&store, move |s| known.record(s, &rows)).await?;
                 report.lookups_saved += saved;
                 listings.into_iter().map(|l| (l, false)).collect::<Vec<_>>()
             }
@@ -275,13 +286,17 @@ async fn walk_board(
                         skip.push((t, *score));
                     }
                 }
-                let mut s = lock(&store);
-                let fresh = s.record_skipped(&skip)?;
-                for (t, _) in &skip {
-                    known.insert(&t.thread);
-                }
+                let known = known.clone();
+                let (fresh, kept, saved) = with_store(&store, move |s| {
+                    let fresh = s.record_skipped(&skip)?;
+                    for (t, _) in &skip {
+                        known.insert(&t.thread);
+                    }
+                    let (kept, saved) = known.record(s, &keep)?;
+                    Ok::<_, StoreError>((fresh, kept, saved))
+                })
+                .await?;
                 report.off_topic += fresh.iter().filter(|f| **f).count();
-                let (kept, saved) = known.record(&mut s, &keep)?;
                 report.lookups_saved += saved;
                 // Back in page order for the stop rule; a skipped link seen
                 // before is old news, a new one is news.
@@ -312,9 +327,14 @@ async fn walk_board(
     }
     let found_news = report.new_threads + report.updated_threads > 0;
     let next = site.incremental.next_interval(interval, found_news);
-    let s = lock(&store);
-    s.board_visited(&site.id, &board.id, report.list_pages as u32, report.errors.is_empty())?;
-    s.set_board_schedule(&site.id, &board.id, next.as_secs() as i64, unix_now() + next.as_secs() as i64)?;
+    let (pages, finished) = (report.list_pages as u32, report.errors.is_empty());
+    with_store(&store, move |s| {
+        s.batch(|s| {
+            s.board_visited(&site.id, &board.id, pages, finished)?;
+            s.set_board_schedule(&site.id, &board.id, next.as_secs() as i64, unix_now() + next.as_secs() as i64)
+        })
+    })
+    .await?;
     Ok(report)
 }
 
@@ -358,12 +378,6 @@ impl Seen {
         }
         Ok(out)
     }
-}
-
-pub(crate) fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
-    // A panic while holding the lock cannot leave SQLite half-written (each
-    // call is its own transaction), so a poisoned lock is still usable.
-    store.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

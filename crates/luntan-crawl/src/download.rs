@@ -17,7 +17,7 @@ use luntan_core::state::{Stage, ThreadState};
 use luntan_core::store::{Store, StoreError, ThreadRow, Update};
 use url::Url;
 
-use crate::discover::lock;
+use crate::db::{lock, with_store};
 use crate::fetch::{FetchError, Fetched, Fetcher};
 use crate::links::page_links_in;
 
@@ -84,7 +84,11 @@ pub async fn download_site(
     on_done: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<DownloadReport, DownloadError> {
     let site_id = fetcher.site().id.clone();
-    let rows = lock(&store).threads(Some(&site_id), ThreadState::Discovered)?;
+    let rows = with_store(&store, {
+        let site_id = site_id.clone();
+        move |s| s.threads(Some(&site_id), ThreadState::Discovered)
+    })
+    .await?;
     let mut report = DownloadReport { site: site_id, ..Default::default() };
     let mut tasks = tokio::task::JoinSet::new();
     let mut pending = rows.into_iter();
@@ -115,11 +119,8 @@ pub async fn download_site(
                 let reason = e.to_string();
                 tracing::debug!("{}/{}: {reason}", row.site, row.thread);
                 report.failures.push((format!("{}/{}", row.site, row.thread), reason.clone()));
-                let store = store.clone();
                 let (site, thread) = (row.site.clone(), row.thread.clone());
-                tokio::task::spawn_blocking(move || lock(&store).fail(&site, &thread, ThreadState::Discovered, Stage::Download, &reason))
-                    .await
-                    .expect("store task panicked")?;
+                with_store(&store, move |s| s.fail(&site, &thread, ThreadState::Discovered, Stage::Download, &reason)).await?;
                 report.failed += 1;
             }
             Err(Failure::Store(e)) => return Err(e.into()),
@@ -153,6 +154,8 @@ async fn save_thread(fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &Downlo
     let bytes: u64 = pages.iter().map(|p| p.body.len() as u64).sum();
     let n = pages.len();
     let (data, site, date, store) = (opts.data.clone(), row.site.clone(), opts.save_date.clone(), store.clone());
+    // Not `with_store`: the files are written before the lock is taken, so
+    // threads in flight write side by side.
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
             let path = data.html_path(&site, &board, &date, &thread, i as u32 + 1);

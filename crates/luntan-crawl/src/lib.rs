@@ -9,6 +9,8 @@
 //! - [`discover::discover_site`]: home → boards → list pages → new thread
 //!   rows; later rounds stop early and re-queue threads that grew (S1).
 //! - [`download::download_site`]: thread rows → raw HTML on disk → `Saved`.
+//! - [`db::with_store`]: the shared store's calls from async code, on tokio's
+//!   blocking pool.
 //! - [`focus::Scorer`]: topic relevance of thread links (S2).
 //! - [`keywords::monitor_site`]: keyword monitoring through the forum's own
 //!   search (S0), one worker and session per account, adaptive page budgets,
@@ -32,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod db;
 pub mod discover;
 pub mod download;
 pub mod fetch;
