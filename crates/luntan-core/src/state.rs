@@ -257,9 +257,9 @@ mod tests {
         let g = group_failures(f);
         assert_eq!((g[0].stage.as_str(), g[0].cause.as_str(), g[0].threads), ("extract", "no posts", 4));
         assert_eq!(g[0].examples_line(), "a/1.html, a/3.html, a/4.html and 1 more");
+        assert_eq!((g[1].cause.as_str(), g[1].threads), ("HTTP 404", 1));
         let g = group_failures([("index", "dz/9", "no such document")]);
         assert_eq!(g[0].examples, ["dz/9"], "a reason that names nothing: the thread");
-        assert_eq!((g[1].cause.as_str(), g[1].threads), ("HTTP 404", 1));
     }
 
     #[test]

@@ -16,8 +16,6 @@ use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
 use scraper::Html;
 use url::Url;
 
-// keywords.rs takes `lock` from here.
-pub(crate) use crate::db::lock;
 use crate::db::with_store;
 use crate::fetch::Fetcher;
 use crate::focus::Scorer;
@@ -383,6 +381,7 @@ impl Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::lock;
     use luntan_core::Site;
     use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
 

@@ -42,7 +42,8 @@ use scraper::Html;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::discover::{lock, utc_stamp, Seen};
+use crate::db::with_store;
+use crate::discover::{utc_stamp, Seen};
 use crate::fetch::{FetchError, Fetcher, Session};
 use crate::links::{self, decode, text_of};
 
@@ -119,13 +120,16 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
             return Ok(report);
         }
     }
-    lock(&store).upsert_site(&site)?;
     let started_at = utc_stamp();
     let limit = rules.max_pages;
-    let states = {
-        let s = lock(&store);
-        keywords.iter().map(|k| s.keyword_state(&site.id, k, limit)).collect::<Result<Vec<_>, _>>()?
-    };
+    let states = with_store(&store, {
+        let (site, keywords) = (site.clone(), keywords.to_vec());
+        move |s| {
+            s.upsert_site(&site)?;
+            keywords.iter().map(|k| s.keyword_state(&site.id, k, limit)).collect::<Result<Vec<_>, _>>()
+        }
+    })
+    .await?;
     let round = Arc::new(Round::new(&site, rules, keywords, &states, options.stop.clone()));
     let accounts: Vec<Option<Account>> = if site.accounts.is_empty() { vec![None] } else { site.accounts.iter().cloned().map(Some).collect() };
     let mut tasks = tokio::task::JoinSet::new();
@@ -155,24 +159,62 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
     }
 
     // Store what was found, then each keyword's new record.
-    let known = Seen::load(&lock(&store), &site.id)?;
-    for (((keyword, st), p), cut) in keywords.iter().zip(&states).zip(progress).zip(interrupted) {
+    let settled = with_store(&store, {
+        let (site, keywords) = (site.id.clone(), keywords.to_vec());
+        move |s| settle(s, &site, &keywords, &states, progress, &interrupted, &started_at, limit)
+    })
+    .await?;
+    report.new_threads += settled.new;
+    report.updated_threads += settled.updated;
+    report.known_threads += settled.known;
+    report.pages += settled.pages;
+    report.interrupted += settled.interrupted;
+    report.keywords = settled.rounds;
+    Ok(report)
+}
+
+/// What storing a round's finds did.
+#[derive(Default)]
+struct Settled {
+    new: usize,
+    updated: usize,
+    known: usize,
+    pages: usize,
+    interrupted: usize,
+    rounds: Vec<KeywordRound>,
+}
+
+/// Stores the threads each keyword found and each keyword's new record.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    store: &mut Store,
+    site: &str,
+    keywords: &[String],
+    states: &[KeywordState],
+    progress: Vec<Progress>,
+    interrupted: &[bool],
+    started_at: &str,
+    limit: u32,
+) -> Result<Settled, StoreError> {
+    let mut out = Settled::default();
+    let known = Seen::load(store, site)?;
+    for (((keyword, st), p), cut) in keywords.iter().zip(states).zip(progress).zip(interrupted) {
         let rows: Vec<NewThread> = p.rows.into_values().collect();
-        let (listings, _) = known.record(&mut lock(&store), &rows)?;
+        let (listings, _) = known.record(store, &rows)?;
         let count = |l: Listing| listings.iter().filter(|x| **x == l).count();
         let (new, updated) = (count(Listing::New), count(Listing::Updated));
-        report.new_threads += new;
-        report.updated_threads += updated;
-        report.known_threads += count(Listing::Unchanged);
-        report.pages += p.read.len();
-        if cut || p.interrupted {
-            report.interrupted += 1;
+        out.new += new;
+        out.updated += updated;
+        out.known += count(Listing::Unchanged);
+        out.pages += p.read.len();
+        if *cut || p.interrupted {
+            out.interrupted += 1;
             continue;
         }
         let mut round = KeywordRound {
-            site: site.id.clone(),
+            site: site.to_owned(),
             keyword: keyword.clone(),
-            started_at: started_at.clone(),
+            started_at: started_at.to_owned(),
             budget: st.pagenum,
             pages_read: p.read.len() as u32,
             results: p.results,
@@ -180,25 +222,24 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
             updated_threads: updated as u32,
             errors: p.errors,
             error: p.error.clone(),
+            watermark_before: st.watermark.clone(),
             ..KeywordRound::default()
         };
         if p.error.is_some() {
             // The record stays as it was (see the module doc).
             round.lastresult = st.lastresult;
             round.next_pagenum = st.pagenum;
-            round.watermark_before = st.watermark.clone();
             round.watermark_after = st.watermark.clone();
         } else {
             let gap = st.watermark.is_some() && !p.reached_seen;
             round.lastresult = p.lastresult;
             round.next_pagenum = next_pagenum(st.pagenum, p.lastresult, limit);
-            round.watermark_before = st.watermark.clone();
-            round.watermark_after = if gap { st.watermark.clone() } else { st.watermark.clone().max(p.newest.clone()) };
+            round.watermark_after = if gap { st.watermark.clone() } else { st.watermark.clone().max(p.newest) };
         }
-        lock(&store).record_keyword_round(&round)?;
-        report.keywords.push(round);
+        store.record_keyword_round(&round)?;
+        out.rounds.push(round);
     }
-    Ok(report)
+    Ok(out)
 }
 
 /// One piece of work: a keyword's page. With a next-page link, only page 1
@@ -424,20 +465,26 @@ fn unix_ms() -> i64 {
 }
 
 /// Works through the queue with one account; an error only when it could not start.
-async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, store: &Mutex<Store>) -> Result<(), String> {
+async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, store: &Arc<Mutex<Store>>) -> Result<(), String> {
     let session = fetcher.session().map_err(|e| e.to_string())?;
     if let Some(a) = &account {
         log_in(&round.site, &round.rules, a, &session).await?;
     }
     // The forum's interval spans runs: a round started right after the last
     // one still waits for it.
-    let name = account.as_ref().map_or("", |a| a.name.as_str());
-    let last = lock(store).last_search(&round.site.id, name).map_err(|e| e.to_string())?;
+    let name = account.as_ref().map_or(String::new(), |a| a.name.clone());
+    let last = with_store(store, {
+        let (site, name) = (round.site.id.clone(), name.clone());
+        move |s| s.last_search(&site, &name)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     let wait = last.map_or(0, |ms| ms + round.rules.interval.as_millis() as i64 - unix_ms()).max(0);
     let mut searcher = Searcher { session, round, next_search: Some(Instant::now() + Duration::from_millis(wait as u64)), last_search_ms: None };
     let result = work(&mut searcher, round).await;
     if let Some(ms) = searcher.last_search_ms {
-        lock(store).set_last_search(&round.site.id, name, ms).map_err(|e| e.to_string())?;
+        let site = round.site.id.clone();
+        with_store(store, move |s| s.set_last_search(&site, &name, ms)).await.map_err(|e| e.to_string())?;
     }
     result
 }
