@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test discover download extract index reextract reindex search status watch bench-search clean-demo
+.PHONY: all build demo test lint discover download extract index reextract reindex search status watch bench-search clean-demo
 
 all: build
 
@@ -20,8 +20,13 @@ build:
 demo: build
 	bash scripts/demo.sh
 
-test:
+# The formatting and lint checks come first: CI fails on either.
+test: lint
 	$(CARGO) test --workspace --no-fail-fast
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 discover: build
 	$(BIN)/luntan-discover --data $(DATA) $(SITEARG)

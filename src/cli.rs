@@ -71,11 +71,7 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>9} [{bar:40}] {pos}/{len} {per_sec} eta {eta}")
-            .expect("static template")
-            .progress_chars("=> "),
-    );
+    bar.set_style(ProgressStyle::with_template("{prefix:>9} [{bar:40}] {pos}/{len} {per_sec} eta {eta}").expect("static template").progress_chars("=> "));
     bar.set_prefix(what.to_owned());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar

@@ -134,7 +134,13 @@ fn discover(config: &Config) -> anyhow::Result<()> {
 }
 
 /// Keyword rounds (S0) until done (one round) or, with --watch, until Ctrl-C.
-async fn keyword_rounds(config: &Config, fetchers: &[Arc<Fetcher>], store: &Arc<Mutex<Store>>, keywords: &[String], stop: &Arc<std::sync::atomic::AtomicBool>) -> anyhow::Result<()> {
+async fn keyword_rounds(
+    config: &Config,
+    fetchers: &[Arc<Fetcher>],
+    store: &Arc<Mutex<Store>>,
+    keywords: &[String],
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+) -> anyhow::Result<()> {
     loop {
         let start = Instant::now();
         let mut tasks = tokio::task::JoinSet::new();
@@ -221,9 +227,6 @@ fn print_summary(reports: &[DiscoverReport], took: Duration, stopped: bool) {
         cli::elapsed(took)
     );
     if stopped {
-        println!(
-            "discover: stopped by Ctrl-C; {} boards not walked or left part-way (the next round reads them in full)",
-            sum(|r| r.boards_interrupted)
-        );
+        println!("discover: stopped by Ctrl-C; {} boards not walked or left part-way (the next round reads them in full)", sum(|r| r.boards_interrupted));
     }
 }

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
+use luntan::cli;
 use luntan_core::layout::sweep_temp_files;
 use luntan_core::lock::StageLock;
 use luntan_core::state::Stage;
 use luntan_core::{DataDir, Site, Store};
-use luntan::cli;
 use luntan_crawl::download::{download_site, DownloadOptions, DownloadReport};
 use luntan_crawl::fetch::Fetcher;
 

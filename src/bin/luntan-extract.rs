@@ -57,9 +57,7 @@ fn run(args: Args) -> ExitCode {
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
-        Config::Extract { cfg, stage, again, bad_site_file } => {
-            extract(&cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
-        }
+        Config::Extract { cfg, stage, again, bad_site_file } => extract(&cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code }),
     };
     match result {
         Ok(code) => code,
@@ -152,7 +150,9 @@ fn extract(cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::
             bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed);
             bar.inc(1);
         }
-        Progress::Failed { row, reason } => failures.lock().unwrap_or_else(|p| p.into_inner()).push((format!("{}/{}", row.site, row.thread), reason.to_owned())),
+        Progress::Failed { row, reason } => {
+            failures.lock().unwrap_or_else(|p| p.into_inner()).push((format!("{}/{}", row.site, row.thread), reason.to_owned()))
+        }
     });
     bar.finish_and_clear();
     // One line per cause, however many threads it hit.

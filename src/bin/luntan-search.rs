@@ -1,13 +1,13 @@
 //! luntan-search: one query over every forum's index.
 
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
-use luntan_search::{analysis, Catalog, Hit, Query, SearchOptions, SearchResults, SortOrder, Snippet};
+use luntan_search::{analysis, Catalog, Hit, Query, SearchOptions, SearchResults, Snippet, SortOrder};
 
 #[derive(Parser, Debug)]
 #[command(

@@ -49,10 +49,7 @@ fn run(args: Args) -> ExitCode {
     println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", "site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "total");
     for c in &counts {
         let total = c.discovered + c.saved + c.extracted + c.indexed + c.failed;
-        println!(
-            "{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}",
-            c.site, c.boards, c.discovered, c.saved, c.extracted, c.indexed, c.failed, total
-        );
+        println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", c.site, c.boards, c.discovered, c.saved, c.extracted, c.indexed, c.failed, total);
     }
     for c in &counts {
         if let Some(r) = &c.last_round {

@@ -223,7 +223,15 @@ fn restore(work: &Work, saved: &Path) {
 /// waiting), so kills land anywhere from start-up to the last commit. When a
 /// run finishes before its kill, the stage's input is put back as it was
 /// before the stage and the killing goes on, so every stage gets its kills.
-fn crash_stage(work: &Work, stage: &str, extra: &[&str], took: Duration, kills: usize, rng: &mut Rng, reference: &BTreeMap<PathBuf, Vec<u8>>) -> (Vec<Duration>, usize) {
+fn crash_stage(
+    work: &Work,
+    stage: &str,
+    extra: &[&str],
+    took: Duration,
+    kills: usize,
+    rng: &mut Rng,
+    reference: &BTreeMap<PathBuf, Vec<u8>>,
+) -> (Vec<Duration>, usize) {
     let saved = tempfile::tempdir().unwrap();
     for d in ["data", "index"] {
         copy_dir(&work.dir.path().join(d), &saved.path().join(d));
@@ -300,11 +308,28 @@ fn every_stage_killed_at_random_moments_ends_as_an_uninterrupted_run() {
             "extract" => &[ThreadState::Extracted, ThreadState::Indexed],
             _ => &[ThreadState::Indexed],
         };
-        let got: BTreeSet<&(String, String)> = rows(&crashed).into_iter().filter(|(_, v)| past.contains(&v.0)).map(|(k, _)| k).collect::<Vec<_>>().iter().map(|k| ref_rows.get_key_value(k).map(|(k, _)| k).unwrap_or_else(|| panic!("{stage}: thread {k:?} that the uninterrupted run never saw"))).collect();
+        let got: BTreeSet<&(String, String)> = rows(&crashed)
+            .into_iter()
+            .filter(|(_, v)| past.contains(&v.0))
+            .map(|(k, _)| k)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|k| ref_rows.get_key_value(k).map(|(k, _)| k).unwrap_or_else(|| panic!("{stage}: thread {k:?} that the uninterrupted run never saw")))
+            .collect();
         let want: BTreeSet<&(String, String)> = ref_rows.iter().filter(|(_, v)| stage == "discover" || v.0 == ThreadState::Indexed).map(|(k, _)| k).collect();
         let lost: Vec<_> = want.difference(&got).collect();
-        assert!(lost.is_empty(), "{stage}, killed {} times, lost {} threads the uninterrupted run has, e.g. {:?}", moments.len(), lost.len(), &lost[..lost.len().min(8)]);
-        report.push(format!("{stage}: {} kills ({restarts} times started over after finishing early; uninterrupted {:?}) at {moments:?}", moments.len(), took[stage]));
+        assert!(
+            lost.is_empty(),
+            "{stage}, killed {} times, lost {} threads the uninterrupted run has, e.g. {:?}",
+            moments.len(),
+            lost.len(),
+            &lost[..lost.len().min(8)]
+        );
+        report.push(format!(
+            "{stage}: {} kills ({restarts} times started over after finishing early; uninterrupted {:?}) at {moments:?}",
+            moments.len(),
+            took[stage]
+        ));
     }
     eprintln!("crash test, seed {}, {} threads per forum:\n{}", seed(), scale.threads, report.join("\n"));
 
@@ -318,9 +343,16 @@ fn every_stage_killed_at_random_moments_ends_as_an_uninterrupted_run() {
         .filter(|k| got_rows.get(*k) != ref_rows.get(*k))
         .map(|k| format!("{}/{}: {:?} after the kills, {:?} uninterrupted", k.0, k.1, got_rows.get(k), ref_rows.get(k)))
         .collect();
-    assert!(row_diffs.is_empty(), "after every stage: {} thread rows differ from the uninterrupted run (invariant: same rows), e.g. {:#?}", row_diffs.len(), &row_diffs[..row_diffs.len().min(8)]);
+    assert!(
+        row_diffs.is_empty(),
+        "after every stage: {} thread rows differ from the uninterrupted run (invariant: same rows), e.g. {:#?}",
+        row_diffs.len(),
+        &row_diffs[..row_diffs.len().min(8)]
+    );
     let got = snapshot(&crashed.data());
-    let pages = |m: &BTreeMap<PathBuf, Vec<u8>>| -> BTreeMap<PathBuf, Vec<u8>> { m.iter().filter(|(p, _)| p.starts_with("pages")).map(|(p, b)| (p.clone(), b.clone())).collect() };
+    let pages = |m: &BTreeMap<PathBuf, Vec<u8>>| -> BTreeMap<PathBuf, Vec<u8>> {
+        m.iter().filter(|(p, _)| p.starts_with("pages")).map(|(p, b)| (p.clone(), b.clone())).collect()
+    };
     let (got_pages, want_pages) = (pages(&got), pages(&ref_files));
     let differ: Vec<_> = got_pages.keys().chain(want_pages.keys()).filter(|p| got_pages.get(*p) != want_pages.get(*p)).collect();
     assert!(differ.is_empty(), "{} HTML/XML files differ from the uninterrupted run, e.g. {:?}", differ.len(), &differ[..differ.len().min(5)]);
@@ -358,7 +390,13 @@ fn discover_killed_mid_walk_loses_no_thread() {
     crashed.ok("discover", &["--all-boards"]);
     let got: BTreeSet<_> = rows(&crashed).into_keys().collect();
     let lost: Vec<_> = want.difference(&got).collect();
-    assert!(lost.is_empty(), "killed at {moments:?}, then run twice more: {} of {} threads never discovered, e.g. {:?}", lost.len(), want.len(), &lost[..lost.len().min(5)]);
+    assert!(
+        lost.is_empty(),
+        "killed at {moments:?}, then run twice more: {} of {} threads never discovered, e.g. {:?}",
+        lost.len(),
+        want.len(),
+        &lost[..lost.len().min(5)]
+    );
 }
 
 /// A second copy of a stage on the same data directory is refused at once,
@@ -393,7 +431,8 @@ fn a_second_copy_of_a_stage_is_refused() {
 fn ctrl_c_stops_download_and_extract_cleanly() {
     // Enough threads that extract (256 a chunk, the next one already in
     // flight when a chunk's rows move) still has chunks left after a stop.
-    let server = FixtureServer::start_blocking(FixtureConfig { threads: 400, boards: 2, latency: Duration::from_millis(10), ..FixtureConfig::default() }).unwrap();
+    let server =
+        FixtureServer::start_blocking(FixtureConfig { threads: 400, boards: 2, latency: Duration::from_millis(10), ..FixtureConfig::default() }).unwrap();
     let work = Work::new();
     server.write_site_files(&work.sites()).unwrap();
     work.ok("discover", &[]);
@@ -425,7 +464,8 @@ fn ctrl_c_stops_download_and_extract_cleanly() {
 /// says how far it got; the next run finishes the job.
 #[test]
 fn ctrl_c_stops_discover_and_index_cleanly() {
-    let server = FixtureServer::start_blocking(FixtureConfig { threads: 400, boards: 8, latency: Duration::from_millis(20), ..FixtureConfig::default() }).unwrap();
+    let server =
+        FixtureServer::start_blocking(FixtureConfig { threads: 400, boards: 8, latency: Duration::from_millis(20), ..FixtureConfig::default() }).unwrap();
     let work = Work::new();
     write_sites(&work, &server, false);
     let interrupt = |stage: &str, extra: &[&str], under_way: &dyn Fn() -> bool| {

@@ -40,7 +40,8 @@ fn a_focused_crawl_finds_the_topic_fetching_under_half_the_threads() {
 
     let fetched = fetched_threads(&server, &sites);
     let all: Vec<(String, String, bool)> = truth.forums.iter().flat_map(|f| f.threads.iter().map(|t| (t.site.clone(), t.thread.clone(), t.on_topic))).collect();
-    let on_topic: BTreeSet<(String, String)> = truth.forums.iter().flat_map(|f| f.threads.iter().filter(|t| t.on_topic && t.servable()).map(|t| (t.site.clone(), t.thread.clone()))).collect();
+    let on_topic: BTreeSet<(String, String)> =
+        truth.forums.iter().flat_map(|f| f.threads.iter().filter(|t| t.on_topic && t.servable()).map(|t| (t.site.clone(), t.thread.clone()))).collect();
     let found = on_topic.iter().filter(|k| fetched.contains(*k)).count();
     let recall = found as f64 / on_topic.len() as f64;
     // A full crawl fetches every listed thread (deleted ones answer 404, but are asked for).
@@ -59,7 +60,13 @@ fn a_focused_crawl_finds_the_topic_fetching_under_half_the_threads() {
         let n = fetched.iter().filter(|(s, _)| *s == f.site).count();
         println!("  {}: recall {got}/{}, fetched {n} of {}", f.site, on.len(), f.threads.len());
     }
-    let missed: Vec<&str> = truth.forums.iter().flat_map(|f| &f.threads).filter(|t| on_topic.contains(&(t.site.clone(), t.thread.clone())) && !fetched.contains(&(t.site.clone(), t.thread.clone()))).map(|t| t.title.as_str()).collect();
+    let missed: Vec<&str> = truth
+        .forums
+        .iter()
+        .flat_map(|f| &f.threads)
+        .filter(|t| on_topic.contains(&(t.site.clone(), t.thread.clone())) && !fetched.contains(&(t.site.clone(), t.thread.clone())))
+        .map(|t| t.title.as_str())
+        .collect();
     println!("  missed on-topic titles: {missed:?}");
     assert!(on_topic.len() >= 200, "too few on-topic threads to measure: {}", on_topic.len());
     assert!(recall >= 0.95, "recall {recall:.3}");

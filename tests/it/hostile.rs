@@ -259,10 +259,7 @@ fn ten_percent_transient_faults_lose_no_servable_thread() {
     let (_, claims) = run_logged(&work, claims_dir.path(), "download", &[]);
     logs.push(("download, 1 retry".into(), take_logs(&servers), claims));
     let first = rows_with_stage(&work);
-    let gave_up: Vec<&ThreadTruth> = truth
-        .iter()
-        .filter(|t| t.servable() && first[&(t.site.clone(), t.thread.clone())].0 == ThreadState::Failed)
-        .collect();
+    let gave_up: Vec<&ThreadTruth> = truth.iter().filter(|t| t.servable() && first[&(t.site.clone(), t.thread.clone())].0 == ThreadState::Failed).collect();
     assert!(!gave_up.is_empty(), "with one retry some servable thread should have run out of retries");
     for t in &gave_up {
         let (_, stage, reason, _) = &first[&(t.site.clone(), t.thread.clone())];
@@ -379,7 +376,8 @@ fn lying_charsets_and_invalid_bytes_still_give_the_right_text() {
         }
     }
     assert_every_xml_parses(&work.data());
-    let summary: Vec<String> = wrong.iter().map(|(what, v)| format!("{what}: {} threads, e.g. {}", v.len(), v[0].chars().take(240).collect::<String>())).collect();
+    let summary: Vec<String> =
+        wrong.iter().map(|(what, v)| format!("{what}: {} threads, e.g. {}", v.len(), v[0].chars().take(240).collect::<String>())).collect();
     assert!(wrong.is_empty(), "threads whose XML is missing or differs from their pages:\n{}", summary.join("\n"));
 }
 
@@ -395,13 +393,7 @@ fn politeness_holds_under_throttling_and_crawl_delay() {
     let throttling = Hostility {
         seed: 3,
         transient_percent: 15,
-        faults: vec![
-            TransientFault::TooManyRequests,
-            TransientFault::Status503,
-            TransientFault::Reset,
-            TransientFault::Stall,
-            TransientFault::Truncated,
-        ],
+        faults: vec![TransientFault::TooManyRequests, TransientFault::Status503, TransientFault::Reset, TransientFault::Stall, TransientFault::Truncated],
         retry_after: Duration::from_secs(1),
         stall: Duration::from_millis(1500),
         ..Hostility::default()

@@ -57,10 +57,19 @@ fn later_rounds_read_only_what_changed() {
     let log = server.requests();
     let lists = list_requests(&sites, &base, &log);
     let robots = log.iter().filter(|r| classify(&sites, &base, &r.path_and_query) == Requested::Robots).count();
-    println!("round with nothing new: {} requests, {} list pages for {boards} boards, {robots} robots.txt\n  {}", log.len(), lists.values().sum::<usize>(), out.trim());
+    println!(
+        "round with nothing new: {} requests, {} list pages for {boards} boards, {robots} robots.txt\n  {}",
+        log.len(),
+        lists.values().sum::<usize>(),
+        out.trim()
+    );
     assert_eq!(lists.len(), boards, "every board visited once: {lists:?}");
     assert!(lists.values().all(|&n| n == 1), "more than one list page for a board with nothing new: {lists:?}");
-    let others: Vec<_> = log.iter().map(|r| classify(&sites, &base, &r.path_and_query)).filter(|c| !matches!(c, Requested::List(..) | Requested::Robots | Requested::Home(_))).collect();
+    let others: Vec<_> = log
+        .iter()
+        .map(|r| classify(&sites, &base, &r.path_and_query))
+        .filter(|c| !matches!(c, Requested::List(..) | Requested::Robots | Requested::Home(_)))
+        .collect();
     assert!(others.is_empty(), "a round with nothing new fetched {others:?}");
     for s in &sites {
         let r = Store::open(&work.layout().db_path()).unwrap().last_round(&s.id).unwrap().unwrap();
@@ -84,7 +93,8 @@ fn later_rounds_read_only_what_changed() {
     for f in &truth.forums {
         let size = ForumKind::from_site_id(&f.site).unwrap().list_page_size();
         for b in &f.boards {
-            let pages: BTreeSet<usize> = b.threads.iter().enumerate().filter(|(_, t)| changed.contains(&(f.site.clone(), (*t).clone()))).map(|(i, _)| i / size).collect();
+            let pages: BTreeSet<usize> =
+                b.threads.iter().enumerate().filter(|(_, t)| changed.contains(&(f.site.clone(), (*t).clone()))).map(|(i, _)| i / size).collect();
             minimal += pages.len().max(1);
         }
     }

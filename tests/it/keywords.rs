@@ -34,7 +34,8 @@ fn pick_keywords(server: &FixtureServer, n: usize) -> Vec<String> {
         let mut counts: HashMap<String, usize> = HashMap::new();
         for p in f.threads.iter().filter(|t| !t.deleted).flat_map(|t| &t.posts) {
             let chars: Vec<char> = p.text.chars().collect();
-            let words: BTreeSet<String> = chars.windows(2).filter(|w| w.iter().all(|c| ('\u{4E00}'..='\u{9FFF}').contains(c))).map(|w| w.iter().collect()).collect();
+            let words: BTreeSet<String> =
+                chars.windows(2).filter(|w| w.iter().all(|c| ('\u{4E00}'..='\u{9FFF}').contains(c))).map(|w| w.iter().collect()).collect();
             for w in words {
                 *counts.entry(w).or_default() += 1;
             }
@@ -128,7 +129,11 @@ fn keyword_rounds_against(mode: SearchMode) {
     let before = matches(&server, &keywords);
     server.fixture().add_posts(1500);
     let burst = matches(&server, &keywords);
-    let over: Vec<_> = model.iter().filter(|((site, kw), m)| burst.difference(&before).filter(|(s, _, _, k)| s == site && k == kw).count() > m.pagenum as usize * 20).map(|(k, _)| k.clone()).collect();
+    let over: Vec<_> = model
+        .iter()
+        .filter(|((site, kw), m)| burst.difference(&before).filter(|(s, _, _, k)| s == site && k == kw).count() > m.pagenum as usize * 20)
+        .map(|(k, _)| k.clone())
+        .collect();
     assert!(!over.is_empty(), "the burst fits every budget; make it bigger");
     let gaps = keyword_round(&work, &server, &file, &mut model, accounts.len(), 4, mode);
     assert_eq!(gaps, over, "round 4: the keywords with more new posts than their budget");
@@ -183,7 +188,15 @@ fn assert_stored_once(work: &Work, server: &FixtureServer, posts: &BTreeSet<(Str
 /// Runs one keyword round (then download and extract) and checks it
 /// against the test's own model, which it then moves on; returns the
 /// (site, keyword)s the round left a gap in (no seen page reached).
-fn keyword_round(work: &Work, server: &FixtureServer, file: &str, model: &mut BTreeMap<(String, String), Model>, workers: usize, round: u32, mode: SearchMode) -> Vec<(String, String)> {
+fn keyword_round(
+    work: &Work,
+    server: &FixtureServer,
+    file: &str,
+    model: &mut BTreeMap<(String, String), Model>,
+    workers: usize,
+    round: u32,
+    mode: SearchMode,
+) -> Vec<(String, String)> {
     server.clear_search_log();
     let t = Instant::now();
     let out = work.ok("discover", &["--keywords", file]);
@@ -246,7 +259,12 @@ fn keyword_round(work: &Work, server: &FixtureServer, file: &str, model: &mut BT
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .flat_map(|v| v["keywords"].as_array().unwrap().clone())
-        .map(|k| ((k["site"].as_str().unwrap().to_owned(), k["keyword"].as_str().unwrap().to_owned()), (k["pagenum"].as_u64().unwrap() as u32, k["rounds"].as_u64().unwrap() as u32)))
+        .map(|k| {
+            (
+                (k["site"].as_str().unwrap().to_owned(), k["keyword"].as_str().unwrap().to_owned()),
+                (k["pagenum"].as_u64().unwrap() as u32, k["rounds"].as_u64().unwrap() as u32),
+            )
+        })
         .collect();
     let want: BTreeMap<(String, String), (u32, u32)> = model.iter().map(|(k, m)| (k.clone(), (m.pagenum, round))).collect();
     assert_eq!(shown, want, "luntan-status --json after round {round}");
@@ -260,7 +278,11 @@ fn keyword_round(work: &Work, server: &FixtureServer, file: &str, model: &mut BT
 /// account started a search within the forum's interval of its last: the
 /// forum never had to answer "try again".
 fn check_accounts(log: &[SearchRecord], workers: usize, all: bool, mode: SearchMode) {
-    assert!(log.iter().all(|r| matches!(r.status, 200 | 302) && r.user.is_some()), "a search without a logged-in account: {:?}", log.iter().find(|r| r.user.is_none()));
+    assert!(
+        log.iter().all(|r| matches!(r.status, 200 | 302) && r.user.is_some()),
+        "a search without a logged-in account: {:?}",
+        log.iter().find(|r| r.user.is_none())
+    );
     let busy: Vec<_> = log.iter().filter(|r| r.request == SearchRequest::Busy).collect();
     assert!(busy.is_empty(), "searches started within the interval: {busy:#?}");
     for site in FORUMS.map(|k| k.site_id()) {
@@ -326,7 +348,12 @@ fn a_search_robots_txt_forbids_is_one_line_per_forum_and_no_search() {
 fn busy_pages_are_waited_out_and_never_taken_for_results() {
     // The site file ignores the forum's interval: searches come too soon,
     // the forum answers "try again", luntan waits and asks again.
-    let activity = Activity { search_mode: SearchMode::SearchId, search_interval: std::time::Duration::from_millis(600), robots_allow_search: true, ..Activity::default() };
+    let activity = Activity {
+        search_mode: SearchMode::SearchId,
+        search_interval: std::time::Duration::from_millis(600),
+        robots_allow_search: true,
+        ..Activity::default()
+    };
     let (server, work, file, keywords) = one_forum(activity, 3);
     let site = work.sites().join("dz.xml");
     common::edit_site_file(&site, |t| t.replace(r#"interval-ms="600""#, r#"interval-ms="0""#).replace("<busy>", r#"<busy wait-ms="250">"#));
@@ -365,7 +392,9 @@ fn a_round_cut_short_by_errors_leaves_the_keywords_record_as_it_was() {
     // Now the site file ignores the interval and gives up quickly: the
     // first keyword's search goes through, the second only meets "busy".
     std::thread::sleep(interval);
-    common::edit_site_file(&work.sites().join("dz.xml"), |t| t.replace(r#"interval-ms="1500""#, r#"interval-ms="0""#).replace("<busy>", r#"<busy wait-ms="20">"#));
+    common::edit_site_file(&work.sites().join("dz.xml"), |t| {
+        t.replace(r#"interval-ms="1500""#, r#"interval-ms="0""#).replace("<busy>", r#"<busy wait-ms="20">"#)
+    });
     server.fixture().add_posts(300);
     server.clear_search_log();
     let out = work.stage("discover", &["--keywords", &file]);

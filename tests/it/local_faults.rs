@@ -48,7 +48,11 @@ fn fill(dir: &Path, leave: u64) -> PathBuf {
 
 fn xml_files(work: &Work) -> BTreeMap<PathBuf, Vec<u8>> {
     let root = work.data().join("pages");
-    work.files(&root).into_iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "xml")).map(|(p, b)| (p.strip_prefix(&root).unwrap_or(&p).to_owned(), b)).collect()
+    work.files(&root)
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "xml"))
+        .map(|(p, b)| (p.strip_prefix(&root).unwrap_or(&p).to_owned(), b))
+        .collect()
 }
 
 /// Runs a stage that must stop on the full disk: a non-zero exit, one line
@@ -107,7 +111,11 @@ fn a_full_disk_stops_each_stage_with_one_line_and_a_rerun_finishes_exactly() {
     drop(index_fs);
     work.ok("index", &["-q"]);
 
-    assert_eq!(work.rows().into_iter().map(|(k, r)| (k, r.0)).collect::<BTreeMap<_, _>>(), want_rows.into_iter().map(|(k, r)| (k, r.0)).collect::<BTreeMap<_, _>>(), "every row where a clean crawl leaves it");
+    assert_eq!(
+        work.rows().into_iter().map(|(k, r)| (k, r.0)).collect::<BTreeMap<_, _>>(),
+        want_rows.into_iter().map(|(k, r)| (k, r.0)).collect::<BTreeMap<_, _>>(),
+        "every row where a clean crawl leaves it"
+    );
     assert_eq!(xml_files(&work), want, "every thread's XML byte-identical to a clean crawl's");
     assert!(common::temp_files(&work.data()).is_empty(), "temp files left behind");
 }

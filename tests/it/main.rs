@@ -2,8 +2,8 @@
 //! each module drives the real stage binaries against the fixture forum
 //! on a loopback port (see `common`).
 
-mod common;
 mod bad_input;
+mod common;
 mod crash;
 mod focus;
 mod hostile;

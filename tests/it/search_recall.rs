@@ -10,7 +10,7 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{doc_key, fixture_docs, finder, folded_text, sample_cjk_strings, write_index};
+use common::{doc_key, finder, fixture_docs, folded_text, sample_cjk_strings, write_index};
 use luntan_core::ThreadDoc;
 use luntan_fixture::{Fixture, FixtureConfig};
 use luntan_search::analysis::{normalize, query_words};
@@ -107,7 +107,8 @@ fn either_script_finds_both_and_highlights_the_original_characters() {
             let mut traditional_marks = 0;
             for h in &r.hits {
                 let doc = by_key[&format!("{}/{}", h.site, h.thread)];
-                let original: Vec<&str> = std::iter::once(doc.title.as_str()).chain(doc.posts.iter().flat_map(|p| p.paragraphs.iter().map(String::as_str))).collect();
+                let original: Vec<&str> =
+                    std::iter::once(doc.title.as_str()).chain(doc.posts.iter().flat_map(|p| p.paragraphs.iter().map(String::as_str))).collect();
                 let marks: Vec<&str> = h.snippet.highlights.iter().map(|&(a, b)| &h.snippet.text[a..b]).collect();
                 let title_marks: Vec<&str> = h.title_highlights.iter().map(|&(a, b)| &h.title[a..b]).collect();
                 assert!(!marks.is_empty() || !title_marks.is_empty(), "{q:?}: nothing marked in {}/{}", h.site, h.thread);

@@ -210,15 +210,13 @@ impl ThreadDoc {
                     let s = t.xml10_content();
                     text.push_str(&quick_xml::escape::unescape(&s).map_err(|e| syntax(&r, &e))?);
                 }
-                Event::GeneralRef(g) => {
-                    match g.resolve_char_ref().map_err(|e| syntax(&r, &e))? {
-                        Some(c) => text.push(c),
-                        None => {
-                            let name = g.into_inner();
-                            text.push_str(&quick_xml::escape::unescape(&format!("&{name};")).map_err(|e| syntax(&r, &e))?);
-                        }
+                Event::GeneralRef(g) => match g.resolve_char_ref().map_err(|e| syntax(&r, &e))? {
+                    Some(c) => text.push(c),
+                    None => {
+                        let name = g.into_inner();
+                        text.push_str(&quick_xml::escape::unescape(&format!("&{name};")).map_err(|e| syntax(&r, &e))?);
                     }
-                }
+                },
                 Event::CData(c) => text.push_str(&c.into_inner()),
                 Event::End(e) => {
                     let value = std::mem::take(&mut text);
@@ -265,7 +263,12 @@ mod tests {
             encoding: "GBK".into(),
             pages: 2,
             posts: vec![
-                Post { floor: 1, author: "小明".into(), time: Some("2024-03-05T12:34:00".into()), paragraphs: vec!["第一段 a<b>c".into(), "第二段 &amp; ]]>".into()] },
+                Post {
+                    floor: 1,
+                    author: "小明".into(),
+                    time: Some("2024-03-05T12:34:00".into()),
+                    paragraphs: vec!["第一段 a<b>c".into(), "第二段 &amp; ]]>".into()],
+                },
                 Post { floor: 2, author: "".into(), time: None, paragraphs: vec![] },
             ],
         }

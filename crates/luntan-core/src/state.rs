@@ -85,13 +85,7 @@ impl fmt::Display for Stage {
 
 impl ThreadState {
     /// Every state, in lifecycle order (for reports).
-    pub const ALL: [ThreadState; 5] = [
-        ThreadState::Discovered,
-        ThreadState::Saved,
-        ThreadState::Extracted,
-        ThreadState::Indexed,
-        ThreadState::Failed,
-    ];
+    pub const ALL: [ThreadState; 5] = [ThreadState::Discovered, ThreadState::Saved, ThreadState::Extracted, ThreadState::Indexed, ThreadState::Failed];
 
     /// The stored `visitedFlag`.
     pub fn code(self) -> i64 {
@@ -253,7 +247,13 @@ mod tests {
 
     #[test]
     fn failures_group_by_stage_and_cause_most_frequent_first() {
-        let f = [("extract", "dz/1", "a/1.html: no posts"), ("download", "dz/2", "http://h/2: HTTP 404"), ("extract", "dz/3", "a/3.html: no posts"), ("extract", "dz/4", "a/4.html: no posts"), ("extract", "dz/5", "a/5.html: no posts")];
+        let f = [
+            ("extract", "dz/1", "a/1.html: no posts"),
+            ("download", "dz/2", "http://h/2: HTTP 404"),
+            ("extract", "dz/3", "a/3.html: no posts"),
+            ("extract", "dz/4", "a/4.html: no posts"),
+            ("extract", "dz/5", "a/5.html: no posts"),
+        ];
         let g = group_failures(f);
         assert_eq!((g[0].stage.as_str(), g[0].cause.as_str(), g[0].threads), ("extract", "no posts", 4));
         assert_eq!(g[0].examples_line(), "a/1.html, a/3.html, a/4.html and 1 more");

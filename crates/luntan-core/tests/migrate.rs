@@ -170,7 +170,10 @@ fn assert_fixture_rows(s: &Store) {
     // A reason that names a URL is shown by it, one that names nothing by the thread.
     assert_eq!(
         d.failures,
-        [group("download", "404 Not Found", "http://dz.example.cn/thread-105-1-1.html"), group("extract", "no posts matched the thread@post selector", "dz/106")]
+        [
+            group("download", "404 Not Found", "http://dz.example.cn/thread-105-1-1.html"),
+            group("extract", "no posts matched the thread@post selector", "dz/106")
+        ]
     );
     assert_eq!(d.last_round, Some(last));
     assert_eq!(d.skipped_links, 2);
@@ -190,7 +193,10 @@ fn assert_fixture_rows(s: &Store) {
     assert_eq!(s.keyword_states(None).unwrap(), [baoyan, kaoyan.clone()]);
     assert_eq!(s.keyword_state("dz", "考研", 30).unwrap(), kaoyan);
     let rounds = s.keyword_rounds(Some("dz")).unwrap();
-    assert_eq!(rounds.iter().map(|r| (r.keyword.as_str(), r.budget, r.pages_read, r.next_pagenum)).collect::<Vec<_>>(), [("考研", 30, 30, 30), ("保研", 25, 25, 30), ("考研", 30, 4, 4)]);
+    assert_eq!(
+        rounds.iter().map(|r| (r.keyword.as_str(), r.budget, r.pages_read, r.next_pagenum)).collect::<Vec<_>>(),
+        [("考研", 30, 30, 30), ("保研", 25, 25, 30), ("考研", 30, 4, 4)]
+    );
     assert_eq!(
         rounds[2],
         KeywordRound {
@@ -228,7 +234,14 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
     assert_fixture_rows(&s);
 
     // The new column works on the old rows' table.
-    let failed = KeywordRound { site: "dz".into(), keyword: "考研".into(), budget: 4, errors: 1, error: Some("search: 503 Service Unavailable".into()), ..Default::default() };
+    let failed = KeywordRound {
+        site: "dz".into(),
+        keyword: "考研".into(),
+        budget: 4,
+        errors: 1,
+        error: Some("search: 503 Service Unavailable".into()),
+        ..Default::default()
+    };
     s.record_keyword_round(&failed).unwrap();
     assert_eq!(s.keyword_state("dz", "考研", 30).unwrap().last_error.as_deref(), Some("search: 503 Service Unavailable"));
     s.set_last_search("dz", "", 1_795_000_000_000).unwrap();

@@ -81,15 +81,7 @@ fn unix_now() -> i64 {
 
 pub(crate) fn utc_stamp() -> String {
     let now = time::OffsetDateTime::now_utc();
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        now.year(),
-        now.month() as u8,
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    )
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", now.year(), now.month() as u8, now.day(), now.hour(), now.minute(), now.second())
 }
 
 /// Discovers one site (one round). Fetch failures are reported and

@@ -114,12 +114,7 @@ struct Gate {
 
 impl Gate {
     fn new(p: &Politeness) -> Gate {
-        Gate {
-            slots: Semaphore::new(p.concurrency),
-            next: Mutex::new(Instant::now()),
-            delay: Mutex::new(p.delay),
-            consecutive_failures: AtomicU32::new(0),
-        }
+        Gate { slots: Semaphore::new(p.concurrency), next: Mutex::new(Instant::now()), delay: Mutex::new(p.delay), consecutive_failures: AtomicU32::new(0) }
     }
 
     /// Waits for a free slot and for the request's turn.
@@ -212,12 +207,7 @@ struct Core {
 fn io() -> &'static tokio::runtime::Runtime {
     static IO: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
     IO.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("luntan-http")
-            .enable_all()
-            .build()
-            .expect("cannot start the HTTP runtime")
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("luntan-http").enable_all().build().expect("cannot start the HTTP runtime")
     })
 }
 
@@ -245,9 +235,7 @@ async fn on_io<T: Send + 'static>(url: &Url, request: impl std::future::Future<O
 
 impl Fetcher {
     pub fn new(site: Arc<Site>) -> Result<Fetcher, FetchError> {
-        let client = client_builder(&site.politeness)
-            .build()
-            .map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })?;
+        let client = client_builder(&site.politeness).build().map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })?;
         let stats = Arc::new(FetchStats::default());
         let core = Core {
             client,
@@ -764,11 +752,8 @@ mod tests {
     /// with a 60 ms delay between requests.
     fn redirecting(other: &str) -> (luntan_fixture::BlockingFixture, Fetcher, luntan_fixture::Truth) {
         use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, Hostility, PermanentFault};
-        let hostility = Hostility {
-            permanent: vec![PermanentFault::RedirectLoop, PermanentFault::OffHostRedirect],
-            other_host: other.to_owned(),
-            ..Hostility::default()
-        };
+        let hostility =
+            Hostility { permanent: vec![PermanentFault::RedirectLoop, PermanentFault::OffHostRedirect], other_host: other.to_owned(), ..Hostility::default() };
         let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
         let server = FixtureServer::start_blocking(cfg).unwrap();
         let text = format!(

@@ -30,7 +30,11 @@ fn cosine(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
     let dot: f64 = a.iter().filter_map(|(w, x)| b.get(w).map(|y| x * y)).sum();
     let norm = |v: &HashMap<String, f64>| v.values().map(|x| x * x).sum::<f64>().sqrt();
     let d = norm(a) * norm(b);
-    if d == 0.0 { 0.0 } else { dot / d }
+    if d == 0.0 {
+        0.0
+    } else {
+        dot / d
+    }
 }
 
 /// A site's topic, ready to score links.

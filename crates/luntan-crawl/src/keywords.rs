@@ -433,10 +433,7 @@ impl Searcher<'_> {
                 }
                 Classified::Page(page) => return Ok(page),
                 Classified::Unrecognised => {
-                    return Err(format!(
-                        "{}: neither result rows nor a \"no results\" page (check <search row=…> and <empty> in the site file)",
-                        fetched.url
-                    ))
+                    return Err(format!("{}: neither result rows nor a \"no results\" page (check <search row=…> and <empty> in the site file)", fetched.url))
                 }
             }
         }
@@ -450,7 +447,11 @@ async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &S
             Ok(())
         }
         AccountAuth::Login { url, fields } => {
-            let form = fields.iter().map(|(k, v)| format!("{}={}", percent_encode_in(k, rules.encoding), percent_encode_in(v, rules.encoding))).collect::<Vec<_>>().join("&");
+            let form = fields
+                .iter()
+                .map(|(k, v)| format!("{}={}", percent_encode_in(k, rules.encoding), percent_encode_in(v, rules.encoding)))
+                .collect::<Vec<_>>()
+                .join("&");
             session.post_form(url, form).await.map_err(|e| format!("{}: account {}: login failed: {e}", site.id, account.name))?;
             if !session.has_cookies_for(url) {
                 return Err(format!("{}: account {}: login at {url} set no cookie", site.id, account.name));

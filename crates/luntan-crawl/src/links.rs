@@ -32,11 +32,7 @@ fn base_href() -> &'static Selector {
 
 /// The URL relative links on `doc` resolve against.
 pub fn base_url(doc: &Html, page: &Url) -> Url {
-    doc.select(base_href())
-        .next()
-        .and_then(|b| b.value().attr("href"))
-        .and_then(|h| page.join(h.trim()).ok())
-        .unwrap_or_else(|| page.clone())
+    doc.select(base_href()).next().and_then(|b| b.value().attr("href")).and_then(|h| page.join(h.trim()).ok()).unwrap_or_else(|| page.clone())
 }
 
 /// Resolves one href; `None` for anything luntan would never fetch.

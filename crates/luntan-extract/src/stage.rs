@@ -1,9 +1,9 @@
 //! The extract stage: every `Saved` thread → `article<T>.xml` → `Extracted`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use encoding_rs::Encoding;

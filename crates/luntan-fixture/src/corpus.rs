@@ -49,17 +49,47 @@ pub(crate) enum Script {
 /// The Traditional pool keeps to plain Big5 (no HKSCS, where 喆 lives), so
 /// non-WHATWG tools such as iconv read the Big5 forum too.
 const SIMPLIFIED_NAMES: &[&str] = &[
-    "小明", "老王", "考研狗", "一只咸鱼", "路人甲", "吃瓜群众", "南方姑娘", "北京的雪", "程序猿", "深夜食堂",
-    "喆喆", "镕铸人生", "陶喆的歌迷", "阿喆", "风中的蒲公英", "楼主好人", "隔壁老李", "打酱油的", "潜水员",
+    "小明",
+    "老王",
+    "考研狗",
+    "一只咸鱼",
+    "路人甲",
+    "吃瓜群众",
+    "南方姑娘",
+    "北京的雪",
+    "程序猿",
+    "深夜食堂",
+    "喆喆",
+    "镕铸人生",
+    "陶喆的歌迷",
+    "阿喆",
+    "风中的蒲公英",
+    "楼主好人",
+    "隔壁老李",
+    "打酱油的",
+    "潜水员",
     "版主大人",
 ];
 const TRADITIONAL_NAMES: &[&str] = &[
-    "詩仙太白", "杜工部", "長安少年", "江南煙雨", "月下獨酌", "阿哲", "阿明", "老李", "書生", "東坡居士",
-    "靜夜思", "浪跡天涯", "無名氏", "版主", "茶餘飯後", "山中隱士",
+    "詩仙太白",
+    "杜工部",
+    "長安少年",
+    "江南煙雨",
+    "月下獨酌",
+    "阿哲",
+    "阿明",
+    "老李",
+    "書生",
+    "東坡居士",
+    "靜夜思",
+    "浪跡天涯",
+    "無名氏",
+    "版主",
+    "茶餘飯後",
+    "山中隱士",
 ];
 /// ASCII names, including two that need escaping.
-const ASCII_NAMES: &[&str] =
-    &["admin", "tom2008", "xiao_ming", "Lucy", "Tom&Jerry", "dragon-99", "ZhangSan", "bbs_user01", "K.K.", "O'Neil"];
+const ASCII_NAMES: &[&str] = &["admin", "tom2008", "xiao_ming", "Lucy", "Tom&Jerry", "dragon-99", "ZhangSan", "bbs_user01", "K.K.", "O'Neil"];
 const SIMPLIFIED_ADJ: &[&str] = &["快乐的", "孤独的", "安静的", "北方的", "会飞的", "爱吃鱼的", "不睡觉的", "迷路的"];
 const SIMPLIFIED_NOUN: &[&str] = &["小猫", "鲸鱼", "书生", "旅人", "土豆", "西瓜", "蜗牛", "狐狸"];
 const TRADITIONAL_ADJ: &[&str] = &["快樂的", "孤獨的", "安靜的", "北方的", "會飛的", "迷路的"];
@@ -100,12 +130,9 @@ pub(crate) fn all_nicknames(script: Script) -> Vec<String> {
     all
 }
 
-pub(crate) const DZ_BOARDS: &[&str] = &[
-    "灌水专区", "考研交流", "数码产品", "二手市场", "求职招聘", "情感天地", "美食分享", "旅游攻略", "读书沙龙",
-    "体育运动", "影视音乐", "校园生活",
-];
-pub(crate) const PHPBB_BOARDS: &[&str] =
-    &["詩詞鑑賞", "唐詩研究", "閒聊區", "站務公告", "書法藝術", "古文今讀", "茶館", "新詩創作"];
+pub(crate) const DZ_BOARDS: &[&str] =
+    &["灌水专区", "考研交流", "数码产品", "二手市场", "求职招聘", "情感天地", "美食分享", "旅游攻略", "读书沙龙", "体育运动", "影视音乐", "校园生活"];
+pub(crate) const PHPBB_BOARDS: &[&str] = &["詩詞鑑賞", "唐詩研究", "閒聊區", "站務公告", "書法藝術", "古文今讀", "茶館", "新詩創作"];
 /// (URL name, title) of the modern forum's boards.
 pub(crate) const BBS_BOARDS: &[(&str, &str)] = &[
     ("life", "生活"),
@@ -134,15 +161,8 @@ pub(crate) fn tricky_snippet(script: Script, rng: &mut fastrand::Rng) -> &'stati
         "5 > 3 && 2 < 4",
         "请看 <script>alert('x')</script>",
     ];
-    const T: &[&str] = &[
-        "價格<100元 & 品質>預期",
-        "他說\"真的很好\"，我說'還行'",
-        "太棒了😀",
-        "李白  與  杜甫",
-        "&amp; 不是 &",
-        "<br>這不是換行</br>",
-        "5 > 3 && 2 < 4",
-    ];
+    const T: &[&str] =
+        &["價格<100元 & 品質>預期", "他說\"真的很好\"，我說'還行'", "太棒了😀", "李白  與  杜甫", "&amp; 不是 &", "<br>這不是換行</br>", "5 > 3 && 2 < 4"];
     let pool = match script {
         Script::Simplified => S,
         Script::Traditional => T,

@@ -327,11 +327,15 @@ mod tests {
             assert!(new.posts.last().unwrap().time > old.posts.last().unwrap().time);
             if new.pages > old.pages {
                 new_pages += 1;
-                let page = format!("{}{}", new.url_path, match kind {
-                    ForumKind::Discuz => format!("&page={}", new.pages),
-                    ForumKind::Phpbb => format!("&start={}", (new.pages - 1) as usize * kind.thread_page_size()),
-                    ForumKind::Bbs => format!("?page={}", new.pages),
-                });
+                let page = format!(
+                    "{}{}",
+                    new.url_path,
+                    match kind {
+                        ForumKind::Discuz => format!("&page={}", new.pages),
+                        ForumKind::Phpbb => format!("&start={}", (new.pages - 1) as usize * kind.thread_page_size()),
+                        ForumKind::Bbs => format!("?page={}", new.pages),
+                    }
+                );
                 assert_eq!(fx.get(&page).status, 200, "{page}");
             }
         }
@@ -343,10 +347,16 @@ mod tests {
             }
         }
         // 40 threads with 1–40 posts and pages of 10 or 15: some fill a page.
-        let full = before.forums.iter().flat_map(|f| &f.threads).filter(|t| changes.iter().any(|c| c.site == t.site && c.thread == t.thread)).filter(|t| {
-            let size = ForumKind::from_site_id(&t.site).unwrap().thread_page_size();
-            t.posts.len() % size == 0
-        }).count();
+        let full = before
+            .forums
+            .iter()
+            .flat_map(|f| &f.threads)
+            .filter(|t| changes.iter().any(|c| c.site == t.site && c.thread == t.thread))
+            .filter(|t| {
+                let size = ForumKind::from_site_id(&t.site).unwrap().thread_page_size();
+                t.posts.len() % size == 0
+            })
+            .count();
         assert_eq!(new_pages, full);
     }
 

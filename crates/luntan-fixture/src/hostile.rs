@@ -272,11 +272,8 @@ impl Hostility {
     pub(crate) fn assign_permanent(&self, kind: ForumKind, candidates: &[(u64, usize)]) -> Vec<(u64, PermanentFault)> {
         let mut out: Vec<(u64, PermanentFault)> = Vec::new();
         for &fault in &self.permanent {
-            let eligible: Vec<u64> = candidates
-                .iter()
-                .filter(|(tid, pages)| *pages >= fault.page() && !out.iter().any(|(t, _)| t == tid))
-                .map(|(tid, _)| *tid)
-                .collect();
+            let eligible: Vec<u64> =
+                candidates.iter().filter(|(tid, pages)| *pages >= fault.page() && !out.iter().any(|(t, _)| t == tid)).map(|(tid, _)| *tid).collect();
             if eligible.is_empty() {
                 continue;
             }
@@ -370,7 +367,10 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
             ForumKind::Discuz => {
                 out.push_str("<table class=\"hostile\">");
                 for (i, h) in rows.enumerate() {
-                    let _ = write!(out, "<tbody id=\"normalthread_x{i}\"><tr><th><a href=\"{h}\" class=\"s xst\">陷阱</a></th><td class=\"num\"><a>1</a></td></tr></tbody>");
+                    let _ = write!(
+                        out,
+                        "<tbody id=\"normalthread_x{i}\"><tr><th><a href=\"{h}\" class=\"s xst\">陷阱</a></th><td class=\"num\"><a>1</a></td></tr></tbody>"
+                    );
                 }
                 out.push_str("</table>\n");
             }

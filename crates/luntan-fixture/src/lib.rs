@@ -75,22 +75,22 @@ pub mod hostile;
 mod kind;
 mod model;
 mod pages;
-pub mod search;
 pub mod politeness;
+pub mod search;
 mod server;
 mod sites;
 mod text;
 pub mod topics;
 
+pub use config::{Activity, FixtureConfig, SearchMode};
+pub use growth::{Arrivals, Change, ChangeKind};
 pub use hostile::{Hostility, PermanentFault, TransientFault};
 pub use kind::ForumKind;
-pub use config::{Activity, FixtureConfig, SearchMode};
 pub use model::{BoardTruth, Fixture, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
+pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{site_file, write_site_files};
-pub use growth::{Arrivals, Change, ChangeKind};
-pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use topics::Topics;
 
 #[cfg(test)]

@@ -243,10 +243,7 @@ fn run(command: Command) -> Result<(), String> {
                 activity: luntan_fixture::Activity { posts_per_sec, ..Default::default() },
                 ..model.config()
             };
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the runtime: {e}"))?;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the runtime: {e}"))?;
             runtime.block_on(serve_until_signal(cfg, addr, sites_out, request_log))
         }
         Command::Truth { model, pretty } => {

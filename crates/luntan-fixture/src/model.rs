@@ -357,12 +357,7 @@ impl Fixture {
         } else {
             self.posts(f, t, 1..=t.posts)
                 .into_iter()
-                .map(|p| PostTruth {
-                    floor: p.floor,
-                    author: p.author,
-                    time: civil(p.time).iso(),
-                    text: p.paragraphs.join("\n"),
-                })
+                .map(|p| PostTruth { floor: p.floor, author: p.author, time: civil(p.time).iso(), text: p.paragraphs.join("\n") })
                 .collect()
         };
         ThreadTruth {

@@ -502,9 +502,11 @@ fn dz_pager(out: &mut String, page: usize, pages: usize, url: impl Fn(usize) -> 
 fn dz_gone(f: &ForumModel) -> String {
     let mut out = String::with_capacity(2048);
     dz_head(&mut out, f, &format!("提示信息 - {}", f.kind.name()));
-    out.push_str("<div id=\"ct\" class=\"wp cl w\"><div class=\"nfl\"><div class=\"f_c altw\"><div id=\"messagetext\" class=\"alert_error\">\
+    out.push_str(
+        "<div id=\"ct\" class=\"wp cl w\"><div class=\"nfl\"><div class=\"f_c altw\"><div id=\"messagetext\" class=\"alert_error\">\
 <p>抱歉，指定的主题不存在或已被删除或正在被审核</p><p class=\"alert_btnleft\"><a href=\"javascript:history.back()\">[ 点击这里返回上一页 ]</a></p>\
-</div></div></div></div>\n");
+</div></div></div></div>\n",
+    );
     dz_foot(&mut out);
     out
 }
@@ -527,8 +529,10 @@ impl Fixture {
             esc(&mut out, &b.title);
             let _ = writeln!(out, "</a></dt><dd><em>主题: {}</em>, <em>帖数: {posts}</em></dd></dl></td></tr>", b.order.len());
         }
-        out.push_str("</table></div></div></div>\n</div></div>\n<div class=\"bm lk\"><div class=\"bm_c\">\
-<a href=\"javascript:void(0)\" onclick=\"showWindow('login')\">快速登录</a> <a href=\"");
+        out.push_str(
+            "</table></div></div></div>\n</div></div>\n<div class=\"bm lk\"><div class=\"bm_c\">\
+<a href=\"javascript:void(0)\" onclick=\"showWindow('login')\">快速登录</a> <a href=\"",
+        );
         out.push_str(AD_URL);
         out.push_str("\" target=\"_blank\">合作伙伴</a> <a href=\"mailto:admin@example.invalid\">联系我们</a></div></div>\n");
         dz_foot(&mut out);
@@ -544,11 +548,7 @@ impl Fixture {
         href(&mut out, dz_rel(&f.board_path(b, 1)));
         out.push_str("\">");
         esc(&mut out, &b.title);
-        let _ = writeln!(
-            out,
-            "</a> <span class=\"xs1 xw0 i\">主题: <strong class=\"xi1\">{}</strong></span></h1></div></div>",
-            b.order.len()
-        );
+        let _ = writeln!(out, "</a> <span class=\"xs1 xw0 i\">主题: <strong class=\"xi1\">{}</strong></span></h1></div></div>", b.order.len());
         let url = |k: usize| format!("forum.php?mod=forumdisplay&fid={}&page={k}", b.id);
         out.push_str("<div id=\"pgt\" class=\"bm bw0 pgs cl\"><span id=\"fd_page_top\">");
         dz_pager(&mut out, page, pages, url);
@@ -570,7 +570,9 @@ impl Fixture {
             let link = dz_rel(&f.thread_path(t, 1)).to_owned();
             let _ = write!(out, "<tbody id=\"normalthread_{}\">\n<tr>\n<td class=\"icn\"><a href=\"", t.tid);
             href(&mut out, &link);
-            out.push_str("\" title=\"新窗口打开\" target=\"_blank\"><img src=\"static/image/common/folder_common.gif\" /></a></td>\n<th class=\"common\">\n<a href=\"");
+            out.push_str(
+                "\" title=\"新窗口打开\" target=\"_blank\"><img src=\"static/image/common/folder_common.gif\" /></a></td>\n<th class=\"common\">\n<a href=\"",
+            );
             href(&mut out, &link);
             out.push_str("\" onclick=\"atarget(this)\" class=\"s xst\">");
             esc(&mut out, &t.title);
@@ -671,8 +673,10 @@ fn phpbb_time(out: &mut String, minutes: u32) {
 }
 
 fn phpbb_head(out: &mut String, f: &ForumModel, title: &str, section: &str) {
-    out.push_str("<!DOCTYPE html>\n<html dir=\"ltr\" lang=\"zh-tw\">\n<head>\n<meta charset=\"big5\" />\n\
-<meta http-equiv=\"X-UA-Compatible\" content=\"IE=edge\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n<title>");
+    out.push_str(
+        "<!DOCTYPE html>\n<html dir=\"ltr\" lang=\"zh-tw\">\n<head>\n<meta charset=\"big5\" />\n\
+<meta http-equiv=\"X-UA-Compatible\" content=\"IE=edge\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n<title>",
+    );
     esc(out, title);
     let _ = write!(
         out,
@@ -688,8 +692,10 @@ fn phpbb_head(out: &mut String, f: &ForumModel, title: &str, section: &str) {
 }
 
 fn phpbb_foot(out: &mut String) {
-    out.push_str("</div>\n<div id=\"page-footer\" class=\"page-footer\" role=\"contentinfo\"><div class=\"copyright\">Powered by \
-<a href=\"https://www.phpbb.invalid/\">phpBB</a>&reg; Forum Software &copy; phpBB Limited</div></div>\n</div>\n</body>\n</html>\n");
+    out.push_str(
+        "</div>\n<div id=\"page-footer\" class=\"page-footer\" role=\"contentinfo\"><div class=\"copyright\">Powered by \
+<a href=\"https://www.phpbb.invalid/\">phpBB</a>&reg; Forum Software &copy; phpBB Limited</div></div>\n</div>\n</body>\n</html>\n",
+    );
 }
 
 /// phpBB's pagination; `url(k)` gives page k's link, page 1 without `start`.
@@ -704,15 +710,30 @@ fn phpbb_pager(out: &mut String, label: &str, page: usize, pages: usize, url: im
             match part {
                 // The previous link names offset 0 where the numbers omit it,
                 // as some phpBB versions do: both forms must mean page 1.
-                Prev(1) => link(out, "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"", &format!("{}&start=0", url(1)), "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n"),
-                Prev(k) => link(out, "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"", &url(k), "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n"),
+                Prev(1) => link(
+                    out,
+                    "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"",
+                    &format!("{}&start=0", url(1)),
+                    "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n",
+                ),
+                Prev(k) => link(
+                    out,
+                    "<li class=\"arrow previous\"><a class=\"button button-icon-only\" href=\"",
+                    &url(k),
+                    "\" rel=\"prev\" role=\"button\">上一頁</a></li>\n",
+                ),
                 First => link(out, "<li><a class=\"button\" href=\"", &url(1), &format!("\" role=\"button\">1</a></li>\n{ELLIPSIS}")),
                 Current(k) => {
                     let _ = writeln!(out, "<li class=\"active\"><span>{k}</span></li>");
                 }
                 Number(k) => link(out, "<li><a class=\"button\" href=\"", &url(k), &format!("\" role=\"button\">{k}</a></li>\n")),
                 Last(k) => link(out, &format!("{ELLIPSIS}<li><a class=\"button\" href=\""), &url(k), &format!("\" role=\"button\">{k}</a></li>\n")),
-                Next(k) => link(out, "<li class=\"arrow next\"><a class=\"button button-icon-only\" href=\"", &url(k), "\" rel=\"next\" role=\"button\">下一頁</a></li>\n"),
+                Next(k) => link(
+                    out,
+                    "<li class=\"arrow next\"><a class=\"button button-icon-only\" href=\"",
+                    &url(k),
+                    "\" rel=\"next\" role=\"button\">下一頁</a></li>\n",
+                ),
             }
         }
         out.push_str("</ul>");
@@ -725,8 +746,10 @@ fn phpbb_pager(out: &mut String, label: &str, page: usize, pages: usize, url: im
 fn phpbb_gone(f: &ForumModel) -> String {
     let mut out = String::with_capacity(2048);
     phpbb_head(&mut out, f, &format!("資訊 - {}", f.kind.name()), "viewtopic");
-    out.push_str("<div id=\"message\" class=\"panel\"><div class=\"inner\"><h2 class=\"message-title\">資訊</h2>\
-<p>您要求的主題不存在。</p></div></div>\n");
+    out.push_str(
+        "<div id=\"message\" class=\"panel\"><div class=\"inner\"><h2 class=\"message-title\">資訊</h2>\
+<p>您要求的主題不存在。</p></div></div>\n",
+    );
     phpbb_foot(&mut out);
     out
 }
@@ -735,9 +758,11 @@ impl Fixture {
     fn phpbb_home(&self, f: &ForumModel) -> String {
         let mut out = String::with_capacity(4096);
         phpbb_head(&mut out, f, &format!("{} - 首頁", f.kind.name()), "index");
-        out.push_str("<div class=\"forabg\"><div class=\"inner\"><ul class=\"topiclist\"><li class=\"header\"><dl class=\"row-item\">\
+        out.push_str(
+            "<div class=\"forabg\"><div class=\"inner\"><ul class=\"topiclist\"><li class=\"header\"><dl class=\"row-item\">\
 <dt><div class=\"list-inner\"><a href=\"./index.php\">詩詞</a></div></dt><dd class=\"topics\">主題</dd><dd class=\"posts\">文章</dd>\
-<dd class=\"lastpost\"><span>最後發表</span></dd></dl></li></ul>\n<ul class=\"topiclist forums\">\n");
+<dd class=\"lastpost\"><span>最後發表</span></dd></dl></li></ul>\n<ul class=\"topiclist forums\">\n",
+        );
         for b in &f.boards {
             let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
             out.push_str("<li class=\"row\"><dl class=\"row-item forum_read\"><dt title=\"沒有未讀文章\"><div class=\"list-inner\"><a href=\"");
@@ -771,9 +796,11 @@ impl Fixture {
         let label = format!("{} 個主題", b.order.len());
         out.push_str("<div class=\"action-bar bar-top\">");
         phpbb_pager(&mut out, &label, page, pages, url);
-        out.push_str("</div>\n<div class=\"forumbg\"><div class=\"inner\">\n<ul class=\"topiclist\"><li class=\"header\"><dl class=\"row-item\">\
+        out.push_str(
+            "</div>\n<div class=\"forumbg\"><div class=\"inner\">\n<ul class=\"topiclist\"><li class=\"header\"><dl class=\"row-item\">\
 <dt><div class=\"list-inner\">主題</div></dt><dd class=\"posts\">回覆</dd><dd class=\"views\">點閱</dd><dd class=\"lastpost\"><span>最後發表</span></dd>\
-</dl></li></ul>\n<ul class=\"topiclist topics\">\n");
+</dl></li></ul>\n<ul class=\"topiclist topics\">\n",
+        );
         for (n, &i) in b.order.iter().skip((page - 1) * size).take(size).enumerate() {
             let t = &f.threads[i as usize];
             let (author, uid) = self.author(f, t, 1);
@@ -888,8 +915,10 @@ fn bbs_head(out: &mut String, f: &ForumModel, title: &str) {
     // No charset in the header, no meta, no BOM: readers must detect UTF-8.
     out.push_str("<!doctype html>\n<html lang=\"zh-CN\">\n<head>\n<title>");
     esc(out, title);
-    out.push_str("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<link rel=\"stylesheet\" href=\"/bbs/static/app.css\">\n</head>\n<body>\n<header class=\"site\"><a class=\"logo\" href=\"/bbs/\">");
+    out.push_str(
+        "</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<link rel=\"stylesheet\" href=\"/bbs/static/app.css\">\n</head>\n<body>\n<header class=\"site\"><a class=\"logo\" href=\"/bbs/\">",
+    );
     esc(out, f.kind.name());
     out.push_str("</a><nav><a href=\"javascript:void(0)\" data-action=\"login\">登录</a> <a href=\"");
     out.push_str(AD_URL);

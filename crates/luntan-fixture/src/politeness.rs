@@ -30,11 +30,7 @@ pub fn max_concurrency(records: &[RequestRecord]) -> usize {
 pub fn min_gap(records: &[RequestRecord]) -> Option<(Duration, RequestRecord, RequestRecord)> {
     let mut sorted: Vec<&RequestRecord> = records.iter().collect();
     sorted.sort_by_key(|r| (r.since_start, r.seq));
-    sorted
-        .windows(2)
-        .map(|w| (w[1].since_start - w[0].since_start, w[0], w[1]))
-        .min_by_key(|(gap, _, _)| *gap)
-        .map(|(gap, a, b)| (gap, a.clone(), b.clone()))
+    sorted.windows(2).map(|w| (w[1].since_start - w[0].since_start, w[0], w[1])).min_by_key(|(gap, _, _)| *gap).map(|(gap, a, b)| (gap, a.clone(), b.clone()))
 }
 
 /// Requests that arrived while `after`'s `Retry-After` of `wait` was running:

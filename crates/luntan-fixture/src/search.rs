@@ -218,7 +218,14 @@ fn token(seed: u64, user: &str, password: &str) -> String {
 }
 
 /// Answers search and login requests; `None` for every other request.
-pub(crate) async fn intercept(root: &Arc<Fixture>, sessions: &Sessions, method: &Method, path_and_query: &str, headers: &HeaderMap, body: Body) -> Option<Response> {
+pub(crate) async fn intercept(
+    root: &Arc<Fixture>,
+    sessions: &Sessions,
+    method: &Method,
+    path_and_query: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Option<Response> {
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     let kind = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id())))?;
     root.forum(kind)?;
@@ -325,7 +332,13 @@ pub(crate) async fn intercept(root: &Arc<Fixture>, sessions: &Sessions, method: 
         let id = sessions.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         lock(&sessions.searches).insert(id, Frozen { kind, keyword: keyword.clone(), user: user.clone(), hits });
         log(SearchRequest::Start, 0, 302, Vec::new(), false);
-        return Some(Response::builder().status(StatusCode::FOUND).header(header::LOCATION, search_id_path(kind, id, &keyword, 1)).body(Body::empty()).unwrap_or_default());
+        return Some(
+            Response::builder()
+                .status(StatusCode::FOUND)
+                .header(header::LOCATION, search_id_path(kind, id, &keyword, 1))
+                .body(Body::empty())
+                .unwrap_or_default(),
+        );
     };
     let searches = lock(&sessions.searches);
     let Some(frozen) = searches.get(&id).filter(|f| f.kind == kind && f.user == user) else {

@@ -271,16 +271,10 @@ impl FixtureServer {
     pub fn start_blocking_at(cfg: FixtureConfig, addr: SocketAddr) -> io::Result<BlockingFixture> {
         // Two workers, and pages rendered off them: a request's arrival is
         // logged the moment it comes, not when another page is done.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("luntan-fixture")
-            .enable_all()
-            .build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("luntan-fixture").enable_all().build()?;
         // block_on panics inside another runtime's thread, so start from a fresh one.
         let server = std::thread::scope(|s| {
-            s.spawn(|| runtime.block_on(serve(cfg, addr)))
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("fixture server failed to start")))
+            s.spawn(|| runtime.block_on(serve(cfg, addr))).join().unwrap_or_else(|_| Err(io::Error::other("fixture server failed to start")))
         })?;
         Ok(BlockingFixture { server: Some(server), runtime: Some(runtime) })
     }
@@ -432,11 +426,7 @@ fn error_page(status: StatusCode) -> Response {
 
 async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_and_query: &str, gzip: bool, guard: EndGuard) -> Reply {
     if method != Method::GET && method != Method::HEAD {
-        let r = Response::builder()
-            .status(StatusCode::METHOD_NOT_ALLOWED)
-            .header(header::ALLOW, "GET, HEAD")
-            .body(Body::empty())
-            .unwrap_or_default();
+        let r = Response::builder().status(StatusCode::METHOD_NOT_ALLOWED).header(header::ALLOW, "GET, HEAD").body(Body::empty()).unwrap_or_default();
         return Reply::plain(r, guard);
     }
     let cfg = shared.fixture.config();
@@ -525,11 +515,7 @@ async fn permanent(shared: &Arc<Shared>, fault: PermanentFault, path_and_query: 
             // Compressing tens of megabytes takes a while the first time: not on a worker.
             let size = h.bomb_bytes;
             let bomb = tokio::task::spawn_blocking(move || gzip_bomb(size)).await.unwrap_or_default();
-            Response::builder()
-                .header(header::CONTENT_TYPE, "text/html")
-                .header(header::CONTENT_ENCODING, "gzip")
-                .body(Body::from(bomb))
-                .unwrap_or_default()
+            Response::builder().header(header::CONTENT_TYPE, "text/html").header(header::CONTENT_ENCODING, "gzip").body(Body::from(bomb)).unwrap_or_default()
         }
         PermanentFault::Huge | PermanentFault::HugeChunked => {
             let kind = ForumKind::ALL.into_iter().find(|k| path_and_query.starts_with(&format!("/{}/", k.site_id()))).unwrap_or(ForumKind::Bbs);

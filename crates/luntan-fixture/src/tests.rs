@@ -45,10 +45,7 @@ fn get_raw(addr: SocketAddr, target: &[u8], extra_headers: &str) -> Resp {
     let head = String::from_utf8(raw[..split].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
+    let headers: Vec<(String, String)> = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
     let mut body = raw[split + 4..].to_vec();
     let chunked = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     if chunked {
@@ -75,10 +72,7 @@ fn get(addr: SocketAddr, path: &str) -> Resp {
 }
 
 fn decode(kind: ForumKind, body: &[u8]) -> String {
-    kind.encoding()
-        .decode_without_bom_handling_and_without_replacement(body)
-        .unwrap_or_else(|| panic!("{kind:?} page does not decode cleanly"))
-        .into_owned()
+    kind.encoding().decode_without_bom_handling_and_without_replacement(body).unwrap_or_else(|| panic!("{kind:?} page does not decode cleanly")).into_owned()
 }
 
 /// Whether every double-byte character is in plain Big5 (symbols, frequent
@@ -286,8 +280,7 @@ fn a_site_file_driven_crawl_finds_everything() {
         while let Some(u) = queue.pop_front() {
             let r = get(server.addr(), &path_of(&u));
             let links = &site.links;
-            let is_thread = links.thread.captures(u.as_str()).is_some()
-                || links.thread_page.as_ref().is_some_and(|p| p.captures(u.as_str()).is_some());
+            let is_thread = links.thread.captures(u.as_str()).is_some() || links.thread_page.as_ref().is_some_and(|p| p.captures(u.as_str()).is_some());
             if r.status == 404 && is_thread {
                 gone += 1;
                 continue;
@@ -332,9 +325,8 @@ fn a_site_file_driven_crawl_finds_everything() {
                 // Page 1 of a list is linked both with and without its page
                 // number; fetch it once, as a crawler that understands
                 // `first` does.
-                let first_again = [&links.board_page, &links.thread_page].into_iter().flatten().any(|p| {
-                    p.captures(s).is_some_and(|m| m.is_ok_and(|m| p.is_first(m.page)))
-                });
+                let first_again =
+                    [&links.board_page, &links.thread_page].into_iter().flatten().any(|p| p.captures(s).is_some_and(|m| m.is_ok_and(|m| p.is_first(m.page))));
                 if !first_again && seen.insert(s.to_owned()) {
                     queue.push_back(next);
                 }
@@ -694,11 +686,7 @@ fn site_file_selectors_find_titles_posts_authors_times_and_bodies() {
             }
             let bodies: Vec<ElementRef> = match (&rules.body, &rules.body_id) {
                 (Some(sel), _) => post.select(sel).collect(),
-                (None, Some(re)) => post
-                    .descendants()
-                    .filter_map(ElementRef::wrap)
-                    .filter(|e| e.value().id().is_some_and(|id| re.is_match(id)))
-                    .collect(),
+                (None, Some(re)) => post.descendants().filter_map(ElementRef::wrap).filter(|e| e.value().id().is_some_and(|id| re.is_match(id))).collect(),
                 (None, None) => unreachable!(),
             };
             assert_eq!(bodies.len(), 1, "{kind:?} body");

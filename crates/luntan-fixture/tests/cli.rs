@@ -59,14 +59,8 @@ fn truth_prints_the_models_truth() {
     let out = Command::new(BIN).args(["truth", "--seed", "7", "--threads", "25", "--boards", "2", "--forums", "phpbb,bbs"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let printed: Truth = serde_json::from_slice(&out.stdout).unwrap();
-    let want = Fixture::new(FixtureConfig {
-        seed: 7,
-        threads: 25,
-        boards: 2,
-        forums: vec![ForumKind::Phpbb, ForumKind::Bbs],
-        ..FixtureConfig::default()
-    })
-    .truth();
+    let want =
+        Fixture::new(FixtureConfig { seed: 7, threads: 25, boards: 2, forums: vec![ForumKind::Phpbb, ForumKind::Bbs], ..FixtureConfig::default() }).truth();
     assert_eq!(printed, want);
     assert_eq!(printed.forums[0].encoding, "Big5");
 }

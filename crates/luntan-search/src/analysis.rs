@@ -470,11 +470,27 @@ impl TokenStream for GramTokenStream<'_> {
 #[cfg_attr(not(test), allow(dead_code))]
 enum Unit {
     /// A CJK char at `pos`, with the following char when it is CJK too.
-    Cjk { pos: usize, from: usize, to: usize, c: char, next: Option<(char, usize)> },
+    Cjk {
+        pos: usize,
+        from: usize,
+        to: usize,
+        c: char,
+        next: Option<(char, usize)>,
+    },
     /// A non-CJK word; `parts` are its letter and digit runs (with original
     /// offsets) when it mixes both, else empty.
-    Word { pos: usize, from: usize, to: usize, word: String, parts: Vec<(usize, usize, String)> },
-    Separator { pos: usize, from: usize, to: usize },
+    Word {
+        pos: usize,
+        from: usize,
+        to: usize,
+        word: String,
+        parts: Vec<(usize, usize, String)>,
+    },
+    Separator {
+        pos: usize,
+        from: usize,
+        to: usize,
+    },
 }
 
 /// Walks `text` (folded, lowercased) in gram units; offsets are the original's.
@@ -770,10 +786,7 @@ mod tests {
     fn grams_are_unigrams_bigrams_and_whole_words() {
         let toks = GramTokenizer::default().tokens("留言板 iPhone-15，好");
         let got: Vec<(usize, &str)> = toks.iter().map(|t| (t.position, t.text.as_str())).collect();
-        assert_eq!(
-            got,
-            vec![(0, "留"), (0, "留言"), (1, "言"), (1, "言板"), (2, "板"), (3, " "), (4, "iphone"), (5, " "), (6, "15"), (7, " "), (8, "好")]
-        );
+        assert_eq!(got, vec![(0, "留"), (0, "留言"), (1, "言"), (1, "言板"), (2, "板"), (3, " "), (4, "iphone"), (5, " "), (6, "15"), (7, " "), (8, "好")]);
         let text = "留言板 iPhone-15，好";
         for t in toks.iter().filter(|t| t.text != SEPARATOR) {
             assert_eq!(normalize_chars(&text[t.offset_from..t.offset_to]).into_iter().collect::<String>(), t.text);

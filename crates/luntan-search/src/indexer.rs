@@ -246,9 +246,7 @@ impl SiteWriter {
         // tantivy wants at least 15 MB per indexing thread.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let threads = cores.min(budget / 20_000_000).max(1);
-        let writer = index
-            .writer_with_num_threads(threads, budget)
-            .map_err(|source| IndexError::Tantivy { path: path.to_owned(), source })?;
+        let writer = index.writer_with_num_threads(threads, budget).map_err(|source| IndexError::Tantivy { path: path.to_owned(), source })?;
         Ok(SiteWriter { path: path.to_owned(), schema: LuntanSchema::new(), writer, backlog: Backlog::new(BACKLOG_BYTES), budget, uncommitted: 0 })
     }
 
@@ -536,7 +534,11 @@ pub fn rebuild_site(
             // Half an index must not replace a whole one.
             drop(writer);
             fs::remove_dir_all(&building).map_err(io(&building))?;
-            return Ok(IndexReport { elapsed: started.elapsed(), stopped_with_left: Some((1, "forum to rebuild (its old index is unchanged)")), ..IndexReport::default() });
+            return Ok(IndexReport {
+                elapsed: started.elapsed(),
+                stopped_with_left: Some((1, "forum to rebuild (its old index is unchanged)")),
+                ..IndexReport::default()
+            });
         }
         match load(path, site, thread) {
             Ok((doc, bytes)) => {

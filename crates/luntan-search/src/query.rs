@@ -60,9 +60,15 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
     /// A whitespace-free term; it must occur as written (see the module doc).
-    Term { text: String, scope: Scope },
+    Term {
+        text: String,
+        scope: Scope,
+    },
     /// An exact phrase.
-    Phrase { text: String, scope: Scope },
+    Phrase {
+        text: String,
+        scope: Scope,
+    },
     Site(String),
     Board(String),
     Author(String),

@@ -19,9 +19,7 @@
 //! | `tiebreak`   | u64 fast: a stable hash of `key`        | no     | equal scores order the same however threads are split into indexes |
 
 use luntan_core::ThreadDoc;
-use tantivy::schema::{
-    DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
-};
+use tantivy::schema::{DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
 use tantivy::{DateTime, TantivyDocument, Term};
 
 use crate::analysis::{GRAM_TOKENIZER, ZH_TOKENIZER};
@@ -71,10 +69,7 @@ impl LuntanSchema {
         let body = b.add_text_field("body", zh.set_stored());
         let body_gram = b.add_text_field("body_gram", gram.clone());
         let authors = b.add_text_field("authors", gram.set_stored());
-        let posted = b.add_date_field(
-            "posted",
-            DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds),
-        );
+        let posted = b.add_date_field("posted", DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds));
         let saved = b.add_text_field("saved", STORED);
         let tiebreak = b.add_u64_field(TIEBREAK, FAST);
         LuntanSchema { schema: b.build(), key, site, board, thread, url, forum, title, title_gram, body, body_gram, authors, posted, saved, tiebreak }
@@ -171,15 +166,7 @@ pub fn parse_posted(s: &str) -> Option<DateTime> {
 /// The inverse of [`parse_posted`].
 pub fn format_posted(t: DateTime) -> String {
     match time::OffsetDateTime::from_unix_timestamp(t.into_timestamp_secs()) {
-        Ok(t) => format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            t.year(),
-            t.month() as u8,
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second()
-        ),
+        Ok(t) => format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year(), t.month() as u8, t.day(), t.hour(), t.minute(), t.second()),
         Err(_) => String::new(),
     }
 }

@@ -19,9 +19,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{
-    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
-};
+use tantivy::query::{AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, TantivyError, Term};
 
@@ -78,16 +76,7 @@ pub struct SearchOptions {
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions {
-            limit: 10,
-            offset: 0,
-            sort: SortOrder::Relevance,
-            since: None,
-            until: None,
-            sites: Vec::new(),
-            snippet_chars: 80,
-            ids_only: false,
-        }
+        SearchOptions { limit: 10, offset: 0, sort: SortOrder::Relevance, since: None, until: None, sites: Vec::new(), snippet_chars: 80, ids_only: false }
     }
 }
 
@@ -282,11 +271,7 @@ impl Catalog {
 
         let mut selected: Vec<usize> = Vec::new();
         for site in &opts.sites {
-            let i = self
-                .indexes
-                .iter()
-                .position(|x| &x.name == site)
-                .ok_or_else(|| SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() })?;
+            let i = self.indexes.iter().position(|x| &x.name == site).ok_or_else(|| SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() })?;
             if !selected.contains(&i) {
                 selected.push(i);
             }
@@ -301,8 +286,8 @@ impl Catalog {
         // More than every document cannot be returned; tantivy allocates for k up front.
         let k = opts.offset.saturating_add(opts.limit).min(usize::try_from(stats.total_docs).unwrap_or(usize::MAX));
         let run = |&i: &usize| -> Result<(usize, usize, TopList), SearchError> {
-            let (count, top) = search_one(&searchers[i], &*tq, k, opts.sort, &stats)
-                .map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+            let (count, top) =
+                search_one(&searchers[i], &*tq, k, opts.sort, &stats).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
             Ok((i, count, top))
         };
         let per_index: Vec<(usize, usize, TopList)> = if worth_parallel(&*tq, &stats, opts) {
@@ -332,8 +317,7 @@ impl Catalog {
         results.hits = page
             .into_par_iter()
             .map(|(n, (key, i, addr))| {
-                let doc: TantivyDocument =
-                    searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+                let doc: TantivyDocument = searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
                 Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
             })
             .collect::<Result<_, SearchError>>()?;
@@ -514,10 +498,7 @@ fn proximity_clause(s: &LuntanSchema, texts: &[&str]) -> Option<Box<dyn TQuery>>
             .iter()
             .map(|t| gram_query_terms(t))
             .filter(|t| !t.is_empty())
-            .map(|t| Word {
-                width: gram_width(&t) as u32,
-                terms: t.into_iter().map(|(p, term)| (p as u32, Term::from_field_text(field, &term))).collect(),
-            })
+            .map(|t| Word { width: gram_width(&t) as u32, terms: t.into_iter().map(|(p, term)| (p as u32, Term::from_field_text(field, &term))).collect() })
             .collect()
     };
     let title = ProximityQuery::new(s.title_gram, words(s.title_gram), TITLE_GRAM * PROXIMITY)?;
@@ -596,7 +577,6 @@ fn needles(q: &Query) -> Vec<String> {
     });
     out
 }
-
 
 #[cfg(test)]
 mod tests {

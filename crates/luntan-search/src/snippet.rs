@@ -97,11 +97,7 @@ fn find_matches(norm: &[char], needles: &[Vec<char>]) -> Vec<(usize, usize, usiz
         let trail_rev: Vec<char> = trail.iter().rev().copied().collect();
         for i in 0..=norm.len() - nd.len() {
             let j = i + nd.len();
-            if norm[i] == nd[0]
-                && norm[i..j] == nd[..]
-                && edge_ok(lead, i.checked_sub(1).map(|p| norm[p]))
-                && edge_ok(&trail_rev, norm.get(j).copied())
-            {
+            if norm[i] == nd[0] && norm[i..j] == nd[..] && edge_ok(lead, i.checked_sub(1).map(|p| norm[p])) && edge_ok(&trail_rev, norm.get(j).copied()) {
                 out.push((i, j, k));
             }
         }

@@ -147,9 +147,19 @@ pub fn detect_and_decode(
 
 /// [`detect`], plus the page's text when a trial already decoded it with the
 /// chosen encoding.
-fn detect_inner(bytes: &[u8], http_content_type: Option<&str>, site_forced: Option<&'static Encoding>, site_cached: Option<&'static Encoding>) -> (Detection, Option<Decoded>) {
+fn detect_inner(
+    bytes: &[u8],
+    http_content_type: Option<&str>,
+    site_forced: Option<&'static Encoding>,
+    site_cached: Option<&'static Encoding>,
+) -> (Detection, Option<Decoded>) {
     if let Some(forced) = site_forced {
-        let d = Detection { encoding: widen(forced), source: Source::Forced, reason: format!("site file says {}{}", forced.name(), family_note(forced)), confident: false };
+        let d = Detection {
+            encoding: widen(forced),
+            source: Source::Forced,
+            reason: format!("site file says {}{}", forced.name(), family_note(forced)),
+            confident: false,
+        };
         return (d, None);
     }
     // A BOM outranks a header: a server cannot know what the file's author
@@ -569,9 +579,11 @@ impl<'a> Evidence<'a> {
             let close: Vec<&'static Encoding> = candidates
                 .iter()
                 .copied()
-                .filter(|&c| !c.is_single_byte() && {
-                    let t = self.trial(c);
-                    t.malformed <= floor + (t.chars / 20).max(1)
+                .filter(|&c| {
+                    !c.is_single_byte() && {
+                        let t = self.trial(c);
+                        t.malformed <= floor + (t.chars / 20).max(1)
+                    }
                 })
                 .collect();
             if !close.is_empty() {
@@ -1147,7 +1159,8 @@ mod tests {
         let d = detect(&bytes, Some("text/html; charset=iso-8859-1"), None, None);
         assert_eq!(d.encoding, GB18030, "{}", d.reason);
 
-        let latin = page("", "Le théâtre était plein, et la pièce a été très appréciée par le public. À la fin, élèves et professeurs ont applaudi longuement.");
+        let latin =
+            page("", "Le théâtre était plein, et la pièce a été très appréciée par le public. À la fin, élèves et professeurs ont applaudi longuement.");
         let bytes = encoded(WINDOWS_1252, &latin);
         let (d, out) = detect_and_decode(&bytes, Some("text/html; charset=iso-8859-1"), None, None);
         assert_eq!((d.encoding, d.source), (WINDOWS_1252, Source::Http), "{}", d.reason);
@@ -1238,7 +1251,8 @@ mod tests {
         for seed in 11..14 {
             let hostility = Hostility { seed, mislabel_percent: 30, invalid_bytes_percent: 30, ..Hostility::default() };
             for kind in ForumKind::ALL {
-                let fx = Fixture::new(FixtureConfig { seed, threads: 40, boards: 2, forums: vec![kind], hostility: hostility.clone(), ..FixtureConfig::default() });
+                let fx =
+                    Fixture::new(FixtureConfig { seed, threads: 40, boards: 2, forums: vec![kind], hostility: hostility.clone(), ..FixtureConfig::default() });
                 for t in fx.truth().forums.iter().flat_map(|f| f.threads.iter()).filter(|t| t.servable()) {
                     let first = fx.get(&t.url_path);
                     for n in 1..=t.pages as usize {

@@ -21,12 +21,7 @@ impl Ctx<'_> {
     /// (`title` is an attribute of both `<list>` and `<thread>`).
     pub(super) fn err(&self, at: &str, message: impl Into<String>) -> SiteError {
         let field = at.rsplit(['/', '@']).next().unwrap_or(at);
-        SiteError {
-            path: self.path.to_owned(),
-            line: self.line_of(at),
-            field: field.to_owned(),
-            message: one_line(&message.into()),
-        }
+        SiteError { path: self.path.to_owned(), line: self.line_of(at), field: field.to_owned(), message: one_line(&message.into()) }
     }
 
     fn line_of(&self, at: &str) -> usize {
@@ -69,10 +64,8 @@ fn locate(text: &str, path: &[&str], attribute: Option<&str>) -> Option<usize> {
         let depth = stack.len();
         let name: Vec<u8> = tag.name().into_inner().as_bytes().to_vec();
         // The root is depth 0; `path` starts below it.
-        let here = depth >= 1
-            && depth == path.len()
-            && stack[1..].iter().zip(path).all(|(s, p)| s.as_slice() == p.as_bytes())
-            && name == path[depth - 1].as_bytes();
+        let here =
+            depth >= 1 && depth == path.len() && stack[1..].iter().zip(path).all(|(s, p)| s.as_slice() == p.as_bytes()) && name == path[depth - 1].as_bytes();
         let at_root = depth == 0 && path.is_empty();
         if here || at_root {
             match attribute {
@@ -137,12 +130,7 @@ pub(super) fn check_well_formed(ctx: &Ctx) -> Result<(), SiteError> {
             Ok(_) => {}
             Err(e) => {
                 let at = reader.error_position() as usize + bom_len(ctx.text);
-                return Err(SiteError {
-                    path: ctx.path.to_owned(),
-                    line: line_at(ctx.text, at),
-                    field: "xml".into(),
-                    message: one_line(&e.to_string()),
-                });
+                return Err(SiteError { path: ctx.path.to_owned(), line: line_at(ctx.text, at), field: "xml".into(), message: one_line(&e.to_string()) });
             }
         }
     }

@@ -366,12 +366,7 @@ pub struct ThreadRules {
 impl Site {
     /// Reads and validates one site file.
     pub fn load(path: &Path) -> Result<Site, SiteError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SiteError {
-            path: path.to_owned(),
-            line: 0,
-            field: "file".into(),
-            message: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|e| SiteError { path: path.to_owned(), line: 0, field: "file".into(), message: e.to_string() })?;
         Site::parse(&text, path)
     }
 
@@ -384,10 +379,8 @@ impl Site {
     /// Loads every `*.xml` under `dir`, sorted by file name. Bad files come
     /// back as errors beside the good ones, so one broken file stops nothing else.
     pub fn load_dir(dir: &Path) -> std::io::Result<Vec<Result<Site, SiteError>>> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "xml"))
-            .collect();
+        let mut paths: Vec<PathBuf> =
+            std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "xml")).collect();
         paths.sort();
         Ok(paths.iter().map(|p| Site::load(p)).collect())
     }
@@ -409,7 +402,11 @@ impl Site {
                 Ok(site) if sites.iter().any(|s| s.id == site.id) => errors.push(SiteError {
                     line: 1,
                     field: "id".into(),
-                    message: format!("id {:?} is already used by {}", site.id, sites.iter().find(|s| s.id == site.id).map(|s| s.path.display().to_string()).unwrap_or_default()),
+                    message: format!(
+                        "id {:?} is already used by {}",
+                        site.id,
+                        sites.iter().find(|s| s.id == site.id).map(|s| s.path.display().to_string()).unwrap_or_default()
+                    ),
                     path: site.path,
                 }),
                 Ok(site) => sites.push(site),
@@ -421,7 +418,12 @@ impl Site {
             // A broken file matters only if it might have been the one asked for.
             errors.retain(|e| e.path.file_stem().is_some_and(|stem| stem == id));
             if sites.is_empty() && errors.is_empty() {
-                errors.push(SiteError { path: sites_dir.join(format!("{id}.xml")), line: 0, field: "site".into(), message: format!("no site file has id {id:?}") });
+                errors.push(SiteError {
+                    path: sites_dir.join(format!("{id}.xml")),
+                    line: 0,
+                    field: "site".into(),
+                    message: format!("no site file has id {id:?}"),
+                });
             }
         }
         (sites, errors)
@@ -486,8 +488,12 @@ mod tests {
 
     #[test]
     fn incremental_settings_and_the_adaptive_interval() {
-        let s = parse(&DISCUZ.replace("<links>", r#"<incremental stop-after="5" interval-minutes="30" min-interval-minutes="10" max-interval-hours="1"/>
-  <links>"#)).unwrap();
+        let s = parse(&DISCUZ.replace(
+            "<links>",
+            r#"<incremental stop-after="5" interval-minutes="30" min-interval-minutes="10" max-interval-hours="1"/>
+  <links>"#,
+        ))
+        .unwrap();
         let inc = &s.incremental;
         assert_eq!(inc.stop_after, 5);
         assert_eq!(inc.initial_interval, Duration::from_secs(1800));
@@ -496,8 +502,12 @@ mod tests {
         assert!(shorter < inc.initial_interval && longer > inc.initial_interval);
         assert_eq!(inc.next_interval(Duration::from_secs(600), true), Duration::from_secs(600), "bounded below");
         assert_eq!(inc.next_interval(Duration::from_secs(3600), false), Duration::from_secs(3600), "bounded above");
-        let e = parse(&DISCUZ.replace("<links>", r#"<incremental stop-after="0"/>
-  <links>"#)).unwrap_err();
+        let e = parse(&DISCUZ.replace(
+            "<links>",
+            r#"<incremental stop-after="0"/>
+  <links>"#,
+        ))
+        .unwrap_err();
         assert_eq!(e.field, "stop-after");
     }
 

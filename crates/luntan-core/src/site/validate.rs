@@ -9,7 +9,10 @@ use url::Url;
 
 use super::locate::Ctx;
 use super::raw::{RawAccount, RawFocus, RawIncremental, RawLinks, RawList, RawMatcher, RawPattern, RawPoliteness, RawSearch, RawSite, RawThread};
-use super::{Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules, DEFAULT_EMPTY_PATTERN};
+use super::{
+    Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules,
+    DEFAULT_EMPTY_PATTERN,
+};
 use crate::ids::check_id;
 
 impl RawSite {
@@ -80,9 +83,7 @@ fn id(ctx: &Ctx, raw: Option<&str>, home: &Url) -> Result<String, SiteError> {
 fn encoding_label(ctx: &Ctx, at: &str, label: Option<&str>) -> Result<Option<&'static encoding_rs::Encoding>, SiteError> {
     match label.map(str::trim) {
         None | Some("") => Ok(None),
-        Some(label) => encoding_rs::Encoding::for_label(label.as_bytes())
-            .map(Some)
-            .ok_or_else(|| ctx.err(at, format!("unknown encoding label {label:?}"))),
+        Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).map(Some).ok_or_else(|| ctx.err(at, format!("unknown encoding label {label:?}"))),
     }
 }
 
@@ -363,14 +364,7 @@ mod tests {
         assert_eq!(s.politeness.concurrency, 3);
         assert_eq!(s.politeness.delay, Duration::from_millis(100));
         assert_eq!(s.max_board_pages, 5);
-        let m = s
-            .links
-            .thread_page
-            .as_ref()
-            .unwrap()
-            .captures("http://127.0.0.1:8080/dz/forum.php?mod=viewthread&tid=7&page=3")
-            .unwrap()
-            .unwrap();
+        let m = s.links.thread_page.as_ref().unwrap().captures("http://127.0.0.1:8080/dz/forum.php?mod=viewthread&tid=7&page=3").unwrap().unwrap();
         assert_eq!(m, LinkMatch { board: None, thread: Some("7".into()), page: Some(3) });
         assert!(s.links.thread.captures("http://h/dz/forum.php?mod=viewthread&tid=7&page=3").is_none());
         assert!(s.thread.body_id.as_ref().unwrap().is_match("postmessage_12"));
@@ -406,17 +400,29 @@ mod tests {
 
     #[test]
     fn focus_settings_are_read_and_checked() {
-        let s = parse(&DISCUZ.replace("<links>", r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>
-  <links>"#)).unwrap();
+        let s = parse(&DISCUZ.replace(
+            "<links>",
+            r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>
+  <links>"#,
+        ))
+        .unwrap();
         let f = s.focus.unwrap();
         assert_eq!((f.alpha, f.threshold), (0.4, 0.25));
         assert_eq!(f.topics, ["考研", "复试", "导师"]);
         assert_eq!(f.url_words, ["kaoyan"]);
-        let e = parse(&DISCUZ.replace("<links>", r#"<focus alpha="1.5"><topic>考研</topic></focus>
-  <links>"#)).unwrap_err();
+        let e = parse(&DISCUZ.replace(
+            "<links>",
+            r#"<focus alpha="1.5"><topic>考研</topic></focus>
+  <links>"#,
+        ))
+        .unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("alpha", 8));
-        let e = parse(&DISCUZ.replace("<links>", r#"<focus/>
-  <links>"#)).unwrap_err();
+        let e = parse(&DISCUZ.replace(
+            "<links>",
+            r#"<focus/>
+  <links>"#,
+        ))
+        .unwrap_err();
         assert_eq!(e.field, "focus");
     }
 

@@ -82,9 +82,7 @@ impl Store {
                 .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
                 .optional()
                 .map_err(|e| s.err(e))?;
-            s.conn
-                .execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board])
-                .map_err(|e| s.err(e))?;
+            s.conn.execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board]).map_err(|e| s.err(e))?;
             Ok(open == Some(1))
         })
     }
@@ -107,7 +105,8 @@ impl Store {
         self.batch(|s| {
             let mut fresh = Vec::with_capacity(links.len());
             let mut known = s.conn.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
-            let mut upsert = s.conn
+            let mut upsert = s
+                .conn
                 .prepare_cached(
                     "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
@@ -132,7 +131,8 @@ impl Store {
     /// again; returns how many.
     pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
         self.batch(|s| {
-            let n = s.conn
+            let n = s
+                .conn
                 .execute(
                     "INSERT INTO threads (site, thread, board, url, title, state)
                      SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
@@ -167,10 +167,8 @@ impl Store {
     pub fn next_board_visit(&self, sites: &[String]) -> Result<Option<i64>, StoreError> {
         let mut best: Option<i64> = None;
         for site in sites {
-            let v: Option<i64> = self
-                .conn
-                .query_row("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", [site], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
+            let v: Option<i64> =
+                self.conn.query_row("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", [site], |r| r.get(0)).map_err(|e| self.err(e))?;
             if let Some(v) = v {
                 best = Some(best.map_or(v, |b: i64| b.min(v)));
             }
@@ -183,7 +181,18 @@ impl Store {
             .execute(
                 "INSERT INTO rounds (site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![r.site, r.started_at, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors],
+                params![
+                    r.site,
+                    r.started_at,
+                    r.finished_at,
+                    r.requests,
+                    r.list_pages,
+                    r.boards_visited,
+                    r.boards_skipped,
+                    r.new_threads,
+                    r.updated_threads,
+                    r.errors
+                ],
             )
             .map(drop)
             .map_err(|e| self.err(e))

@@ -48,7 +48,15 @@ impl Store {
     /// A keyword's record; a keyword never monitored starts with both
     /// `lastresult` and `pagenum` at `max_pages` (S0: 30) and no watermark.
     pub fn keyword_state(&self, site: &str, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
-        let fresh = KeywordState { site: site.to_owned(), keyword: keyword.to_owned(), lastresult: max_pages, pagenum: max_pages, watermark: None, rounds: 0, last_error: None };
+        let fresh = KeywordState {
+            site: site.to_owned(),
+            keyword: keyword.to_owned(),
+            lastresult: max_pages,
+            pagenum: max_pages,
+            watermark: None,
+            rounds: 0,
+            last_error: None,
+        };
         let mut states = self.keyword_states_where(Some(site), Some(keyword))?;
         Ok(states.pop().unwrap_or(fresh))
     }
@@ -69,7 +77,15 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(params![site, keyword], |r| {
-                Ok(KeywordState { site: r.get(0)?, keyword: r.get(1)?, lastresult: r.get(2)?, pagenum: r.get(3)?, watermark: r.get(4)?, rounds: r.get(5)?, last_error: r.get(6)? })
+                Ok(KeywordState {
+                    site: r.get(0)?,
+                    keyword: r.get(1)?,
+                    lastresult: r.get(2)?,
+                    pagenum: r.get(3)?,
+                    watermark: r.get(4)?,
+                    rounds: r.get(5)?,
+                    last_error: r.get(6)?,
+                })
             })
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
@@ -80,34 +96,36 @@ impl Store {
     /// Stores a keyword's round: its new record and a line of history, in one transaction.
     pub fn record_keyword_round(&mut self, r: &KeywordRound) -> Result<(), StoreError> {
         self.batch(|s| {
-            s.conn.execute(
-                "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+            s.conn
+                .execute(
+                    "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
                  ON CONFLICT(site, keyword) DO UPDATE SET lastresult = excluded.lastresult, pagenum = excluded.pagenum,
                     watermark = excluded.watermark, rounds = keywords.rounds + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')",
-                params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
-            )
-            .map_err(|e| s.err(e))?;
-            s.conn.execute(
-                "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                    params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
+                )
+                .map_err(|e| s.err(e))?;
+            s.conn
+                .execute(
+                    "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
                     results, new_threads, updated_threads, errors, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                params![
-                    r.site,
-                    r.keyword,
-                    r.started_at,
-                    r.budget,
-                    r.pages_read,
-                    r.lastresult,
-                    r.next_pagenum,
-                    r.watermark_before,
-                    r.watermark_after,
-                    r.results,
-                    r.new_threads,
-                    r.updated_threads,
-                    r.errors,
-                    r.error
-                ],
-            )
-            .map_err(|e| s.err(e))?;
+                    params![
+                        r.site,
+                        r.keyword,
+                        r.started_at,
+                        r.budget,
+                        r.pages_read,
+                        r.lastresult,
+                        r.next_pagenum,
+                        r.watermark_before,
+                        r.watermark_after,
+                        r.results,
+                        r.new_threads,
+                        r.updated_threads,
+                        r.errors,
+                        r.error
+                    ],
+                )
+                .map_err(|e| s.err(e))?;
             Ok(())
         })
     }

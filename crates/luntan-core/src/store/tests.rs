@@ -2,7 +2,14 @@ use super::*;
 use crate::state::{Stage, ThreadState};
 
 fn nt(thread: &str) -> NewThread {
-    NewThread { site: "dz".into(), board: "2".into(), thread: thread.into(), url: format!("http://h/t/{thread}"), title: Some("标题".into()), ..Default::default() }
+    NewThread {
+        site: "dz".into(),
+        board: "2".into(),
+        thread: thread.into(),
+        url: format!("http://h/t/{thread}"),
+        title: Some("标题".into()),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -42,7 +49,16 @@ fn keyword_records_start_at_the_limit_and_keep_their_history() {
     let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
     let fresh = s.keyword_state("dz", "考研", 30).unwrap();
     assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
-    let r = KeywordRound { site: "dz".into(), keyword: "考研".into(), budget: 30, pages_read: 4, lastresult: 4, next_pagenum: 4, watermark_after: Some("2024-06-30T22:00:00".into()), ..Default::default() };
+    let r = KeywordRound {
+        site: "dz".into(),
+        keyword: "考研".into(),
+        budget: 30,
+        pages_read: 4,
+        lastresult: 4,
+        next_pagenum: 4,
+        watermark_after: Some("2024-06-30T22:00:00".into()),
+        ..Default::default()
+    };
     s.record_keyword_round(&r).unwrap();
     s.record_keyword_round(&KeywordRound { budget: 4, lastresult: 30, next_pagenum: 9, ..r.clone() }).unwrap();
     let st = s.keyword_state("dz", "考研", 30).unwrap();

@@ -82,14 +82,16 @@ pub struct Update<'a> {
     pub title: Option<&'a str>,
 }
 
-const ROW_COLUMNS: &str = "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts";
+const ROW_COLUMNS: &str =
+    "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts";
 
 impl Store {
     /// Inserts the threads not seen before, in one transaction; returns how many were new.
     pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
         self.batch(|s| {
             let mut n = 0;
-            let mut stmt = s.conn
+            let mut stmt = s
+                .conn
                 .prepare_cached(
                     "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
@@ -119,13 +121,15 @@ impl Store {
             let mut out = Vec::with_capacity(threads.len());
             let mut saved = 0;
             let mut get = s.conn.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
-            let mut insert = s.conn
+            let mut insert = s
+                .conn
                 .prepare_cached(
                     "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
                 )
                 .map_err(|e| s.err(e))?;
-            let mut requeue = s.conn
+            let mut requeue = s
+                .conn
                 .prepare_cached(
                     "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
                         state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
@@ -133,7 +137,8 @@ impl Store {
                      WHERE site = ?1 AND thread = ?2",
                 )
                 .map_err(|e| s.err(e))?;
-            let mut insert_new = s.conn
+            let mut insert_new = s
+                .conn
                 .prepare_cached(
                     "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
@@ -163,7 +168,13 @@ impl Store {
                         if more_replies || newer_post {
                             let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
                             if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
-                                return Err(StoreError::Transition { path: s.path.clone(), site: t.site.clone(), thread: t.thread.clone(), from, to: ThreadState::Discovered });
+                                return Err(StoreError::Transition {
+                                    path: s.path.clone(),
+                                    site: t.site.clone(),
+                                    thread: t.thread.clone(),
+                                    from,
+                                    to: ThreadState::Discovered,
+                                });
                             }
                             requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(|e| s.err(e))?;
                             Listing::Updated
@@ -196,26 +207,17 @@ impl Store {
 
     /// Threads of `state`, optionally of one site, in (site, thread) order.
     pub fn threads(&self, site: Option<&str>, state: ThreadState) -> Result<Vec<ThreadRow>, StoreError> {
-        let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM threads WHERE state = ?1 AND (?2 IS NULL OR site = ?2) ORDER BY site, length(thread), thread"
-        );
+        let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE state = ?1 AND (?2 IS NULL OR site = ?2) ORDER BY site, length(thread), thread");
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![state.code(), site], row_from_sql)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
+        let rows =
+            stmt.query_map(params![state.code(), site], row_from_sql).map_err(|e| self.err(e))?.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))?;
         rows.into_iter().map(|r| r.into_row(&self.path)).collect()
     }
 
     /// One thread's row.
     pub fn thread(&self, site: &str, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
         let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE site = ?1 AND thread = ?2");
-        let raw = self
-            .conn
-            .query_row(&sql, params![site, thread], row_from_sql)
-            .optional()
-            .map_err(|e| self.err(e))?;
+        let raw = self.conn.query_row(&sql, params![site, thread], row_from_sql).optional().map_err(|e| self.err(e))?;
         raw.map(|r| r.into_row(&self.path)).transpose()
     }
 
@@ -283,7 +285,8 @@ impl Store {
         }
         self.batch(|s| {
             let mut n = 0;
-            let mut stmt = s.conn
+            let mut stmt = s
+                .conn
                 .prepare_cached(
                     "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
                         updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
@@ -367,24 +370,22 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         for c in &mut out {
-            let mine: Vec<(&str, String, &str)> = rows.iter().filter(|r| r.0 == c.site).map(|(site, stage, thread, reason)| (stage.as_str(), format!("{site}/{thread}"), reason.as_str())).collect();
+            let mine: Vec<(&str, String, &str)> = rows
+                .iter()
+                .filter(|r| r.0 == c.site)
+                .map(|(site, stage, thread, reason)| (stage.as_str(), format!("{site}/{thread}"), reason.as_str()))
+                .collect();
             c.failures = crate::state::group_failures(mine.iter().map(|(stage, thread, reason)| (*stage, thread.as_str(), *reason)));
         }
         for c in &mut out {
             c.last_round = self.last_round(&c.site)?;
-            c.skipped_links = self
-                .conn
-                .query_row("SELECT count(*) FROM skipped_links WHERE site = ?1", [&c.site], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
+            c.skipped_links = self.conn.query_row("SELECT count(*) FROM skipped_links WHERE site = ?1", [&c.site], |r| r.get(0)).map_err(|e| self.err(e))?;
             let mut stmt = self
                 .conn
                 .prepare_cached("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5")
                 .map_err(|e| self.err(e))?;
-            c.top_skipped = stmt
-                .query_map([&c.site], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(|e| self.err(e))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| self.err(e))?;
+            c.top_skipped =
+                stmt.query_map([&c.site], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))?;
         }
         Ok(out)
     }

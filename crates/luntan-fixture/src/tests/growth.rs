@@ -45,9 +45,11 @@ fn search_over_http_needs_a_login_and_lists_new_posts_first() {
     let kw = "不错";
     let path = Fixture::search_path(ForumKind::Discuz, kw, 1);
     assert_eq!(http(server.addr(), "GET", &path, "", "").0, 403);
-    let (status, head, _) = http(server.addr(), "POST", Fixture::login_path(ForumKind::Discuz), "Content-Type: application/x-www-form-urlencoded\r\n", "username=u1&password=pw1");
+    let (status, head, _) =
+        http(server.addr(), "POST", Fixture::login_path(ForumKind::Discuz), "Content-Type: application/x-www-form-urlencoded\r\n", "username=u1&password=pw1");
     assert_eq!(status, 302);
-    let cookie = head.lines().find_map(|l| l.strip_prefix("set-cookie: ").or_else(|| l.strip_prefix("Set-Cookie: "))).unwrap().split(';').next().unwrap().to_owned();
+    let cookie =
+        head.lines().find_map(|l| l.strip_prefix("set-cookie: ").or_else(|| l.strip_prefix("Set-Cookie: "))).unwrap().split(';').next().unwrap().to_owned();
     assert_eq!(Some(cookie.clone()), server.fixture().account_cookie("u1"));
     assert_eq!(http(server.addr(), "POST", Fixture::login_path(ForumKind::Discuz), "", "username=u1&password=nope").0, 403);
     let auth = format!("Cookie: {cookie}\r\n");

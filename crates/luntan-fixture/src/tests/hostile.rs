@@ -7,7 +7,7 @@ use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::{decode, dechunk, read_posts};
+use super::{dechunk, decode, read_posts};
 use crate::hostile::{request_key, TRAVERSAL_THREAD_IDS};
 use crate::politeness::max_concurrency;
 use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, Hostility, PermanentFault, TransientFault};

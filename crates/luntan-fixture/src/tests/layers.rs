@@ -153,5 +153,8 @@ fn the_scan_sees_uses_inline_paths_and_groups_but_not_comments() {
     let got: Vec<String> = named(&code(src)).into_iter().collect();
     assert_eq!(got, ["Truth", "kind", "model", "text", "topics"]);
     let lib = "pub use kind::ForumKind;\npub use model::{Fixture, Truth as T};\n";
-    assert_eq!(reexports(lib).into_iter().collect::<Vec<_>>(), [("Fixture".to_owned(), "model".to_owned()), ("ForumKind".into(), "kind".into()), ("T".into(), "model".into())]);
+    assert_eq!(
+        reexports(lib).into_iter().collect::<Vec<_>>(),
+        [("Fixture".to_owned(), "model".to_owned()), ("ForumKind".into(), "kind".into()), ("T".into(), "model".into())]
+    );
 }
