@@ -70,22 +70,8 @@ impl Scorer {
 
 /// The URL as a reader sees it, so Chinese topic words match slugs.
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    fold(&String::from_utf8_lossy(&out)).to_lowercase()
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(s).collect();
+    fold(&String::from_utf8_lossy(&bytes)).to_lowercase()
 }
 
 #[cfg(test)]

@@ -193,15 +193,7 @@ fn encoded_keyword(kind: ForumKind, keyword: &str) -> String {
 /// Percent-encodes every byte outside RFC 3986's unreserved set (a form
 /// in a GBK or Big5 page submits the keyword's bytes in that encoding).
 fn percent_encode_bytes(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 3);
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+    percent_encoding::percent_encode(bytes, crate::text::NOT_UNRESERVED).to_string()
 }
 
 fn result(kind: ForumKind, h: Hit) -> SearchResult {

@@ -856,7 +856,7 @@ fn get_attribute(b: &[u8], i: &mut usize) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
