@@ -247,6 +247,13 @@ impl SiteWriter {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let threads = cores.min(budget / 20_000_000).max(1);
         let writer = index.writer_with_num_threads(threads, budget).map_err(|source| IndexError::Tantivy { path: path.to_owned(), source })?;
+        // A writer killed inside a commit can leave the delete file it was
+        // writing (`<segment>.<opstamp>.del`) without the meta.json that names
+        // it. tantivy collects such files only after a commit, and this
+        // writer's first commit wants that very name again (opstamps restart
+        // from the last commit): FileAlreadyExists, seen once in four runs of
+        // the SIGKILL crash test. Collecting first removes the leftover.
+        writer.garbage_collect_files().wait().map_err(|source| IndexError::Tantivy { path: path.to_owned(), source })?;
         Ok(SiteWriter { path: path.to_owned(), schema: LuntanSchema::new(), writer, backlog: Backlog::new(BACKLOG_BYTES), budget, uncommitted: 0 })
     }
 
