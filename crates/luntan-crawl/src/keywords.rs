@@ -140,10 +140,8 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
     while let Some(done) = tasks.join_next().await {
         match done.expect("keyword worker panicked") {
             Ok(()) => report.workers += 1,
-            Err(e) => {
-                tracing::warn!("{e}");
-                report.errors.push(e);
-            }
+            // Printed by the caller, once.
+            Err(e) => report.errors.push(e),
         }
     }
     report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
@@ -321,7 +319,8 @@ impl Round {
         let p = &mut progress[k];
         let page_seen = match outcome {
             Err(e) => {
-                tracing::warn!("{e}");
+                // Shown once, on the keyword's line of the round's report.
+                tracing::debug!("{e}");
                 p.errors += 1;
                 p.error.get_or_insert(e);
                 return;
