@@ -23,8 +23,9 @@ where
     }
 }
 
-/// Locks the shared store, for code already off the runtime's threads.
-pub(crate) fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
+/// Locks the shared store (or any state the crawl shares between tasks), for
+/// code already off the runtime's threads.
+pub(crate) fn lock<T>(store: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock cannot leave SQLite half-written: a
     // single statement is atomic, and a `Store::batch` a panic unwinds
     // through is rolled back. So a poisoned lock is still usable.

@@ -222,6 +222,10 @@ fn client_builder(p: &Politeness) -> reqwest::ClientBuilder {
         .pool_max_idle_per_host(p.concurrency)
 }
 
+fn build_client(site: &Site, builder: reqwest::ClientBuilder) -> Result<reqwest::Client, FetchError> {
+    builder.build().map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })
+}
+
 /// Runs a request on [`io`]'s runtime and waits for it. If the caller stops
 /// waiting, the request still finishes, so the gate's count of requests in
 /// flight stays true.
@@ -235,7 +239,7 @@ async fn on_io<T: Send + 'static>(url: &Url, request: impl std::future::Future<O
 
 impl Fetcher {
     pub fn new(site: Arc<Site>) -> Result<Fetcher, FetchError> {
-        let client = client_builder(&site.politeness).build().map_err(|e| FetchError::Network { url: site.home.clone(), what: format!("HTTP client: {e}") })?;
+        let client = build_client(&site, client_builder(&site.politeness))?;
         let stats = Arc::new(FetchStats::default());
         let core = Core {
             client,
@@ -285,10 +289,7 @@ impl Fetcher {
     /// this fetcher's gate, robots.txt, retries and caps.
     pub fn session(&self) -> Result<Session, FetchError> {
         let jar = Arc::new(reqwest::cookie::Jar::default());
-        let client = client_builder(&self.core.site.politeness)
-            .cookie_provider(jar.clone())
-            .build()
-            .map_err(|e| FetchError::Network { url: self.core.site.home.clone(), what: format!("HTTP client: {e}") })?;
+        let client = build_client(&self.core.site, client_builder(&self.core.site.politeness).cookie_provider(jar.clone()))?;
         Ok(Session { core: self.core.clone(), client, jar })
     }
 }

@@ -42,7 +42,7 @@ use scraper::Html;
 use tokio::time::Instant;
 use url::Url;
 
-use crate::db::with_store;
+use crate::db::{lock, with_store};
 use crate::discover::{utc_stamp, Seen};
 use crate::fetch::{FetchError, Fetcher, Session};
 use crate::links::{self, decode, text_of};
@@ -147,10 +147,10 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
     report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
     report.busy_pages = round.busy.load(Ordering::Relaxed);
     let mut interrupted = vec![false; keywords.len()];
-    for task in lock_plain(&round.queue).drain(..) {
+    for task in lock(&round.queue).drain(..) {
         interrupted[task.keyword] = true;
     }
-    let progress = std::mem::take(&mut *lock_plain(&round.progress));
+    let progress = std::mem::take(&mut *lock(&round.progress));
     if report.workers == 0 {
         // No account could log in: nothing was searched, no record moves.
         return Ok(report);
@@ -293,8 +293,8 @@ impl Round {
     /// The next page worth reading: pages past one found seen, and pages of
     /// a keyword whose round already failed, are not.
     fn next_task(&self) -> Option<Task> {
-        let mut q = lock_plain(&self.queue);
-        let progress = lock_plain(&self.progress);
+        let mut q = lock(&self.queue);
+        let progress = lock(&self.progress);
         while let Some(t) = q.front().copied() {
             if self.stopped() {
                 return None;
@@ -310,12 +310,12 @@ impl Round {
 
     /// Whether page `page` of keyword `k` is still to be read.
     fn wanted(&self, k: usize, page: u32) -> bool {
-        let p = &lock_plain(&self.progress)[k];
+        let p = &lock(&self.progress)[k];
         page <= self.budgets[k] && page <= p.lastresult && p.error.is_none()
     }
 
     fn record(&self, k: usize, page: u32, outcome: Result<ResultPage, String>) {
-        let mut progress = lock_plain(&self.progress);
+        let mut progress = lock(&self.progress);
         let p = &mut progress[k];
         let page_seen = match outcome {
             Err(e) => {
@@ -377,10 +377,6 @@ struct Progress {
     interrupted: bool,
     /// Threads found, newest result time each.
     rows: BTreeMap<String, NewThread>,
-}
-
-fn lock_plain<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What a search answered, once it is not a busy page.
@@ -510,7 +506,7 @@ async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), String> 
                 break;
             }
             if round.stopped() {
-                lock_plain(&round.progress)[k].interrupted = true;
+                lock(&round.progress)[k].interrupted = true;
                 break;
             }
             (url, page) = (next, page + 1);
