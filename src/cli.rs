@@ -1,13 +1,15 @@
 //! What the stage binaries share: logging, progress bars, site loading.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use luntan_core::contract::{Progress, StageRun, Stop};
+use luntan_core::ids::SiteId;
 use luntan_core::site::Site;
+use luntan_core::{DataDir, Stage};
 
 /// The arguments every stage over a data directory takes (flattened into
 /// each binary's `Args`, so they read and check the same everywhere).
@@ -18,8 +20,14 @@ pub struct DataArgs {
     #[arg(long, value_name = "DIR", default_value = "data", alias = "data-dir")]
     pub data: PathBuf,
     /// Only this forum (its site file's id).
-    #[arg(long, value_name = "ID", value_parser = site_id)]
-    pub site: Option<String>,
+    #[arg(long, value_name = "ID")]
+    pub site: Option<SiteId>,
+}
+
+impl DataArgs {
+    pub fn site(&self) -> Option<&str> {
+        self.site.as_ref().map(SiteId::as_str)
+    }
 }
 
 /// The flags every stage that moves threads takes, meaning the same in each.
@@ -44,12 +52,6 @@ pub fn report_failures(stage: &str, failures: &[(String, String)]) {
     }
 }
 
-/// `--site` is checked when the arguments are parsed: an id names
-/// directories and index files, so `../x` must never reach a stage.
-fn site_id(s: &str) -> Result<String, String> {
-    luntan_core::ids::check_id(s).map_err(|e| e.to_string())
-}
-
 /// Logs to stderr as plain lines (`RUST_LOG` overrides the level): warnings
 /// are the one-line reports of bad input, so they show by default.
 pub fn init_tracing(quiet: bool) {
@@ -65,59 +67,60 @@ pub fn init_tracing(quiet: bool) {
         .try_init();
 }
 
-/// A progress bar on stderr when it is a terminal; hidden otherwise.
-pub fn progress(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// A stage's progress as a bar on stderr when it is a terminal (and the
+/// stage is not `--quiet`); hidden otherwise.
+pub struct Bar(ProgressBar);
+
+impl Bar {
+    pub fn new(what: &str, quiet: bool) -> Arc<Bar> {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Arc::new(Bar(ProgressBar::hidden()));
+        }
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(ProgressStyle::with_template("{prefix:>9} [{bar:40}] {pos}/{len} {per_sec} eta {eta}").expect("static template").progress_chars("=> "));
+        bar.set_prefix(what.to_owned());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Arc::new(Bar(bar))
     }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(ProgressStyle::with_template("{prefix:>9} [{bar:40}] {pos}/{len} {per_sec} eta {eta}").expect("static template").progress_chars("=> "));
-    bar.set_prefix(what.to_owned());
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
+
+    /// Clears the bar before the summary is printed.
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Progress for Bar {
+    fn grow(&self, n: u64) {
+        self.0.inc_length(n);
+    }
+    fn advance(&self, n: u64) {
+        self.0.inc(n);
+    }
+}
+
+/// Begins `stage` on `data` as every binary does: the stage contract's
+/// lock and temp-file sweep, a stop that Ctrl-C sets, a progress bar.
+pub fn begin(data: &DataDir, stage: Stage, quiet: bool) -> anyhow::Result<(Arc<StageRun>, Arc<Bar>)> {
+    let name: &'static str = match stage {
+        Stage::Discover => "luntan-discover",
+        Stage::Download => "luntan-download",
+        Stage::Extract => "luntan-extract",
+        Stage::Index => "luntan-index",
+    };
+    let run = StageRun::begin(data, stage, Stop::new())?;
+    let bar = Bar::new(stage.as_str(), quiet);
+    let run = run.with_stop(Stop::on_ctrl_c(name)).with_progress(bar.clone());
+    Ok((Arc::new(run), bar))
 }
 
 /// Loads the site files under `<data>/sites`, printing one line per broken
 /// file. Returns the good sites and whether any file was broken.
-pub fn load_sites(data: &Path, only: Option<&str>) -> (Vec<Site>, bool) {
-    let (sites, errors) = Site::load_all(&data.join("sites"), only);
+pub fn load_sites(data: &DataDir, only: Option<&str>) -> (Vec<Site>, bool) {
+    let (sites, errors) = Site::load_all(&data.sites_dir(), only);
     for e in &errors {
         eprintln!("{e}");
     }
     (sites, !errors.is_empty())
-}
-
-/// A flag that the first Ctrl-C sets, so a stage can finish the work in
-/// flight and stop; a second Ctrl-C ends the process at once (files are
-/// published atomically, so even that loses nothing already done).
-pub fn stop_on_ctrl_c(stage: &'static str) -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let result = ctrlc_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("{stage}: stopping after the work in flight (Ctrl-C again to abort)");
-    });
-    if let Err(e) = result {
-        tracing::warn!("{stage}: cannot catch Ctrl-C: {e}");
-    }
-    stop
-}
-
-/// Runs `f` on every SIGINT, on a thread of its own (tokio's signal
-/// handling, on a small runtime, so no extra crate is needed).
-fn ctrlc_handler(f: impl Fn() + Send + 'static) -> std::io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-    let mut signal = rt.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) })?;
-    std::thread::Builder::new().name("ctrl-c".into()).spawn(move || {
-        rt.block_on(async move {
-            while signal.recv().await.is_some() {
-                f();
-            }
-        })
-    })?;
-    Ok(())
 }
 
 /// A stage's exit code: 1 when it failed (after printing why), 2 when a

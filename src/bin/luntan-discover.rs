@@ -2,19 +2,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
-use luntan_core::lock::StageLock;
-use luntan_core::{DataDir, Site, Stage, Store};
+use luntan_core::{DataDir, Site, Stage, StageRun, Store};
 use luntan_crawl::db::with_store;
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
-use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordOptions, KeywordReport};
+use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
 
 /// Read each forum's home page and board lists; add threads not seen before
 /// to the crawl database (state 0, discovered) and re-queue threads whose
@@ -56,6 +54,7 @@ struct Config {
     watch: bool,
     max_sleep: Duration,
     keywords: Option<Vec<String>>,
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
@@ -64,7 +63,8 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
-    let (sites, bad_site_file) = cli::load_sites(&args.common.data, args.common.site.as_deref());
+    let data = DataDir::new(&args.common.data);
+    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
     let keywords = match &args.keywords {
         None => None,
         Some(path) => match std::fs::read_to_string(path) {
@@ -80,41 +80,42 @@ fn run(args: Args) -> ExitCode {
         },
     };
     let config = Config {
-        data: DataDir::new(args.common.data),
+        data,
         sites,
         bad_site_file,
-        options: DiscoverOptions { all_boards: args.all_boards, ..DiscoverOptions::default() },
+        options: DiscoverOptions { all_boards: args.all_boards },
         watch: args.watch,
         max_sleep: Duration::from_secs(args.max_sleep),
         keywords,
+        quiet: args.quiet,
     };
     cli::exit_code("luntan-discover", discover(&config), config.bad_site_file)
 }
 
 fn discover(config: &Config) -> anyhow::Result<()> {
     // Discover is idempotent, but two copies would fetch every list page twice.
-    let _lock = StageLock::acquire(config.data.root(), Stage::Discover)?;
+    // A bar that grew round after round would say nothing under --watch.
+    let (run, bar) = cli::begin(&config.data, Stage::Discover, config.quiet || config.watch)?;
     let store = Arc::new(Mutex::new(Store::open(&config.data.db_path())?));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
-    let stop = cli::stop_on_ctrl_c("luntan-discover");
-    let options = DiscoverOptions { stop: stop.clone(), ..config.options.clone() };
     if let Some(keywords) = &config.keywords {
-        return rt.block_on(keyword_rounds(config, &fetchers, &store, keywords, &stop));
+        return rt.block_on(keyword_rounds(config, &run, &fetchers, &store, keywords));
     }
     rt.block_on(async {
         loop {
             let start = Instant::now();
             let mut tasks = tokio::task::JoinSet::new();
             for f in &fetchers {
-                tasks.spawn(discover_site(f.clone(), store.clone(), options.clone()));
+                tasks.spawn(discover_site(run.clone(), f.clone(), store.clone(), config.options.clone()));
             }
             let mut reports = Vec::new();
             while let Some(r) = tasks.join_next().await {
                 reports.push(r.expect("site task panicked")?);
             }
-            print_summary(&reports, start.elapsed(), stop.load(Ordering::Relaxed));
-            if !config.watch || stop.load(Ordering::Relaxed) {
+            bar.finish();
+            print_summary(&reports, start.elapsed(), run.stopped());
+            if !config.watch || run.stopped() {
                 return anyhow::Ok(());
             }
             let ids: Vec<String> = config.sites.iter().map(|s| s.id.clone()).collect();
@@ -122,10 +123,10 @@ fn discover(config: &Config) -> anyhow::Result<()> {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
             let wait = Duration::from_secs(due.map_or(60, |d| (d - now).max(1) as u64)).min(config.max_sleep);
             let deadline = Instant::now() + wait;
-            while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            while Instant::now() < deadline && !run.stopped() {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            if stop.load(Ordering::Relaxed) {
+            if run.stopped() {
                 eprintln!("luntan-discover: stopped by Ctrl-C between rounds");
                 return anyhow::Ok(());
             }
@@ -134,19 +135,13 @@ fn discover(config: &Config) -> anyhow::Result<()> {
 }
 
 /// Keyword rounds (S0) until done (one round) or, with --watch, until Ctrl-C.
-async fn keyword_rounds(
-    config: &Config,
-    fetchers: &[Arc<Fetcher>],
-    store: &Arc<Mutex<Store>>,
-    keywords: &[String],
-    stop: &Arc<std::sync::atomic::AtomicBool>,
-) -> anyhow::Result<()> {
+async fn keyword_rounds(config: &Config, run: &Arc<StageRun>, fetchers: &[Arc<Fetcher>], store: &Arc<Mutex<Store>>, keywords: &[String]) -> anyhow::Result<()> {
     loop {
         let start = Instant::now();
         let mut tasks = tokio::task::JoinSet::new();
         for f in fetchers {
-            let (fetcher, store, keywords, options) = (f.clone(), store.clone(), keywords.to_vec(), KeywordOptions { stop: stop.clone() });
-            tasks.spawn(async move { monitor_site(fetcher, store, &keywords, options).await });
+            let (run, fetcher, store, keywords) = (run.clone(), f.clone(), store.clone(), keywords.to_vec());
+            tasks.spawn(async move { monitor_site(run, fetcher, store, &keywords).await });
         }
         let mut reports = Vec::new();
         while let Some(r) = tasks.join_next().await {
@@ -154,7 +149,7 @@ async fn keyword_rounds(
         }
         reports.sort_by(|a, b| a.site.cmp(&b.site));
         print_keyword_summary(&reports, keywords.len(), start.elapsed());
-        if stop.load(Ordering::Relaxed) {
+        if run.stopped() {
             let left: usize = reports.iter().map(|r| r.interrupted).sum();
             eprintln!("luntan-discover: stopped by Ctrl-C; {left} keywords left part-way keep their records (the next round reads them again)");
             return Ok(());
@@ -163,10 +158,10 @@ async fn keyword_rounds(
             return Ok(());
         }
         let deadline = Instant::now() + config.max_sleep;
-        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+        while Instant::now() < deadline && !run.stopped() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        if stop.load(Ordering::Relaxed) {
+        if run.stopped() {
             eprintln!("luntan-discover: stopped by Ctrl-C between rounds");
             return Ok(());
         }

@@ -1,15 +1,13 @@
 //! `luntan-download`: saves the raw HTML of every discovered thread.
 
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
-use luntan_core::layout::sweep_temp_files;
-use luntan_core::lock::StageLock;
+use luntan_core::ids::SaveDate;
 use luntan_core::state::Stage;
 use luntan_core::{DataDir, Site, Store};
 use luntan_crawl::download::{download_site, DownloadOptions, DownloadReport};
@@ -45,36 +43,30 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.stage.quiet);
-    let (sites, bad_site_file) = cli::load_sites(&args.common.data, args.common.site.as_deref());
-    let config = Config { data: DataDir::new(args.common.data), sites, bad_site_file, stage: args.stage, in_flight: args.in_flight.into() };
+    let data = DataDir::new(&args.common.data);
+    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
+    let config = Config { data, sites, bad_site_file, stage: args.stage, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 
 fn download(config: &Config) -> anyhow::Result<()> {
     let start = Instant::now();
-    let _lock = StageLock::acquire(config.data.root(), Stage::Download)?;
+    let (run, bar) = cli::begin(&config.data, Stage::Download, config.stage.quiet)?;
     let store = Store::open(&config.data.db_path())?;
-    let mut queued = 0;
     for site in &config.sites {
         store.upsert_site(site)?;
-        // A killed run may have left temp files; nothing refers to them.
-        sweep_temp_files(&config.data.pages_dir(&site.id), "html").with_context(|| format!("cleaning {}", config.data.pages_dir(&site.id).display()))?;
         if config.stage.retry_failed {
             store.retry_failed(Some(&site.id), Some(Stage::Download))?;
         }
-        queued += store.threads(Some(&site.id), luntan_core::ThreadState::Discovered)?.len();
     }
     let store = Arc::new(Mutex::new(store));
-    let bar = if config.stage.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(queued as u64, "download") };
-    let stop = cli::stop_on_ctrl_c("luntan-download");
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let reports = rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         for site in &config.sites {
             let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
-            let opts = DownloadOptions { data: config.data.clone(), save_date: luntan_core::dates::today_yyyymmdd(), in_flight: config.in_flight };
-            let b = bar.clone();
-            tasks.spawn(download_site(fetcher, store.clone(), opts, stop.clone(), Arc::new(move || b.inc(1))));
+            let opts = DownloadOptions { save_date: SaveDate::today(), in_flight: config.in_flight };
+            tasks.spawn(download_site(run.clone(), fetcher, store.clone(), opts));
         }
         let mut reports = Vec::new();
         while let Some(r) = tasks.join_next().await {
@@ -82,7 +74,7 @@ fn download(config: &Config) -> anyhow::Result<()> {
         }
         anyhow::Ok(reports)
     });
-    bar.finish_and_clear();
+    bar.finish();
     let reports: Vec<DownloadReport> = reports?;
     let failures: Vec<(String, String)> = reports.iter().flat_map(|r| r.failures.iter().cloned()).collect();
     cli::report_failures("luntan-download", &failures);
@@ -100,7 +92,7 @@ fn download(config: &Config) -> anyhow::Result<()> {
         cli::elapsed(start.elapsed()),
         sum(|r| r.pages) as f64 / secs
     );
-    if stop.load(Ordering::Relaxed) {
+    if run.stopped() {
         println!("download: stopped by Ctrl-C; run again to fetch the {left} threads left");
     }
     Ok(())

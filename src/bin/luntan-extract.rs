@@ -5,11 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
-use indicatif::ProgressBar;
 use luntan::cli;
-use luntan_core::lock::StageLock;
 use luntan_core::{DataDir, Site, Stage, Store};
-use luntan_extract::{ExtractConfig, Progress};
+use luntan_extract::ExtractConfig;
 use luntan_text::encoding::{self, Encoding};
 
 /// Extract every saved thread into `article<T>.xml` (normalized, UTF-8) and
@@ -37,7 +35,7 @@ struct Args {
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
     Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
-    Extract { cfg: ExtractConfig, stage: cli::StageArgs, again: bool, bad_site_file: bool },
+    Extract { data: DataDir, cfg: ExtractConfig, stage: cli::StageArgs, again: bool, bad_site_file: bool },
 }
 
 fn main() -> ExitCode {
@@ -57,7 +55,9 @@ fn run(args: Args) -> ExitCode {
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
-        Config::Extract { cfg, stage, again, bad_site_file } => extract(&cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code }),
+        Config::Extract { data, cfg, stage, again, bad_site_file } => {
+            extract(&data, &cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
+        }
     };
     match result {
         Ok(code) => code,
@@ -72,10 +72,10 @@ fn run(args: Args) -> ExitCode {
 /// back as the lines to print, before anything is touched; a broken site
 /// file is reported at once and its forum left alone while the others go on.
 fn check(args: Args) -> Result<Config, Vec<String>> {
-    let data = DataDir::new(args.common.data);
+    let data = DataDir::new(&args.common.data);
     if !args.detect.is_empty() {
         // Detection needs no site file unless one is named for its forced encoding.
-        let forced = match &args.common.site {
+        let forced = match args.common.site() {
             Some(id) => {
                 let (sites, errors) = Site::load_all(&data.sites_dir(), Some(id));
                 if !errors.is_empty() {
@@ -87,19 +87,15 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
         };
         return Ok(Config::Detect { files: args.detect, forced });
     }
-    let (sites, bad_site_file) = cli::load_sites(data.root(), args.common.site.as_deref());
+    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
     if sites.is_empty() && !bad_site_file {
         return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
     }
-    if args.again && !sites.iter().any(|s| Some(&s.id) == args.common.site.as_ref()) {
-        return Err(vec![format!("--again: no usable site file for --site {}", args.common.site.unwrap_or_default())]);
+    let site = args.common.site().map(str::to_owned);
+    if args.again && !sites.iter().any(|s| Some(&s.id) == site.as_ref()) {
+        return Err(vec![format!("--again: no usable site file for --site {}", site.unwrap_or_default())]);
     }
-    Ok(Config::Extract {
-        cfg: ExtractConfig { site: args.common.site, ..ExtractConfig::new(data, sites) },
-        stage: args.stage,
-        again: args.again,
-        bad_site_file,
-    })
+    Ok(Config::Extract { data, cfg: ExtractConfig { site, ..ExtractConfig::new(sites) }, stage: args.stage, again: args.again, bad_site_file })
 }
 
 fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {
@@ -119,14 +115,9 @@ fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Resul
     Ok(code)
 }
 
-fn extract(cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::Result<ExitCode> {
-    let _lock = StageLock::acquire(cfg.data.root(), Stage::Extract)?;
-    for site in &cfg.sites {
-        // A killed run may have left XML temp files; nothing refers to them.
-        let dir = cfg.data.pages_dir(&site.id);
-        luntan_core::layout::sweep_temp_files(&dir, "xml").with_context(|| format!("cleaning {}", dir.display()))?;
-    }
-    let db = cfg.data.db_path();
+fn extract(data: &DataDir, cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::Result<ExitCode> {
+    let (run, bar) = cli::begin(data, Stage::Extract, stage.quiet)?;
+    let db = data.db_path();
     let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
     if stage.retry_failed || again {
         let n = store.retry_failed(cfg.site.as_deref(), Some(Stage::Extract))?;
@@ -139,25 +130,11 @@ fn extract(cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::
         let n = requeue(&store, site)?;
         eprintln!("luntan-extract: {n} threads of {site} to extract again from their saved HTML");
     }
-    let bar = if stage.quiet { ProgressBar::hidden() } else { cli::progress(0, "extract") };
-    let stop = cli::stop_on_ctrl_c("luntan-extract");
-    let cfg = &ExtractConfig { stop: Some(stop), ..cfg.clone() };
-    let bytes = std::sync::atomic::AtomicU64::new(0);
-    let failures = std::sync::Mutex::new(Vec::new());
-    let summary = luntan_extract::run(cfg, &mut store, |p| match p {
-        Progress::Start { total } => bar.set_length(total as u64),
-        Progress::Thread { bytes: b } => {
-            bytes.fetch_add(b, std::sync::atomic::Ordering::Relaxed);
-            bar.inc(1);
-        }
-        Progress::Failed { row, reason } => {
-            failures.lock().unwrap_or_else(|p| p.into_inner()).push((format!("{}/{}", row.site, row.thread), reason.to_owned()))
-        }
-    });
-    bar.finish_and_clear();
-    // One line per cause, however many threads it hit.
-    cli::report_failures("luntan-extract", &failures.into_inner().unwrap_or_else(|p| p.into_inner()));
+    let summary = luntan_extract::run(&run, cfg, &mut store);
+    bar.finish();
     let summary = summary?;
+    // One line per cause, however many threads it hit.
+    cli::report_failures("luntan-extract", &summary.failures);
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }

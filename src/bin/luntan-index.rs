@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 use luntan::cli;
-use luntan_core::lock::StageLock;
-use luntan_core::{DataDir, Stage, Store};
+use luntan_core::{DataDir, IndexDir, Stage, Store};
 use luntan_search::{analysis, index_threads, rebuild_all, rebuild_site, IndexOptions};
 
 #[derive(Parser, Debug)]
@@ -50,29 +49,20 @@ fn run(args: Args) -> ExitCode {
 
 fn index(args: Args) -> anyhow::Result<()> {
     let data = DataDir::new(&args.common.data);
-    let _lock = StageLock::acquire(data.root(), Stage::Index)?;
-    let opts = IndexOptions {
-        writer_mb: args.writer_mb as usize,
-        commit_every: args.commit_every as usize,
-        // The first Ctrl-C commits what is indexed and stops; a second one
-        // (or SIGKILL) loses nothing either, since rows move after commits.
-        stop: cli::stop_on_ctrl_c("luntan-index"),
-    };
-    std::fs::create_dir_all(&args.index_dir).with_context(|| format!("{}", args.index_dir.display()))?;
+    // The first Ctrl-C commits what is indexed and stops; a second one
+    // (or SIGKILL) loses nothing either, since rows move after commits.
+    let (run, bar) = cli::begin(&data, Stage::Index, args.stage.quiet)?;
+    let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
+    let index = IndexDir::new(&args.index_dir);
+    std::fs::create_dir_all(index.root()).with_context(|| format!("{}", index.root().display()))?;
     analysis::warm_up();
-
-    let bar = if args.stage.quiet { indicatif::ProgressBar::hidden() } else { cli::progress(0, "index") };
-    let mut progress = |done: u64, total: u64| {
-        bar.set_length(total);
-        bar.set_position(done);
-    };
 
     let report = if args.rebuild {
         // A rebuild needs no database; rows only move if one exists.
         let mut store = if data.db_path().exists() { Some(Store::open(&data.db_path())?) } else { None };
         match &args.common.site {
-            Some(site) => rebuild_site(&data, store.as_mut(), &args.index_dir, site, &opts, &mut progress)?,
-            None => rebuild_all(&data, store.as_mut(), &args.index_dir, &opts, &mut progress)?,
+            Some(site) => rebuild_site(&run, store.as_mut(), &index, site, &opts)?,
+            None => rebuild_all(&run, store.as_mut(), &index, &opts)?,
         }
     } else {
         if !data.db_path().exists() {
@@ -80,14 +70,14 @@ fn index(args: Args) -> anyhow::Result<()> {
         }
         let mut store = Store::open(&data.db_path())?;
         if args.stage.retry_failed {
-            let n = store.retry_failed(args.common.site.as_deref(), Some(Stage::Index))?;
+            let n = store.retry_failed(args.common.site(), Some(Stage::Index))?;
             if n > 0 {
                 eprintln!("luntan-index: {n} threads that failed at index are back in the queue");
             }
         }
-        index_threads(&data, &mut store, &args.index_dir, args.common.site.as_deref(), &opts, &mut progress)?
+        index_threads(&run, &mut store, &index, args.common.site(), &opts)?
     };
-    bar.finish_and_clear();
+    bar.finish();
     let failures: Vec<(String, String)> = report.failures.iter().map(|f| (format!("{}/{}", f.site, f.thread), f.reason.clone())).collect();
     cli::report_failures("luntan-index", &failures);
     println!("{}", report.summary());

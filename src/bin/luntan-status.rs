@@ -28,7 +28,7 @@ fn run(args: Args) -> ExitCode {
         eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
         return ExitCode::FAILURE;
     }
-    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.common.site.as_deref())?)));
+    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.common.site())?)));
     let (counts, keywords) = match read {
         Ok(c) => c,
         Err(e) => {
@@ -36,7 +36,7 @@ fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let counts: Vec<_> = counts.into_iter().filter(|c| args.common.site.as_ref().is_none_or(|s| *s == c.site)).collect();
+    let counts: Vec<_> = counts.into_iter().filter(|c| args.common.site().is_none_or(|s| s == c.site)).collect();
     if args.json {
         for c in &counts {
             let mut v = serde_json::to_value(c).expect("counts serialize");

@@ -112,16 +112,15 @@ impl Work {
         String::from_utf8(out.stdout).expect("stdout is UTF-8")
     }
 
+    /// Every thread row, in every state.
+    pub fn all_rows(&self) -> Vec<luntan_core::store::ThreadRow> {
+        let store = Store::open(&self.layout().db_path()).unwrap();
+        ThreadState::ALL.iter().flat_map(|&state| store.threads(None, state).unwrap()).collect()
+    }
+
     /// Every thread row: (site, thread) → (state, fail reason, save date, pages).
     pub fn rows(&self) -> Rows {
-        let store = Store::open(&self.layout().db_path()).unwrap();
-        let mut out = BTreeMap::new();
-        for state in ThreadState::ALL {
-            for r in store.threads(None, state).unwrap() {
-                out.insert((r.site, r.thread), (r.state, r.fail_reason, r.save_date, r.pages));
-            }
-        }
-        out
+        self.all_rows().into_iter().map(|r| ((r.site, r.thread), (r.state, r.fail_reason, r.save_date, r.pages))).collect()
     }
 
     /// Every file under the work dir with its bytes, for before/after comparisons.
@@ -264,7 +263,7 @@ pub fn fixture_docs(truth: &luntan_fixture::Truth) -> Vec<luntan_core::ThreadDoc
 /// library the `luntan-index` binary uses.
 pub fn write_index(dir: &Path, name: &str, docs: &[&luntan_core::ThreadDoc]) -> PathBuf {
     let path = dir.join(format!("{name}.index"));
-    let opts = luntan_search::IndexOptions { writer_mb: 60, commit_every: usize::MAX, ..Default::default() };
+    let opts = luntan_search::IndexOptions { writer_mb: 60, commit_every: usize::MAX };
     let mut w = luntan_search::SiteWriter::open(&path, &opts).expect("index writer");
     for d in docs {
         w.add(d).expect("add document");
@@ -401,12 +400,23 @@ pub fn list_requests(sites: &[luntan_core::Site], base_url: &str, log: &[luntan_
     out
 }
 
+/// Where a thread's files are, from the parts a test has as strings.
+pub fn loc(site: &str, board: &str, save_date: &str, thread: &str) -> luntan_core::ids::ThreadLoc {
+    use luntan_core::ids::{BoardId, SaveDate, SiteId, ThreadId};
+    luntan_core::ids::ThreadLoc {
+        site: SiteId::parse(site).unwrap(),
+        board: BoardId::parse(board).unwrap(),
+        thread: ThreadId::parse(thread).unwrap(),
+        saved: SaveDate::parse(save_date).unwrap(),
+    }
+}
+
 /// The thread XML of a row as the store has it now, parsed.
 pub fn thread_doc(work: &Work, site: &str, thread: &str) -> luntan_core::ThreadDoc {
     let store = Store::open(&work.layout().db_path()).unwrap();
     let row = store.thread(site, thread).unwrap().unwrap_or_else(|| panic!("{site}/{thread}: no row"));
     let date = row.save_date.unwrap_or_else(|| panic!("{site}/{thread}: never saved"));
-    let path = work.layout().xml_path(site, &row.board, &date, thread);
+    let path = work.layout().xml_path(&loc(site, &row.board, &date, thread));
     let xml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     luntan_core::ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

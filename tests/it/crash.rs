@@ -118,11 +118,11 @@ fn assert_consistent(work: &Work, reference: &BTreeMap<PathBuf, Vec<u8>>, what: 
             let (site, thread) = (&row.site, &row.thread);
             let date = row.save_date.as_deref().unwrap_or_else(|| panic!("{what}: {site}/{thread} is {state:?} without a save date"));
             for page in 1..=row.pages.unwrap_or(0) {
-                let p = layout.html_path(site, &row.board, date, thread, page);
+                let p = layout.html_path(&common::loc(site, &row.board, date, thread), page);
                 assert!(p.exists(), "{what}: {site}/{thread} is {state:?} but {} is missing", p.display());
             }
             if state != ThreadState::Saved {
-                let p = layout.xml_path(site, &row.board, date, thread);
+                let p = layout.xml_path(&common::loc(site, &row.board, date, thread));
                 assert!(p.exists(), "{what}: {site}/{thread} is {state:?} but {} is missing", p.display());
             }
             if state == ThreadState::Indexed {
@@ -412,7 +412,7 @@ fn a_second_copy_of_a_stage_is_refused() {
     let before = snapshot(&work.data());
     for (name, stage) in [("discover", Stage::Discover), ("download", Stage::Download), ("extract", Stage::Extract), ("index", Stage::Index)] {
         // The test holds the lock the way a running copy would.
-        let held = StageLock::acquire(&work.data(), stage).unwrap();
+        let held = StageLock::acquire(&work.layout(), stage).unwrap();
         let out = work.stage(name, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "a second luntan-{name} ran: {stderr}");

@@ -165,19 +165,12 @@ type StagedRows = BTreeMap<(String, String), (ThreadState, Option<String>, Optio
 
 /// Every thread row with its failure stage and reason.
 fn rows_with_stage(work: &Work) -> StagedRows {
-    let store = Store::open(&work.layout().db_path()).unwrap();
-    let mut out = BTreeMap::new();
-    for state in ThreadState::ALL {
-        for r in store.threads(None, state).unwrap() {
-            out.insert((r.site, r.thread), (r.state, r.fail_stage, r.fail_reason, r.attempts));
-        }
-    }
-    out
+    work.all_rows().into_iter().map(|r| ((r.site, r.thread), (r.state, r.fail_stage, r.fail_reason, r.attempts))).collect()
 }
 
 /// Compares one thread's XML with what its pages show; `None` when equal.
 fn xml_mismatch(work: &Work, t: &ThreadTruth, save_date: &str) -> Option<String> {
-    let path = work.layout().xml_path(&t.site, &t.board, save_date, &t.thread);
+    let path = work.layout().xml_path(&common::loc(&t.site, &t.board, save_date, &t.thread));
     let doc = ThreadDoc::from_xml(&std::fs::read_to_string(&path).ok()?).ok()?;
     let at = format!("{}/{}", t.site, t.thread);
     if fold(&doc.title) != fold(&t.title) {
@@ -490,8 +483,8 @@ fn traversal_ids_and_off_host_links_go_nowhere() {
     let store = Store::open(&work.layout().db_path()).unwrap();
     for (site, thread) in rows.keys() {
         let row = store.thread(site, thread).unwrap().unwrap();
-        luntan_core::ids::check_id(&row.board).unwrap();
-        luntan_core::ids::check_id(&row.thread).unwrap();
+        luntan_core::ids::BoardId::parse(&row.board).unwrap();
+        luntan_core::ids::ThreadId::parse(&row.thread).unwrap();
     }
     for t in &truth {
         let (state, _, reason, _) = &rows[&(t.site.clone(), t.thread.clone())];

@@ -106,7 +106,7 @@ fn three_forums_crawl_extract_index_and_search_end_to_end() {
     for t in threads.iter().filter(|t| !t.deleted) {
         let (_, _, save_date, pages) = &rows[&(t.site.clone(), t.thread.clone())];
         assert_eq!(*pages, Some(t.pages), "{}/{} pages", t.site, t.thread);
-        let path = layout.xml_path(&t.site, &t.board, save_date.as_deref().unwrap(), &t.thread);
+        let path = layout.xml_path(&common::loc(&t.site, &t.board, save_date.as_deref().unwrap(), &t.thread));
         let xml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let doc = ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!((doc.site.as_str(), doc.board.as_str(), doc.thread.as_str()), (t.site.as_str(), t.board.as_str(), t.thread.as_str()));

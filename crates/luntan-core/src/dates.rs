@@ -29,12 +29,6 @@ pub fn normalize_time(text: &str) -> Option<String> {
     Some(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}"))
 }
 
-/// Today's date as `YYYYMMDD` (UTC), naming the save directory.
-pub fn today_yyyymmdd() -> String {
-    let d = time::OffsetDateTime::now_utc().date();
-    format!("{:04}{:02}{:02}", d.year(), d.month() as u8, d.day())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,12 +41,5 @@ mod tests {
         assert_eq!(normalize_time("2024-03-05").as_deref(), Some("2024-03-05T00:00:00"));
         assert_eq!(normalize_time("2024-02-30 10:00"), None);
         assert_eq!(normalize_time("昨天 10:00"), None);
-    }
-
-    #[test]
-    fn today_is_eight_digits() {
-        let t = today_yyyymmdd();
-        assert_eq!(t.len(), 8);
-        assert!(t.bytes().all(|b| b.is_ascii_digit()));
     }
 }

@@ -1,8 +1,22 @@
-//! Ids that become file names. A board or thread id comes from a URL a
-//! forum (or an attacker) wrote, and ends up in `board<B>/article<T>.html`,
-//! so only a small, safe alphabet is accepted: ASCII letters, digits, `_`,
-//! `-` and `.` (not first, never two in a row), at most 64 bytes. Nothing else can name a path outside the
-//! data directory.
+//! Ids that become file names, and the save date that names a directory.
+//!
+//! A board or thread id comes from a URL a forum (or an attacker) wrote, and
+//! ends up in `board<B>/article<T>.html`, so only a small, safe alphabet is
+//! accepted: ASCII letters, digits, `_`, `-` and `.` (not first, never two in
+//! a row), at most 64 bytes. Nothing else can name a path outside the data
+//! directory. The check runs once, where a string enters ([`SiteId::parse`],
+//! [`ThreadRow::location`](crate::store::ThreadRow::location)); past that
+//! edge the types carry the proof, and [`DataDir`](crate::DataDir) only
+//! builds paths from them.
+//!
+//! ```
+//! use luntan_core::ids::{BoardId, SaveDate, ThreadId};
+//! assert_eq!(ThreadId::parse("77").unwrap().as_str(), "77");
+//! assert!(BoardId::parse("../etc").is_err());
+//! assert!(SaveDate::parse("2026113").is_err());
+//! ```
+
+use std::fmt;
 
 /// An id that was refused, with why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +40,8 @@ impl IdError {
     }
 }
 
-/// Returns `s` if it is a safe id.
+/// Returns `s` if it is a safe id. Prefer the typed ids below, which keep
+/// the result of this check.
 pub fn check_id(s: &str) -> Result<String, IdError> {
     if s.is_empty() {
         return Err(IdError::new(s, "empty"));
@@ -43,6 +58,103 @@ pub fn check_id(s: &str) -> Result<String, IdError> {
     Ok(s.to_owned())
 }
 
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(String);
+
+        impl $name {
+            /// `s` as this id, if [`check_id`] accepts it.
+            pub fn parse(s: &str) -> Result<$name, IdError> {
+                check_id(s).map($name)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = IdError;
+            fn from_str(s: &str) -> Result<$name, IdError> {
+                $name::parse(s)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A forum's id: its site file's `id`, `pages/<site>/`, `index/<site>.index`.
+    SiteId
+);
+id_type!(
+    /// A board's id within its forum: `board<B>/`.
+    BoardId
+);
+id_type!(
+    /// A thread's id within its forum: `article<T>.html`.
+    ThreadId
+);
+
+/// The day a thread was saved, `YYYYMMDD` (UTC): `board<B>_<YYYYMMDD>/`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SaveDate([u8; 8]);
+
+impl SaveDate {
+    /// `s` as a save date, if it is eight ASCII digits.
+    pub fn parse(s: &str) -> Result<SaveDate, IdError> {
+        let bytes: [u8; 8] = s.as_bytes().try_into().map_err(|_| IdError::new(s, "a save date is eight digits (YYYYMMDD)"))?;
+        if !bytes.iter().all(u8::is_ascii_digit) {
+            return Err(IdError::new(s, "a save date is eight digits (YYYYMMDD)"));
+        }
+        Ok(SaveDate(bytes))
+    }
+
+    /// Today (UTC), the date a download saves under.
+    pub fn today() -> SaveDate {
+        let d = time::OffsetDateTime::now_utc().date();
+        SaveDate::parse(&format!("{:04}{:02}{:02}", d.year(), d.month() as u8, d.day())).expect("a calendar date is eight digits")
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("checked ASCII digits")
+    }
+}
+
+impl fmt::Display for SaveDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for SaveDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SaveDate({})", self.as_str())
+    }
+}
+
+/// Where one thread's files live: every part of its path, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadLoc {
+    pub site: SiteId,
+    pub board: BoardId,
+    pub thread: ThreadId,
+    pub saved: SaveDate,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,10 +163,21 @@ mod tests {
     fn traversal_and_odd_bytes_are_refused() {
         for bad in ["", "..", "../../etc/passwd", "%2e%2e%2f", "a/b", "a\\b", "a b", "线程", "a\0b", ".hidden"] {
             assert!(check_id(bad).is_err(), "{bad:?}");
+            assert!(ThreadId::parse(bad).is_err(), "{bad:?}");
         }
         for good in ["7", "123456", "abc_DEF-9", "bbs.example.com"] {
             assert_eq!(check_id(good).unwrap(), good);
+            assert_eq!(SiteId::parse(good).unwrap().as_str(), good);
         }
         assert!(check_id(&"9".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn save_dates_are_eight_digits() {
+        assert_eq!(SaveDate::parse("20261130").unwrap().to_string(), "20261130");
+        for bad in ["", "2026113", "202611300", "2026-11-", "２０２６１１３０", "2026113x"] {
+            assert!(SaveDate::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(SaveDate::today().as_str().starts_with("20"));
     }
 }

@@ -19,6 +19,8 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::ids::{SaveDate, SiteId, ThreadId, ThreadLoc};
+
 /// Suffix of files being written; a crash can leave one behind, never under a final name.
 pub const TEMP_SUFFIX: &str = ".luntan-tmp";
 
@@ -41,36 +43,148 @@ impl DataDir {
         self.root.join("luntan.db")
     }
 
+    /// The file whose OS lock says a stage is running here.
+    pub fn lock_path(&self, stage: crate::state::Stage) -> PathBuf {
+        self.root.join(format!(".{stage}.lock"))
+    }
+
     pub fn sites_dir(&self) -> PathBuf {
         self.root.join("sites")
     }
 
-    pub fn pages_dir(&self, site: &str) -> PathBuf {
-        self.root.join("pages").join(site)
+    pub fn pages_dir(&self, site: &SiteId) -> PathBuf {
+        self.root.join("pages").join(site.as_str())
     }
 
-    /// `pages/<site>/board<B>/board<B>_<YYYYMMDD>`. Ids must have passed
-    /// [`crate::ids::check_id`]; `save_date` is eight digits.
-    pub fn thread_dir(&self, site: &str, board: &str, save_date: &str) -> PathBuf {
-        debug_assert!(save_date.len() == 8 && save_date.bytes().all(|b| b.is_ascii_digit()));
-        self.pages_dir(site).join(format!("board{board}")).join(format!("board{board}_{save_date}"))
+    /// `pages/<site>/board<B>/board<B>_<YYYYMMDD>`.
+    pub fn thread_dir(&self, loc: &ThreadLoc) -> PathBuf {
+        let board = &loc.board;
+        self.pages_dir(&loc.site).join(format!("board{board}")).join(format!("board{board}_{}", loc.saved))
     }
 
-    /// Raw HTML of page `page` (1-based) of a thread.
-    pub fn html_path(&self, site: &str, board: &str, save_date: &str, thread: &str, page: u32) -> PathBuf {
+    /// Raw bytes of page `page` (1-based) of a thread, as served.
+    pub fn html_path(&self, loc: &ThreadLoc, page: u32) -> PathBuf {
+        let thread = &loc.thread;
         let name = if page <= 1 { format!("article{thread}.html") } else { format!("article{thread}_p{page}.html") };
-        self.thread_dir(site, board, save_date).join(name)
+        self.thread_dir(loc).join(name)
     }
 
     /// The normalized XML of a thread.
-    pub fn xml_path(&self, site: &str, board: &str, save_date: &str, thread: &str) -> PathBuf {
-        self.thread_dir(site, board, save_date).join(format!("article{thread}.xml"))
+    pub fn xml_path(&self, loc: &ThreadLoc) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}.xml", loc.thread))
+    }
+
+    /// The forums with a `pages/<site>/` directory, sorted; directories
+    /// whose names are not ids are skipped (nothing luntan wrote).
+    pub fn page_sites(&self) -> Result<Vec<SiteId>, PathError> {
+        let pages = self.root.join("pages");
+        let mut sites = Vec::new();
+        if !pages.is_dir() {
+            return Ok(sites);
+        }
+        for e in fs::read_dir(&pages).map_err(PathError::at(&pages))? {
+            let e = e.map_err(PathError::at(&pages))?;
+            if let (true, Ok(site)) = (e.path().is_dir(), SiteId::parse(&e.file_name().to_string_lossy())) {
+                sites.push(site);
+            }
+        }
+        sites.sort();
+        Ok(sites)
+    }
+
+    /// Every `article<T>.xml` of a forum, one per thread, sorted by thread:
+    /// when a thread was saved on several days, the latest save wins. Found
+    /// by walking the tree (for rebuilding an index without the database),
+    /// so files whose names do not follow the layout are ignored.
+    pub fn thread_xml_files(&self, site: &SiteId) -> Result<Vec<(ThreadId, PathBuf)>, PathError> {
+        let root = self.pages_dir(site);
+        if !root.is_dir() {
+            return Err(PathError { path: root, source: io::Error::new(io::ErrorKind::NotFound, "no pages for this site") });
+        }
+        let mut latest: std::collections::BTreeMap<ThreadId, (SaveDate, PathBuf)> = Default::default();
+        for board in sorted_dirs(&root)? {
+            let Some(b) = name_of(&board).strip_prefix("board").map(str::to_owned) else { continue };
+            for day in sorted_dirs(&board)? {
+                let Some(saved) = name_of(&day).strip_prefix(&format!("board{b}_")).and_then(|d| SaveDate::parse(d).ok()) else { continue };
+                for e in fs::read_dir(&day).map_err(PathError::at(&day))? {
+                    let path = e.map_err(PathError::at(&day))?.path();
+                    let name = name_of(&path);
+                    let Some(thread) = name.strip_prefix("article").and_then(|n| n.strip_suffix(".xml")).and_then(|t| ThreadId::parse(t).ok()) else {
+                        continue;
+                    };
+                    if path.is_file() && latest.get(&thread).is_none_or(|(d, _)| saved >= *d) {
+                        latest.insert(thread, (saved, path));
+                    }
+                }
+            }
+        }
+        Ok(latest.into_iter().map(|(t, (_, p))| (t, p)).collect())
+    }
+
+    /// Removes the temp files a killed writer left for final files ending in
+    /// `.{ext}` anywhere under `pages/`; returns how many. See [`sweep_temp_files`].
+    pub fn sweep_temp_files(&self, ext: &str) -> Result<usize, PathError> {
+        let pages = self.root.join("pages");
+        sweep_temp_files(&pages, ext).map_err(PathError::at(&pages))
     }
 }
 
-/// `index/<site>.index`.
-pub fn index_path(index_dir: &Path, site: &str) -> PathBuf {
-    index_dir.join(format!("{site}.index"))
+fn name_of(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn sorted_dirs(dir: &Path) -> Result<Vec<PathBuf>, PathError> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).map_err(PathError::at(dir))? {
+        let path = e.map_err(PathError::at(dir))?.path();
+        if path.is_dir() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// An I/O error on a path under the data or index directory.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct PathError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl PathError {
+    pub fn at(path: &Path) -> impl Fn(io::Error) -> PathError + '_ {
+        move |source| PathError { path: path.to_owned(), source }
+    }
+}
+
+/// The layout of the index directory: one tantivy index per forum.
+#[derive(Debug, Clone)]
+pub struct IndexDir {
+    root: PathBuf,
+}
+
+impl IndexDir {
+    pub fn new(root: impl Into<PathBuf>) -> IndexDir {
+        IndexDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `index/<site>.index`, the one searches open.
+    pub fn site_index(&self, site: &SiteId) -> PathBuf {
+        self.root.join(format!("{site}.index"))
+    }
+
+    /// Where a rebuild writes, and where the replaced index waits to be
+    /// removed; neither name ends in `.index`, so searches never open them.
+    pub fn rebuild_paths(&self, site: &SiteId) -> (PathBuf, PathBuf) {
+        (self.root.join(format!("{site}.index.rebuilding")), self.root.join(format!("{site}.index.old")))
+    }
 }
 
 /// Whether an I/O error is this machine's fault rather than the thread's: a
@@ -148,6 +262,7 @@ pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::BoardId;
 
     #[test]
     fn full_disks_and_permissions_are_local_faults_a_missing_file_is_not() {
@@ -160,10 +275,41 @@ mod tests {
     #[test]
     fn paths_follow_the_three_level_layout() {
         let d = DataDir::new("data");
-        assert_eq!(d.html_path("dz", "2", "20261130", "77", 1), PathBuf::from("data/pages/dz/board2/board2_20261130/article77.html"));
-        assert_eq!(d.html_path("dz", "2", "20261130", "77", 3), PathBuf::from("data/pages/dz/board2/board2_20261130/article77_p3.html"));
-        assert_eq!(d.xml_path("dz", "2", "20261130", "77"), PathBuf::from("data/pages/dz/board2/board2_20261130/article77.xml"));
-        assert_eq!(index_path(Path::new("index"), "dz"), PathBuf::from("index/dz.index"));
+        let loc = ThreadLoc {
+            site: SiteId::parse("dz").unwrap(),
+            board: BoardId::parse("2").unwrap(),
+            thread: ThreadId::parse("77").unwrap(),
+            saved: SaveDate::parse("20261130").unwrap(),
+        };
+        assert_eq!(d.html_path(&loc, 1), PathBuf::from("data/pages/dz/board2/board2_20261130/article77.html"));
+        assert_eq!(d.html_path(&loc, 3), PathBuf::from("data/pages/dz/board2/board2_20261130/article77_p3.html"));
+        assert_eq!(d.xml_path(&loc), PathBuf::from("data/pages/dz/board2/board2_20261130/article77.xml"));
+        assert_eq!(IndexDir::new("index").site_index(&loc.site), PathBuf::from("index/dz.index"));
+    }
+
+    #[test]
+    fn thread_files_are_found_by_the_layout_and_the_latest_save_wins() {
+        let t = tempfile::tempdir().unwrap();
+        let d = DataDir::new(t.path());
+        let site = SiteId::parse("dz").unwrap();
+        let loc = |thread: &str, day: &str| ThreadLoc {
+            site: site.clone(),
+            board: BoardId::parse("2").unwrap(),
+            thread: ThreadId::parse(thread).unwrap(),
+            saved: SaveDate::parse(day).unwrap(),
+        };
+        for l in [loc("7", "20261129"), loc("7", "20261130"), loc("8", "20261129")] {
+            write_atomic(&d.xml_path(&l), b"<thread/>").unwrap();
+        }
+        fs::write(d.thread_dir(&loc("8", "20261129")).join("articlex y.xml"), b"not ours").unwrap();
+        fs::create_dir_all(d.pages_dir(&site).join("notaboard")).unwrap();
+        let found = d.thread_xml_files(&site).unwrap();
+        assert_eq!(
+            found,
+            vec![(ThreadId::parse("7").unwrap(), d.xml_path(&loc("7", "20261130"))), (ThreadId::parse("8").unwrap(), d.xml_path(&loc("8", "20261129")))]
+        );
+        fs::create_dir_all(t.path().join("pages/..bad")).unwrap();
+        assert_eq!(d.page_sites().unwrap(), vec![site]);
     }
 
     #[test]

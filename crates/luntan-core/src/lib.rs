@@ -5,7 +5,8 @@
 //! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`).
 //! - [`layout::DataDir`]: where pages, XML and indexes live; [`layout::write_atomic`].
 //! - [`doc::ThreadDoc`]: the normalized thread XML.
-//! - [`ids::check_id`]: which ids may name a file.
+//! - [`contract::StageRun`]: what every stage does the same way (lock, temp-file sweep, stop, progress).
+//! - [`ids`]: the checked ids and save date that name files ([`ids::ThreadLoc`]).
 //!
 //! ```
 //! use luntan_core::state::{Stage, ThreadState};
@@ -14,6 +15,7 @@
 //! assert!(ThreadState::Saved.can_become(ThreadState::Extracted));
 //! ```
 
+pub mod contract;
 pub mod dates;
 pub mod doc;
 pub mod ids;
@@ -23,8 +25,9 @@ pub mod site;
 pub mod state;
 pub mod store;
 
+pub use contract::{Progress, StageRun, Stop};
 pub use doc::{Post, ThreadDoc};
-pub use layout::DataDir;
+pub use layout::{DataDir, IndexDir};
 pub use site::Site;
 pub use state::{Stage, ThreadState};
 pub use store::Store;

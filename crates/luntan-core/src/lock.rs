@@ -5,8 +5,9 @@
 //! message. The lock is an OS file lock, so a SIGKILLed holder releases it.
 
 use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::layout::DataDir;
 use crate::state::Stage;
 
 #[derive(Debug, thiserror::Error)]
@@ -24,10 +25,10 @@ pub struct StageLock {
 }
 
 impl StageLock {
-    pub fn acquire(data_dir: &Path, stage: Stage) -> Result<StageLock, LockError> {
-        let path = data_dir.join(format!(".{stage}.lock"));
+    pub fn acquire(data: &DataDir, stage: Stage) -> Result<StageLock, LockError> {
+        let path = data.lock_path(stage);
         let io = |source| LockError::Io { path: path.clone(), source };
-        std::fs::create_dir_all(data_dir).map_err(io)?;
+        std::fs::create_dir_all(data.root()).map_err(io)?;
         let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => Ok(StageLock { _file: file }),
@@ -44,11 +45,12 @@ mod tests {
     #[test]
     fn a_second_holder_is_refused_until_the_first_drops() {
         let t = tempfile::tempdir().unwrap();
-        let a = StageLock::acquire(t.path(), Stage::Download).unwrap();
-        let e = StageLock::acquire(t.path(), Stage::Download).unwrap_err();
+        let t = DataDir::new(t.path());
+        let a = StageLock::acquire(&t, Stage::Download).unwrap();
+        let e = StageLock::acquire(&t, Stage::Download).unwrap_err();
         assert!(e.to_string().contains("another luntan-download"), "{e}");
-        StageLock::acquire(t.path(), Stage::Extract).unwrap();
+        StageLock::acquire(&t, Stage::Extract).unwrap();
         drop(a);
-        StageLock::acquire(t.path(), Stage::Download).unwrap();
+        StageLock::acquire(&t, Stage::Download).unwrap();
     }
 }

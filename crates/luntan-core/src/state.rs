@@ -37,6 +37,16 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// The kinds of file (by extension) this stage writes under `pages/`,
+    /// whose temp files a killed run of it may leave.
+    pub fn temp_file_kinds(self) -> &'static [&'static str] {
+        match self {
+            Stage::Download => &["html", "json"],
+            Stage::Extract => &["xml"],
+            Stage::Discover | Stage::Index => &[],
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Discover => "discover",

@@ -9,9 +9,9 @@
 //! skips boards that are not due.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use luntan_core::contract::StageRun;
 use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
 use scraper::Html;
 use url::Url;
@@ -63,16 +63,6 @@ struct Board {
 pub struct DiscoverOptions {
     /// Visit every board, due or not.
     pub all_boards: bool,
-    /// Set (by Ctrl-C) to stop after the list pages in flight. A board
-    /// left mid-walk is not marked visited, so the next round reads it in
-    /// full, as after a crash.
-    pub stop: Arc<AtomicBool>,
-}
-
-impl DiscoverOptions {
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
 }
 
 fn unix_now() -> i64 {
@@ -87,10 +77,14 @@ pub(crate) fn utc_stamp() -> String {
 /// Discovers one site (one round). Fetch failures are reported and
 /// skipped; only a database failure stops the site. The round is recorded
 /// in the `rounds` table for `luntan-status`.
-pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
+///
+/// The run's stop ends the round after the list pages in flight; a board
+/// left mid-walk is not marked visited, so the next round reads it in full,
+/// as after a crash. Progress advances once per board walked or skipped.
+pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let started_at = utc_stamp();
     let requests_before = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
-    let mut report = discover_round(&fetcher, &store, &opts).await?;
+    let mut report = discover_round(&run, &fetcher, &store, &opts).await?;
     report.requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
     let round = RoundRecord {
         site: report.site.clone(),
@@ -108,7 +102,7 @@ pub async fn discover_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts
     Ok(report)
 }
 
-async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
+async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = Arc::new(fetcher.site().clone());
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
     with_store(store, {
@@ -165,16 +159,19 @@ async fn discover_round(fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts:
     // Boards run side by side; the fetcher's gate keeps the forum's limits.
     let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
+    run.progress().grow(boards.len() as u64);
     for (board, schedule) in boards.into_iter().zip(schedules) {
         if !opts.all_boards && schedule.next_visit.is_some_and(|due| due > now) {
             report.boards_skipped += 1;
+            run.progress().advance(1);
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), opts.clone()));
+        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), run.clone()));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
+        run.progress().advance(1);
         report.list_pages += r.list_pages;
         report.new_threads += r.new_threads;
         report.updated_threads += r.updated_threads;
@@ -197,7 +194,7 @@ async fn walk_board(
     interval: std::time::Duration,
     scorer: Option<Arc<Scorer>>,
     known: Arc<Seen>,
-    opts: DiscoverOptions,
+    run: Arc<StageRun>,
 ) -> Result<DiscoverReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
@@ -211,7 +208,7 @@ async fn walk_board(
     let mut queue: BTreeMap<u64, Url> = BTreeMap::from([(first, board.url.clone())]);
     let mut seen: BTreeSet<u64> = BTreeSet::new();
     while let Some((page, url)) = queue.pop_first() {
-        if opts.stopped() {
+        if run.stopped() {
             // No visit recorded: begin_board_walk's mark stays, and the next
             // round walks this board in full.
             report.boards_interrupted = 1;
@@ -374,22 +371,30 @@ impl Seen {
 mod tests {
     use super::*;
     use crate::db::lock;
-    use luntan_core::Site;
+    use luntan_core::contract::Stop;
+    use luntan_core::{DataDir, Site, Stage};
     use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_bloom_filter_spares_lookups_for_new_threads_only() {
-        let server = FixtureServer::start_blocking(FixtureConfig { threads: 90, boards: 2, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).unwrap();
+    /// A BBS-style fixture forum, its site file and a store in a temp dir.
+    fn bbs(threads: usize, boards: usize) -> (luntan_fixture::BlockingFixture, tempfile::TempDir, Arc<Site>, Arc<Mutex<Store>>) {
+        let server = FixtureServer::start_blocking(FixtureConfig { threads, boards, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let paths = server.write_site_files(dir.path()).unwrap();
         let site = Arc::new(Site::load(&paths[0]).unwrap());
         let store = Arc::new(Mutex::new(Store::open(&dir.path().join("luntan.db")).unwrap()));
-        let all = DiscoverOptions { all_boards: true, ..DiscoverOptions::default() };
-        let first = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
+        (server, dir, site, store)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_bloom_filter_spares_lookups_for_new_threads_only() {
+        let (server, dir, site, store) = bbs(90, 2);
+        let run = Arc::new(StageRun::begin(&DataDir::new(dir.path()), Stage::Discover, Stop::new()).unwrap());
+        let all = DiscoverOptions { all_boards: true };
+        let first = discover_site(run.clone(), Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
         assert_eq!(first.new_threads, 90);
         assert_eq!(first.lookups_saved, 90, "an empty store: every thread is surely new");
         let added = server.add_threads(4);
-        let second = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
+        let second = discover_site(run, Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), all.clone()).await.unwrap();
         assert_eq!(second.new_threads, 4);
         assert_eq!(second.lookups_saved, 4, "the filter (seeded, so repeatable) knew none of the four new threads");
         let seen = Seen::load(&lock(&store), "bbs").unwrap();
@@ -403,15 +408,14 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stopped_round_marks_no_board_visited_and_the_next_walks_them_all() {
-        let server = FixtureServer::start_blocking(FixtureConfig { threads: 60, boards: 3, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let paths = server.write_site_files(dir.path()).unwrap();
-        let site = Arc::new(Site::load(&paths[0]).unwrap());
-        let store = Arc::new(Mutex::new(Store::open(&dir.path().join("luntan.db")).unwrap()));
-        let stopped = DiscoverOptions { stop: Arc::new(AtomicBool::new(true)), ..DiscoverOptions::default() };
-        let r = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), stopped).await.unwrap();
+        let (_server, dir, site, store) = bbs(60, 3);
+        let data = DataDir::new(dir.path());
+        let stopped = StageRun::begin(&data, Stage::Discover, Stop::new()).unwrap();
+        stopped.stop().set();
+        let r = discover_site(Arc::new(stopped), Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), DiscoverOptions::default()).await.unwrap();
         assert_eq!((r.boards, r.boards_interrupted, r.list_pages, r.new_threads), (3, 3, 0, 0), "{r:?}");
-        let r = discover_site(Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), DiscoverOptions::default()).await.unwrap();
+        let run = Arc::new(StageRun::begin(&data, Stage::Discover, Stop::new()).unwrap());
+        let r = discover_site(run, Arc::new(Fetcher::new(site.clone()).unwrap()), store.clone(), DiscoverOptions::default()).await.unwrap();
         assert_eq!((r.boards_skipped, r.boards_interrupted, r.new_threads), (0, 0, 60), "every board is due after a stopped round: {r:?}");
     }
 }

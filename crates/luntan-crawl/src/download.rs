@@ -8,11 +8,11 @@
 //! row, which the next run simply downloads again.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use luntan_core::ids::check_id;
-use luntan_core::layout::{write_atomic, DataDir};
+use luntan_core::contract::StageRun;
+use luntan_core::ids::SaveDate;
+use luntan_core::layout::write_atomic;
 use luntan_core::state::{Stage, ThreadState};
 use luntan_core::store::{Store, StoreError, ThreadRow, Update};
 use url::Url;
@@ -63,25 +63,24 @@ pub enum ThreadError {
 /// Settings of one download run.
 #[derive(Debug, Clone)]
 pub struct DownloadOptions {
-    pub data: DataDir,
-    /// `YYYYMMDD` naming today's directories.
-    pub save_date: String,
+    /// The day naming today's directories.
+    pub save_date: SaveDate,
     /// Threads in flight per site (their requests still pass the site's gate).
     pub in_flight: usize,
 }
 
 /// Downloads every `Discovered` thread of the fetcher's site.
 ///
-/// `stop` is checked between threads: once set, no new thread starts and
-/// in-flight ones finish. `on_done` is called once per finished thread.
-/// A local fault ([`DownloadError::Local`]) sets `stop` too, so every site's
+/// The run's stop is checked between threads: once set, no new thread
+/// starts and in-flight ones finish; its progress advances once per
+/// finished thread (the caller starts it, knowing every site's queue). A
+/// local fault ([`DownloadError::Local`]) sets the stop too, so every site's
 /// download ends after its work in flight, and is returned once it has.
 pub async fn download_site(
+    run: Arc<StageRun>,
     fetcher: Arc<Fetcher>,
     store: Arc<Mutex<Store>>,
     opts: DownloadOptions,
-    stop: Arc<AtomicBool>,
-    on_done: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<DownloadReport, DownloadError> {
     let site_id = fetcher.site().id.clone();
     let rows = with_store(&store, {
@@ -89,16 +88,17 @@ pub async fn download_site(
         move |s| s.threads(Some(&site_id), ThreadState::Discovered)
     })
     .await?;
+    run.progress().grow(rows.len() as u64);
     let mut report = DownloadReport { site: site_id, ..Default::default() };
     let mut tasks = tokio::task::JoinSet::new();
     let mut pending = rows.into_iter();
     let mut local = None;
     loop {
-        while tasks.len() < opts.in_flight.max(1) && !stop.load(Ordering::Relaxed) {
+        while tasks.len() < opts.in_flight.max(1) && !run.stopped() {
             let Some(row) = pending.next() else { break };
-            let (fetcher, store, opts) = (fetcher.clone(), store.clone(), opts.clone());
+            let (run, fetcher, store, opts) = (run.clone(), fetcher.clone(), store.clone(), opts.clone());
             tasks.spawn(async move {
-                let outcome = save_thread(&fetcher, &store, &opts, &row).await;
+                let outcome = save_thread(&run, &fetcher, &store, &opts, &row).await;
                 (row, outcome)
             });
         }
@@ -112,7 +112,7 @@ pub async fn download_site(
             }
             Err(Failure::Local(path, source)) => {
                 // The row stays `Discovered`: the next run, with space, takes it.
-                stop.store(true, Ordering::Relaxed);
+                run.stop().set();
                 local.get_or_insert(DownloadError::Local { path, cause: source });
             }
             Err(Failure::Thread(e)) => {
@@ -125,7 +125,7 @@ pub async fn download_site(
             }
             Err(Failure::Store(e)) => return Err(e.into()),
         }
-        on_done();
+        run.progress().advance(1);
     }
     if let Some(e) = local {
         return Err(e);
@@ -143,22 +143,21 @@ enum Failure {
 
 /// Fetches every page of a thread, writes them, moves the row to `Saved`.
 /// Returns (pages, bytes).
-async fn save_thread(fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<(usize, u64), Failure> {
+async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<(usize, u64), Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
-    // Ids were checked at discovery; check again because they name files.
-    let board = check_id(&row.board).map_err(|e| thread_err(format!("board {e}")))?;
-    let thread = check_id(&row.thread).map_err(|e| thread_err(format!("thread {e}")))?;
+    // Ids were checked at discovery; checked again because they name files.
+    let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
-    let pages = fetch_pages(fetcher, &url, &thread).await.map_err(|e| Failure::Thread(e.into()))?;
+    let pages = fetch_pages(fetcher, &url, loc.thread.as_str()).await.map_err(|e| Failure::Thread(e.into()))?;
     let content_type = pages[0].content_type.clone();
     let bytes: u64 = pages.iter().map(|p| p.body.len() as u64).sum();
     let n = pages.len();
-    let (data, site, date, store) = (opts.data.clone(), row.site.clone(), opts.save_date.clone(), store.clone());
+    let (data, store) = (run.data().clone(), store.clone());
     // Not `with_store`: the files are written before the lock is taken, so
     // threads in flight write side by side.
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
-            let path = data.html_path(&site, &board, &date, &thread, i as u32 + 1);
+            let path = data.html_path(&loc, i as u32 + 1);
             write_atomic(&path, &page.body).map_err(|source| {
                 if luntan_core::layout::is_local_fault(&source) {
                     Failure::Local(path.clone(), source)
@@ -167,8 +166,8 @@ async fn save_thread(fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &Downlo
                 }
             })?;
         }
-        let up = Update { save_date: Some(&date), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
-        lock(&store).transition(&site, &thread, ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
+        let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
+        lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
         Ok((n, bytes))
     })
     .await

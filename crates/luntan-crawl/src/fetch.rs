@@ -703,9 +703,23 @@ mod tests {
         assert_eq!(wait_for_turn().await, Duration::ZERO, "a success resets the count");
     }
 
+    /// A 20-thread Discuz fixture forum with `hostility`, and a site file for
+    /// it with `politeness` (the attributes of `<politeness>`).
+    fn dz_fixture(hostility: luntan_fixture::Hostility, politeness: &str) -> (luntan_fixture::BlockingFixture, Site) {
+        use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
+        let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
+        let server = FixtureServer::start_blocking(cfg).unwrap();
+        let text = format!(
+            r#"<site id="dz"><home>{}</home><politeness {politeness} timeout-ms="5000"/>
+              <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links><thread body="td.t_f"/></site>"#,
+            server.url("/dz/forum.php")
+        );
+        (server, Site::parse(&text, std::path::Path::new("dz.xml")).unwrap())
+    }
+
     /// A fetcher for a fixture forum with every thread URL answering 429 once.
     fn throttled() -> (luntan_fixture::BlockingFixture, Fetcher, Vec<Url>) {
-        use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, Hostility, TransientFault};
+        use luntan_fixture::{Hostility, TransientFault};
         let hostility = Hostility {
             transient_percent: 100,
             max_failures: 1,
@@ -713,15 +727,7 @@ mod tests {
             retry_after: Duration::from_secs(1),
             ..Hostility::default()
         };
-        let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
-        let server = FixtureServer::start_blocking(cfg).unwrap();
-        let text = format!(
-            r#"<site id="dz"><home>{}</home>
-              <politeness delay-ms="100" concurrency="2" retries="3" robots="false" timeout-ms="5000"/>
-              <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links><thread body="td.t_f"/></site>"#,
-            server.url("/dz/forum.php")
-        );
-        let site = Site::parse(&text, std::path::Path::new("dz.xml")).unwrap();
+        let (server, site) = dz_fixture(hostility, r#"delay-ms="100" concurrency="2" retries="3" robots="false""#);
         let urls = server.truth().forums[0].threads.iter().filter(|t| !t.deleted).take(3).map(|t| Url::parse(&server.url(&t.url_path)).unwrap()).collect();
         let fetcher = Fetcher::new(Arc::new(site)).unwrap().with_backoff_base(Duration::from_millis(20));
         (server, fetcher, urls)
@@ -752,18 +758,10 @@ mod tests {
     /// A fixture forum whose threads redirect in a loop or off the host,
     /// with a 60 ms delay between requests.
     fn redirecting(other: &str) -> (luntan_fixture::BlockingFixture, Fetcher, luntan_fixture::Truth) {
-        use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, Hostility, PermanentFault};
+        use luntan_fixture::{Hostility, PermanentFault};
         let hostility =
             Hostility { permanent: vec![PermanentFault::RedirectLoop, PermanentFault::OffHostRedirect], other_host: other.to_owned(), ..Hostility::default() };
-        let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
-        let server = FixtureServer::start_blocking(cfg).unwrap();
-        let text = format!(
-            r#"<site id="dz"><home>{}</home>
-              <politeness delay-ms="60" concurrency="2" retries="1" robots="true" timeout-ms="5000"/>
-              <links><board>fid={{board}}</board><thread>tid={{thread}}</thread></links><thread body="td.t_f"/></site>"#,
-            server.url("/dz/forum.php")
-        );
-        let site = Site::parse(&text, std::path::Path::new("dz.xml")).unwrap();
+        let (server, site) = dz_fixture(hostility, r#"delay-ms="60" concurrency="2" retries="1" robots="true""#);
         let truth = server.truth();
         (server, Fetcher::new(Arc::new(site)).unwrap(), truth)
     }

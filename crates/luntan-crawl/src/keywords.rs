@@ -31,10 +31,11 @@
 //! budget and miss posts.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use luntan_core::contract::{StageRun, Stop};
 use luntan_core::dates::normalize_time;
 use luntan_core::site::{percent_encode_in, Account, AccountAuth, SearchRules, Site};
 use luntan_core::store::{KeywordRound, KeywordState, Listing, NewThread, Store, StoreError};
@@ -90,14 +91,10 @@ pub struct KeywordReport {
     pub errors: Vec<String>,
 }
 
-/// How a keyword round ends early: Ctrl-C, or a caller's own flag.
-#[derive(Debug, Clone, Default)]
-pub struct KeywordOptions {
-    pub stop: Arc<AtomicBool>,
-}
-
-/// One round over every keyword for one site.
-pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywords: &[String], options: KeywordOptions) -> Result<KeywordReport, StoreError> {
+/// One round over every keyword for one site, as part of a discover run:
+/// the run's stop ends it after the pages in flight (a keyword left
+/// part-way keeps its record); progress advances once per keyword.
+pub async fn monitor_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywords: &[String]) -> Result<KeywordReport, StoreError> {
     let site = fetcher.site().clone();
     let mut report = KeywordReport { site: site.id.clone(), ..Default::default() };
     let Some(rules) = site.search.clone() else {
@@ -130,7 +127,8 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
         }
     })
     .await?;
-    let round = Arc::new(Round::new(&site, rules, keywords, &states, options.stop.clone()));
+    run.progress().grow(keywords.len() as u64);
+    let round = Arc::new(Round::new(&site, rules, keywords, &states, run.stop().clone()));
     let accounts: Vec<Option<Account>> = if site.accounts.is_empty() { vec![None] } else { site.accounts.iter().cloned().map(Some).collect() };
     let mut tasks = tokio::task::JoinSet::new();
     for account in accounts {
@@ -151,6 +149,7 @@ pub async fn monitor_site(fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywo
         interrupted[task.keyword] = true;
     }
     let progress = std::mem::take(&mut *lock(&round.progress));
+    run.progress().advance(keywords.len() as u64);
     if report.workers == 0 {
         // No account could log in: nothing was searched, no record moves.
         return Ok(report);
@@ -258,11 +257,11 @@ struct Round {
     queue: Mutex<VecDeque<Task>>,
     progress: Mutex<Vec<Progress>>,
     busy: std::sync::atomic::AtomicU64,
-    stop: Arc<AtomicBool>,
+    stop: Stop,
 }
 
 impl Round {
-    fn new(site: &Site, rules: SearchRules, keywords: &[String], states: &[KeywordState], stop: Arc<AtomicBool>) -> Round {
+    fn new(site: &Site, rules: SearchRules, keywords: &[String], states: &[KeywordState], stop: Stop) -> Round {
         let limit = rules.max_pages;
         let budgets: Vec<u32> = states.iter().map(|st| st.pagenum.clamp(1, limit)).collect();
         let queue = budgets
@@ -287,7 +286,7 @@ impl Round {
     }
 
     fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.is_set()
     }
 
     /// The next page worth reading: pages past one found seen, and pages of

@@ -24,12 +24,14 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::{Arc, Mutex};
-//! use luntan_core::{Site, Store};
+//! use luntan_core::{DataDir, Site, Stage, StageRun, Stop, Store};
 //! use luntan_crawl::discover::{discover_site, DiscoverOptions};
 //! use luntan_crawl::fetch::Fetcher;
-//! let site = Arc::new(Site::load("data/sites/dz.xml".as_ref())?);
-//! let store = Arc::new(Mutex::new(Store::open("data/luntan.db".as_ref())?));
-//! let report = discover_site(Arc::new(Fetcher::new(site)?), store, DiscoverOptions::default()).await?;
+//! let data = DataDir::new("data");
+//! let run = Arc::new(StageRun::begin(&data, Stage::Discover, Stop::new())?);
+//! let site = Arc::new(Site::load(&data.sites_dir().join("dz.xml"))?);
+//! let store = Arc::new(Mutex::new(Store::open(&data.db_path())?));
+//! let report = discover_site(run, Arc::new(Fetcher::new(site)?), store, DiscoverOptions::default()).await?;
 //! println!("{} new threads", report.new_threads);
 //! # Ok(()) }
 //! ```

@@ -8,7 +8,8 @@
 //!   [`ThreadRules`](luntan_core::site::ThreadRules) ([`parse::parse_page`]);
 //!   a thread's pages → a `ThreadDoc` ([`parse::extract_thread`]).
 //! - [`stage`]: the whole stage over the store ([`stage::run`] with an
-//!   [`ExtractConfig`]), parallel with rayon, failures recorded per thread.
+//!   [`ExtractConfig`], under a [`luntan_core::StageRun`]), parallel with
+//!   rayon, failures recorded per thread.
 //! - [`ExtractError`]: what went wrong, naming the file.
 //!
 //! The `luntan-extract` binary (`src/main.rs`) is a thin CLI over [`run`]
@@ -47,7 +48,7 @@ pub mod parse;
 pub mod stage;
 
 pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
-pub use stage::{run, ExtractConfig, ExtractSummary, Progress};
+pub use stage::{run, ExtractConfig, ExtractSummary};
 
 /// Why a thread (or the stage) could not be extracted. Displays as one line
 /// that names the file; per-thread errors become the row's `fail_reason`.

@@ -2,12 +2,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use encoding_rs::Encoding;
-use luntan_core::ids::check_id;
+use luntan_core::contract::StageRun;
 use luntan_core::layout::write_atomic;
 use luntan_core::store::{ThreadRow, Update};
 use luntan_core::{DataDir, Site, Stage, Store, ThreadDoc, ThreadState};
@@ -19,7 +17,6 @@ use crate::ExtractError;
 /// What one run works on.
 #[derive(Debug, Clone)]
 pub struct ExtractConfig {
-    pub data: DataDir,
     /// Only this site's threads (it must be one of `sites`).
     pub site: Option<String>,
     /// The loaded site files; threads of other sites are skipped.
@@ -29,18 +26,11 @@ pub struct ExtractConfig {
     /// Worker threads; 0 means twice the CPUs, since much of the work is
     /// waiting for fsync.
     pub threads: usize,
-    /// Set (by a Ctrl-C handler) to stop after the chunk in flight; the rows
-    /// not reached stay `Saved` for the next run.
-    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl ExtractConfig {
-    pub fn new(data: DataDir, sites: Vec<Site>) -> ExtractConfig {
-        ExtractConfig { data, site: None, sites, chunk: 256, threads: 0, stop: None }
-    }
-
-    fn stopped(&self) -> bool {
-        self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+    pub fn new(sites: Vec<Site>) -> ExtractConfig {
+        ExtractConfig { site: None, sites, chunk: 256, threads: 0 }
     }
 }
 
@@ -60,6 +50,8 @@ pub struct ExtractSummary {
     pub stopped: bool,
     /// Rows left for a later run because the run was stopped.
     pub left: usize,
+    /// `(site/thread, reason)` of each thread marked failed, in row order.
+    pub failures: Vec<(String, String)>,
     pub elapsed: Duration,
 }
 
@@ -78,17 +70,6 @@ impl fmt::Display for ExtractSummary {
     }
 }
 
-/// What [`run`] reports while it works.
-#[derive(Debug)]
-pub enum Progress<'a> {
-    /// How many threads this run will look at.
-    Start { total: usize },
-    /// One thread was processed (from a worker thread, in no set order).
-    Thread { bytes: u64 },
-    /// One thread failed and was marked so.
-    Failed { row: &'a ThreadRow, reason: &'a str },
-}
-
 /// One chunk's results, in row order.
 type Outcomes = Vec<Result<Written, ExtractError>>;
 
@@ -103,6 +84,10 @@ struct Written {
 
 /// Extracts every `Saved` thread of the configured sites.
 ///
+/// The run's stop is checked between chunks: the chunk in flight is
+/// finished and settled, and the rows not reached stay `Saved` for the next
+/// run. Progress advances once per thread, from the worker threads.
+///
 /// Threads are extracted and their XML written in parallel, `cfg.chunk` at a
 /// time; the rows then move on the calling thread (the store is not `Sync`),
 /// so a row is `Extracted` only once its file is durable. While one chunk's
@@ -114,11 +99,12 @@ struct Written {
 ///
 /// The first confident encoding detection per site is cached with
 /// [`Store::set_site_encoding`] and helps later pages that declare nothing.
-pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) + Sync) -> Result<ExtractSummary, ExtractError> {
+pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<ExtractSummary, ExtractError> {
     let started = Instant::now();
+    let data = run.data();
     if let Some(id) = &cfg.site {
         if !cfg.sites.iter().any(|s| &s.id == id) {
-            return Err(ExtractError::UnknownSite { site: id.clone(), sites_dir: cfg.data.sites_dir() });
+            return Err(ExtractError::UnknownSite { site: id.clone(), sites_dir: data.sites_dir() });
         }
     }
     let sites: HashMap<&str, &Site> = cfg.sites.iter().map(|s| (s.id.as_str(), s)).collect();
@@ -146,26 +132,27 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
             chunk
                 .par_iter()
                 .map(|row| {
-                    let result = extract_one(&cfg.data, sites[row.site.as_str()], row, known[&row.site]);
-                    progress(Progress::Thread { bytes: result.as_ref().map_or(0, |w| w.bytes) });
+                    let result = extract_one(data, sites[row.site.as_str()], row, known[&row.site]);
+                    run.progress().advance(1);
                     result
                 })
                 .collect()
         })
     };
 
-    progress(Progress::Start { total: rows.len() });
+    run.progress().grow(rows.len() as u64);
     let mut pending: Option<(&[ThreadRow], Outcomes)> = None;
     let mut started_rows = 0;
     for chunk in rows.chunks(cfg.chunk.max(1)).map(Some).chain([None]) {
         // Once stopped, no new chunk starts; the one in flight is settled below.
-        let chunk = chunk.filter(|_| !cfg.stopped());
+        let chunk = chunk.filter(|_| !run.stopped());
         started_rows += chunk.map_or(0, <[ThreadRow]>::len);
         let known = cache.known.clone();
         let (fresh, settled) = std::thread::scope(|s| {
             let worker = chunk.map(|c| s.spawn(|| extract_chunk(c, &known)));
             let settled = match pending.take() {
-                Some((done, results)) => settle(store, done, results, &mut summary, &mut cache, &progress),
+                // The chunk's XML files are already durable; its rows move in one commit.
+                Some((done, results)) => store.batch(|store| settle(store, done, results, &mut summary, &mut cache)),
                 None => Ok(None),
             };
             let fresh = worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
@@ -180,7 +167,7 @@ pub fn run(cfg: &ExtractConfig, store: &mut Store, progress: impl Fn(Progress) +
         }
     }
     summary.left = rows.len() - started_rows;
-    summary.stopped = cfg.stopped();
+    summary.stopped = run.stopped();
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -199,19 +186,6 @@ fn settle(
     results: Outcomes,
     summary: &mut ExtractSummary,
     cache: &mut SiteCache,
-    progress: &impl Fn(Progress),
-) -> Result<Option<ExtractError>, ExtractError> {
-    // The chunk's XML files are already durable; its rows move in one commit.
-    store.batch(|store| settle_rows(store, chunk, results, summary, cache, progress))
-}
-
-fn settle_rows(
-    store: &Store,
-    chunk: &[ThreadRow],
-    results: Outcomes,
-    summary: &mut ExtractSummary,
-    cache: &mut SiteCache,
-    progress: &impl Fn(Progress),
 ) -> Result<Option<ExtractError>, ExtractError> {
     let mut local = None;
     for (row, result) in chunk.iter().zip(results) {
@@ -245,7 +219,7 @@ fn settle_rows(
                 let reason = one_line(&e.to_string());
                 if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
                     summary.failed += 1;
-                    progress(Progress::Failed { row, reason: &reason });
+                    summary.failures.push((format!("{}/{}", row.site, row.thread), reason));
                 } else {
                     summary.skipped += 1;
                 }
@@ -261,26 +235,19 @@ fn one_line(s: &str) -> String {
 
 /// Reads, extracts, verifies and writes one thread; touches no database.
 fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'static Encoding>) -> Result<Written, ExtractError> {
-    let bad = |why: String| ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why };
     // Ids become path components; the row came from a URL a forum wrote.
-    check_id(&row.board).map_err(|e| bad(format!("board {e}")))?;
-    check_id(&row.thread).map_err(|e| bad(format!("thread {e}")))?;
-    let save_date = match row.save_date.as_deref() {
-        Some(d) if d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()) => d,
-        Some(d) => return Err(bad(format!("save date {d:?} is not YYYYMMDD"))),
-        None => return Err(bad("no save date (was it downloaded?)".into())),
-    };
+    let loc = row.location(None).map_err(|why| ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why })?;
     let n = row.pages.unwrap_or(1).max(1);
     let mut pages = Vec::with_capacity(n as usize);
     for page in 1..=n {
-        let path = data.html_path(&row.site, &row.board, save_date, &row.thread, page);
+        let path = data.html_path(&loc, page);
         let bytes = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
         pages.push(RawPage { path, bytes });
     }
     let bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
     let got = extract_thread(site, row, &pages, cached)?;
     let xml = got.doc.to_xml();
-    let path = data.xml_path(&row.site, &row.board, save_date, &row.thread);
+    let path = data.xml_path(&loc);
     // Never publish a file the index stage would choke on.
     match ThreadDoc::from_xml(&xml) {
         Ok(back) if back == got.doc => {}
@@ -294,14 +261,42 @@ fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'st
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
 
     use encoding_rs::GBK;
+    use luntan_core::contract::{Progress, Stop};
+    use luntan_core::ids::{BoardId, SaveDate, SiteId, ThreadId, ThreadLoc};
     use luntan_core::store::NewThread;
 
     use super::*;
     use crate::parse::tests::{discuz_page, discuz_post, site, DISCUZ_RULES};
 
     const DAY: &str = "20261130";
+
+    fn loc(thread: &str) -> ThreadLoc {
+        ThreadLoc {
+            site: SiteId::parse("t").unwrap(),
+            board: BoardId::parse("2").unwrap(),
+            thread: ThreadId::parse(thread).unwrap(),
+            saved: SaveDate::parse(DAY).unwrap(),
+        }
+    }
+
+    /// Counts the threads a run reports done.
+    #[derive(Default)]
+    struct Count {
+        grown: AtomicUsize,
+        done: AtomicUsize,
+    }
+
+    impl Progress for Count {
+        fn grow(&self, n: u64) {
+            self.grown.fetch_add(n as usize, Ordering::Relaxed);
+        }
+        fn advance(&self, n: u64) {
+            self.done.fetch_add(n as usize, Ordering::Relaxed);
+        }
+    }
 
     /// A data dir with a store whose threads are saved, as download leaves them.
     fn saved(store: &mut Store, site_id: &str, thread: &str, pages: u32, content_type: &str) {
@@ -331,30 +326,23 @@ mod tests {
         saved(&mut store, "t", "3", 2, "text/html");
         saved(&mut store, "gone", "9", 1, "text/html");
         let gbk = |html: &str| GBK.encode(html).0.into_owned();
-        let p = |thread: &str, page: u32| data.html_path("t", "2", DAY, thread, page);
+        let p = |thread: &str, page: u32| data.html_path(&loc(thread), page);
         write_atomic(&p("1", 1), &gbk(&discuz_page(&discuz_post(1, "楼主", "小明", "2024-3-5 12:34", "主楼<br>第二段")))).unwrap();
         write_atomic(&p("1", 2), &gbk(&discuz_page(&discuz_post(2, "2#", "小红", "2024-3-6 08:00", "回复 &#128512;")))).unwrap();
         let utf8 = discuz_page(&discuz_post(5, "楼主", "張三", "2024-4-1 10:00", "繁體 UTF-8")).replace("charset=gbk", "");
         write_atomic(&p("2", 1), utf8.as_bytes()).unwrap();
         write_atomic(&p("3", 1), &gbk(&discuz_page(&discuz_post(7, "楼主", "小刚", "2024-5-1 10:00", "只有一页")))).unwrap();
 
-        let threads_seen = AtomicUsize::new(0);
-        let failures = std::sync::Mutex::new(Vec::new());
-        let cfg = ExtractConfig { chunk: 2, ..ExtractConfig::new(data.clone(), vec![site]) };
-        let summary = run(&cfg, &mut store, |ev| match ev {
-            Progress::Thread { .. } => {
-                threads_seen.fetch_add(1, Ordering::Relaxed);
-            }
-            Progress::Failed { row, reason } => failures.lock().unwrap().push((row.thread.clone(), reason.to_owned())),
-            Progress::Start { total } => assert_eq!(total, 3),
-        })
-        .unwrap();
+        let count = Arc::new(Count::default());
+        let stage = StageRun::begin(&data, Stage::Extract, Stop::new()).unwrap().with_progress(count.clone());
+        let cfg = ExtractConfig { chunk: 2, ..ExtractConfig::new(vec![site]) };
+        let summary = run(&stage, &cfg, &mut store).unwrap();
         assert_eq!((summary.extracted, summary.failed, summary.skipped, summary.posts, summary.malformed), (2, 1, 1, 3, 0));
-        assert_eq!(threads_seen.load(Ordering::Relaxed), 3);
+        assert_eq!((count.grown.load(Ordering::Relaxed), count.done.load(Ordering::Relaxed)), (3, 3));
         assert!(summary.bytes > 0);
         assert!(summary.to_string().starts_with("extract: 2 extracted, 1 failed, 1 skipped in "), "{summary}");
 
-        let doc = |thread: &str| ThreadDoc::from_xml(&std::fs::read_to_string(data.xml_path("t", "2", DAY, thread)).unwrap()).unwrap();
+        let doc = |thread: &str| ThreadDoc::from_xml(&std::fs::read_to_string(data.xml_path(&loc(thread))).unwrap()).unwrap();
         let one = doc("1");
         assert_eq!((one.site.as_str(), one.board.as_str(), one.thread.as_str()), ("t", "2", "1"));
         assert_eq!((one.forum.as_str(), one.url.as_str(), one.saved.as_str(), one.pages), ("测试论坛", "http://bbs.example/t/1", DAY, 2));
@@ -368,18 +356,18 @@ mod tests {
         assert_eq!((r1.state, r1.post_time.as_deref(), r1.title.as_deref()), (ThreadState::Extracted, Some("2024-03-05T12:34:00"), Some("考研经验分享")));
         assert_eq!(row("2").state, ThreadState::Extracted);
         let r3 = row("3");
-        let missing = data.html_path("t", "2", DAY, "3", 2);
+        let missing = data.html_path(&loc("3"), 2);
         assert_eq!((r3.state, r3.fail_stage.as_deref()), (ThreadState::Failed, Some("extract")));
         let reason = r3.fail_reason.unwrap();
         assert!(reason.starts_with(&missing.display().to_string()) && !reason.contains('\n'), "{reason}");
-        assert!(!data.xml_path("t", "2", DAY, "3").exists());
-        assert_eq!(failures.into_inner().unwrap(), [("3".to_string(), reason)]);
+        assert!(!data.xml_path(&loc("3")).exists());
+        assert_eq!(summary.failures, [("t/3".to_string(), reason)]);
         assert_eq!(store.thread("gone", "9").unwrap().unwrap().state, ThreadState::Saved);
         // The GBK page's meta was the first confident evidence for the site.
         assert_eq!(store.site_encoding("t").unwrap().as_deref(), Some("gb18030"));
 
         // Nothing is left to do, and nothing is done twice.
-        let again = run(&cfg, &mut store, |_| {}).unwrap();
+        let again = run(&stage, &cfg, &mut store).unwrap();
         assert_eq!((again.extracted, again.failed, again.skipped), (0, 0, 1));
     }
 
@@ -388,8 +376,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::new(tmp.path());
         let mut store = Store::open(&data.db_path()).unwrap();
-        let cfg = ExtractConfig { site: Some("nope".into()), ..ExtractConfig::new(data, vec![site(DISCUZ_RULES)]) };
-        let e = run(&cfg, &mut store, |_| {}).unwrap_err();
+        let cfg = ExtractConfig { site: Some("nope".into()), ..ExtractConfig::new(vec![site(DISCUZ_RULES)]) };
+        let stage = StageRun::begin(&data, Stage::Extract, Stop::new()).unwrap();
+        let e = run(&stage, &cfg, &mut store).unwrap_err();
         assert!(matches!(e, ExtractError::UnknownSite { .. }), "{e:?}");
     }
 }

@@ -161,7 +161,7 @@ fn ensure_built(root: &Path, threads: usize) {
     std::fs::create_dir_all(&split).unwrap();
     let started = Instant::now();
     eprintln!("building {threads} threads into {PARTS} indexes under {} (once)…", root.display());
-    let opts = IndexOptions { writer_mb: 600, commit_every: usize::MAX, ..IndexOptions::default() };
+    let opts = IndexOptions { writer_mb: 600, commit_every: usize::MAX };
     let mut writer: Option<(usize, SiteWriter)> = None;
     let mut bytes = 0usize;
     for_each_thread(threads, |n, doc| {

@@ -9,14 +9,14 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use luntan_core::ids::check_id;
-use luntan_core::layout::{index_path, sync_dir};
+use luntan_core::contract::StageRun;
+use luntan_core::ids::SiteId;
+use luntan_core::layout::{sync_dir, IndexDir, PathError};
 use luntan_core::store::StoreError;
-use luntan_core::{DataDir, Stage, Store, ThreadDoc, ThreadState};
+use luntan_core::{Stage, Store, ThreadDoc, ThreadState};
 use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::schema::{Document, Value};
@@ -33,8 +33,8 @@ pub enum IndexError {
     Schema { path: PathBuf, site: String },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("site id {0}")]
-    BadSite(#[from] luntan_core::ids::IdError),
+    #[error(transparent)]
+    Path(#[from] PathError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -48,20 +48,11 @@ pub struct IndexOptions {
     /// Commit (and move rows) after this many documents, besides once per
     /// site. A rebuild commits once, at the end.
     pub commit_every: usize,
-    /// Set (by Ctrl-C) to stop: what is indexed so far is committed and its
-    /// rows moved; an unfinished rebuild is dropped and the old index kept.
-    pub stop: Arc<AtomicBool>,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { writer_mb: 128, commit_every: 5000, stop: Arc::default() }
-    }
-}
-
-impl IndexOptions {
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        IndexOptions { writer_mb: 128, commit_every: 5000 }
     }
 }
 
@@ -372,10 +363,6 @@ fn merge_groups<T>(mut sized: Vec<(u64, T)>, max_bytes: u64) -> Vec<Vec<T>> {
     groups
 }
 
-fn is_save_date(s: &str) -> bool {
-    s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// Reads and checks one thread file; the error names the file.
 fn load(path: &Path, site: &str, thread: &str) -> Result<(ThreadDoc, u64), String> {
     let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -388,18 +375,14 @@ fn load(path: &Path, site: &str, thread: &str) -> Result<(ThreadDoc, u64), Strin
 
 /// Indexes every `Extracted` thread (of one site, or all), then moves the
 /// rows to `Indexed`. A missing or bad XML fails that row and the run goes
-/// on. `progress(done, total)` is called after each thread.
-pub fn index_threads(
-    data: &DataDir,
-    store: &mut Store,
-    index_dir: &Path,
-    site: Option<&str>,
-    opts: &IndexOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<IndexReport, IndexError> {
+/// on. Progress advances per thread; once the run's stop is set, what is
+/// indexed so far is committed and its rows moved, and the rest wait.
+pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: Option<&str>, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
+    let data = run.data();
     let rows = store.threads(site, ThreadState::Extracted)?;
     let total = rows.len() as u64;
+    run.progress().grow(total);
     let mut report = IndexReport::default();
     let mut done = 0u64;
     let mut i = 0;
@@ -414,28 +397,28 @@ pub fn index_threads(
             report.failures.push(Failure { site: site.clone(), thread: thread.to_string(), reason });
             Ok(())
         };
-        if let Err(e) = check_id(&site) {
-            for r in group {
-                fail(store, &mut report, &r.thread, format!("site id: {e}"))?;
+        let site_id = match SiteId::parse(&site) {
+            Ok(id) => id,
+            Err(e) => {
+                for r in group {
+                    fail(store, &mut report, &r.thread, format!("site {e}"))?;
+                }
+                continue;
             }
-            continue;
-        }
-        let mut writer = SiteWriter::open(&index_path(index_dir, &site), opts)?;
+        };
+        let mut writer = SiteWriter::open(&index.site_index(&site_id), opts)?;
         let mut pending: Vec<(String, String)> = Vec::new();
         for row in group {
-            if opts.stopped() {
+            if run.stopped() {
                 // What was added is committed below; the rest stays `Extracted`.
                 report.stopped_with_left = Some(((total - done) as usize, "threads"));
                 break;
             }
             done += 1;
-            let save_date = row.save_date.as_deref().filter(|d| is_save_date(d));
-            let ids_ok = check_id(&row.board).and(check_id(&row.thread));
-            match (save_date, ids_ok) {
-                (None, _) => fail(store, &mut report, &row.thread, format!("row has no valid save_date ({:?}), so no XML path", row.save_date))?,
-                (_, Err(e)) => fail(store, &mut report, &row.thread, format!("row id: {e}"))?,
-                (Some(date), Ok(_)) => {
-                    let path = data.xml_path(&site, &row.board, date, &row.thread);
+            match row.location(None) {
+                Err(why) => fail(store, &mut report, &row.thread, why)?,
+                Ok(loc) => {
+                    let path = data.xml_path(&loc);
                     match load(&path, &site, &row.thread) {
                         Err(reason) => fail(store, &mut report, &row.thread, reason)?,
                         Ok((doc, bytes)) => {
@@ -450,7 +433,7 @@ pub fn index_threads(
                 writer.commit()?;
                 rows_indexed(store, &mut report, &site, &mut pending)?;
             }
-            progress(done, total);
+            run.progress().advance(1);
         }
         writer.finish()?;
         rows_indexed(store, &mut report, &site, &mut pending)?;
@@ -471,56 +454,16 @@ fn rows_indexed(store: &mut Store, report: &mut IndexReport, site: &str, pending
     Ok(())
 }
 
-/// Every `article<T>.xml` under `pages/<site>/`, one per thread: when a
-/// thread was saved on several days, the latest save directory wins.
-pub fn thread_files(data: &DataDir, site: &str) -> Result<Vec<(String, PathBuf)>, IndexError> {
-    let root = data.pages_dir(site);
-    if !root.is_dir() {
-        return Err(IndexError::Io { path: root, source: std::io::Error::new(std::io::ErrorKind::NotFound, "no pages for this site") });
-    }
-    let mut latest: BTreeMap<String, (String, PathBuf)> = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
-        let entry = entry.map_err(|e| IndexError::Io {
-            path: e.path().map_or_else(|| root.clone(), Path::to_owned),
-            source: e.into_io_error().unwrap_or_else(|| std::io::Error::other("directory loop")),
-        })?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy();
-        let Some(thread) = name.strip_prefix("article").and_then(|n| n.strip_suffix(".xml")) else { continue };
-        if thread.is_empty() {
-            continue;
-        }
-        let dir = entry.path().parent().and_then(Path::file_name).map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
-        let date = dir.rsplit('_').next().unwrap_or("").to_string();
-        let newer = latest.get(thread).is_none_or(|(d, _)| date >= *d);
-        if newer {
-            latest.insert(thread.to_string(), (date, entry.into_path()));
-        }
-    }
-    Ok(latest.into_iter().map(|(t, (_, p))| (t, p)).collect())
-}
-
 /// Recreates `index/<site>.index` from the XML files on disk alone (no
 /// network, whatever the rows say). The new index is built beside the old
 /// one and swapped in when complete, so searches never see it half built.
 /// With a store, rebuilt threads whose rows are `Extracted` become `Indexed`.
-pub fn rebuild_site(
-    data: &DataDir,
-    store: Option<&mut Store>,
-    index_dir: &Path,
-    site: &str,
-    opts: &IndexOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<IndexReport, IndexError> {
+/// A stop drops the half-built index and keeps the old one.
+pub fn rebuild_site(run: &StageRun, store: Option<&mut Store>, index: &IndexDir, site: &SiteId, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
-    check_id(site)?;
-    let files = thread_files(data, site)?;
-    let final_path = index_path(index_dir, site);
-    // Neither name ends in `.index`, so searches never open them.
-    let building = index_dir.join(format!("{site}.index.rebuilding"));
-    let old = index_dir.join(format!("{site}.index.old"));
+    let files = run.data().thread_xml_files(site)?;
+    let final_path = index.site_index(site);
+    let (building, old) = index.rebuild_paths(site);
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| IndexError::Io { path, source }
@@ -535,9 +478,9 @@ pub fn rebuild_site(
     // at the end, whatever `commit_every` says.
     let mut writer = SiteWriter::open_fresh(&building, opts)?;
     let mut keys = Vec::new();
-    let total = files.len() as u64;
-    for (n, (thread, path)) in files.iter().enumerate() {
-        if opts.stopped() {
+    run.progress().grow(files.len() as u64);
+    for (thread, path) in &files {
+        if run.stopped() {
             // Half an index must not replace a whole one.
             drop(writer);
             fs::remove_dir_all(&building).map_err(io(&building))?;
@@ -547,25 +490,25 @@ pub fn rebuild_site(
                 ..IndexReport::default()
             });
         }
-        match load(path, site, thread) {
+        match load(path, site.as_str(), thread.as_str()) {
             Ok((doc, bytes)) => {
                 writer.add_new(&doc)?;
                 report.bytes += bytes;
-                keys.push((site.to_string(), thread.clone()));
+                keys.push((site.to_string(), thread.to_string()));
             }
             Err(reason) => {
                 report.failed += 1;
-                report.failures.push(Failure { site: site.to_string(), thread: thread.clone(), reason });
+                report.failures.push(Failure { site: site.to_string(), thread: thread.to_string(), reason });
             }
         }
-        progress(n as u64 + 1, total);
+        run.progress().advance(1);
     }
     writer.finish_fresh()?;
     if final_path.exists() {
         fs::rename(&final_path, &old).map_err(io(&final_path))?;
     }
     fs::rename(&building, &final_path).map_err(io(&building))?;
-    sync_dir(index_dir).map_err(io(index_dir))?;
+    sync_dir(index.root()).map_err(io(index.root()))?;
     if old.exists() {
         fs::remove_dir_all(&old).map_err(io(&old))?;
     }
@@ -579,29 +522,12 @@ pub fn rebuild_site(
 }
 
 /// [`rebuild_site`] for every site with a `pages/<site>/` directory.
-pub fn rebuild_all(
-    data: &DataDir,
-    mut store: Option<&mut Store>,
-    index_dir: &Path,
-    opts: &IndexOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<IndexReport, IndexError> {
+pub fn rebuild_all(run: &StageRun, mut store: Option<&mut Store>, index: &IndexDir, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
-    let pages = data.root().join("pages");
-    let mut sites = Vec::new();
-    if pages.is_dir() {
-        for e in fs::read_dir(&pages).map_err(|source| IndexError::Io { path: pages.clone(), source })? {
-            let e = e.map_err(|source| IndexError::Io { path: pages.clone(), source })?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_dir() && check_id(&name).is_ok() {
-                sites.push(name);
-            }
-        }
-    }
-    sites.sort();
+    let sites = run.data().page_sites()?;
     let mut report = IndexReport::default();
     for (n, site) in sites.iter().enumerate() {
-        let rebuilt = if opts.stopped() { None } else { Some(rebuild_site(data, store.as_deref_mut(), index_dir, site, opts, progress)?) };
+        let rebuilt = if run.stopped() { None } else { Some(rebuild_site(run, store.as_deref_mut(), index, site, opts)?) };
         let stopped_here = rebuilt.as_ref().is_none_or(|r| r.stopped_with_left.is_some());
         report.merge(rebuilt.unwrap_or_default());
         if stopped_here {
@@ -615,8 +541,13 @@ pub fn rebuild_all(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use luntan_core::contract::{Progress, Stop};
+    use luntan_core::ids::{BoardId, SaveDate, ThreadId, ThreadLoc};
     use luntan_core::layout::write_atomic;
     use luntan_core::store::{NewThread, Update};
+    use luntan_core::DataDir;
 
     use super::*;
     use crate::search::{Catalog, SearchOptions};
@@ -630,7 +561,7 @@ mod tests {
     fn indexing_the_same_thread_twice_leaves_one_document() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("dz.index");
-        let opts = IndexOptions { writer_mb: 20, commit_every: 10, ..IndexOptions::default() };
+        let opts = IndexOptions { writer_mb: 20, commit_every: 10 };
         let mut w = SiteWriter::open(&path, &opts).unwrap();
         w.add(&thread("dz", "7", "旧标题", &[("a", "考研经验")], None)).unwrap();
         w.add(&thread("dz", "7", "新标题", &[("a", "考研经验")], None)).unwrap();
@@ -650,7 +581,7 @@ mod tests {
     fn a_fresh_index_of_many_segments_ends_merged_with_no_stale_files() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("dz.index");
-        let opts = IndexOptions { writer_mb: 40, commit_every: 1, ..IndexOptions::default() };
+        let opts = IndexOptions { writer_mb: 40, commit_every: 1 };
         let mut w = SiteWriter::open_fresh(&path, &opts).unwrap();
         let r = reviews();
         let n = MAX_UNMERGED_SEGMENTS + 1;
@@ -736,7 +667,60 @@ mod tests {
         _t: tempfile::TempDir,
         data: DataDir,
         store: Store,
-        index_dir: PathBuf,
+        index: IndexDir,
+    }
+
+    impl Crawl {
+        fn run(&self) -> StageRun {
+            StageRun::begin(&self.data, Stage::Index, Stop::new()).unwrap()
+        }
+
+        /// A run whose stop is set once `n` threads are done, as a Ctrl-C then would.
+        fn run_stopped_after(&self, n: u64) -> StageRun {
+            let stop = Stop::new();
+            let progress = Arc::new(StopAfter { n, done: AtomicU64::new(0), stop: stop.clone() });
+            StageRun::begin(&self.data, Stage::Index, stop).unwrap().with_progress(progress)
+        }
+    }
+
+    struct StopAfter {
+        n: u64,
+        done: AtomicU64,
+        stop: Stop,
+    }
+
+    impl Progress for StopAfter {
+        fn grow(&self, _: u64) {}
+        fn advance(&self, n: u64) {
+            if self.done.fetch_add(n, Ordering::SeqCst) + n >= self.n {
+                self.stop.set();
+            }
+        }
+    }
+
+    /// Counts progress calls.
+    #[derive(Default)]
+    struct Count {
+        grown: AtomicU64,
+        done: AtomicU64,
+    }
+
+    impl Progress for Count {
+        fn grow(&self, n: u64) {
+            self.grown.fetch_add(n, Ordering::SeqCst);
+        }
+        fn advance(&self, n: u64) {
+            self.done.fetch_add(n, Ordering::SeqCst);
+        }
+    }
+
+    fn loc(site: &str, thread: &str, day: &str) -> ThreadLoc {
+        ThreadLoc {
+            site: SiteId::parse(site).unwrap(),
+            board: BoardId::parse("2").unwrap(),
+            thread: ThreadId::parse(thread).unwrap(),
+            saved: SaveDate::parse(day).unwrap(),
+        }
     }
 
     /// A crawl whose rows are all `Extracted`; XML is written only for the
@@ -755,7 +739,7 @@ mod tests {
             let up = Update { save_date: Some("20261130"), ..Default::default() };
             assert!(store.transition(s, th, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
             assert!(store.transition(s, th, ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap());
-            let path = data.xml_path(s, "2", "20261130", th);
+            let path = data.xml_path(&loc(s, th, "20261130"));
             if good.contains(&(s, th)) {
                 let mut d = thread(s, th, &format!("帖子{th}"), &[("小明", r[i])], Some("2024-03-05T12:34:00"));
                 d.board = "2".into();
@@ -764,8 +748,8 @@ mod tests {
                 write_atomic(&path, b"<thread><post floor=\"x\"></post></thread>").unwrap();
             }
         }
-        let index_dir = t.path().join("index");
-        Crawl { _t: t, data, store, index_dir }
+        let index = IndexDir::new(t.path().join("index"));
+        Crawl { _t: t, data, store, index }
     }
 
     #[test]
@@ -773,14 +757,11 @@ mod tests {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4"), ("dz", "5"), ("bbs", "9")];
         let good = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("bbs", "9")];
         let mut c = crawl(&rows, &good, &[("dz", "5")]);
-        let opts = IndexOptions { writer_mb: 20, commit_every: 2, ..IndexOptions::default() };
-        let mut calls = 0;
-        let report = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, total| {
-            calls += 1;
-            assert_eq!(total, 6);
-        })
-        .unwrap();
-        assert_eq!(calls, 6);
+        let opts = IndexOptions { writer_mb: 20, commit_every: 2 };
+        let count = Arc::new(Count::default());
+        let run = c.run().with_progress(count.clone());
+        let report = index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
+        assert_eq!((count.grown.load(Ordering::SeqCst), count.done.load(Ordering::SeqCst)), (6, 6));
         assert_eq!((report.indexed, report.failed), (4, 2));
         assert_eq!(report.per_site.get("dz"), Some(&3));
         assert!(report.summary().starts_with("index: 4 indexed, 2 failed in "), "{}", report.summary());
@@ -793,12 +774,12 @@ mod tests {
         assert!(missing.fail_reason.unwrap().contains("article4.xml"));
         assert!(c.store.thread("dz", "5").unwrap().unwrap().fail_reason.unwrap().contains("article5.xml"));
 
-        let cat = Catalog::open(&c.index_dir).unwrap();
+        let cat = Catalog::open(c.index.root()).unwrap();
         assert_eq!(cat.sites(), ["bbs", "dz"]);
         assert_eq!(cat.num_docs(), 4);
         assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 4);
 
-        let again = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
+        let again = index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
         assert_eq!((again.indexed, again.failed), (0, 0));
     }
 
@@ -806,25 +787,19 @@ mod tests {
     fn a_stopped_run_commits_what_it_added_and_the_next_run_does_the_rest() {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4"), ("dz", "5")];
         let mut c = crawl(&rows, &rows, &[]);
-        let opts = IndexOptions { writer_mb: 20, commit_every: 1000, ..IndexOptions::default() };
-        let stop = opts.stop.clone();
-        let report = index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |done, _| {
-            // Ctrl-C while the third thread is being indexed.
-            if done == 3 {
-                stop.store(true, Ordering::Relaxed);
-            }
-        })
-        .unwrap();
+        let opts = IndexOptions { writer_mb: 20, commit_every: 1000 };
+        // Ctrl-C while the third thread is being indexed.
+        let report = index_threads(&c.run_stopped_after(3), &mut c.store, &c.index, None, &opts).unwrap();
         assert_eq!((report.indexed, report.stopped_with_left), (3, Some((2, "threads"))));
         assert!(report.summary().starts_with("index: stopped by Ctrl-C with 2 threads left"), "{}", report.summary());
         // The three are committed (not only added) and their rows moved.
-        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 3);
+        assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 3);
         let indexed = rows.iter().filter(|(s, th)| c.store.thread(s, th).unwrap().unwrap().state == ThreadState::Indexed).count();
         assert_eq!(indexed, 3);
         let rest = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
-        let again = index_threads(&c.data, &mut c.store, &c.index_dir, None, &rest, &mut |_, _| {}).unwrap();
+        let again = index_threads(&c.run(), &mut c.store, &c.index, None, &rest).unwrap();
         assert_eq!((again.indexed, again.stopped_with_left), (2, None));
-        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 5);
+        assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 5);
     }
 
     #[test]
@@ -832,40 +807,35 @@ mod tests {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3"), ("dz", "4")];
         let mut c = crawl(&rows, &rows, &[]);
         let opts = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
-        index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
-        let stop = opts.stop.clone();
-        let report = rebuild_all(&c.data, None, &c.index_dir, &opts, &mut |done, _| {
-            if done == 2 {
-                stop.store(true, Ordering::Relaxed);
-            }
-        })
-        .unwrap();
+        index_threads(&c.run(), &mut c.store, &c.index, None, &opts).unwrap();
+        let report = rebuild_all(&c.run_stopped_after(2), None, &c.index, &opts).unwrap();
         assert_eq!(report.stopped_with_left.map(|(n, _)| n), Some(1), "{}", report.summary());
-        let names: Vec<String> = fs::read_dir(&c.index_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = fs::read_dir(c.index.root()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["dz.index"], "a stopped rebuild leaves no half-built directory");
-        assert_eq!(Catalog::open(&c.index_dir).unwrap().num_docs(), 4);
+        assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 4);
     }
 
     #[test]
     fn site_option_indexes_only_that_forum() {
         let rows = [("dz", "1"), ("bbs", "9")];
         let mut c = crawl(&rows, &rows, &[]);
-        let report = index_threads(&c.data, &mut c.store, &c.index_dir, Some("bbs"), &IndexOptions::default(), &mut |_, _| {}).unwrap();
+        let report = index_threads(&c.run(), &mut c.store, &c.index, Some("bbs"), &IndexOptions::default()).unwrap();
         assert_eq!(report.indexed, 1);
         assert_eq!(c.store.thread("dz", "1").unwrap().unwrap().state, ThreadState::Extracted);
-        assert_eq!(Catalog::open(&c.index_dir).unwrap().sites(), ["bbs"]);
+        assert_eq!(Catalog::open(c.index.root()).unwrap().sites(), ["bbs"]);
     }
 
     #[test]
     fn rebuild_recreates_the_index_from_files_alone() {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3")];
         let mut c = crawl(&rows, &[("dz", "1"), ("dz", "2")], &[("dz", "3")]);
-        let opts = IndexOptions { writer_mb: 20, commit_every: 1, ..IndexOptions::default() };
-        index_threads(&c.data, &mut c.store, &c.index_dir, None, &opts, &mut |_, _| {}).unwrap();
+        let opts = IndexOptions { writer_mb: 20, commit_every: 1 };
+        let run = c.run();
+        index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
         // Thread 2 saved again on a later day with a new title: the later file wins.
         let mut newer = thread("dz", "2", "更新后的帖子", &[("老王", "重新保存")], None);
         newer.board = "2".into();
-        write_atomic(&c.data.xml_path("dz", "2", "20261201", "2"), newer.to_xml().as_bytes()).unwrap();
+        write_atomic(&c.data.xml_path(&loc("dz", "2", "20261201")), newer.to_xml().as_bytes()).unwrap();
         // A thread the database has as Extracted but never indexed.
         c.store.insert_new_threads(&[NewThread { site: "dz".into(), board: "2".into(), thread: "8".into(), url: "u".into(), ..Default::default() }]).unwrap();
         let up = Update { save_date: Some("20261130"), ..Default::default() };
@@ -873,28 +843,28 @@ mod tests {
         c.store.transition("dz", "8", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
         let mut d8 = thread("dz", "8", "第八个帖子", &[("x", "内容")], None);
         d8.board = "2".into();
-        write_atomic(&c.data.xml_path("dz", "2", "20261130", "8"), d8.to_xml().as_bytes()).unwrap();
+        write_atomic(&c.data.xml_path(&loc("dz", "8", "20261130")), d8.to_xml().as_bytes()).unwrap();
         // Something a search has open must not block the swap.
-        let before = Catalog::open(&c.index_dir).unwrap();
+        let before = Catalog::open(c.index.root()).unwrap();
 
-        let report = rebuild_site(&c.data, Some(&mut c.store), &c.index_dir, "dz", &opts, &mut |_, _| {}).unwrap();
+        let dz = SiteId::parse("dz").unwrap();
+        let report = rebuild_site(&run, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
         assert_eq!((report.indexed, report.failed), (3, 1));
         assert!(report.failures[0].reason.contains("article3.xml"));
         assert_eq!(c.store.thread("dz", "8").unwrap().unwrap().state, ThreadState::Indexed);
         // A row failed earlier stays failed: a rebuild does not depend on, or fix, row states.
         assert_eq!(c.store.thread("dz", "3").unwrap().unwrap().state, ThreadState::Failed);
 
-        let cat = Catalog::open(&c.index_dir).unwrap();
+        let cat = Catalog::open(c.index.root()).unwrap();
         assert_eq!(cat.num_docs(), 3);
         let r = cat.search_str("更新", &everything()).unwrap();
         assert_eq!(r.hits.iter().map(|h| h.thread.as_str()).collect::<Vec<_>>(), ["2"]);
-        let names: Vec<String> = std::fs::read_dir(&c.index_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = std::fs::read_dir(c.index.root()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["dz.index"]);
         drop(before);
 
-        let all = rebuild_all(&c.data, None, &c.index_dir, &opts, &mut |_, _| {}).unwrap();
+        let all = rebuild_all(&run, None, &c.index, &opts).unwrap();
         assert_eq!(all.indexed, 3);
-        assert!(rebuild_site(&c.data, None, &c.index_dir, "nosuch", &opts, &mut |_, _| {}).is_err());
-        assert!(rebuild_site(&c.data, None, &c.index_dir, "../x", &opts, &mut |_, _| {}).is_err());
+        assert!(rebuild_site(&run, None, &c.index, &SiteId::parse("nosuch").unwrap(), &opts).is_err());
     }
 }

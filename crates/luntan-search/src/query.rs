@@ -142,21 +142,12 @@ impl fmt::Display for Node {
             Node::Site(v) => write!(f, "site:{v}"),
             Node::Board(v) => write!(f, "board:{v}"),
             Node::Author(v) => write!(f, "author:{v}"),
-            Node::And(c) => {
+            Node::And(c) | Node::Or(c) => {
+                let sep = if matches!(self, Node::Or(_)) { " OR " } else { " " };
                 f.write_str("(")?;
                 for (i, n) in c.iter().enumerate() {
                     if i > 0 {
-                        f.write_str(" ")?;
-                    }
-                    write!(f, "{n}")?;
-                }
-                f.write_str(")")
-            }
-            Node::Or(c) => {
-                f.write_str("(")?;
-                for (i, n) in c.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(" OR ")?;
+                        f.write_str(sep)?;
                     }
                     write!(f, "{n}")?;
                 }

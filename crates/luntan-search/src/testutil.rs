@@ -64,7 +64,7 @@ pub fn synthetic(n: usize) -> Vec<ThreadDoc> {
 }
 
 pub fn write_index(path: &Path, docs: &[&ThreadDoc]) {
-    let mut w = SiteWriter::open(path, &IndexOptions { writer_mb: 40, commit_every: 1000, ..IndexOptions::default() }).unwrap();
+    let mut w = SiteWriter::open(path, &IndexOptions { writer_mb: 40, commit_every: 1000 }).unwrap();
     for d in docs {
         w.add(d).unwrap();
     }

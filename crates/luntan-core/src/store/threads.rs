@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::{params, OptionalExtension};
 
 use super::{RoundRecord, Store, StoreError};
+use crate::ids::{BoardId, SaveDate, SiteId, ThreadId, ThreadLoc};
 use crate::state::{FailureGroup, Stage, ThreadState};
 
 /// A thread row as the stages read it.
@@ -27,6 +28,29 @@ pub struct ThreadRow {
     pub fail_stage: Option<String>,
     pub fail_reason: Option<String>,
     pub attempts: i64,
+}
+
+impl ThreadRow {
+    /// The row's ids checked, with the day its pages are (or will be) saved
+    /// under: `saved` when the stage is the one that saves them, else the
+    /// row's own save date. The error says which part is wrong, for the row's
+    /// failure reason.
+    pub fn location(&self, saved: Option<SaveDate>) -> Result<ThreadLoc, String> {
+        let saved = match saved {
+            Some(d) => d,
+            None => match self.save_date.as_deref().map(SaveDate::parse) {
+                Some(Ok(d)) => d,
+                Some(Err(e)) => return Err(format!("row's save_date: {e}")),
+                None => return Err("row has no save_date, so no path".to_string()),
+            },
+        };
+        Ok(ThreadLoc {
+            site: SiteId::parse(&self.site).map_err(|e| format!("site {e}"))?,
+            board: BoardId::parse(&self.board).map_err(|e| format!("board {e}"))?,
+            thread: ThreadId::parse(&self.thread).map_err(|e| format!("thread {e}"))?,
+            saved,
+        })
+    }
 }
 
 /// What a board list row told about a thread.
