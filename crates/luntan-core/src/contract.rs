@@ -176,7 +176,11 @@ mod tests {
         let download = begin(Stage::Download).unwrap();
         assert_eq!(download.swept(), 1);
         assert!(day.join("article7.xml.9.luntan-tmp").exists(), "extract's temp file is extract's to sweep");
-        assert!(matches!(begin(Stage::Download), Err(BeginError::Lock(LockError::Busy { .. }))));
+        let busy = begin(Stage::Download).unwrap_err();
+        assert!(matches!(busy, BeginError::Lock(LockError::Busy { .. })), "{busy:?}");
+        assert!(busy.to_string().contains("another luntan-download"), "{busy}");
         assert_eq!(begin(Stage::Extract).unwrap().swept(), 1);
+        drop(download);
+        begin(Stage::Download).unwrap();
     }
 }

@@ -37,20 +37,3 @@ impl StageLock {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_holder_is_refused_until_the_first_drops() {
-        let t = tempfile::tempdir().unwrap();
-        let t = DataDir::new(t.path());
-        let a = StageLock::acquire(&t, Stage::Download).unwrap();
-        let e = StageLock::acquire(&t, Stage::Download).unwrap_err();
-        assert!(e.to_string().contains("another luntan-download"), "{e}");
-        StageLock::acquire(&t, Stage::Extract).unwrap();
-        drop(a);
-        StageLock::acquire(&t, Stage::Download).unwrap();
-    }
-}
