@@ -1,6 +1,30 @@
 use super::*;
 use crate::state::{Stage, ThreadState};
 
+/// The store file in `t`, opened (and created or migrated) as a stage opens it.
+fn open(t: &tempfile::TempDir) -> Store {
+    Store::open(&t.path().join("luntan.db")).unwrap()
+}
+
+/// A new store in its own temp dir, holding dz threads `threads` as
+/// discovered; the dir is returned to keep it alive and to reopen the store.
+fn store_with(threads: &[&str]) -> (tempfile::TempDir, Store) {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = open(&t);
+    s.insert_new_threads(&threads.iter().map(|th| nt(th)).collect::<Vec<_>>()).unwrap();
+    (t, s)
+}
+
+/// What a download records when it saves a thread of `pages` pages.
+fn saved(pages: u32) -> Update<'static> {
+    Update { save_date: Some("20261130"), pages: Some(pages), ..Default::default() }
+}
+
+/// The state of dz thread `thread`, which must exist.
+fn state_of(s: &Store, thread: &str) -> ThreadState {
+    s.thread("dz", thread).unwrap().unwrap().state
+}
+
 fn nt(thread: &str) -> NewThread {
     NewThread {
         site: "dz".into(),
@@ -14,8 +38,7 @@ fn nt(thread: &str) -> NewThread {
 
 #[test]
 fn new_threads_are_inserted_once() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let (_t, mut s) = store_with(&[]);
     assert_eq!(s.insert_new_threads(&[nt("1"), nt("2")]).unwrap(), 2);
     assert_eq!(s.insert_new_threads(&[nt("2"), nt("3")]).unwrap(), 1);
     let rows = s.threads(Some("dz"), ThreadState::Discovered).unwrap();
@@ -24,13 +47,12 @@ fn new_threads_are_inserted_once() {
 
 #[test]
 fn listings_insert_new_requeue_grown_and_leave_the_rest() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let (_t, mut s) = store_with(&[]);
     let row = |thread: &str, replies: i64, last: &str| NewThread { replies: Some(replies), last_post: Some(last.into()), ..nt(thread) };
     let first = s.record_listings(&[row("1", 3, "2024-03-05T10:00:00"), row("2", 0, "2024-03-04T10:00:00")]).unwrap();
     assert_eq!(first, [Listing::New, Listing::New]);
     // Thread 1 got indexed; then a new reply shows on the list.
-    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let up = saved(1);
     s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
     s.transition("dz", "1", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
     s.transition("dz", "1", ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
@@ -45,8 +67,7 @@ fn listings_insert_new_requeue_grown_and_leave_the_rest() {
 
 #[test]
 fn keyword_records_start_at_the_limit_and_keep_their_history() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let (_t, mut s) = store_with(&[]);
     let fresh = s.keyword_state("dz", "考研", 30).unwrap();
     assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
     let r = KeywordRound {
@@ -69,8 +90,7 @@ fn keyword_records_start_at_the_limit_and_keep_their_history() {
 
 #[test]
 fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let (_t, mut s) = store_with(&[]);
     let row = |thread: &str, replies: i64| NewThread { replies: Some(replies), last_post: Some("2024-03-05T10:00:00".into()), ..nt(thread) };
     let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 1)], &[false, false]).unwrap();
     assert_eq!((l, saved), (vec![Listing::New, Listing::New], 2));
@@ -85,23 +105,20 @@ fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
 
 #[test]
 fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
-    s.insert_new_threads(&[nt("1")]).unwrap();
+    let (_t, mut s) = store_with(&["1"]);
     assert_eq!(s.record_skipped(&[(nt("1"), 0.0), (nt("2"), 0.15), (nt("3"), 0.05)]).unwrap(), [false, true, true], "a queued thread is not skipped");
     assert_eq!(s.record_skipped(&[(nt("2"), 0.15)]).unwrap(), [false]);
     let c = &s.counts().unwrap()[0];
     assert_eq!(c.skipped_links, 2);
     assert_eq!(c.top_skipped[0], ("http://h/t/2".to_string(), 0.15));
     assert_eq!(s.promote_skipped("dz", 0.1).unwrap(), 1);
-    assert_eq!(s.thread("dz", "2").unwrap().unwrap().state, ThreadState::Discovered);
+    assert_eq!(state_of(&s, "2"), ThreadState::Discovered);
     assert_eq!(s.counts().unwrap()[0].skipped_links, 1);
 }
 
 #[test]
 fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
-    let t = tempfile::tempdir().unwrap();
-    let s = Store::open(&t.path().join("luntan.db")).unwrap();
+    let (_t, s) = store_with(&[]);
     s.upsert_board("dz", "2", "http://h/b/2", None).unwrap();
     assert!(!s.begin_board_walk("dz", "2").unwrap(), "a new board has no broken walk");
     // Killed here: the next start must know.
@@ -114,28 +131,24 @@ fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
 
 #[test]
 fn a_failed_batch_keeps_none_of_its_changes() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
-    s.insert_new_threads(&[nt("1"), nt("2")]).unwrap();
-    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let (_t, s) = store_with(&["1", "2"]);
+    let up = saved(1);
     let r: Result<(), StoreError> = s.batch(|s| {
         s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
         s.transition("dz", "2", ThreadState::Discovered, ThreadState::Indexed, &up)?;
         Ok(())
     });
     assert!(r.is_err());
-    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Discovered, "rolled back");
+    assert_eq!(state_of(&s, "1"), ThreadState::Discovered, "rolled back");
     s.batch(|s| s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).map(drop)).unwrap();
-    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+    assert_eq!(state_of(&s, "1"), ThreadState::Saved);
 }
 
 #[test]
 fn a_batch_inside_a_batch_fails_alone_and_commits_with_the_outer_one() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
-    s.insert_new_threads(&[nt("1"), nt("2")]).unwrap();
+    let (t, s) = store_with(&["1", "2"]);
     s.fail("dz", "2", ThreadState::Discovered, Stage::Download, "timeout").unwrap();
-    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let up = saved(1);
     s.batch(|s| {
         s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
         let inner: Result<(), StoreError> = s.batch(|s| {
@@ -146,19 +159,15 @@ fn a_batch_inside_a_batch_fails_alone_and_commits_with_the_outer_one() {
         Ok::<_, StoreError>(())
     })
     .unwrap();
-    let state = |th: &str| s.thread("dz", th).unwrap().unwrap().state;
-    assert_eq!((state("1"), state("2")), (ThreadState::Saved, ThreadState::Failed), "the inner retry was undone, the outer move kept");
+    assert_eq!((state_of(&s, "1"), state_of(&s, "2")), (ThreadState::Saved, ThreadState::Failed), "the inner retry was undone, the outer move kept");
     // Committed, not left open: another connection sees it.
-    let again = Store::open(&t.path().join("luntan.db")).unwrap();
-    assert_eq!(again.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+    assert_eq!(state_of(&open(&t), "1"), ThreadState::Saved);
 }
 
 #[test]
 fn a_batch_that_panics_is_rolled_back_and_the_store_stays_usable() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
-    s.insert_new_threads(&[nt("1")]).unwrap();
-    let up = Update { save_date: Some("20261130"), pages: Some(1), ..Default::default() };
+    let (t, s) = store_with(&["1"]);
+    let up = saved(1);
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _: Result<(), StoreError> = s.batch(|s| {
             s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
@@ -167,18 +176,15 @@ fn a_batch_that_panics_is_rolled_back_and_the_store_stays_usable() {
     }));
     assert!(caught.is_err());
     assert!(s.conn.is_autocommit(), "no transaction left open");
-    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Discovered);
+    assert_eq!(state_of(&s, "1"), ThreadState::Discovered);
     assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
-    let again = Store::open(&t.path().join("luntan.db")).unwrap();
-    assert_eq!(again.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+    assert_eq!(state_of(&open(&t), "1"), ThreadState::Saved);
 }
 
 #[test]
 fn transitions_follow_the_machine_and_are_compare_and_set() {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&t.path().join("luntan.db")).unwrap();
-    s.insert_new_threads(&[nt("1")]).unwrap();
-    let up = Update { save_date: Some("20261130"), pages: Some(2), ..Default::default() };
+    let (_t, mut s) = store_with(&["1"]);
+    let up = saved(2);
     assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
     // A second worker that read the row as discovered loses the race.
     assert!(!s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
@@ -189,6 +195,6 @@ fn transitions_follow_the_machine_and_are_compare_and_set() {
     let c = &s.counts().unwrap()[0];
     assert_eq!((c.failed, c.failures[0].threads), (1, 1));
     assert_eq!(s.retry_failed(None, None).unwrap(), 1);
-    assert_eq!(s.thread("dz", "1").unwrap().unwrap().state, ThreadState::Saved);
+    assert_eq!(state_of(&s, "1"), ThreadState::Saved);
     assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
 }
