@@ -147,30 +147,28 @@ pub fn normalize_chars(text: &str) -> Vec<char> {
 }
 
 fn lower_char(c: char) -> char {
-    if c.is_ascii() {
-        return c.to_ascii_lowercase();
-    }
-    // The common case, and caseless (a test checks every one): skip the case tables.
-    if is_cjk(c) {
-        return c;
-    }
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
+    lowercase_one(c).unwrap_or(c)
 }
 
 /// Whether `str::to_lowercase` would change `c`.
 fn has_lowercase(c: char) -> bool {
+    lowercase_one(c) != Some(c)
+}
+
+/// `c` lowercased, or `None` where its lowercase is several chars.
+fn lowercase_one(c: char) -> Option<char> {
     if c.is_ascii() {
-        return c.is_ascii_uppercase();
+        return Some(c.to_ascii_lowercase());
     }
+    // The common case, and caseless (a test checks every one): skip the case tables.
     if is_cjk(c) {
-        return false;
+        return Some(c);
     }
     let mut l = c.to_lowercase();
-    !(l.next() == Some(c) && l.next().is_none())
+    match (l.next(), l.next()) {
+        (Some(x), None) => Some(x),
+        _ => None,
+    }
 }
 
 /// Sets `out` to `word.to_lowercase()`, allocating only for the rare word
@@ -730,7 +728,7 @@ mod tests {
 
     #[test]
     fn cjk_chars_have_no_case() {
-        // lower_char and has_lowercase skip the case tables for these.
+        // lowercase_one skips the case tables for these.
         let cjk = (0..=0x3134Fu32).filter_map(char::from_u32).filter(|&c| is_cjk(c));
         let mut n = 0;
         for c in cjk {
