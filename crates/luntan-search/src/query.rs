@@ -363,36 +363,35 @@ mod tests {
     }
 
     #[test]
-    fn words_phrases_fields_or_and_not() {
-        let q = Query::parse("考研 \"数学 真题\" -广告 a OR b site:dz title:经验 author:小明").unwrap();
-        assert_eq!(
-            q.root,
-            Node::And(vec![
-                term("考研"),
-                Node::Phrase { text: "数学 真题".into(), scope: Scope::TitleOrBody },
-                Node::Not(Box::new(term("广告"))),
-                Node::Or(vec![term("a"), term("b")]),
-                Node::Site("dz".into()),
-                Node::Term { text: "经验".into(), scope: Scope::Title },
-                Node::Author("小明".into()),
-            ])
-        );
-    }
-
-    #[test]
-    fn groups_cjk_quotes_and_unknown_fields() {
-        let q = Query::parse("(考研 OR 保研) “数学”  http://x.y/z title:\"a b\"").unwrap();
-        assert_eq!(
-            q.root,
-            Node::And(vec![
-                Node::Or(vec![term("考研"), term("保研")]),
-                Node::Phrase { text: "数学".into(), scope: Scope::TitleOrBody },
-                term("http://x.y/z"),
-                Node::Phrase { text: "a b".into(), scope: Scope::Title },
-            ])
-        );
-        assert_eq!(Query::parse("wi-fi").unwrap().root, term("wi-fi"));
-        assert_eq!(Query::parse("SITE：dz").unwrap().root, Node::Site("dz".into()));
+    fn well_formed_queries_parse_to_their_trees() {
+        let cases = [
+            (
+                "考研 \"数学 真题\" -广告 a OR b site:dz title:经验 author:小明",
+                Node::And(vec![
+                    term("考研"),
+                    Node::Phrase { text: "数学 真题".into(), scope: Scope::TitleOrBody },
+                    Node::Not(Box::new(term("广告"))),
+                    Node::Or(vec![term("a"), term("b")]),
+                    Node::Site("dz".into()),
+                    Node::Term { text: "经验".into(), scope: Scope::Title },
+                    Node::Author("小明".into()),
+                ]),
+            ),
+            (
+                "(考研 OR 保研) “数学”  http://x.y/z title:\"a b\"",
+                Node::And(vec![
+                    Node::Or(vec![term("考研"), term("保研")]),
+                    Node::Phrase { text: "数学".into(), scope: Scope::TitleOrBody },
+                    term("http://x.y/z"),
+                    Node::Phrase { text: "a b".into(), scope: Scope::Title },
+                ]),
+            ),
+            ("wi-fi", term("wi-fi")),
+            ("SITE：dz", Node::Site("dz".into())),
+        ];
+        for (q, want) in cases {
+            assert_eq!(Query::parse(q).unwrap().root, want, "{q:?}");
+        }
     }
 
     #[test]
