@@ -605,6 +605,15 @@ mod tests {
         Fixture { _dir: dir, catalog, docs }
     }
 
+    /// A catalog over one site's index holding `docs`, all of that site; the
+    /// dir is returned because the catalog reads the index from it.
+    fn one_site_catalog(docs: &[ThreadDoc]) -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        write_index(&dir.path().join(format!("{}.index", docs[0].site)), &docs.iter().collect::<Vec<_>>());
+        let c = Catalog::open(dir.path()).unwrap();
+        (dir, c)
+    }
+
     fn everything() -> SearchOptions {
         SearchOptions { limit: 100_000, ..Default::default() }
     }
@@ -700,14 +709,12 @@ mod tests {
 
     #[test]
     fn mixed_latin_words_are_found_whole_and_by_their_letter_and_digit_runs() {
-        let dir = tempfile::tempdir().unwrap();
         let docs = [
             thread("a", "1", "换了iPhone15", &[("x", "用了一周，iPhone15 拍照很好")], None),
             thread("a", "2", "二手", &[("x", "2015年买的IPHONE，还能用")], None),
             thread("a", "3", "smartphone", &[("x", "phone 15 cases")], None),
         ];
-        write_index(&dir.path().join("a.index"), &docs.iter().collect::<Vec<_>>());
-        let c = Catalog::open(dir.path()).unwrap();
+        let (_dir, c) = one_site_catalog(&docs);
         let found = |q: &str| keys(&c.search_str(q, &everything()).unwrap()).into_iter().collect::<Vec<_>>();
         assert_eq!(found("iphone15"), ["a/1"]);
         assert_eq!(found("iPhone15"), ["a/1"]);
@@ -722,14 +729,12 @@ mod tests {
 
     #[test]
     fn words_near_each_other_rank_above_words_far_apart() {
-        let dir = tempfile::tempdir().unwrap();
         let filler = "天气一般".repeat(20);
         let docs = [
             thread("a", "far", "帖子", &[("x", &format!("酒店{filler}早餐"))], None),
             thread("a", "near", "帖子", &[("x", &format!("酒店的早餐{filler}"))], None),
         ];
-        write_index(&dir.path().join("a.index"), &docs.iter().collect::<Vec<_>>());
-        let c = Catalog::open(dir.path()).unwrap();
+        let (_dir, c) = one_site_catalog(&docs);
         for q in ["酒店 早餐", "早餐 酒店"] {
             let r = c.search_str(q, &everything()).unwrap();
             assert_eq!(r.hits.iter().map(|h| h.thread.as_str()).collect::<Vec<_>>(), ["near", "far"], "{q}");
@@ -853,7 +858,6 @@ mod tests {
 
     #[test]
     fn simplified_finds_traditional_and_back_with_original_snippets() {
-        let dir = tempfile::tempdir().unwrap();
         let mut docs: Vec<ThreadDoc> = POEMS
             .lines()
             .enumerate()
@@ -864,8 +868,7 @@ mod tests {
             })
             .collect();
         docs.push(thread("big5", "s1", "读书笔记", &[("小明", "这本书值得学习，萬里挑一")], Some("2024-01-01T00:00:00")));
-        write_index(&dir.path().join("big5.index"), &docs.iter().collect::<Vec<_>>());
-        let c = Catalog::open(dir.path()).unwrap();
+        let (_dir, c) = one_site_catalog(&docs);
 
         let r = c.search_str("万里", &everything()).unwrap();
         let want: BTreeSet<String> = docs.iter().filter(|d| contains(d, "萬里", false)).map(key).collect();
@@ -882,7 +885,6 @@ mod tests {
 
     #[test]
     fn title_and_whole_word_matches_rank_higher() {
-        let dir = tempfile::tempdir().unwrap();
         let docs = [
             thread("a", "body", "一般般", &[("x", "这家酒店很好，下次还来")], None),
             thread("a", "title", "酒店很好", &[("x", "这家一般般，下次还来")], None),
@@ -890,8 +892,7 @@ mod tests {
             thread("a", "sub", "一般般", &[("x", "这家商店很好，下次还来")], None),
             thread("a", "word", "一般般", &[("x", "这家店很好，下次还来")], None),
         ];
-        write_index(&dir.path().join("a.index"), &docs.iter().collect::<Vec<_>>());
-        let c = Catalog::open(dir.path()).unwrap();
+        let (_dir, c) = one_site_catalog(&docs);
         let r = c.search_str("酒店", &everything()).unwrap();
         assert_eq!(r.hits.iter().map(|h| h.thread.as_str()).collect::<Vec<_>>(), ["title", "body"]);
         let r = c.search_str("店", &everything()).unwrap();
