@@ -562,13 +562,14 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("dz.index");
         let opts = IndexOptions { writer_mb: 20, commit_every: 10 };
+        let titled = |title| thread("dz", "7", title, &[("a", "考研经验")], None);
         let mut w = SiteWriter::open(&path, &opts).unwrap();
-        w.add(&thread("dz", "7", "旧标题", &[("a", "考研经验")], None)).unwrap();
-        w.add(&thread("dz", "7", "新标题", &[("a", "考研经验")], None)).unwrap();
+        w.add(&titled("旧标题")).unwrap();
+        w.add(&titled("新标题")).unwrap();
         w.finish().unwrap();
         // And again in a later run, after a commit.
         let mut w = SiteWriter::open(&path, &opts).unwrap();
-        w.add(&thread("dz", "7", "最新标题", &[("a", "考研经验")], None)).unwrap();
+        w.add(&titled("最新标题")).unwrap();
         w.finish().unwrap();
         let c = Catalog::open(t.path()).unwrap();
         assert_eq!(c.num_docs(), 1);
