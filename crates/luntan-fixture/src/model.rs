@@ -560,25 +560,33 @@ impl ForumModel {
 
     /// A board list page's path and query, as the forum links it (with `&`).
     pub fn board_path(&self, b: &BoardMeta, page: usize) -> String {
-        match self.kind {
-            ForumKind::Discuz if page <= 1 => format!("/dz/forum.php?mod=forumdisplay&fid={}", b.id),
-            ForumKind::Discuz => format!("/dz/forum.php?mod=forumdisplay&fid={}&page={page}", b.id),
-            ForumKind::Phpbb if page <= 1 => format!("/phpbb/viewforum.php?f={}", b.id),
-            ForumKind::Phpbb => format!("/phpbb/viewforum.php?f={}&start={}", b.id, (page - 1) * self.kind.list_page_size()),
-            ForumKind::Bbs if page <= 1 => format!("/bbs/board/{}/", b.id),
-            ForumKind::Bbs => format!("/bbs/board/{}/?page={page}", b.id),
-        }
+        let first = match self.kind {
+            ForumKind::Discuz => format!("/dz/forum.php?mod=forumdisplay&fid={}", b.id),
+            ForumKind::Phpbb => format!("/phpbb/viewforum.php?f={}", b.id),
+            ForumKind::Bbs => format!("/bbs/board/{}/", b.id),
+        };
+        self.page_path(first, page, self.kind.list_page_size())
     }
 
     /// A thread page's path and query; the modern forum's slug percent-encoded.
     pub fn thread_path(&self, t: &ThreadMeta, page: usize) -> String {
+        let first = match self.kind {
+            ForumKind::Discuz => format!("/dz/forum.php?mod=viewthread&tid={}", t.tid),
+            ForumKind::Phpbb => format!("/phpbb/viewtopic.php?t={}", t.tid),
+            ForumKind::Bbs => format!("/bbs/topic/{}/{}/", t.tid, Self::slug(t)),
+        };
+        self.page_path(first, page, self.kind.thread_page_size())
+    }
+
+    /// Page `page` of the board list or thread whose first page is at
+    /// `first`: lists and threads page the same way within a forum, and
+    /// phpBB counts items (`per_page` to a page) rather than pages.
+    fn page_path(&self, first: String, page: usize, per_page: usize) -> String {
         match self.kind {
-            ForumKind::Discuz if page <= 1 => format!("/dz/forum.php?mod=viewthread&tid={}", t.tid),
-            ForumKind::Discuz => format!("/dz/forum.php?mod=viewthread&tid={}&page={page}", t.tid),
-            ForumKind::Phpbb if page <= 1 => format!("/phpbb/viewtopic.php?t={}", t.tid),
-            ForumKind::Phpbb => format!("/phpbb/viewtopic.php?t={}&start={}", t.tid, (page - 1) * self.kind.thread_page_size()),
-            ForumKind::Bbs if page <= 1 => format!("/bbs/topic/{}/{}/", t.tid, Self::slug(t)),
-            ForumKind::Bbs => format!("/bbs/topic/{}/{}/?page={page}", t.tid, Self::slug(t)),
+            _ if page <= 1 => first,
+            ForumKind::Discuz => format!("{first}&page={page}"),
+            ForumKind::Phpbb => format!("{first}&start={}", (page - 1) * per_page),
+            ForumKind::Bbs => format!("{first}?page={page}"),
         }
     }
 }
