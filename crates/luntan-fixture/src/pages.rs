@@ -152,27 +152,59 @@ impl Fixture {
     /// page, so a crawler that trusted the id would have something to save.
     fn decoy_thread(&self, f: &ForumModel) -> Routed {
         match f.threads.iter().find(|t| !t.deleted) {
-            Some(t) => {
-                let html = match f.kind {
-                    ForumKind::Discuz => self.dz_thread(f, t, 1),
-                    ForumKind::Phpbb => self.phpbb_thread(f, t, 1),
-                    ForumKind::Bbs => self.bbs_thread(f, t, 1),
-                };
-                Routed::Page(html, Shown::Thread { tid: t.tid, page: 1 })
-            }
+            Some(t) => Routed::Page(self.thread_html(f, t, 1), Shown::Thread { tid: t.tid, page: 1 }),
             None => Routed::NotFound,
         }
     }
 
     /// What a crafted board id gets in hostile mode: a real board's list.
     fn decoy_list(&self, f: &ForumModel) -> Routed {
-        let b = &f.boards[0];
-        let html = match f.kind {
-            ForumKind::Discuz => self.dz_list(f, b, 1),
-            ForumKind::Phpbb => self.phpbb_list(f, b, 1),
-            ForumKind::Bbs => self.bbs_list(f, b, 1),
+        Routed::Page(self.list_html(f, &f.boards[0], 1), Shown::List)
+    }
+
+    /// Page `page` of board `b`, where the board is known and has that page.
+    fn list_route(&self, f: &ForumModel, b: Option<&BoardMeta>, page: Option<usize>) -> Routed {
+        match (b, page) {
+            (Some(b), Some(p)) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.list_html(f, b, p), Shown::List),
+            _ => Routed::NotFound,
+        }
+    }
+
+    /// Page `page` of thread `t`, where the thread is known and has that
+    /// page; a deleted thread answers with the forum's own notice, whatever
+    /// the page.
+    fn thread_route(&self, f: &ForumModel, t: Option<&ThreadMeta>, page: Option<usize>) -> Routed {
+        let Some(t) = t else {
+            return Routed::NotFound;
         };
-        Routed::Page(html, Shown::List)
+        if t.deleted {
+            let gone = match f.kind {
+                ForumKind::Discuz => dz_gone(f),
+                ForumKind::Phpbb => phpbb_gone(f),
+                ForumKind::Bbs => bbs_gone(f),
+            };
+            return Routed::Gone(gone);
+        }
+        match page {
+            Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.thread_html(f, t, p), Shown::Thread { tid: t.tid, page: p }),
+            _ => Routed::NotFound,
+        }
+    }
+
+    fn list_html(&self, f: &ForumModel, b: &BoardMeta, page: usize) -> String {
+        match f.kind {
+            ForumKind::Discuz => self.dz_list(f, b, page),
+            ForumKind::Phpbb => self.phpbb_list(f, b, page),
+            ForumKind::Bbs => self.bbs_list(f, b, page),
+        }
+    }
+
+    fn thread_html(&self, f: &ForumModel, t: &ThreadMeta, page: usize) -> String {
+        match f.kind {
+            ForumKind::Discuz => self.dz_thread(f, t, page),
+            ForumKind::Phpbb => self.phpbb_thread(f, t, page),
+            ForumKind::Bbs => self.bbs_thread(f, t, page),
+        }
     }
 
     fn crafted(&self, id: Option<&str>) -> bool {
@@ -189,28 +221,13 @@ impl Fixture {
                 if self.crafted(q.get("fid")) {
                     return self.decoy_list(f);
                 }
-                let Some(b) = q.get("fid").and_then(|id| f.board(id)) else {
-                    return Routed::NotFound;
-                };
-                match q.number("page", 1) {
-                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.dz_list(f, b, p), Shown::List),
-                    _ => Routed::NotFound,
-                }
+                self.list_route(f, q.get("fid").and_then(|id| f.board(id)), q.number("page", 1))
             }
             Some("viewthread") if q.only(&["mod", "tid", "page"]) => {
                 if self.crafted(q.get("tid")) {
                     return self.decoy_thread(f);
                 }
-                let Some(t) = q.get("tid").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)) else {
-                    return Routed::NotFound;
-                };
-                if t.deleted {
-                    return Routed::Gone(dz_gone(f));
-                }
-                match q.number("page", 1) {
-                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.dz_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
-                    _ => Routed::NotFound,
-                }
+                self.thread_route(f, q.get("tid").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)), q.number("page", 1))
             }
             _ => Routed::NotFound,
         }
@@ -228,28 +245,17 @@ impl Fixture {
                 if self.crafted(q.get("f")) {
                     return self.decoy_list(f);
                 }
-                let Some(b) = q.get("f").and_then(|id| f.board(id)) else {
-                    return Routed::NotFound;
-                };
-                match page_of(q.number("start", 0), f.kind.list_page_size()) {
-                    Some(p) if p <= f.list_pages(b) => Routed::Page(self.phpbb_list(f, b, p), Shown::List),
-                    _ => Routed::NotFound,
-                }
+                self.list_route(f, q.get("f").and_then(|id| f.board(id)), page_of(q.number("start", 0), f.kind.list_page_size()))
             }
             "viewtopic.php" if q.only(&["t", "start"]) => {
                 if self.crafted(q.get("t")) {
                     return self.decoy_thread(f);
                 }
-                let Some(t) = q.get("t").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)) else {
-                    return Routed::NotFound;
-                };
-                if t.deleted {
-                    return Routed::Gone(phpbb_gone(f));
-                }
-                match page_of(q.number("start", 0), f.kind.thread_page_size()) {
-                    Some(p) if p <= f.thread_pages(t) => Routed::Page(self.phpbb_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
-                    _ => Routed::NotFound,
-                }
+                self.thread_route(
+                    f,
+                    q.get("t").and_then(|id| id.parse().ok()).and_then(|id| f.thread(id)),
+                    page_of(q.number("start", 0), f.kind.thread_page_size()),
+                )
             }
             _ => Routed::NotFound,
         }
@@ -264,31 +270,12 @@ impl Fixture {
             ["board", id, ""] if self.crafted(Some(id)) => self.decoy_list(f),
             ["topic", id, _, ""] if self.crafted(Some(id)) => self.decoy_thread(f),
             [""] if q.is_empty() => Routed::Page(self.bbs_home(f), Shown::Home),
-            ["board", id, ""] => {
-                let Some(b) = f.board(id) else {
-                    return Routed::NotFound;
-                };
-                match q.number("page", 1) {
-                    Some(p) if (1..=f.list_pages(b)).contains(&p) => Routed::Page(self.bbs_list(f, b, p), Shown::List),
-                    _ => Routed::NotFound,
-                }
-            }
+            ["board", id, ""] => self.list_route(f, f.board(id), q.number("page", 1)),
             ["topic", id, slug, ""] => {
-                let Some(t) = id.parse().ok().and_then(|id| f.thread(id)) else {
-                    return Routed::NotFound;
-                };
                 // Clients send the slug percent-encoded or as raw UTF-8; both
                 // decode to the same bytes.
-                if percent_decode(slug) != percent_decode(&ForumModel::slug(t)) {
-                    return Routed::NotFound;
-                }
-                if t.deleted {
-                    return Routed::Gone(bbs_gone(f));
-                }
-                match q.number("page", 1) {
-                    Some(p) if (1..=f.thread_pages(t)).contains(&p) => Routed::Page(self.bbs_thread(f, t, p), Shown::Thread { tid: t.tid, page: p }),
-                    _ => Routed::NotFound,
-                }
+                let t = id.parse().ok().and_then(|id| f.thread(id)).filter(|t| percent_decode(slug) == percent_decode(&ForumModel::slug(t)));
+                self.thread_route(f, t, q.number("page", 1))
             }
             _ => Routed::NotFound,
         }
