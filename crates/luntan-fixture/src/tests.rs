@@ -11,7 +11,7 @@ use luntan_core::dates::normalize_time;
 use luntan_core::site::Site;
 use url::Url;
 
-use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ThreadTruth, Truth};
+use crate::{BlockingFixture, Fixture, FixtureConfig, FixtureServer, ForumKind, ThreadTruth, Truth};
 
 mod growth;
 mod hostile;
@@ -217,6 +217,16 @@ fn forum_truth(truth: &Truth, kind: ForumKind) -> &crate::ForumTruth {
     truth.forums.iter().find(|f| f.site == kind.site_id()).unwrap()
 }
 
+/// A server over `small()` and, per forum, the site file it writes, loaded
+/// as luntan loads it.
+fn server_and_its_site_files() -> (BlockingFixture, Vec<(ForumKind, Site)>) {
+    let server = FixtureServer::start_blocking(small()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    server.write_site_files(dir.path()).unwrap();
+    let sites = ForumKind::ALL.into_iter().map(|kind| (kind, Site::load(&dir.path().join(format!("{}.xml", kind.site_id()))).unwrap())).collect();
+    (server, sites)
+}
+
 /// All pages of a thread, fetched over HTTP and decoded.
 fn thread_pages(addr: SocketAddr, fx: &Fixture, kind: ForumKind, t: &ThreadTruth) -> Vec<String> {
     let f = fx.forum(kind).unwrap();
@@ -261,14 +271,10 @@ fn same_seed_same_bytes_over_http() {
 /// page decodes cleanly, and that deleted threads answer 404.
 #[test]
 fn a_site_file_driven_crawl_finds_everything() {
-    let server = FixtureServer::start_blocking(small()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    server.write_site_files(dir.path()).unwrap();
+    let (server, sites) = server_and_its_site_files();
     let truth = server.truth();
-    for kind in ForumKind::ALL {
+    for (kind, site) in sites {
         let ft = forum_truth(&truth, kind);
-        let path = dir.path().join(format!("{}.xml", kind.site_id()));
-        let site = Site::load(&path).unwrap();
         let base = Url::parse(&server.base_url()).unwrap();
         let mut queue = VecDeque::from([site.home.clone()]);
         let mut seen: HashSet<String> = HashSet::from([site.home.to_string()]);
@@ -638,15 +644,12 @@ fn written_site_files_point_at_the_server() {
 #[test]
 fn site_file_selectors_find_titles_posts_authors_times_and_bodies() {
     use scraper::{ElementRef, Html};
-    let server = FixtureServer::start_blocking(small()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    server.write_site_files(dir.path()).unwrap();
+    let (server, sites) = server_and_its_site_files();
     let truth = server.truth();
     let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     let text = |e: ElementRef| e.text().collect::<String>();
-    for kind in ForumKind::ALL {
+    for (kind, site) in sites {
         let ft = forum_truth(&truth, kind);
-        let site = Site::load(&dir.path().join(format!("{}.xml", kind.site_id()))).unwrap();
         let by_id: HashMap<&str, &ThreadTruth> = ft.threads.iter().map(|t| (t.thread.as_str(), t)).collect();
 
         // A list page: rows, titles, reply counts and last-post times.
