@@ -267,9 +267,20 @@ pub(crate) fn spawn_arrivals(fixture: Arc<Fixture>, mut stopping: tokio::sync::w
 mod tests {
     use super::*;
     use crate::config::FixtureConfig;
+    use crate::model::Truth;
 
     fn cfg() -> FixtureConfig {
         FixtureConfig { threads: 150, boards: 3, ..FixtureConfig::default() }
+    }
+
+    /// A new fixture, its truth, and the `n` changes `grow` then made (it
+    /// must make all `n`).
+    fn grown(n: usize, grow: fn(&Fixture, usize) -> Vec<Change>) -> (Fixture, Truth, Vec<Change>) {
+        let fx = Fixture::new(cfg());
+        let before = fx.truth();
+        let changes = grow(&fx, n);
+        assert_eq!(changes.len(), n);
+        (fx, before, changes)
     }
 
     fn decoded(fx: &Fixture, kind: ForumKind, path: &str) -> String {
@@ -280,10 +291,7 @@ mod tests {
 
     #[test]
     fn new_threads_head_their_boards_and_the_truth_follows() {
-        let fx = Fixture::new(cfg());
-        let before = fx.truth();
-        let changes = fx.add_threads(12);
-        assert_eq!(changes.len(), 12);
+        let (fx, before, changes) = grown(12, Fixture::add_threads);
         let after = fx.truth();
         for c in &changes {
             let kind = ForumKind::from_site_id(&c.site).unwrap();
@@ -305,14 +313,9 @@ mod tests {
         assert_eq!(fx.posts_added(), 12);
     }
 
-    use crate::model::Truth;
-
     #[test]
     fn replies_keep_old_posts_move_threads_up_and_can_add_a_page() {
-        let fx = Fixture::new(cfg());
-        let before = fx.truth();
-        let changes = fx.add_replies(40);
-        assert_eq!(changes.len(), 40);
+        let (fx, before, changes) = grown(40, Fixture::add_replies);
         let distinct: HashSet<_> = changes.iter().map(|c| (&c.site, &c.thread)).collect();
         assert_eq!(distinct.len(), 40, "distinct threads");
         let mut new_pages = 0;
