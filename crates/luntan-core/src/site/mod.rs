@@ -465,6 +465,11 @@ mod tests {
 </site>
 "##;
 
+    /// DISCUZ with `extra` before `<links>`, where the optional settings go.
+    pub(super) fn discuz_with(extra: &str) -> String {
+        DISCUZ.replace("<links>", &format!("{extra}\n  <links>"))
+    }
+
     pub(super) fn parse(text: &str) -> Result<Site, SiteError> {
         Site::parse(text, Path::new("data/sites/x.xml"))
     }
@@ -488,12 +493,7 @@ mod tests {
 
     #[test]
     fn incremental_settings_and_the_adaptive_interval() {
-        let s = parse(&DISCUZ.replace(
-            "<links>",
-            r#"<incremental stop-after="5" interval-minutes="30" min-interval-minutes="10" max-interval-hours="1"/>
-  <links>"#,
-        ))
-        .unwrap();
+        let s = parse(&discuz_with(r#"<incremental stop-after="5" interval-minutes="30" min-interval-minutes="10" max-interval-hours="1"/>"#)).unwrap();
         let inc = &s.incremental;
         assert_eq!(inc.stop_after, 5);
         assert_eq!(inc.initial_interval, Duration::from_secs(1800));
@@ -502,19 +502,13 @@ mod tests {
         assert!(shorter < inc.initial_interval && longer > inc.initial_interval);
         assert_eq!(inc.next_interval(Duration::from_secs(600), true), Duration::from_secs(600), "bounded below");
         assert_eq!(inc.next_interval(Duration::from_secs(3600), false), Duration::from_secs(3600), "bounded above");
-        let e = parse(&DISCUZ.replace(
-            "<links>",
-            r#"<incremental stop-after="0"/>
-  <links>"#,
-        ))
-        .unwrap_err();
+        let e = parse(&discuz_with(r#"<incremental stop-after="0"/>"#)).unwrap_err();
         assert_eq!(e.field, "stop-after");
     }
 
     #[test]
     fn a_search_paged_by_its_next_link_with_busy_and_empty_pages() {
-        let with = |extra: &str| DISCUZ.replace("<links>", &format!("{extra}\n  <links>"));
-        let s = parse(&with(
+        let s = parse(&discuz_with(
             r#"<search row="li.pbw" time="span.time" next="div.pg a.nxt" interval-ms="10000">
     <url><![CDATA[search.php?mod=forum&srchtxt={keyword}&searchsubmit=yes]]></url>
     <busy>只能进行一次搜索</busy>
@@ -534,16 +528,16 @@ mod tests {
         assert!(!sr.empty.matches(&page("<p>没有找到匹配结果</p>")), "the selector is required");
 
         // Without <empty>, the wording of common forum software.
-        let s = parse(&with(r#"<search row="li" time="span"><url>s?q={keyword}&amp;p={page}</url></search>"#)).unwrap();
+        let s = parse(&discuz_with(r#"<search row="li" time="span"><url>s?q={keyword}&amp;p={page}</url></search>"#)).unwrap();
         let sr = s.search.as_ref().unwrap();
         assert!(sr.empty.matches(&page("<p>对不起，没有找到匹配结果。</p>")));
         assert!(sr.empty.matches(&page("<p>No suitable matches were found.</p>")));
         assert!(!sr.empty.matches(&page("<p>抱歉，您在 10 秒内只能进行一次搜索</p>")));
         assert_eq!(sr.busy_wait, Duration::from_secs(10));
 
-        let e = parse(&with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><busy/></search>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><busy/></search>"#)).unwrap_err();
         assert_eq!(e.field, "busy");
-        let e = parse(&with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><empty>(</empty></search>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<search row="li" time="span" next="a.nxt"><url>s?q={keyword}</url><empty>(</empty></search>"#)).unwrap_err();
         assert!(e.message.contains("bad pattern"), "{e}");
     }
 

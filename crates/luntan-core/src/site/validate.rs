@@ -352,7 +352,7 @@ fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<L
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::site::tests::{parse, DISCUZ};
+    use crate::site::tests::{discuz_with, parse, DISCUZ};
     use crate::site::LinkMatch;
 
     #[test]
@@ -400,36 +400,20 @@ mod tests {
 
     #[test]
     fn focus_settings_are_read_and_checked() {
-        let s = parse(&DISCUZ.replace(
-            "<links>",
-            r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>
-  <links>"#,
-        ))
-        .unwrap();
+        let s = parse(&discuz_with(r#"<focus alpha="0.4" threshold="0.25"><topic>考研 复试，导师</topic><url-word>kaoyan</url-word></focus>"#)).unwrap();
         let f = s.focus.unwrap();
         assert_eq!((f.alpha, f.threshold), (0.4, 0.25));
         assert_eq!(f.topics, ["考研", "复试", "导师"]);
         assert_eq!(f.url_words, ["kaoyan"]);
-        let e = parse(&DISCUZ.replace(
-            "<links>",
-            r#"<focus alpha="1.5"><topic>考研</topic></focus>
-  <links>"#,
-        ))
-        .unwrap_err();
+        let e = parse(&discuz_with(r#"<focus alpha="1.5"><topic>考研</topic></focus>"#)).unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("alpha", 8));
-        let e = parse(&DISCUZ.replace(
-            "<links>",
-            r#"<focus/>
-  <links>"#,
-        ))
-        .unwrap_err();
+        let e = parse(&discuz_with(r#"<focus/>"#)).unwrap_err();
         assert_eq!(e.field, "focus");
     }
 
     #[test]
     fn search_and_accounts_are_read_and_checked() {
-        let with = |extra: &str| DISCUZ.replace("<links>", &format!("{extra}\n  <links>"));
-        let s = parse(&with(
+        let s = parse(&discuz_with(
             r#"<search row="li.pbw" time="span.time" max-pages="20"><url><![CDATA[search.php?mod=forum&srchtxt={keyword}&page={page}]]></url></search>
   <account cookie="auth=abc; sid=1"/>
   <account name="bot2" login-url="member.php?mod=logging&amp;action=login"><field name="username">小明</field><field name="password">p&amp;w</field></account>"#,
@@ -451,14 +435,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<search row="li" time="span"><url>search.php?q={keyword}</url></search>"#)).unwrap_err();
         assert_eq!((e.field.as_str(), e.line), ("url", 8));
         assert!(e.message.contains("next="), "{e}");
-        let e = parse(&with(r#"<search row="li" time="span"><url>search.php?q=x&amp;page={page}</url></search>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<search row="li" time="span"><url>search.php?q=x&amp;page={page}</url></search>"#)).unwrap_err();
         assert!(e.message.contains("{keyword}"), "{e}");
-        let e = parse(&with(r#"<account/>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<account/>"#)).unwrap_err();
         assert_eq!(e.field, "account");
-        let e = parse(&with(r#"<account login-url="/login"/>"#)).unwrap_err();
+        let e = parse(&discuz_with(r#"<account login-url="/login"/>"#)).unwrap_err();
         assert!(e.message.contains("field"), "{e}");
     }
 }
