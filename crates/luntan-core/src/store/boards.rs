@@ -205,18 +205,21 @@ impl Store {
                  FROM rounds WHERE site = ?1 ORDER BY id DESC LIMIT 1",
                 [site],
                 |r| {
-                    Ok(RoundRecord {
-                        site: r.get(0)?,
-                        started_at: r.get(1)?,
-                        finished_at: r.get(2)?,
-                        requests: r.get(3)?,
-                        list_pages: r.get(4)?,
-                        boards_visited: r.get(5)?,
-                        boards_skipped: r.get(6)?,
-                        new_threads: r.get(7)?,
-                        updated_threads: r.get(8)?,
-                        errors: r.get(9)?,
-                    })
+                    Ok(read_row!(
+                        r,
+                        RoundRecord {
+                            site,
+                            started_at,
+                            finished_at,
+                            requests,
+                            list_pages,
+                            boards_visited,
+                            boards_skipped,
+                            new_threads,
+                            updated_threads,
+                            errors
+                        }
+                    ))
                 },
             )
             .optional()

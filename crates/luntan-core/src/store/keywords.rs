@@ -76,17 +76,7 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![site, keyword], |r| {
-                Ok(KeywordState {
-                    site: r.get(0)?,
-                    keyword: r.get(1)?,
-                    lastresult: r.get(2)?,
-                    pagenum: r.get(3)?,
-                    watermark: r.get(4)?,
-                    rounds: r.get(5)?,
-                    last_error: r.get(6)?,
-                })
-            })
+            .query_map(params![site, keyword], |r| Ok(read_row!(r, KeywordState { site, keyword, lastresult, pagenum, watermark, rounds, last_error })))
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e));
@@ -161,22 +151,25 @@ impl Store {
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([site], |r| {
-                Ok(KeywordRound {
-                    site: r.get(0)?,
-                    keyword: r.get(1)?,
-                    started_at: r.get(2)?,
-                    budget: r.get(3)?,
-                    pages_read: r.get(4)?,
-                    lastresult: r.get(5)?,
-                    next_pagenum: r.get(6)?,
-                    watermark_before: r.get(7)?,
-                    watermark_after: r.get(8)?,
-                    results: r.get(9)?,
-                    new_threads: r.get(10)?,
-                    updated_threads: r.get(11)?,
-                    errors: r.get(12)?,
-                    error: r.get(13)?,
-                })
+                Ok(read_row!(
+                    r,
+                    KeywordRound {
+                        site,
+                        keyword,
+                        started_at,
+                        budget,
+                        pages_read,
+                        lastresult,
+                        next_pagenum,
+                        watermark_before,
+                        watermark_after,
+                        results,
+                        new_threads,
+                        updated_threads,
+                        errors,
+                        error
+                    }
+                ))
             })
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()

@@ -14,6 +14,16 @@
 //! (sites, boards, rounds, skipped links) and `keywords` (keyword records,
 //! rounds and search accounts).
 
+/// A `$T` read from a result row whose columns are the fields named here, in
+/// the SELECT's order: the column indices follow from that order, so none is
+/// written, or renumbered when a column is added, by hand.
+macro_rules! read_row {
+    ($row:expr, $T:ident { $($field:ident),* $(,)? }) => {{
+        let mut column = 0..;
+        $T { $($field: $row.get(column.next().unwrap())?),* }
+    }};
+}
+
 mod boards;
 mod keywords;
 #[cfg(test)]

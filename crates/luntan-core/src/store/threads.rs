@@ -434,23 +434,10 @@ struct RawRow {
 }
 
 fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<RawRow> {
-    Ok(RawRow {
-        site: r.get(0)?,
-        thread: r.get(1)?,
-        board: r.get(2)?,
-        url: r.get(3)?,
-        title: r.get(4)?,
-        replies: r.get(5)?,
-        last_post: r.get(6)?,
-        post_time: r.get(7)?,
-        save_date: r.get(8)?,
-        pages: r.get(9)?,
-        content_type: r.get(10)?,
-        state: r.get(11)?,
-        fail_stage: r.get(12)?,
-        fail_reason: r.get(13)?,
-        attempts: r.get(14)?,
-    })
+    Ok(read_row!(
+        r,
+        RawRow { site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts }
+    ))
 }
 
 impl RawRow {
