@@ -11,7 +11,7 @@ threads=${DEMO_THREADS:-300}
 rm -rf "$demo"
 mkdir -p "$demo/data/sites" "$demo/index"
 
-"$bin/luntan-fixture" serve --addr 127.0.0.1:0 --threads "$threads" --sites-out "$demo/data/sites" >"$demo/fixture.out" 2>"$demo/fixture.err" &
+"$bin/luntan-fixture" serve --addr 127.0.0.1:0 --threads "$threads" --sites-out "$demo/data/sites" --microblog >"$demo/fixture.out" 2>"$demo/fixture.err" &
 fixture=$!
 trap 'kill $fixture 2>/dev/null || true; wait $fixture 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
@@ -24,10 +24,14 @@ start=$(date +%s%N)
 step() { echo; echo "\$ $*"; "$@"; }
 step "$bin/luntan-discover" --data "$demo/data"
 step "$bin/luntan-download" --data "$demo/data"
+# The microblog is crawled user by user: users met in comments (found by
+# download) are read by the next round.
+step "$bin/luntan-discover" --data "$demo/data" --site mb --all-boards
+step "$bin/luntan-download" --data "$demo/data" --site mb
 step "$bin/luntan-extract" --data "$demo/data"
 step "$bin/luntan-index" --data "$demo/data" --index-dir "$demo/index"
 step "$bin/luntan-status" --data "$demo/data"
-for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋'; do
+for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋' '转发微博'; do
   step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 "$q"
 done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -400,6 +400,26 @@ pub fn list_requests(sites: &[luntan_core::Site], base_url: &str, log: &[luntan_
     out
 }
 
+/// Asserts that the thread XML at `path` holds exactly the fixture's posts
+/// (floor, author, time, text after folding), in order; returns it.
+pub fn assert_xml_matches_truth(path: &Path, t: &luntan_fixture::ThreadTruth) -> luntan_core::ThreadDoc {
+    let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = luntan_core::ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!((doc.site.as_str(), doc.board.as_str(), doc.thread.as_str()), (t.site.as_str(), t.board.as_str(), t.thread.as_str()), "{}", path.display());
+    if !t.title.is_empty() {
+        assert_eq!(fold(&doc.title), fold(&t.title), "{} title", path.display());
+    }
+    assert_eq!(doc.posts.len(), t.posts.len(), "{} post count", path.display());
+    for (got, want) in doc.posts.iter().zip(&t.posts) {
+        let at = format!("{} floor {}", path.display(), want.floor);
+        assert_eq!(got.floor, want.floor, "{at}");
+        assert_eq!(got.author, want.author, "{at}");
+        assert_eq!(got.time.as_deref(), Some(want.time.as_str()), "{at}");
+        assert_eq!(fold(&got.text()), fold(&want.text), "{at}");
+    }
+    doc
+}
+
 /// Where a thread's files are, from the parts a test has as strings.
 pub fn loc(site: &str, board: &str, save_date: &str, thread: &str) -> luntan_core::ids::ThreadLoc {
     use luntan_core::ids::{BoardId, SaveDate, SiteId, ThreadId};

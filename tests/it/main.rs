@@ -11,6 +11,7 @@ mod incremental;
 mod keywords;
 mod local_faults;
 mod pipeline;
+mod protocol;
 mod recovery;
 mod search_cli;
 mod search_ranking;

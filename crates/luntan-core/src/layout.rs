@@ -69,6 +69,21 @@ impl DataDir {
         self.thread_dir(loc).join(name)
     }
 
+    /// Raw JSON of page `page` (1-based) of a thread read in protocol mode
+    /// (S4): `article<T>.json`, `article<T>_p2.json` ….
+    pub fn json_path(&self, loc: &ThreadLoc, page: u32) -> PathBuf {
+        let thread = &loc.thread;
+        let name = if page <= 1 { format!("article{thread}.json") } else { format!("article{thread}_p{page}.json") };
+        self.thread_dir(loc).join(name)
+    }
+
+    /// When and from where each JSON page was fetched, one `<unix seconds>\t<url>`
+    /// line per page: relative times ("3分钟前") are read against it, so
+    /// extracting again gives the same times.
+    pub fn fetched_path(&self, loc: &ThreadLoc) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}.fetched", loc.thread))
+    }
+
     /// The normalized XML of a thread.
     pub fn xml_path(&self, loc: &ThreadLoc) -> PathBuf {
         self.thread_dir(loc).join(format!("article{}.xml", loc.thread))

@@ -110,6 +110,10 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         move |s| s.upsert_site(&site)
     })
     .await?;
+    if site.json.is_some() {
+        // Protocol mode (S4): boards come from the site file and the users met, not a home page.
+        return crate::protocol::discover_round(run, fetcher, store, report).await;
+    }
     let home = match fetcher.get_html(&site.home).await {
         Ok(f) => f,
         Err(e) => {

@@ -148,6 +148,9 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     // Ids were checked at discovery; checked again because they name files.
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
+    if let Some(rules) = &fetcher.site().json {
+        return save_json_thread(run, fetcher, rules, store, row, loc).await;
+    }
     let pages = fetch_pages(fetcher, &url, loc.thread.as_str()).await.map_err(|e| Failure::Thread(e.into()))?;
     let content_type = pages[0].content_type.clone();
     let bytes: u64 = pages.iter().map(|p| p.body.len() as u64).sum();
@@ -168,6 +171,62 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
         }
         let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
         lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
+        Ok((n, bytes))
+    })
+    .await
+    .expect("write task panicked")
+}
+
+/// Protocol mode (S4): the thread's JSON pages, raw, beside the server's
+/// clock of each fetch; the users met in them join the site's boards in
+/// the transaction that moves the row.
+async fn save_json_thread(
+    run: &StageRun,
+    fetcher: &Fetcher,
+    rules: &luntan_core::site::JsonRules,
+    store: &Arc<Mutex<Store>>,
+    row: &ThreadRow,
+    loc: luntan_core::ids::ThreadLoc,
+) -> Result<(usize, u64), Failure> {
+    let pages = crate::protocol::fetch_thread(fetcher, rules, loc.thread.as_str()).await.map_err(|e| match e {
+        crate::protocol::JsonPageError::Fetch(f) => Failure::Thread(f.into()),
+        other => Failure::Thread(ThreadError::Row { url: row.url.clone(), why: other.to_string() }),
+    })?;
+    if pages.is_empty() {
+        return Err(Failure::Thread(ThreadError::Row { url: row.url.clone(), why: "the site file names no page of a thread".into() }));
+    }
+    let values: Vec<serde_json::Value> = pages.iter().map(|p| p.value.clone()).collect();
+    let users: Vec<(String, String, Option<String>)> = crate::protocol::users_in_pages(rules, &values)
+        .into_iter()
+        .filter_map(|(id, name)| rules.list.page_url(&id, &rules.list.first_key()).map(|u| (id, u.to_string(), name)))
+        .collect();
+    let bytes: u64 = pages.iter().map(|p| p.fetched.body.len() as u64).sum();
+    let n = pages.len();
+    let fetched: String = pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect();
+    let (data, store) = (run.data().clone(), store.clone());
+    tokio::task::spawn_blocking(move || {
+        let write = |path: std::path::PathBuf, bytes: &[u8]| {
+            write_atomic(&path, bytes).map_err(|source| {
+                if luntan_core::layout::is_local_fault(&source) {
+                    Failure::Local(path.clone(), source)
+                } else {
+                    Failure::Thread(ThreadError::Write { path, source })
+                }
+            })
+        };
+        for (i, page) in pages.iter().enumerate() {
+            write(data.json_path(&loc, i as u32 + 1), &page.fetched.body)?;
+        }
+        write(data.fetched_path(&loc), fetched.as_bytes())?;
+        let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: Some("application/json"), ..Default::default() };
+        lock(&store)
+            .batch(|s| {
+                for (id, url, name) in &users {
+                    s.upsert_board(loc.site.as_str(), id, url, name.as_deref())?;
+                }
+                s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
+            })
+            .map_err(Failure::Store)?;
         Ok((n, bytes))
     })
     .await

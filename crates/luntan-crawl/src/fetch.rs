@@ -39,6 +39,9 @@ pub struct Fetched {
     pub status: u16,
     pub content_type: Option<String>,
     pub body: Vec<u8>,
+    /// The server's `Date` header: its clock, against which protocol mode
+    /// reads times such as "3分钟前".
+    pub date: Option<String>,
 }
 
 /// Why a URL could not be fetched. Every variant names the URL.
@@ -54,6 +57,8 @@ pub enum FetchError {
     TooLarge { url: Url, limit: u64 },
     #[error("{url}: not an HTML page (Content-Type {content_type})")]
     NotHtml { url: Url, content_type: String },
+    #[error("{url}: not JSON (Content-Type {content_type})")]
+    NotJson { url: Url, content_type: String },
     #[error("{url}: disallowed by robots.txt")]
     Robots { url: Url },
     #[error("{url}: robots.txt unavailable ({why}); not crawling the host")]
@@ -275,6 +280,14 @@ impl Fetcher {
         on_io(url, async move { core.fetch(&core.client, &target, None).await }).await
     }
 
+    /// GETs a JSON endpoint (protocol mode, S4) exactly as [`Fetcher::get_html`]
+    /// gets a page (hosts, robots.txt, gate, retries, caps), accepting JSON
+    /// content types instead of HTML ones.
+    pub async fn get_json(&self, url: &Url) -> Result<Fetched, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move { core.fetch_as(&core.client, &target, None, Want::Json).await }).await
+    }
+
     /// Whether robots.txt lets luntan fetch `url` (always, with `robots="false"`).
     /// Loads the host's robots.txt through the gate if it is not known yet.
     pub async fn robots_allow(&self, url: &Url) -> Result<(), FetchError> {
@@ -335,9 +348,22 @@ impl Session {
     }
 }
 
+/// What a response must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Html,
+    Json,
+    /// robots.txt: whatever it is labelled.
+    Any,
+}
+
 impl Core {
     /// One page, following redirects by hand; `form` makes the first request a POST.
-    async fn fetch(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>) -> Result<Fetched, FetchError> {
+    async fn fetch(&self, client: &reqwest::Client, url: &Url, form: Option<String>) -> Result<Fetched, FetchError> {
+        self.fetch_as(client, url, form, Want::Html).await
+    }
+
+    async fn fetch_as(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>, want: Want) -> Result<Fetched, FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FetchError::Refused { url: url.clone(), why: format!("scheme {} is not fetched", url.scheme()) });
         }
@@ -352,7 +378,7 @@ impl Core {
             }
             // After a POST, the redirect is fetched with GET (RFC 9110 lets
             // 301/302 change the method, and every browser does).
-            let next = match self.get_with_retries(client, &current, form.take(), true).await? {
+            let next = match self.get_with_retries(client, &current, form.take(), want).await? {
                 Outcome::Page(f) => return Ok(f),
                 Outcome::Redirect(next) => next,
             };
@@ -370,7 +396,7 @@ impl Core {
         }
     }
 
-    async fn get_with_retries(&self, client: &reqwest::Client, url: &Url, form: Option<String>, require_html: bool) -> Result<Outcome, FetchError> {
+    async fn get_with_retries(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want) -> Result<Outcome, FetchError> {
         let retries = self.site.politeness.retries;
         // Opened (and its clock started) before any request it will time.
         let log = request_log();
@@ -378,7 +404,7 @@ impl Core {
         loop {
             let (permit, started) = self.gate.enter().await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
-            let result = self.once(client, url, form.clone(), require_html).await;
+            let result = self.once(client, url, form.clone(), want).await;
             if let Some(log) = log {
                 log.record(&self.site.id, url, started, &result);
             }
@@ -422,7 +448,7 @@ impl Core {
         }
     }
 
-    async fn once(&self, client: &reqwest::Client, url: &Url, form: Option<String>, require_html: bool) -> Result<Outcome, FetchError> {
+    async fn once(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want) -> Result<Outcome, FetchError> {
         let p = &self.site.politeness;
         let net = |e: reqwest::Error| classify(url, e, p.timeout);
         let request = match form {
@@ -444,14 +470,24 @@ impl Core {
             return Err(FetchError::Status { url: url.clone(), status, retry_after });
         }
         let content_type = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        if require_html {
-            if let Some(ct) = &content_type {
-                let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-                if !matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain" | "") {
-                    return Err(FetchError::NotHtml { url: url.clone(), content_type: ct.clone() });
+        if let Some(ct) = &content_type {
+            let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let accepted = match want {
+                Want::Any => true,
+                Want::Html => matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain" | ""),
+                // APIs label JSON in many ways; the body is parsed later anyway.
+                Want::Json => {
+                    matches!(mime.as_str(), "application/json" | "text/json" | "text/plain" | "text/javascript" | "application/javascript" | "")
+                        || mime.ends_with("+json")
                 }
+            };
+            match (accepted, want) {
+                (true, _) => {}
+                (false, Want::Json) => return Err(FetchError::NotJson { url: url.clone(), content_type: ct.clone() }),
+                (false, _) => return Err(FetchError::NotHtml { url: url.clone(), content_type: ct.clone() }),
             }
         }
+        let date = resp.headers().get(reqwest::header::DATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let limit = p.max_body_bytes;
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(FetchError::TooLarge { url: url.clone(), limit });
@@ -464,7 +500,7 @@ impl Core {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body }))
+        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body, date }))
     }
 
     async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {
@@ -492,7 +528,7 @@ impl Core {
         };
         let mut hops = 0;
         let fetched = loop {
-            match self.get_with_retries(&self.client, &url, None, false).await {
+            match self.get_with_retries(&self.client, &url, None, Want::Any).await {
                 Ok(Outcome::Page(f)) => break Ok(f),
                 Ok(Outcome::Redirect(next)) if hops < 5 && self.site.host_allowed(&next) => {
                     hops += 1;

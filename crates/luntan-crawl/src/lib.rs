@@ -39,8 +39,10 @@
 pub mod db;
 pub mod discover;
 pub mod download;
+pub mod dupstate;
 pub mod fetch;
 pub mod focus;
 pub mod hrefs;
 pub mod keywords;
 pub mod links;
+pub mod protocol;

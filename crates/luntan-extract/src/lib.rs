@@ -44,6 +44,7 @@ use std::path::PathBuf;
 use luntan_core::lock::LockError;
 use luntan_core::store::StoreError;
 
+pub mod json;
 pub mod parse;
 pub mod stage;
 
@@ -62,6 +63,9 @@ pub enum ExtractError {
     Verify { path: PathBuf, message: String },
     #[error("{}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
+    /// A protocol-mode page that is not what the site file says (S4).
+    #[error("{}: {why}", path.display())]
+    Json { path: PathBuf, why: String },
     #[error("thread {site}/{thread}: {why}")]
     BadRow { site: String, thread: String, why: String },
     #[error("{}: no site file for --site {site:?}", sites_dir.display())]

@@ -316,7 +316,7 @@ fn line_text(el: ElementRef) -> String {
 }
 
 /// Text from elsewhere (the list page's title) folded the same way.
-fn fold_line(s: &str) -> String {
+pub(crate) fn fold_line(s: &str) -> String {
     let mut p = Paragraphs::default();
     p.text(s);
     p.finish().join(" ")
@@ -391,20 +391,28 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         }
     }
     let title = title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default();
-    let doc = ThreadDoc {
+    let saved = row.save_date.clone().unwrap_or_default();
+    let doc = thread_doc(site, row, title, saved, names.join(","), pages.len() as u32, posts);
+    Ok(ThreadExtract { doc, pages: reports })
+}
+
+/// A thread's document: what the row and site file say, with what the pages
+/// gave. HTML and JSON threads end in the same shape, so index and search
+/// cannot tell them apart.
+pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: String, encoding: String, pages: u32, posts: Vec<Post>) -> ThreadDoc {
+    ThreadDoc {
         site: row.site.clone(),
         board: row.board.clone(),
         thread: row.thread.clone(),
         forum: site.name.clone(),
         url: row.url.clone(),
         title,
-        posted: posts[0].time.clone(),
-        saved: row.save_date.clone().unwrap_or_default(),
-        encoding: names.join(","),
-        pages: pages.len() as u32,
+        posted: posts.first().and_then(|p| p.time.clone()),
+        saved,
+        encoding,
+        pages,
         posts,
-    };
-    Ok(ThreadExtract { doc, pages: reports })
+    }
 }
 
 #[cfg(test)]

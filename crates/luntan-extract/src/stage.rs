@@ -237,6 +237,10 @@ fn one_line(s: &str) -> String {
 fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'static Encoding>) -> Result<Written, ExtractError> {
     // Ids become path components; the row came from a URL a forum wrote.
     let loc = row.location(None).map_err(|why| ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why })?;
+    if let Some(rules) = &site.json {
+        let (got, bytes) = crate::json::extract_json_thread(data, site, rules, row, &loc)?;
+        return publish(data, &loc, got, bytes);
+    }
     let n = row.pages.unwrap_or(1).max(1);
     let mut pages = Vec::with_capacity(n as usize);
     for page in 1..=n {
@@ -246,8 +250,13 @@ fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'st
     }
     let bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
     let got = extract_thread(site, row, &pages, cached)?;
+    publish(data, &loc, got, bytes)
+}
+
+/// Writes a thread's XML once it is known to parse back to itself.
+fn publish(data: &DataDir, loc: &luntan_core::ids::ThreadLoc, got: crate::ThreadExtract, bytes: u64) -> Result<Written, ExtractError> {
     let xml = got.doc.to_xml();
-    let path = data.xml_path(&loc);
+    let path = data.xml_path(loc);
     // Never publish a file the index stage would choke on.
     match ThreadDoc::from_xml(&xml) {
         Ok(back) if back == got.doc => {}

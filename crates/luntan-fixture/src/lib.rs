@@ -63,7 +63,8 @@
 //! 3. [`hostile`], [`topics`]: faults, traps and topic labels, decided from the seed alone.
 //! 4. `config`: what a fixture is made from ([`FixtureConfig`], [`Activity`], [`SearchMode`]).
 //! 5. `model`: boards, threads, posts, the snapshots growth publishes, the [`Truth`].
-//! 6. [`growth`], `pages`, [`search`]: changing the model, rendering its pages, searching it.
+//! 6. [`growth`], `pages`, [`search`], [`microblog`]: changing the model, rendering its pages,
+//!    searching it; the two sites drawn by JavaScript from JSON (S4), served beside the forums.
 //! 7. `sites`: the site files, search and accounts included.
 //! 8. `server`: HTTP, faults on the wire, the request log, search sessions.
 //! 9. [`politeness`]: reading the request log.
@@ -73,6 +74,7 @@ mod corpus;
 pub mod growth;
 pub mod hostile;
 mod kind;
+pub mod microblog;
 mod model;
 mod pages;
 pub mod politeness;
@@ -90,7 +92,7 @@ pub use model::{BoardTruth, Fixture, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
-pub use sites::{site_file, write_site_files};
+pub use sites::{microblog_site_files, site_file, write_microblog_site_files, write_site_files};
 pub use topics::Topics;
 
 #[cfg(test)]

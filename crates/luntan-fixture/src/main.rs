@@ -29,6 +29,10 @@ enum Command {
         /// Write a site file per forum (dz.xml, phpbb.xml, bbs.xml) pointing at this server into DIR.
         #[arg(long, value_name = "DIR")]
         sites_out: Option<PathBuf>,
+        /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
+        /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode.
+        #[arg(long)]
+        microblog: bool,
         #[command(flatten)]
         model: ModelArgs,
         /// Delay every response by this many milliseconds.
@@ -235,7 +239,7 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), String> {
     match command {
-        Command::Serve { addr, sites_out, model, latency_ms, flaky_percent, no_gzip, request_log, posts_per_sec } => {
+        Command::Serve { addr, sites_out, microblog, model, latency_ms, flaky_percent, no_gzip, request_log, posts_per_sec } => {
             let cfg = FixtureConfig {
                 latency: Duration::from_millis(latency_ms),
                 flaky_percent,
@@ -244,7 +248,7 @@ fn run(command: Command) -> Result<(), String> {
                 ..model.config()
             };
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the runtime: {e}"))?;
-            runtime.block_on(serve_until_signal(cfg, addr, sites_out, request_log))
+            runtime.block_on(serve_until_signal(cfg, addr, sites_out, microblog, request_log))
         }
         Command::Truth { model, pretty } => {
             let truth = Fixture::new(model.config()).truth();
@@ -264,13 +268,22 @@ fn run(command: Command) -> Result<(), String> {
     }
 }
 
-async fn serve_until_signal(cfg: FixtureConfig, addr: SocketAddr, sites_out: Option<PathBuf>, request_log: Option<PathBuf>) -> Result<(), String> {
+async fn serve_until_signal(
+    cfg: FixtureConfig,
+    addr: SocketAddr,
+    sites_out: Option<PathBuf>,
+    microblog: bool,
+    request_log: Option<PathBuf>,
+) -> Result<(), String> {
     // Handlers go in before the "listening" line: a script may send SIGTERM
     // the moment it reads it, and an unhandled SIGTERM kills without cleanup.
     let stop = shutdown_signal()?;
     let server = serve(cfg, addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     if let Some(dir) = sites_out {
         server.write_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if microblog {
+            server.write_microblog_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
     }
     {
         // Scripts wait for this exact line, so write it in one go and flush.

@@ -168,6 +168,16 @@ impl FixtureServer {
         self.shared.fixture.truth()
     }
 
+    /// What the microblog and the XHR forum hold (see [`crate::microblog`]).
+    pub fn microblog_truth(&self) -> crate::microblog::MicroblogTruth {
+        crate::microblog::truth(self.shared.fixture.config().seed)
+    }
+
+    /// Writes the microblog's and the XHR forum's site files (protocol mode).
+    pub fn write_microblog_site_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        crate::sites::write_microblog_site_files(&self.base_url(), dir)
+    }
+
     /// Writes site files pointing at this server (see [`crate::write_site_files`]).
     pub fn write_site_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         crate::sites::write_site_files(self.shared.fixture.config(), &self.base_url(), dir)
@@ -458,7 +468,12 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
         }
     }
     let page = render(shared, path_and_query).await;
-    let mut builder = Response::builder()
+    let mut builder = Response::builder();
+    if is_microblog(path_and_query) {
+        // The microblog's times are relative to its fixed clock; this is how a client learns it.
+        builder = builder.header(header::DATE, crate::microblog::DATE_HEADER);
+    }
+    let mut builder = builder
         .status(StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, HeaderValue::from_static(page.content_type))
         .header(header::VARY, "Accept-Encoding");
@@ -476,10 +491,26 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
 /// logging of other requests' arrivals.
 async fn render(shared: &Arc<Shared>, path_and_query: &str) -> crate::FixtureResponse {
     let (fixture, path) = (shared.fixture.clone(), path_and_query.to_owned());
-    match tokio::task::spawn_blocking(move || fixture.get(&path)).await {
+    let page = move || {
+        if is_microblog(&path) {
+            let (p, q) = path.split_once('?').unwrap_or((path.as_str(), ""));
+            let model = crate::microblog::model(fixture.config().seed);
+            return match model.get(p, q) {
+                Some((status, content_type, body)) => crate::FixtureResponse { status, content_type, body },
+                None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
+            };
+        }
+        fixture.get(&path)
+    };
+    match tokio::task::spawn_blocking(page).await {
         Ok(page) => page,
         Err(_) => crate::FixtureResponse { status: 500, content_type: "text/html", body: b"<h1>render failed</h1>".to_vec() },
     }
+}
+
+/// The two sites drawn by JavaScript live beside the forums ([`crate::microblog`]).
+fn is_microblog(path_and_query: &str) -> bool {
+    path_and_query.starts_with("/mb/") || path_and_query.starts_with("/xhr/")
 }
 
 const LOOP_MARK: &str = "luntan-loop=1";

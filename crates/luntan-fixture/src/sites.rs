@@ -195,6 +195,71 @@ pub fn write_site_files(cfg: &FixtureConfig, base_url: &str, dir: &Path) -> io::
     Ok(written)
 }
 
+/// The site files of the two sites drawn by JavaScript ([`crate::microblog`]):
+/// protocol mode, every page read from its JSON endpoint.
+pub fn microblog_site_files(base_url: &str) -> Vec<(&'static str, String)> {
+    let base = base_url.trim_end_matches('/');
+    let mb = format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- A microblog read through its JSON (S4): users are boards, a post with its comments a thread. -->
+<site id="mb">
+  <name>微博</name>
+  <home>{base}/mb/</home>
+  <politeness delay-ms="0" concurrency="4" timeout-ms="10000" retries="3"/>
+  <json time-zone="+08:00">
+    <seed>1001</seed>
+    <seed>1002</seed>
+    <!-- a user's timeline, newest first; the next page starts below since_id -->
+    <list paging="cursor" next="$.data.cardlistInfo.since_id" items="$.data.cards[?@.card_type == 9].mblog"
+          id="$.id" replies="$.comments_count" time="$.created_at"><![CDATA[api/container/getIndex?uid={{board}}&since_id={{cursor}}]]></list>
+    <!-- the post, its long text whole -->
+    <thread items="$.data" author="$.user.screen_name" time="$.created_at" body="$.text" body-format="html"><![CDATA[api/statuses/show?id={{thread}}]]></thread>
+    <!-- comments, oldest first; max_id 0 ends them -->
+    <comments paging="cursor" next="$.data.max_id" items="$.data.data[*]" author="$.user.screen_name" time="$.created_at"
+              body="$.text" body-format="html"><![CDATA[api/comments/hotflow?id={{thread}}&mid={{thread}}&max_id={{cursor}}&max_id_type=0]]></comments>
+    <!-- users met in reposts, mentions and comments join the crawl -->
+    <users max="100" depth="3" followers="1" activity="0.5">
+      <found id="$.id" name="$.screen_name" followers="$.followers_count" activity="$.statuses_count">$..user</found>
+      <link><![CDATA[/mb/u/{{board}}]]></link>
+    </users>
+  </json>
+</site>
+"##
+    );
+    let xhr = format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- A forum whose replies load by XHR under one thread URL, read through its JSON. -->
+<site id="xhr">
+  <name>异步论坛</name>
+  <home>{base}/xhr/</home>
+  <politeness delay-ms="0" concurrency="4" timeout-ms="10000" retries="3"/>
+  <json time-zone="+08:00">
+    <seed>1</seed>
+    <seed>2</seed>
+    <list paging="offset" page-size="4" items="$.threads[*]" id="$.tid" title="$.subject" replies="$.replies"
+          time="$.lastpost"><![CDATA[api/threads?fid={{board}}&offset={{offset}}&limit=4]]></list>
+    <thread items="$.thread" title="$.subject" author="$.author.name" time="$.created" body="$.message"><![CDATA[api/thread?tid={{thread}}]]></thread>
+    <comments paging="page" page-size="10" items="$.replies[*]" floor="$.floor" author="$.author.name" time="$.time_ms"
+              body="$.message" body-format="text"><![CDATA[api/replies?tid={{thread}}&page={{page}}]]></comments>
+  </json>
+</site>
+"##
+    );
+    vec![("mb", mb), ("xhr", xhr)]
+}
+
+/// Writes [`microblog_site_files`] into `dir` and returns the paths written.
+pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for (id, text) in microblog_site_files(base_url) {
+        let path = dir.join(format!("{id}.xml"));
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,9 +12,12 @@
 //! form (`raw`), checked and compiled into a [`Site`] (`validate`), and every
 //! error is placed on its line (`locate`).
 
+mod json;
 mod locate;
 mod raw;
 mod validate;
+
+pub use json::{field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonRules, PageKey, Paging, UserRules};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -66,6 +69,9 @@ pub struct Site {
     pub search: Option<SearchRules>,
     /// Forum accounts keyword monitoring logs in with: one worker each.
     pub accounts: Vec<Account>,
+    /// Protocol mode (S4): the forum is read through its JSON endpoints,
+    /// not its HTML pages (see [`JsonRules`]).
+    pub json: Option<JsonRules>,
     /// The file it came from.
     pub path: PathBuf,
 }

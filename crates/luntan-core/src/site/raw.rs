@@ -24,9 +24,10 @@ pub(super) struct RawSite {
     pub(super) search: Option<RawSearch>,
     #[serde(rename = "account", default)]
     pub(super) account: Vec<RawAccount>,
-    pub(super) links: RawLinks,
+    pub(super) links: Option<RawLinks>,
     pub(super) list: Option<RawList>,
-    pub(super) thread: RawThread,
+    pub(super) thread: Option<RawThread>,
+    pub(super) json: Option<RawJson>,
 }
 
 impl RawSite {
@@ -195,4 +196,83 @@ pub(super) struct RawThread {
     pub(super) floor: Option<String>,
     #[serde(rename = "@strip")]
     pub(super) strip: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJson {
+    #[serde(rename = "@time-zone")]
+    pub(super) time_zone: Option<String>,
+    #[serde(rename = "seed", default)]
+    pub(super) seed: Vec<String>,
+    pub(super) list: RawEndpoint,
+    pub(super) thread: Option<RawEndpoint>,
+    pub(super) comments: Option<RawEndpoint>,
+    pub(super) users: Option<RawUsers>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEndpoint {
+    #[serde(rename = "@paging")]
+    pub(super) paging: Option<String>,
+    #[serde(rename = "@first")]
+    pub(super) first: Option<String>,
+    #[serde(rename = "@page-size")]
+    pub(super) page_size: Option<usize>,
+    #[serde(rename = "@next")]
+    pub(super) next: Option<String>,
+    #[serde(rename = "@max-pages")]
+    pub(super) max_pages: Option<u32>,
+    #[serde(rename = "@items")]
+    pub(super) items: Option<String>,
+    #[serde(rename = "@id")]
+    pub(super) id: Option<String>,
+    #[serde(rename = "@title")]
+    pub(super) title: Option<String>,
+    #[serde(rename = "@author")]
+    pub(super) author: Option<String>,
+    #[serde(rename = "@time")]
+    pub(super) time: Option<String>,
+    #[serde(rename = "@body")]
+    pub(super) body: Option<String>,
+    #[serde(rename = "@body-format")]
+    pub(super) body_format: Option<String>,
+    #[serde(rename = "@floor")]
+    pub(super) floor: Option<String>,
+    #[serde(rename = "@replies")]
+    pub(super) replies: Option<String>,
+    #[serde(rename = "$text")]
+    pub(super) url: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawUsers {
+    #[serde(rename = "@max")]
+    pub(super) max: Option<usize>,
+    #[serde(rename = "@depth")]
+    pub(super) depth: Option<u32>,
+    #[serde(rename = "@followers")]
+    pub(super) followers: Option<f64>,
+    #[serde(rename = "@activity")]
+    pub(super) activity: Option<f64>,
+    #[serde(rename = "found", default)]
+    pub(super) found: Vec<RawFound>,
+    pub(super) link: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFound {
+    #[serde(rename = "@id")]
+    pub(super) id: String,
+    #[serde(rename = "@name")]
+    pub(super) name: Option<String>,
+    #[serde(rename = "@followers")]
+    pub(super) followers: Option<String>,
+    #[serde(rename = "@activity")]
+    pub(super) activity: Option<String>,
+    #[serde(rename = "$text")]
+    pub(super) path: String,
 }

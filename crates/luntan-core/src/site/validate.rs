@@ -23,9 +23,19 @@ impl RawSite {
         let id = id(ctx, self.id.as_deref(), &home)?;
         let encoding = encoding_label(ctx, "encoding", self.encoding.as_deref())?;
         let politeness = politeness(ctx, self.politeness)?;
-        let links = links(ctx, &self.links)?;
+        let json = self.json.as_ref().map(|j| super::json::json(ctx, j, &home)).transpose()?;
+        // A JSON site is read through its endpoints; its HTML rules are optional.
+        let links = match (&self.links, &json) {
+            (Some(l), _) => links(ctx, l)?,
+            (None, Some(j)) => super::json::derived_links(j),
+            (None, None) => return Err(ctx.err("links", "missing: a site needs <links> (or <json> endpoints)")),
+        };
         let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
-        let thread = thread(ctx, &self.thread)?;
+        let thread = match (&self.thread, &json) {
+            (Some(t), _) => thread(ctx, t)?,
+            (None, Some(_)) => ThreadRules { title: None, post: None, body: None, body_id: None, author: None, time: None, floor: None, strip: None },
+            (None, None) => return Err(ctx.err("thread", "missing: a site needs <thread> (or <json> endpoints)")),
+        };
         let incremental = incremental(ctx, self.incremental.as_ref())?;
         let focus = self.focus.as_ref().map(|f| focus(ctx, f)).transpose()?;
         let search = self.search.as_ref().map(|s| search(ctx, s, &home, encoding)).transpose()?;
@@ -49,6 +59,7 @@ impl RawSite {
             focus,
             search,
             accounts,
+            json,
             path: ctx.path.to_owned(),
         })
     }

@@ -71,6 +71,14 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Every board of `site` with its title, in the order first stored
+    /// (for protocol mode: the users found so far, which later rounds read).
+    pub fn boards(&self, site: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        let mut stmt = self.conn.prepare_cached("SELECT board, title FROM boards WHERE site = ?1 ORDER BY rowid").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params![site], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     /// Marks a walk of a board's list pages as started; returns whether the
     /// previous walk broke off (killed, or a list page failed). Such a board
     /// must be walked in full: its early pages are known, but threads further

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["hostile", "topics"],
     &["config"],
     &["model"],
-    &["growth", "pages", "search"],
+    &["growth", "pages", "search", "microblog"],
     &["sites"],
     &["server"],
     &["politeness"],
