@@ -10,19 +10,29 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test lint discover download extract index reextract reindex search status watch bench-search clean-demo
+.PHONY: all build demo test lint discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
 
 all: build
 
 build:
 	$(CARGO) build --release --workspace --bins
 
-demo: build
+demo: build chromium
 	bash scripts/demo.sh
 
-# The formatting and lint checks come first: CI fails on either.
-test: lint
+# The formatting and lint checks come first: CI fails on either. The
+# luntan-serve page test drives Debian's chromium.
+test: lint chromium
 	$(CARGO) test --workspace --no-fail-fast
+
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+
+# The search page and JSON API over the demo's indexes (after make demo):
+# http://127.0.0.1:7700/
+SERVE_ADDR ?= 127.0.0.1:7700
+serve: build
+	$(BIN)/luntan-serve --index-dir $(or $(SERVE_INDEX),target/demo/index) --data $(or $(SERVE_DATA),target/demo/data) --addr $(SERVE_ADDR)
 
 lint:
 	$(CARGO) fmt --all --check
@@ -70,6 +80,11 @@ watch: build
 
 bench-search:
 	$(CARGO) bench -p luntan-search --bench search
+
+# Load on luntan-serve's /api/search from wrk over bench-search's indexes
+# (LUNTAN_BENCH_THREADS, default 200000; SERVE_LOAD_SECS per run). Not in make test.
+bench-serve:
+	bash bench/serve/run.sh
 
 clean-demo:
 	rm -rf target/demo

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
-use luntan_search::{analysis, Catalog, Hit, Query, SearchOptions, SearchResults, Snippet, SortOrder};
+use luntan_search::{analysis, json, Catalog, Hit, Query, SearchOptions, SearchResults, Snippet, SortOrder};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -199,39 +199,10 @@ fn search(args: Args) -> anyhow::Result<()> {
 
 fn print_json(out: &mut impl Write, r: &SearchResults, opts: &SearchOptions, open_ms: f64, took_ms: f64) -> anyhow::Result<()> {
     for h in &r.hits {
-        if opts.ids_only {
-            writeln!(out, "{}", serde_json::json!({ "rank": h.rank, "score": h.score, "site": h.site, "thread": h.thread }))?;
-            continue;
-        }
-        let v = serde_json::json!({
-            "rank": h.rank,
-            "score": h.score,
-            "site": h.site,
-            "forum": h.forum,
-            "board": h.board,
-            "thread": h.thread,
-            "url": h.url,
-            "title": h.title,
-            "title_html": Snippet { text: h.title.clone(), highlights: h.title_highlights.clone() }.html(),
-            "title_highlights": h.title_highlights,
-            "posted": h.posted,
-            "saved": h.saved,
-            "authors": h.authors,
-            "snippet": h.snippet.html(),
-            "snippet_text": h.snippet.text,
-            "highlights": h.snippet.highlights,
-        });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", json::hit_json(h, opts.ids_only))?;
     }
-    let summary = serde_json::json!({
-        "total": r.total,
-        "per_site": r.per_site,
-        "offset": opts.offset,
-        "limit": opts.limit,
-        "returned": r.hits.len(),
-        "open_ms": (open_ms * 10.0).round() / 10.0,
-        "took_ms": (took_ms * 10.0).round() / 10.0,
-    });
+    let mut summary = json::summary_json(r, opts, took_ms);
+    summary["open_ms"] = serde_json::json!((open_ms * 10.0).round() / 10.0);
     writeln!(out, "{summary}")?;
     Ok(())
 }

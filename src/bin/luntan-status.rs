@@ -28,24 +28,22 @@ fn run(args: Args) -> ExitCode {
         eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
         return ExitCode::FAILURE;
     }
-    let read = Store::open(&db).and_then(|s| Ok((s.counts()?, s.keyword_states(args.common.site())?)));
-    let (counts, keywords) = match read {
-        Ok(c) => c,
+    let status = match Store::open(&db).and_then(|s| s.status(args.common.site())) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("luntan-status: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let counts: Vec<_> = counts.into_iter().filter(|c| args.common.site().is_none_or(|s| s == c.site)).collect();
     if args.json {
-        for c in &counts {
-            let mut v = serde_json::to_value(c).expect("counts serialize");
-            let mine: Vec<_> = keywords.iter().filter(|k| k.site == c.site).collect();
-            v["keywords"] = serde_json::to_value(mine).expect("keywords serialize");
-            println!("{v}");
+        for s in &status {
+            // Through a Value, so keys come out sorted as they always have.
+            println!("{}", serde_json::to_value(s).expect("status serializes"));
         }
         return ExitCode::SUCCESS;
     }
+    let counts: Vec<_> = status.iter().map(|s| &s.counts).collect();
+    let keywords: Vec<_> = status.iter().flat_map(|s| &s.keywords).collect();
     println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", "site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "total");
     for c in &counts {
         let total = c.discovered + c.saved + c.extracted + c.indexed + c.failed;

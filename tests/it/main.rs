@@ -16,3 +16,5 @@ mod recovery;
 mod search_cli;
 mod search_ranking;
 mod search_recall;
+mod serve;
+mod serve_browser;

@@ -160,6 +160,10 @@ pub(crate) fn tricky_snippet(script: Script, rng: &mut fastrand::Rng) -> &'stati
         "<br>这不是换行</br>",
         "5 > 3 && 2 < 4",
         "请看 <script>alert('x')</script>",
+        // Markup that would break out of an attribute or link somewhere, if
+        // a page that shows posts forgot to escape them.
+        "\"><img src=x onerror=\"window.__xss=1\">",
+        "<a href=\"javascript:window.__xss=2\">点这里</a>",
     ];
     const T: &[&str] =
         &["價格<100元 & 品質>預期", "他說\"真的很好\"，我說'還行'", "太棒了😀", "李白  與  杜甫", "&amp; 不是 &", "<br>這不是換行</br>", "5 > 3 && 2 < 4"];

@@ -8,7 +8,9 @@
 //! - [`analysis`]: jieba words and CJK uni/bigrams over text folded to simplified Chinese.
 //! - [`schema`]: [`LuntanSchema`], the one schema of every index.
 //! - [`snippet`]: passages with the query words marked.
+//! - [`json`]: a hit and a summary as `--json` and the web API print them.
 //! - [`proximity`]: the bonus for query words near each other.
+//! - [`trend`]: matching threads per day, week or month, counted in the index.
 //!
 //! ```no_run
 //! use luntan_search::{Catalog, Query, SearchOptions};
@@ -22,6 +24,7 @@
 
 pub mod analysis;
 pub mod indexer;
+pub mod json;
 pub mod proximity;
 pub mod query;
 pub mod schema;
@@ -29,9 +32,11 @@ pub mod search;
 pub mod snippet;
 #[cfg(test)]
 mod testutil;
+pub mod trend;
 
 pub use indexer::{index_threads, open_or_create_index, rebuild_all, rebuild_site, IndexError, IndexOptions, IndexReport, SiteWriter};
 pub use query::{Node, Query, QueryError, Scope};
 pub use schema::LuntanSchema;
 pub use search::{Catalog, GlobalStats, Hit, SearchError, SearchOptions, SearchResults, SortOrder};
 pub use snippet::Snippet;
+pub use trend::{Interval, Trend};

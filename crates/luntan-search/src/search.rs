@@ -227,6 +227,18 @@ impl Catalog {
         Ok(Catalog { dir, schema, indexes, skipped: Vec::new() })
     }
 
+    /// The schema and a snapshot of each selected index (`sites` empty: all),
+    /// named by site, for the other ways of reading an index ([`crate::trend`]).
+    pub(crate) fn snapshots(&self, sites: &[String]) -> Result<(&LuntanSchema, Vec<(String, PathBuf, Searcher)>), SearchError> {
+        for site in sites {
+            if !self.indexes.iter().any(|x| &x.name == site) {
+                return Err(SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() });
+            }
+        }
+        let picked = self.indexes.iter().filter(|i| sites.is_empty() || sites.contains(&i.name));
+        Ok((&self.schema, picked.map(|i| (i.name.clone(), i.path.clone(), i.reader.searcher())).collect()))
+    }
+
     /// Index directories [`Catalog::open`] could not open, and why.
     pub fn skipped(&self) -> &[SearchError] {
         &self.skipped
@@ -512,7 +524,7 @@ fn raw_term(field: Field, v: &str) -> Box<dyn TQuery> {
 
 /// The tantivy query for a node; `None` when the node constrains nothing
 /// (a term of punctuation only).
-fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
+pub(crate) fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
     match n {
         Node::Term { text, scope } => term_clause(s, text, *scope),
         Node::Phrase { text, scope } => substring_clause(s, text, *scope),
@@ -554,7 +566,9 @@ fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
 
 /// The strings to mark in titles and snippets: each positive term as
 /// written (what it matched), and each run of a phrase.
-fn needles(q: &Query) -> Vec<String> {
+/// The words a hit's text is highlighted with: every positive term and
+/// phrase of `q` (for [`crate::snippet::highlight`] on text outside the index).
+pub fn needles(q: &Query) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: &str| {
         let s = s.trim();

@@ -39,7 +39,7 @@ use crate::state::ThreadState;
 
 pub use boards::{BoardSchedule, RoundRecord};
 pub use keywords::{KeywordRound, KeywordState};
-pub use threads::{Listing, NewThread, SiteCounts, ThreadRow, Update};
+pub use threads::{Listing, NewThread, SiteCounts, SiteStatus, ThreadRow, Update};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

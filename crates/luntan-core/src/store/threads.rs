@@ -96,6 +96,15 @@ pub struct SiteCounts {
     pub top_skipped: Vec<(String, f64)>,
 }
 
+/// One forum as `luntan-status --json` prints it (and `luntan-serve`'s
+/// `/api/status` returns it): its counts, then its monitored keywords.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SiteStatus {
+    #[serde(flatten)]
+    pub counts: SiteCounts,
+    pub keywords: Vec<crate::store::KeywordState>,
+}
+
 /// Extra columns a transition sets beside the state.
 #[derive(Debug, Clone, Default)]
 pub struct Update<'a> {
@@ -345,6 +354,20 @@ impl Store {
             }
             Ok(total)
         })
+    }
+
+    /// Every forum's [`SiteStatus`] (`site`: only that one), in id order.
+    pub fn status(&self, site: Option<&str>) -> Result<Vec<SiteStatus>, StoreError> {
+        let keywords = self.keyword_states(site)?;
+        Ok(self
+            .counts()?
+            .into_iter()
+            .filter(|c| site.is_none_or(|s| s == c.site))
+            .map(|counts| {
+                let keywords = keywords.iter().filter(|k| k.site == counts.site).cloned().collect();
+                SiteStatus { counts, keywords }
+            })
+            .collect())
     }
 
     /// Per-site counts for `luntan-status`, sites in id order.

@@ -1,0 +1,236 @@
+//! Matching threads per day, week or month, per forum, counted inside the
+//! index: a collector reads each match's `posted` fast field and adds one to
+//! its bucket, so no stored document is loaded and no hit list is built.
+//! tantivy's own date histogram aggregation has only fixed intervals (a
+//! month is not one), hence this collector.
+//!
+//! Only threads are counted: the index holds a thread's first post time, not
+//! each post's, so posts per interval cannot be read from it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
+use tantivy::{DateTime, DocId, Score, SegmentOrdinal, SegmentReader};
+
+use crate::query::{Query, QueryError};
+use crate::search::{compile, Catalog, SearchError};
+
+/// The width of a bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interval {
+    Day,
+    /// ISO weeks, named by their Monday.
+    Week,
+    Month,
+}
+
+impl std::str::FromStr for Interval {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Interval, String> {
+        match s {
+            "day" => Ok(Interval::Day),
+            "week" => Ok(Interval::Week),
+            "month" => Ok(Interval::Month),
+            other => Err(format!("interval {other:?}: expected day, week or month")),
+        }
+    }
+}
+
+/// Counts per forum and bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Trend {
+    /// Every bucket that holds a match in any forum, oldest first, each
+    /// named by its first day (`YYYY-MM-DD`; months `YYYY-MM`).
+    pub buckets: Vec<String>,
+    /// Per forum (site id), one count per entry of `buckets`.
+    pub series: BTreeMap<String, Vec<u64>>,
+    /// Per forum, matching threads without a first post time (in no bucket).
+    pub undated: BTreeMap<String, u64>,
+    /// Per forum, all matching threads.
+    pub totals: BTreeMap<String, u64>,
+}
+
+const DAY: i64 = 86_400;
+
+/// The bucket of a time, as a sortable number: days since 1970 for day and
+/// week (the week's Monday), `year * 12 + month0` for months.
+fn bucket(interval: Interval, secs: i64) -> i64 {
+    let day = secs.div_euclid(DAY);
+    match interval {
+        Interval::Day => day,
+        // 1970-01-01 was a Thursday: three days after a Monday.
+        Interval::Week => day - (day + 3).rem_euclid(7),
+        Interval::Month => match time::OffsetDateTime::from_unix_timestamp(secs) {
+            Ok(t) => i64::from(t.year()) * 12 + i64::from(t.month() as u8 - 1),
+            Err(_) => i64::MIN,
+        },
+    }
+}
+
+fn bucket_name(interval: Interval, key: i64) -> String {
+    match interval {
+        Interval::Day | Interval::Week => match time::OffsetDateTime::from_unix_timestamp(key * DAY) {
+            Ok(t) => format!("{:04}-{:02}-{:02}", t.year(), t.month() as u8, t.day()),
+            Err(_) => String::from("?"),
+        },
+        Interval::Month => format!("{:04}-{:02}", key.div_euclid(12), key.rem_euclid(12) + 1),
+    }
+}
+
+/// Per bucket counts, and the undated count.
+type Counts = (BTreeMap<i64, u64>, u64);
+
+struct Histogram(Interval);
+
+struct SegmentHistogram {
+    interval: Interval,
+    posted: Option<Column<DateTime>>,
+    counts: Counts,
+    // Matches come in doc order and neighbours often share a day: the last
+    // day's bucket saves the month's calendar arithmetic.
+    last: Option<(i64, i64)>,
+}
+
+impl Collector for Histogram {
+    type Fruit = Counts;
+    type Child = SegmentHistogram;
+
+    fn for_segment(&self, _ord: SegmentOrdinal, seg: &SegmentReader) -> tantivy::Result<SegmentHistogram> {
+        Ok(SegmentHistogram { interval: self.0, posted: seg.fast_fields().date("posted").ok(), counts: Counts::default(), last: None })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Counts>) -> tantivy::Result<Counts> {
+        let mut out = Counts::default();
+        for (m, undated) in fruits {
+            for (k, n) in m {
+                *out.0.entry(k).or_default() += n;
+            }
+            out.1 += undated;
+        }
+        Ok(out)
+    }
+}
+
+impl SegmentCollector for SegmentHistogram {
+    type Fruit = Counts;
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        let Some(t) = self.posted.as_ref().and_then(|c| c.first(doc)) else {
+            self.counts.1 += 1;
+            return;
+        };
+        let secs = t.into_timestamp_secs();
+        let day = secs.div_euclid(DAY);
+        let key = match self.last {
+            Some((d, k)) if d == day => k,
+            _ => {
+                let k = bucket(self.interval, secs);
+                self.last = Some((day, k));
+                k
+            }
+        };
+        *self.counts.0.entry(key).or_default() += 1;
+    }
+
+    fn harvest(self) -> Counts {
+        self.counts
+    }
+}
+
+impl Catalog {
+    /// Matching threads per `interval` in each selected forum (`sites`
+    /// empty: all).
+    pub fn trend(&self, query: &Query, interval: Interval, sites: &[String]) -> Result<Trend, SearchError> {
+        let (schema, snapshots) = self.snapshots(sites)?;
+        let tq = compile(&query.root, schema).ok_or(QueryError::NothingToSearch)?;
+        let mut per_site: Vec<(String, Counts)> = Vec::new();
+        for (name, path, searcher) in snapshots {
+            let counts = searcher.search(&*tq, &Histogram(interval)).map_err(|source| SearchError::Search { path, source })?;
+            per_site.push((name, counts));
+        }
+        let keys: std::collections::BTreeSet<i64> = per_site.iter().flat_map(|(_, c)| c.0.keys().copied()).collect();
+        let mut trend = Trend { buckets: keys.iter().map(|&k| bucket_name(interval, k)).collect(), ..Trend::default() };
+        for (name, (m, undated)) in per_site {
+            trend.totals.insert(name.clone(), m.values().sum::<u64>() + undated);
+            trend.undated.insert(name.clone(), undated);
+            trend.series.insert(name, keys.iter().map(|k| m.get(k).copied().unwrap_or(0)).collect());
+        }
+        Ok(trend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::parse_posted;
+
+    fn secs(s: &str) -> i64 {
+        parse_posted(s).unwrap().into_timestamp_secs()
+    }
+
+    #[test]
+    fn buckets_are_calendar_days_iso_weeks_and_months() {
+        // 2024-03-07 was a Thursday; its ISO week began on Monday 2024-03-04.
+        let t = secs("2024-03-07T23:59:59");
+        assert_eq!(bucket_name(Interval::Day, bucket(Interval::Day, t)), "2024-03-07");
+        assert_eq!(bucket_name(Interval::Week, bucket(Interval::Week, t)), "2024-03-04");
+        assert_eq!(bucket_name(Interval::Week, bucket(Interval::Week, secs("2024-03-04T00:00:00"))), "2024-03-04");
+        assert_eq!(bucket_name(Interval::Week, bucket(Interval::Week, secs("2024-03-03T12:00:00"))), "2024-02-26");
+        assert_eq!(bucket_name(Interval::Month, bucket(Interval::Month, t)), "2024-03");
+        assert_eq!(bucket_name(Interval::Month, bucket(Interval::Month, secs("1969-12-31T00:00:00"))), "1969-12");
+        assert_eq!(bucket_name(Interval::Week, bucket(Interval::Week, secs("1969-12-31T00:00:00"))), "1969-12-29");
+    }
+
+    #[test]
+    fn counts_match_the_threads_by_brute_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = crate::testutil::synthetic(300);
+        for site in ["s0", "s1", "s2"] {
+            let part: Vec<&luntan_core::ThreadDoc> = docs.iter().filter(|d| d.site == site).collect();
+            crate::testutil::write_index(&dir.path().join(format!("{site}.index")), &part);
+        }
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let q = Query::parse("书 OR 酒店").unwrap();
+        for interval in [Interval::Day, Interval::Week, Interval::Month] {
+            let trend = catalog.trend(&q, interval, &[]).unwrap();
+            let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+            let mut total = 0;
+            for d in &docs {
+                if !(crate::testutil::contains(d, "书", false) || crate::testutil::contains(d, "酒店", false)) {
+                    continue;
+                }
+                total += 1;
+                let posted = d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref()));
+                if let Some(p) = posted.and_then(parse_posted) {
+                    let name = bucket_name(interval, bucket(interval, p.into_timestamp_secs()));
+                    *want.entry((d.site.clone(), name)).or_default() += 1;
+                }
+            }
+            let mut got: BTreeMap<(String, String), u64> = BTreeMap::new();
+            for (site, counts) in &trend.series {
+                for (b, &n) in trend.buckets.iter().zip(counts) {
+                    if n > 0 {
+                        got.insert((site.clone(), b.clone()), n);
+                    }
+                }
+            }
+            assert!(!want.is_empty());
+            assert_eq!(got, want, "{interval:?}");
+            assert_eq!(trend.totals.values().sum::<u64>(), total);
+            let names = trend.buckets.clone();
+            let mut sorted = names.clone();
+            sorted.sort();
+            assert_eq!(names, sorted);
+        }
+        let one = catalog.trend(&q, Interval::Month, &["s1".to_string()]).unwrap();
+        assert_eq!(one.series.keys().collect::<Vec<_>>(), ["s1"]);
+        assert!(matches!(catalog.trend(&q, Interval::Day, &["nope".to_string()]), Err(SearchError::UnknownSite { .. })));
+    }
+}

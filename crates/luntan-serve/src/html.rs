@@ -1,0 +1,179 @@
+//! HTML building blocks. Pages are `format!` strings with every piece of
+//! forum text passed through [`escape`]: the five characters that can end
+//! a text node or a quoted attribute are all there is to escape when every
+//! value lands in element text or a double-quoted attribute (never in a
+//! script, a style, an unquoted attribute or a URL scheme position, see
+//! [`safe_href`]). A template crate would do the same escaping behind a
+//! macro; this keeps the one rule visible in one function.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Text for an HTML text node or a double-quoted attribute value (also XML).
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.contains(['&', '<', '>', '"', '\'']) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A forum's URL as a link target only when it is http(s): a `javascript:`
+/// or `data:` URL from a page must never become a clickable link.
+pub fn safe_href(url: &str) -> Option<&str> {
+    let lower = url.trim_start().get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("http://") || lower.starts_with("https://")).then_some(url)
+}
+
+/// A query-string value.
+pub fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+const CSS: &str = r#"
+:root { --fg:#1d1d1f; --muted:#6e6e73; --line:#d2d2d7; --accent:#b3261e; --bg:#fff; }
+* { box-sizing: border-box; }
+body { margin:0; font: 16px/1.6 -apple-system, "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei", sans-serif; color:var(--fg); background:var(--bg); }
+header { border-bottom:1px solid var(--line); padding:.5rem 1rem; display:flex; gap:1rem; align-items:baseline; flex-wrap:wrap; }
+header a.brand { font-weight:700; font-size:1.2rem; color:var(--accent); text-decoration:none; }
+nav a { margin-right:.8rem; }
+main { max-width:56rem; margin:0 auto; padding:1rem; }
+form.search { display:grid; gap:.5rem; margin-bottom:1rem; }
+form.search .row { display:flex; flex-wrap:wrap; gap:.5rem 1rem; align-items:center; }
+input[type=search] { flex:1 1 16rem; font-size:1.1rem; padding:.4rem .6rem; border:1px solid var(--line); border-radius:.4rem; min-width:0; }
+button { font-size:1rem; padding:.4rem 1rem; border-radius:.4rem; border:1px solid var(--accent); background:var(--accent); color:#fff; }
+fieldset { border:1px solid var(--line); border-radius:.4rem; padding:.3rem .6rem; }
+.count { color:var(--muted); font-size:.85em; }
+ol.hits { list-style:none; padding:0; }
+ol.hits li { padding:.6rem 0; border-bottom:1px solid var(--line); }
+.hit-title { font-size:1.1rem; }
+.meta { color:var(--muted); font-size:.85rem; }
+.meta a { margin-left:.5rem; }
+b, mark { color:var(--accent); background:none; font-weight:700; }
+.error { border:1px solid var(--accent); padding:.5rem; border-radius:.4rem; }
+article.post { border-bottom:1px solid var(--line); padding:.6rem 0; }
+article.post p { margin:.3rem 0; white-space:pre-wrap; overflow-wrap:anywhere; }
+table { border-collapse:collapse; width:100%; }
+td, th { border-bottom:1px solid var(--line); padding:.25rem .4rem; text-align:right; }
+td:first-child, th:first-child { text-align:left; }
+.pager a { margin-right:1rem; }
+svg { max-width:100%; height:auto; }
+svg circle:hover { r:6; }
+@media (max-width: 40rem) { main { padding:.5rem; } .hide-narrow { display:none; } }
+"#;
+
+/// A whole page: `body` is already HTML, `title` is text.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} - 论坛搜索</title>
+<style>{CSS}</style>
+<script src="/static/app.js" defer></script>
+</head>
+<body>
+<header><a class="brand" href="/">论坛搜索</a><nav><a href="/">搜索</a><a href="/trend">趋势</a><a href="/status">状态</a></nav></header>
+<main>
+{body}
+</main>
+</body>
+</html>
+"#,
+        title = escape(title)
+    )
+}
+
+/// The enhancement script: a changed checkbox or select submits its form,
+/// so filtering needs no extra click. The page works without it.
+pub const SCRIPT: &str = r#"document.addEventListener('change', function (e) {
+  var t = e.target;
+  if (t.form && t.form.classList.contains('search') && (t.type === 'checkbox' || t.tagName === 'SELECT')) { t.form.submit(); }
+});
+"#;
+
+const COLORS: [&str; 8] = ["#b3261e", "#1f6feb", "#2da44e", "#bf8700", "#8250df", "#cf222e", "#0a7ea4", "#57606a"];
+
+/// A line chart as SVG: one polyline per series over the same buckets, a
+/// point per bucket whose `<title>` is the count (shown on hover), and the
+/// values in `data-` attributes for scripts and tests.
+pub fn line_chart(buckets: &[String], series: &[(String, Vec<u64>)]) -> String {
+    let (w, h, left, right, top, bottom) = (800.0f64, 320.0f64, 48.0, 16.0, 16.0, 48.0);
+    let max = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(1);
+    let n = buckets.len();
+    let x = |i: usize| if n <= 1 { left + (w - left - right) / 2.0 } else { left + (w - left - right) * i as f64 / (n - 1) as f64 };
+    let y = |v: u64| top + (h - top - bottom) * (1.0 - v as f64 / max as f64);
+    let mut out = String::new();
+    let _ = write!(out, r#"<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="趋势图" xmlns="http://www.w3.org/2000/svg">"#);
+    let _ = write!(out, r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#999"/>"##, h - bottom, w - right, h - bottom);
+    let _ = write!(out, r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{}" stroke="#999"/>"##, h - bottom);
+    let _ = write!(out, r##"<text x="{}" y="{}" font-size="12" text-anchor="end">{max}</text>"##, left - 4.0, top + 4.0);
+    let _ = write!(out, r##"<text x="{}" y="{}" font-size="12" text-anchor="end">0</text>"##, left - 4.0, h - bottom + 4.0);
+    // At most ~10 bucket labels, so they do not overlap.
+    let every = n.div_ceil(10).max(1);
+    for (i, b) in buckets.iter().enumerate().filter(|(i, _)| i % every == 0) {
+        let _ = write!(out, r##"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text>"##, x(i), h - bottom + 16.0, escape(b));
+    }
+    for (k, (name, values)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let points: Vec<String> = values.iter().enumerate().map(|(i, &v)| format!("{:.1},{:.1}", x(i), y(v))).collect();
+        let _ = write!(
+            out,
+            r#"<g class="series" data-site="{}"><polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            escape(name),
+            points.join(" ")
+        );
+        for (i, &v) in values.iter().enumerate() {
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{color}" data-site="{site}" data-bucket="{bucket}" data-count="{v}"><title>{site} {bucket}: {v}</title></circle>"#,
+                x(i),
+                y(v),
+                site = escape(name),
+                bucket = escape(&buckets[i]),
+            );
+        }
+        out.push_str("</g>");
+        let _ = write!(out, r#"<text x="{}" y="{}" font-size="12" fill="{color}">■ {}</text>"#, left + 100.0 * k as f64, h - 8.0, escape(name));
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_text_and_quoted_attributes() {
+        assert_eq!(escape(r#""><img src=x onerror='a()'>&"#), "&quot;&gt;&lt;img src=x onerror=&#39;a()&#39;&gt;&amp;");
+        assert!(matches!(escape("明月"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn only_http_urls_become_links() {
+        assert!(safe_href("http://a/b").is_some() && safe_href("HTTPS://a").is_some());
+        for bad in ["javascript:alert(1)", " JavaScript:x", "data:text/html,x", "file:///etc/passwd", "//evil", "vbscript:x"] {
+            assert!(safe_href(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn chart_titles_carry_each_count() {
+        let svg = line_chart(&["2024-01".into(), "2024-02".into()], &[("dz".into(), vec![3, 0]), ("<x>".into(), vec![1, 2])]);
+        assert!(svg.contains("<title>dz 2024-01: 3</title>") && svg.contains("<title>&lt;x&gt; 2024-02: 2</title>"));
+        assert!(!svg.contains("<x>"));
+    }
+}

@@ -1,0 +1,115 @@
+//! The API described as OpenAPI 3.1. The integration tests validate real
+//! responses against these schemas, and every object is closed
+//! (`additionalProperties: false`), so a field added to a response and not
+//! here, or described here and not sent, fails a test.
+
+use serde_json::{json, Value};
+
+/// The OpenAPI document served at `/api/openapi.json`.
+pub fn openapi() -> Value {
+    let q = |desc: &str, required: bool| json!({ "name": "q", "in": "query", "required": required, "description": desc, "schema": { "type": "string", "maxLength": crate::MAX_QUERY_BYTES } });
+    let site = json!({ "name": "site", "in": "query", "description": "only this forum; repeat or separate with commas", "schema": { "type": "string" } });
+    let err = json!({ "description": "error", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } });
+    let ok =
+        |schema: &str| json!({ "description": "OK", "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } } });
+    let param = |name: &str, desc: &str, schema: Value| json!({ "name": name, "in": "query", "description": desc, "schema": schema });
+    let nullable_string = json!({ "type": ["string", "null"] });
+    let ranges = json!({ "type": "array", "items": { "type": "array", "items": { "type": "integer", "minimum": 0 }, "minItems": 2, "maxItems": 2 } });
+    let counts = json!({ "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } });
+    json!({
+        "openapi": "3.1.0",
+        "info": { "title": "luntan search API", "version": env!("CARGO_PKG_VERSION"),
+                  "description": "Read-only search over every crawled forum. Query syntax as luntan-search: words (AND), \"phrases\", -exclusions, OR, site: board: author: title:. Times are the forums' wall-clock times." },
+        "paths": {
+            "/api/search": { "get": {
+                "summary": "Search every forum, one ranking",
+                "parameters": [
+                    q("the query", true), site.clone(),
+                    param("board", "only this board", json!({ "type": "string" })),
+                    param("author", "a poster's name contains this", json!({ "type": "string", "maxLength": 64 })),
+                    param("since", "first post on or after (YYYY-MM-DD)", json!({ "type": "string", "format": "date" })),
+                    param("until", "first post on or before (YYYY-MM-DD)", json!({ "type": "string", "format": "date" })),
+                    param("sort", "order", json!({ "type": "string", "enum": ["relevance", "newest", "oldest"] })),
+                    param("offset", "hits to skip", json!({ "type": "integer", "minimum": 0, "maximum": crate::MAX_OFFSET })),
+                    param("limit", "hits to return", json!({ "type": "integer", "minimum": 0, "maximum": crate::MAX_LIMIT, "default": 10 }))
+                ],
+                "responses": { "200": ok("SearchResults"), "400": err.clone(), "401": err.clone(), "503": err.clone() }
+            }},
+            "/api/thread/{site}/{id}": { "get": {
+                "summary": "A whole thread from its XML",
+                "parameters": [
+                    { "name": "site", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }
+                ],
+                "responses": { "200": ok("Thread"), "401": err.clone(), "404": err.clone(), "503": err.clone() }
+            }},
+            "/api/trend": { "get": {
+                "summary": "Matching threads per interval per forum (by first post), counted in the index",
+                "parameters": [ q("the query", true), site,
+                    param("interval", "bucket width", json!({ "type": "string", "enum": ["day", "week", "month"], "default": "month" })) ],
+                "responses": { "200": ok("Trend"), "400": err.clone(), "401": err.clone(), "503": err.clone() }
+            }},
+            "/api/status": { "get": {
+                "summary": "What luntan-status --json prints: one element per forum",
+                "responses": { "200": { "description": "OK", "content": { "application/json": { "schema": { "type": "array", "items": { "$ref": "#/components/schemas/SiteStatus" } } } } }, "401": err.clone(), "503": err.clone() }
+            }},
+            "/feed.atom": { "get": {
+                "summary": "The newest matching threads as Atom (RFC 4287)",
+                "parameters": [ q("the query", true) ],
+                "responses": { "200": { "description": "OK", "content": { "application/atom+xml": {} } }, "400": err.clone() }
+            }}
+        },
+        "components": { "schemas": {
+            "Error": { "type": "object", "additionalProperties": false, "required": ["error", "status"], "properties": {
+                "error": { "type": "string" }, "status": { "type": "integer" },
+                "column": { "type": "integer", "minimum": 1, "description": "where in q a malformed query went wrong (1-based characters)" } } },
+            "Hit": { "type": "object", "additionalProperties": false,
+                "required": ["rank", "score", "site", "forum", "board", "thread", "url", "title", "title_html", "title_highlights", "posted", "saved", "authors", "snippet", "snippet_text", "highlights"],
+                "properties": {
+                    "rank": { "type": "integer", "minimum": 1 }, "score": { "type": "number" },
+                    "site": { "type": "string" }, "forum": { "type": "string" }, "board": { "type": "string" }, "thread": { "type": "string" },
+                    "url": { "type": "string" }, "title": { "type": "string" },
+                    "title_html": { "type": "string", "description": "title, HTML-escaped, highlights in <b>" },
+                    "title_highlights": ranges.clone(),
+                    "posted": nullable_string.clone(), "saved": { "type": "string" },
+                    "authors": { "type": "array", "items": { "type": "string" } },
+                    "snippet": { "type": "string", "description": "snippet_text, HTML-escaped, highlights in <b>" },
+                    "snippet_text": { "type": "string" },
+                    "highlights": { "description": "byte ranges into snippet_text", "type": ranges["type"], "items": ranges["items"] } } },
+            "SearchResults": { "type": "object", "additionalProperties": false,
+                "required": ["hits", "total", "per_site", "offset", "limit", "returned", "took_ms", "skipped"],
+                "properties": {
+                    "hits": { "type": "array", "items": { "$ref": "#/components/schemas/Hit" } },
+                    "total": { "type": "integer", "minimum": 0 }, "per_site": counts.clone(),
+                    "offset": { "type": "integer" }, "limit": { "type": "integer" }, "returned": { "type": "integer" },
+                    "took_ms": { "type": "number" },
+                    "skipped": { "type": "array", "items": { "type": "string" }, "description": "indexes that could not be opened" } } },
+            "Post": { "type": "object", "additionalProperties": false, "required": ["floor", "author", "time", "paragraphs"], "properties": {
+                "floor": { "type": "integer" }, "author": { "type": "string" }, "time": nullable_string.clone(),
+                "paragraphs": { "type": "array", "items": { "type": "string" } } } },
+            "Thread": { "type": "object", "additionalProperties": false,
+                "required": ["site", "board", "thread", "forum", "url", "title", "posted", "saved", "encoding", "pages", "posts"],
+                "properties": {
+                    "site": { "type": "string" }, "board": { "type": "string" }, "thread": { "type": "string" }, "forum": { "type": "string" },
+                    "url": { "type": "string" }, "title": { "type": "string" }, "posted": nullable_string.clone(), "saved": { "type": "string" },
+                    "encoding": { "type": "string" }, "pages": { "type": "integer" },
+                    "posts": { "type": "array", "items": { "$ref": "#/components/schemas/Post" } } } },
+            "Trend": { "type": "object", "additionalProperties": false, "required": ["interval", "buckets", "series", "undated", "totals", "took_ms"], "properties": {
+                "interval": { "type": "string", "enum": ["day", "week", "month"] },
+                "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first" },
+                "series": { "type": "object", "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
+                "undated": counts.clone(), "totals": counts.clone(), "took_ms": { "type": "number" } } },
+            "SiteStatus": { "type": "object", "required": ["site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "failures", "last_round", "skipped_links", "top_skipped", "keywords"],
+                "additionalProperties": false,
+                "properties": {
+                    "site": { "type": "string" }, "boards": { "type": "integer" }, "discovered": { "type": "integer" }, "saved": { "type": "integer" },
+                    "extracted": { "type": "integer" }, "indexed": { "type": "integer" }, "failed": { "type": "integer" },
+                    "failures": { "type": "array", "items": { "type": "object", "additionalProperties": false, "required": ["stage", "cause", "threads", "examples"], "properties": {
+                        "stage": { "type": "string" }, "cause": { "type": "string" }, "threads": { "type": "integer" }, "examples": { "type": "array", "items": { "type": "string" } } } } },
+                    "last_round": { "type": ["object", "null"] },
+                    "skipped_links": { "type": "integer" },
+                    "top_skipped": { "type": "array", "items": { "type": "array" } },
+                    "keywords": { "type": "array", "items": { "type": "object" } } } }
+        }}
+    })
+}

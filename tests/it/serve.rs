@@ -1,0 +1,682 @@
+//! `luntan-serve` over real HTTP on loopback, in front of indexes the real
+//! stage binaries built from the fixture forum: the API against the CLI and
+//! the fixture's truth, the OpenAPI document against real responses, path
+//! tricks, malformed parameters, live commits, and the token.
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{fold, folded_text, holds, Work};
+use luntan_core::ThreadDoc;
+use luntan_fixture::{BlockingFixture, FixtureConfig, FixtureServer, Truth};
+use serde_json::Value;
+
+/// A crawled fixture (three forums) and a server in front of it.
+pub struct Served {
+    pub work: Work,
+    pub truth: Truth,
+    /// The live threads as the index holds them, for brute-force answers.
+    pub docs: Vec<ThreadDoc>,
+    pub addr: SocketAddr,
+    _fixture: BlockingFixture,
+}
+
+/// Starts [`luntan_serve::serve`] on an ephemeral loopback port on a
+/// runtime of its own, which lives as long as the test process.
+pub fn start_server(cfg: luntan_serve::ServeConfig) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send addr");
+            luntan_serve::serve(listener, cfg).await.expect("serve");
+        });
+    });
+    rx.recv().expect("server address")
+}
+
+fn crawl(threads: usize) -> (Work, BlockingFixture) {
+    let server = FixtureServer::start_blocking(FixtureConfig { threads, boards: 3, ..FixtureConfig::default() }).expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    for stage in ["discover", "download", "extract", "index"] {
+        work.ok(stage, &[]);
+    }
+    (work, server)
+}
+
+/// Built once for every test of this module and of `serve_browser`.
+pub fn served() -> &'static Served {
+    static SERVED: OnceLock<Served> = OnceLock::new();
+    SERVED.get_or_init(|| {
+        let (work, fixture) = crawl(80);
+        let truth = fixture.truth();
+        let docs: Vec<ThreadDoc> =
+            truth.forums.iter().flat_map(|f| f.threads.iter()).filter(|t| t.servable()).map(|t| common::thread_doc(&work, &t.site, &t.thread)).collect();
+        let addr = start_server(luntan_serve::ServeConfig::new(work.index(), work.data()));
+        Served { work, truth, docs, addr, _fixture: fixture }
+    })
+}
+
+impl Served {
+    /// Threads whose title or text holds `needle` (folded as the index folds).
+    pub fn matching(&self, needle: &str) -> Vec<&ThreadDoc> {
+        self.docs.iter().filter(|d| holds(&folded_text(d), needle)).collect()
+    }
+
+    pub fn sites(&self) -> Vec<String> {
+        self.truth.forums.iter().map(|f| f.site.clone()).collect()
+    }
+
+    /// A one-character query found in every forum, in a fair share of threads.
+    pub fn common_query(&self) -> String {
+        let sites = self.sites();
+        for s in common::sample_cjk_strings(&self.docs, 300, 11).into_iter().filter(|s| s.chars().count() == 1) {
+            let m = self.matching(&s);
+            let per: BTreeSet<&str> = m.iter().map(|d| d.site.as_str()).collect();
+            if per.len() == sites.len() && m.len() >= 20 && m.len() * 2 < self.docs.len() {
+                return s;
+            }
+        }
+        panic!("no one-character query found in every forum");
+    }
+}
+
+/// A response as it came over the wire.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// One HTTP/1.0 GET over a fresh connection, the target sent byte for byte
+/// as given (no client normalizes `..` or `%2F` away).
+pub fn get(addr: SocketAddr, target: &str, headers: &[(&str, &str)]) -> Resp {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut req = format!("GET {target} HTTP/1.0\r\nHost: {addr}\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no header end: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).expect("status line");
+    let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).collect();
+    Resp { status, headers, body: raw[split + 4..].to_vec() }
+}
+
+pub fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// Matching threads per (site, month of the first post), by brute force.
+pub fn months(docs: &[&ThreadDoc]) -> BTreeMap<(String, String), u64> {
+    let mut out = BTreeMap::new();
+    for d in docs {
+        if let Some(p) = d.posted.as_deref().or_else(|| d.posts.first().and_then(|p| p.time.as_deref())) {
+            *out.entry((d.site.clone(), p[..7].to_string())).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// Checks `v` against an OpenAPI schema (the subset the document uses:
+/// `$ref`, `type` (also as a list), `properties`, `required`,
+/// `additionalProperties` as `false` or a schema, `items`, `enum`,
+/// `minimum`, `maximum`), returning every violation with its path.
+pub fn validate(doc: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/components/schemas/");
+        let target = &doc["components"]["schemas"][name];
+        assert!(!target.is_null(), "dangling $ref {r}");
+        return validate(doc, target, v, at, errors);
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            _ => false,
+        });
+        if !ok {
+            errors.push(format!("{at}: {v} is not {types:?}"));
+            return;
+        }
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            errors.push(format!("{at}: {v} not in {e:?}"));
+        }
+    }
+    if let (Some(min), Some(n)) = (schema.get("minimum").and_then(Value::as_f64), v.as_f64()) {
+        if n < min {
+            errors.push(format!("{at}: {n} < {min}"));
+        }
+    }
+    if let (Some(max), Some(n)) = (schema.get("maximum").and_then(Value::as_f64), v.as_f64()) {
+        if n > max {
+            errors.push(format!("{at}: {n} > {max}"));
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        let props = schema.get("properties").and_then(Value::as_object);
+        for r in schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+            if !obj.contains_key(r) {
+                errors.push(format!("{at}: missing {r}"));
+            }
+        }
+        for (k, val) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(s) => validate(doc, s, val, &format!("{at}.{k}"), errors),
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => errors.push(format!("{at}: undocumented field {k}")),
+                    Some(s @ Value::Object(_)) => validate(doc, s, val, &format!("{at}.{k}"), errors),
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), v.as_array()) {
+        for (i, x) in arr.iter().enumerate() {
+            validate(doc, items, x, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+fn response_schema<'a>(doc: &'a Value, path: &str, status: &str) -> &'a Value {
+    let s = &doc["paths"][path]["get"]["responses"][status]["content"]["application/json"]["schema"];
+    assert!(!s.is_null(), "no schema for {path} {status}");
+    s
+}
+
+fn assert_valid(doc: &Value, path: &str, status: &str, v: &Value) {
+    let mut errors = Vec::new();
+    validate(doc, response_schema(doc, path, status), v, "$", &mut errors);
+    assert!(errors.is_empty(), "{path} {status} does not match the OpenAPI document:\n{}", errors.join("\n"));
+}
+
+fn cli_search(work: &Work, args: &[&str]) -> (Vec<Value>, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let mut hits = Vec::new();
+    let mut summary = Value::Null;
+    for line in work.ok("search", &all).lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v.get("thread").is_some() {
+            hits.push(v);
+        } else {
+            summary = v;
+        }
+    }
+    (hits, summary)
+}
+
+#[test]
+fn the_api_answers_as_the_cli_and_the_truth_do_and_matches_its_openapi_document() {
+    let s = served();
+    let doc = get(s.addr, "/api/openapi.json", &[]).json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let q = s.common_query();
+    let matching = s.matching(&q);
+
+    // Search: the same hits, in the same order, as luntan-search --json.
+    for (extra, cli) in [("&limit=50", vec!["--limit", "50"]), ("&sort=newest&limit=20&offset=5", vec!["--sort", "newest", "--limit", "20", "--offset", "5"])] {
+        let r = get(s.addr, &format!("/api/search?q={}{extra}", enc(&q)), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(r.header("content-type").unwrap().starts_with("application/json"));
+        let api = r.json();
+        assert_valid(&doc, "/api/search", "200", &api);
+        let mut args = cli.clone();
+        args.push(&q);
+        let (hits, summary) = cli_search(&s.work, &args);
+        assert_eq!(api["hits"].as_array().unwrap(), &hits, "{extra}");
+        for k in ["total", "per_site", "offset", "limit", "returned"] {
+            assert_eq!(api[k], summary[k], "{k}");
+        }
+        assert_eq!(api["total"].as_u64().unwrap() as usize, matching.len());
+        for site in s.sites() {
+            let want = matching.iter().filter(|d| d.site == site).count();
+            assert_eq!(api["per_site"][&site].as_u64().unwrap() as usize, want, "{site}");
+        }
+    }
+
+    // Filters as query-language filters, a date range, one forum.
+    let site = s.sites()[0].clone();
+    let dated: Vec<&str> = matching.iter().filter(|d| d.site == site).filter_map(|d| d.posted.as_deref()).collect();
+    let mut days: Vec<&str> = dated.iter().map(|p| &p[..10]).collect();
+    days.sort();
+    let (since, until) = (days[days.len() / 4], days[days.len() * 3 / 4]);
+    let r = get(s.addr, &format!("/api/search?q={}&site={site}&since={since}&until={until}&limit=100", enc(&q)), &[]).json();
+    let want: BTreeSet<String> = matching
+        .iter()
+        .filter(|d| d.site == site && d.posted.as_deref().is_some_and(|p| (since..=until).contains(&&p[..10])))
+        .map(|d| d.thread.clone())
+        .collect();
+    let got: BTreeSet<String> = r["hits"].as_array().unwrap().iter().map(|h| h["thread"].as_str().unwrap().to_string()).collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    let author = &matching[0].posts[0].author;
+    let r = get(s.addr, &format!("/api/search?q={}&author={}&limit=100", enc(&q), enc(author)), &[]).json();
+    let (cli_hits, _) = cli_search(&s.work, &["--limit", "100", &format!("{q} author:{author}")]);
+    assert_eq!(r["hits"].as_array().unwrap(), &cli_hits);
+    assert!(!cli_hits.is_empty());
+
+    // A thread: the XML's posts, which are the fixture's.
+    let hit = &get(s.addr, &format!("/api/search?q={}&limit=1", enc(&q)), &[]).json()["hits"][0];
+    let (hs, ht) = (hit["site"].as_str().unwrap(), hit["thread"].as_str().unwrap());
+    let r = get(s.addr, &format!("/api/thread/{hs}/{ht}"), &[]);
+    assert_eq!(r.status, 200);
+    let thread = r.json();
+    assert_valid(&doc, "/api/thread/{site}/{id}", "200", &thread);
+    let truth = s.truth.forums.iter().flat_map(|f| &f.threads).find(|t| t.site == hs && t.thread == ht).unwrap();
+    let posts = thread["posts"].as_array().unwrap();
+    assert_eq!(posts.len(), truth.posts.len());
+    for (p, want) in posts.iter().zip(&truth.posts) {
+        assert_eq!(p["author"], want.author.as_str());
+        assert_eq!(p["time"], want.time.as_str());
+        let text: Vec<String> = p["paragraphs"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+        assert_eq!(fold(&text.join("\n")), fold(&want.text));
+    }
+    assert_eq!(fold(thread["title"].as_str().unwrap()), fold(&truth.title));
+
+    // Trend: per forum and month, the fixture's counts.
+    let r = get(s.addr, &format!("/api/trend?q={}&interval=month", enc(&q)), &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let trend = r.json();
+    assert_valid(&doc, "/api/trend", "200", &trend);
+    let mut got = BTreeMap::new();
+    for (site, counts) in trend["series"].as_object().unwrap() {
+        for (b, n) in trend["buckets"].as_array().unwrap().iter().zip(counts.as_array().unwrap()) {
+            if n.as_u64().unwrap() > 0 {
+                got.insert((site.clone(), b.as_str().unwrap().to_string()), n.as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(got, months(&matching));
+
+    // Status: what luntan-status --json prints.
+    let r = get(s.addr, "/api/status", &[]);
+    assert_eq!(r.status, 200);
+    let api = r.json();
+    assert_valid(&doc, "/api/status", "200", &api);
+    let cli: Vec<Value> = s.work.ok("status", &["--json"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(api.as_array().unwrap(), &cli);
+
+    // Errors match the Error schema.
+    for target in ["/api/search?q=%22abc", "/api/thread/dz/nope", "/api/search?q=x&limit=9999"] {
+        let r = get(s.addr, target, &[]);
+        assert_valid(&doc, if target.contains("thread") { "/api/thread/{site}/{id}" } else { "/api/search" }, &r.status.to_string(), &r.json());
+    }
+}
+
+#[test]
+fn the_feed_is_atom_with_stable_ids_newest_first() {
+    let s = served();
+    let q = s.common_query();
+    let r = get(s.addr, &format!("/feed.atom?q={}", enc(&q)), &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/atom+xml; charset=utf-8"));
+    let xml = r.text();
+    check_atom(&xml);
+    let entries = atom_entries(&xml);
+    assert_eq!(entries.len(), 20.min(s.matching(&q).len()));
+    // Newest first by first post (equal times in either order): the entries'
+    // first-post times are the 20 newest of the matching threads'.
+    let mut newest: Vec<Option<String>> = s.matching(&q).iter().map(|d| d.posted.clone()).collect();
+    newest.sort_by(|a, b| b.cmp(a));
+    newest.truncate(20);
+    let posted: Vec<Option<String>> = entries
+        .iter()
+        .map(|(id, _)| {
+            let key = id.strip_prefix("tag:luntan,2024:thread/").unwrap();
+            s.docs.iter().find(|d| format!("{}/{}", d.site, d.thread) == key).unwrap_or_else(|| panic!("{id} names no thread")).posted.clone()
+        })
+        .collect();
+    assert_eq!(posted, newest);
+    let again = atom_entries(&get(s.addr, &format!("/feed.atom?q={}", enc(&q)), &[]).text());
+    assert_eq!(entries, again);
+    assert_eq!(get(s.addr, "/feed.atom?q=%22", &[]).status, 400);
+}
+
+/// (id, updated) per entry.
+pub fn atom_entries(xml: &str) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r"<entry><id>([^<]+)</id>.*?<updated>([^<]+)</updated>").unwrap();
+    re.captures_iter(xml).map(|c| (c[1].to_string(), c[2].to_string())).collect()
+}
+
+/// The RFC 4287 rules a reader relies on: one feed id, title, updated and
+/// author; each entry with id, title, updated (RFC 3339), a link, an author;
+/// ids unique; the whole document well-formed XML.
+pub fn check_atom(xml: &str) {
+    let mut reader = quick_xml_lite::check_well_formed(xml);
+    reader.sort();
+    let rfc3339 = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})$").unwrap();
+    assert!(xml.contains(r#"<feed xmlns="http://www.w3.org/2005/Atom""#));
+    let head = &xml[..xml.find("<entry>").unwrap_or(xml.len())];
+    for el in ["<id>", "<title", "<updated>", "<author><name>", r#"<link rel="self""#] {
+        assert!(head.contains(el), "feed lacks {el}");
+    }
+    let entries: Vec<&str> = xml.split("<entry>").skip(1).collect();
+    let mut ids = BTreeSet::new();
+    for e in &entries {
+        for el in ["<id>", "<title", "<updated>", "<author><name>", r#"<link rel="alternate""#] {
+            assert!(e.contains(el), "entry lacks {el}: {e}");
+        }
+        let updated = &e[e.find("<updated>").unwrap() + 9..e.find("</updated>").unwrap()];
+        assert!(rfc3339.is_match(updated), "{updated}");
+        let id = &e[e.find("<id>").unwrap() + 4..e.find("</id>").unwrap()];
+        assert!(id.starts_with("tag:luntan,2024:thread/"));
+        assert!(ids.insert(id.to_string()), "duplicate id {id}");
+    }
+}
+
+/// Enough of an XML reader to tell a well-formed document: tags balance,
+/// attributes are quoted, `&` starts only an entity.
+mod quick_xml_lite {
+    pub fn check_well_formed(xml: &str) -> Vec<String> {
+        let body = xml.strip_prefix("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n").expect("XML declaration");
+        let tag = regex::Regex::new(r#"^<(/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(/?)>"#).unwrap();
+        let entity = regex::Regex::new(r"^&(amp|lt|gt|quot|#39|#\d+);").unwrap();
+        let mut stack: Vec<String> = Vec::new();
+        let mut names = Vec::new();
+        let mut i = 0;
+        while i < body.len() {
+            let rest = &body[i..];
+            if rest.starts_with('<') {
+                let c = tag.captures(rest).unwrap_or_else(|| panic!("malformed tag at {i}: {}", &rest[..rest.len().min(80)]));
+                let name = c[2].to_string();
+                if &c[1] == "/" {
+                    assert_eq!(stack.pop().as_deref(), Some(name.as_str()), "unbalanced </{name}>");
+                } else if &c[4] != "/" {
+                    stack.push(name.clone());
+                }
+                names.push(name);
+                i += c[0].len();
+            } else if rest.starts_with('&') {
+                let m = entity.find(rest).unwrap_or_else(|| panic!("bare & at {i}: {}", &rest[..rest.len().min(40)]));
+                i += m.end();
+            } else {
+                i += rest.chars().next().unwrap().len_utf8();
+            }
+        }
+        assert!(stack.is_empty(), "unclosed {stack:?}");
+        names
+    }
+}
+
+#[test]
+fn path_tricks_find_nothing_and_bad_parameters_are_400_never_500() {
+    let s = served();
+    let live = &s.docs[0];
+    let failed = s.truth.forums.iter().flat_map(|f| &f.threads).find(|t| t.deleted).expect("the fixture has deleted threads");
+    let tricks = [
+        "/api/thread/..%2F..%2Fetc/passwd".to_string(),
+        "/api/thread/../../etc/passwd".into(),
+        "/api/thread/dz/..%2F..%2F..%2F..%2Fetc%2Fpasswd".into(),
+        "/api/thread/%2e%2e/%2e%2e%2fluntan.db".into(),
+        "/api/thread/dz/1%00".into(),
+        "/api/thread/dz/%C0%AE%C0%AE".into(),
+        "/api/thread/%FF/1".into(),
+        "/api/thread//etc/passwd".into(),
+        "/api/thread/dz/%2Fetc%2Fpasswd".into(),
+        format!("/api/thread/{}/{}%2F..%2F..", live.site, live.thread),
+        format!("/api/thread/{}/..%2F{}", live.site, live.thread),
+        "/api/thread/dz/99999999".into(),
+        "/api/thread/nosuchsite/1".into(),
+        format!("/api/thread/{}/{}", failed.site, failed.thread),
+        "/archive/..%2F..%2Fetc/passwd".into(),
+        format!("/archive/{}/..%2F..%2Fluntan.db", live.site),
+        format!("/archive/{}/{}?page=99", live.site, live.thread),
+        "/thread/..%2F..%2Fetc/passwd".into(),
+        "/thread/dz/..%5C..%5Cwindows".into(),
+        "/static/../../etc/passwd".into(),
+        "/static/..%2F..%2Fetc%2Fpasswd".into(),
+        "/../../../../etc/passwd".into(),
+        "/%2e%2e/%2e%2e/etc/passwd".into(),
+        "/api/../../luntan.db".into(),
+    ];
+    for t in &tricks {
+        let r = get(s.addr, t, &[]);
+        assert_eq!(r.status, 404, "{t}: {}", r.text());
+        let body = r.text();
+        assert!(!body.contains("root:") && !body.contains("SQLite format"), "{t} leaked a file: {body}");
+    }
+    // The live thread itself is there, so the 404s above are the tricks'.
+    assert_eq!(get(s.addr, &format!("/api/thread/{}/{}", live.site, live.thread), &[]).status, 200);
+    let archived = get(s.addr, &format!("/archive/{}/{}", live.site, live.thread), &[]);
+    assert_eq!(archived.status, 200);
+    assert_eq!(archived.header("content-security-policy"), Some("sandbox"));
+    assert!(archived.header("content-type").unwrap().starts_with("text/html"));
+
+    let long_q = "书".repeat(400);
+    let long_qs = "a".repeat(5000);
+    let bad = [
+        ("/api/search".to_string(), "q"),
+        ("/api/search?q=".into(), "q"),
+        ("/api/search?q=%22abc".into(), "column"),
+        ("/api/search?q=(a".into(), "column"),
+        ("/api/search?q=a%20OR".into(), "column"),
+        ("/api/search?q=-a".into(), "nothing to search"),
+        (format!("/api/search?q={}", enc(&long_q)), "longer than"),
+        ("/api/search?q=a&limit=1000".into(), "limit"),
+        ("/api/search?q=a&limit=abc".into(), "limit"),
+        ("/api/search?q=a&limit=18446744073709551616".into(), "limit"),
+        ("/api/search?q=a&offset=-1".into(), "offset"),
+        ("/api/search?q=a&offset=100000".into(), "offset"),
+        ("/api/search?q=a&since=2024-99-99".into(), "since"),
+        ("/api/search?q=a&until=yesterday".into(), "until"),
+        ("/api/search?q=a&since=2024-02-01&until=2024-01-01".into(), "after"),
+        ("/api/search?q=a&sort=best".into(), "sort"),
+        ("/api/search?q=a&site=..%2Fetc".into(), "site"),
+        ("/api/search?q=a&site=nosuch".into(), "no such forum"),
+        ("/api/search?q=a&board=%2Fetc".into(), "board"),
+        (format!("/api/search?q=a&author={}", "名".repeat(65)), "author"),
+        ("/api/search?q=a&bogus=1".into(), "unknown parameter"),
+        (format!("/api/search?q=a&x={long_qs}"), "query string"),
+        ("/api/trend?q=a&interval=year".into(), "interval"),
+        ("/api/trend?interval=day".into(), "q"),
+        ("/feed.atom?q=%22".into(), "column"),
+        ("/api/status?site=..".into(), "site"),
+    ];
+    for (t, word) in &bad {
+        let r = get(s.addr, t, &[]);
+        assert_eq!(r.status, 400, "{t}: {}", r.text());
+        let v = r.json();
+        assert!(v["error"].as_str().unwrap().contains(word), "{t}: {v}");
+        if *word == "column" {
+            assert!(v["column"].as_u64().is_some(), "{t}: {v}");
+        }
+    }
+    // Odd bytes and encodings: whatever they mean, never a 500.
+    for t in [
+        "/api/search?q=%FF%FE",
+        "/api/search?q=%00",
+        "/api/search?q=%E4%B9",
+        "/api/search?q=a&q=",
+        "/api/search?q=%F0%9F%98%80",
+        "/?q=%22",
+        "/search?q=a&page=0",
+        "/trend?q=(",
+        "/search?q=a&page=x",
+    ] {
+        let r = get(s.addr, t, &[]);
+        assert!(r.status < 500, "{t}: {} {}", r.status, r.text());
+    }
+    // The HTML search page reports a malformed query with its column, as 400.
+    let r = get(s.addr, "/search?q=%22abc", &[]);
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("第 1 个字符"), "{}", r.text());
+}
+
+#[test]
+fn a_running_server_finds_what_luntan_index_commits_and_a_new_reply_moves_the_feed() {
+    let (work, fixture) = crawl(25);
+    let addr = start_server(luntan_serve::ServeConfig::new(work.index(), work.data()));
+    let count = |site: &str| get(addr, &format!("/api/search?q=site:{site}&limit=0"), &[]).json()["total"].as_u64().unwrap();
+    let servable = |truth: &Truth, site: &str| truth.forums.iter().flat_map(|f| &f.threads).filter(|t| t.site == site && t.servable()).count() as u64;
+    let sites: Vec<String> = fixture.truth().forums.iter().map(|f| f.site.clone()).collect();
+    for site in &sites {
+        assert_eq!(count(site), servable(&fixture.truth(), site));
+    }
+
+    let added = fixture.add_threads(6);
+    assert!(!added.is_empty());
+    recrawl(&work);
+    let truth = fixture.truth();
+    for site in &sites {
+        assert_eq!(count(site), servable(&truth, site), "{site} after the commit");
+    }
+    for c in &added {
+        let r = get(addr, &format!("/api/thread/{}/{}", c.site, c.thread), &[]);
+        assert_eq!(r.status, 200, "{}/{}", c.site, c.thread);
+    }
+
+    // A reply to a thread: the thread's feed entry keeps its id, and its
+    // `updated` moves to the new post's time.
+    let feed_of = |t: &luntan_fixture::ThreadTruth| {
+        let q = format!("site:{} title:\"{}\"", t.site, title_run(&t.title)?);
+        let xml = get(addr, &format!("/feed.atom?q={}", enc(&q)), &[]).text();
+        atom_entries(&xml).into_iter().find(|(id, _)| id == &format!("tag:luntan,2024:thread/{}/{}", t.site, t.thread))
+    };
+    let replies = fixture.add_replies(4);
+    let replied: Vec<&luntan_fixture::Change> = replies.iter().collect();
+    let truth_before = truth;
+    let before: Vec<_> = replied
+        .iter()
+        .filter_map(|c| truth_before.forums.iter().flat_map(|f| &f.threads).find(|t| t.site == c.site && t.thread == c.thread))
+        .filter_map(|t| feed_of(t).map(|e| (t.clone(), e)))
+        .collect();
+    assert!(!before.is_empty(), "no replied thread found in its own feed");
+    recrawl(&work);
+    for (t, (id, updated)) in &before {
+        let (id2, updated2) = feed_of(t).expect("still in the feed");
+        assert_eq!(&id2, id);
+        let newest = replies.iter().filter(|c| c.site == t.site && c.thread == t.thread).map(|c| c.time.clone()).max().unwrap();
+        assert_eq!(updated2, format!("{newest}Z"), "{}/{}", t.site, t.thread);
+        assert!(updated2 > *updated);
+    }
+}
+
+/// A round that visits every board (boards are not due again yet) and
+/// carries what it finds through to the index.
+fn recrawl(work: &Work) {
+    work.ok("discover", &["--all-boards"]);
+    for stage in ["download", "extract", "index"] {
+        work.ok(stage, &[]);
+    }
+}
+
+#[test]
+fn beyond_loopback_a_token_is_required_or_public_must_be_said() {
+    let s = served();
+    let serve = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_luntan-serve"))
+            .arg("--index-dir")
+            .arg(s.work.index())
+            .arg("--data")
+            .arg(s.work.data())
+            .args(args)
+            .env_remove("LUNTAN_SERVE_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("luntan-serve")
+    };
+    // Refused before binding: no token, no --public.
+    let out = serve(&["--addr", "0.0.0.0:0"]).wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--token") && err.contains("--public"), "{err}");
+
+    // Bound to every address, reached through 127.0.0.1.
+    let token = "s3cret-token-0123456789";
+    let mut child = serve(&["--addr", "0.0.0.0:0", "--token", token]);
+    let port = listening_port(&mut child);
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let q = format!("/api/search?q={}", enc(&s.common_query()));
+    for (headers, what) in [
+        (vec![], "no token"),
+        (vec![("Authorization", "Bearer wrong-token-0123456789")], "a wrong token"),
+        (vec![("Authorization", "Bearer s3cret-token-012345678")], "a token cut short"),
+        (vec![("Cookie", "luntan_token=nope")], "a wrong cookie"),
+    ] {
+        for target in [q.as_str(), "/api/status", "/", "/api/openapi.json", "/api/thread/dz/1", "/feed.atom?q=a"] {
+            let r = get(addr, target, &headers);
+            assert_eq!(r.status, 401, "{what} {target}");
+            let body = r.text();
+            assert!(!body.contains("hits") && !body.contains("indexed") && !body.contains("<html"), "{what} {target}: {body}");
+        }
+    }
+    let bearer = format!("Bearer {token}");
+    let r = get(addr, &q, &[("Authorization", &bearer)]);
+    assert_eq!(r.status, 200);
+    assert!(r.json()["total"].as_u64().unwrap() > 0);
+    let r = get(addr, &format!("/?token={token}"), &[]);
+    assert_eq!(r.status, 200);
+    let cookie = r.header("set-cookie").expect("a cookie for the pages after").split(';').next().unwrap().to_string();
+    assert!(r.header("set-cookie").unwrap().contains("HttpOnly"));
+    assert_eq!(get(addr, "/status", &[("Cookie", &cookie)]).status, 200);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // --public serves without a token.
+    let mut child = serve(&["--addr", "0.0.0.0:0", "--public"]);
+    let port = listening_port(&mut child);
+    let r = get(format!("127.0.0.1:{port}").parse().unwrap(), &q, &[]);
+    assert_eq!(r.status, 200);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The first run of CJK characters in a title (up to 6), if it has 3.
+fn title_run(title: &str) -> Option<String> {
+    let run: String = title.chars().skip_while(|c| !luntan_search::analysis::is_cjk(*c)).take_while(|c| luntan_search::analysis::is_cjk(*c)).take(6).collect();
+    (run.chars().count() >= 3).then_some(run)
+}
+
+/// The port from luntan-serve's first stderr line (`luntan-serve: http://0.0.0.0:PORT/ …`).
+fn listening_port(child: &mut std::process::Child) -> u16 {
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    let re = regex::Regex::new(r"http://[^/]*:(\d+)/").unwrap();
+    let port = re.captures(&line).unwrap_or_else(|| panic!("no address in {line:?}"))[1].parse().unwrap();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    port
+}

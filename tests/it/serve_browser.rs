@@ -1,0 +1,222 @@
+//! `luntan-serve`'s pages in a real headless Chromium (Debian's `chromium`,
+//! driven over CDP by chromiumoxide): a person types a query, sees hits from
+//! every forum with per-forum counts, narrows to one forum and a date range,
+//! opens a thread and sees the query highlighted; the trend chart shows the
+//! fixture's counts; hostile posts stay text. Screenshots of each page go
+//! to `$CARGO_TARGET_TMPDIR/serve-screenshots/` (printed).
+
+use crate::serve::{enc, months, served};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::Page;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Recorded before any page script runs: an `alert` or the fixture's
+/// hostile `window.__xss=…` would leave a trace here.
+const TRAP: &str = "window.__xss = 0; window.alert = function () { window.__xss = 'alert'; };";
+
+async fn eval(page: &Page, js: &str) -> Value {
+    page.evaluate(js).await.unwrap_or_else(|e| panic!("{js}: {e}")).into_value().unwrap_or(Value::Null)
+}
+
+async fn shot(page: &Page, dir: &Path, name: &str) {
+    page.save_screenshot(ScreenshotParams::builder().full_page(true).build(), dir.join(format!("{name}.png"))).await.expect("screenshot");
+}
+
+/// Waits until `js` is truthy (a navigation started by a click or a submit
+/// has loaded its page).
+async fn until(page: &Page, js: &str) {
+    for _ in 0..200 {
+        if let Ok(v) = page.evaluate(js).await {
+            if v.into_value::<Value>().is_ok_and(|v| v.as_bool() == Some(true)) {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("page never satisfied {js}; url {:?}", page.url().await);
+}
+
+fn hits_js() -> &'static str {
+    "Array.from(document.querySelectorAll('li.hit')).map(li => ({ site: li.dataset.site, thread: li.dataset.thread, posted: li.querySelector('.posted').textContent }))"
+}
+
+#[test]
+fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
+    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
+    let s = served();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let base = format!("http://{}", s.addr);
+    let q = s.common_query();
+    let matching = s.matching(&q);
+    let per_site: BTreeMap<String, usize> = s.sites().into_iter().map(|site| (site.clone(), matching.iter().filter(|d| d.site == site).count())).collect();
+    let hostile =
+        s.docs.iter().find(|d| d.posts.iter().any(|p| p.text().contains("onerror"))).expect("the fixture has a post with an onerror attribute in its text");
+    let scripted = s.docs.iter().find(|d| d.posts.iter().any(|p| p.text().contains("<script>"))).expect("the fixture has a post with a <script> in its text");
+    let linked =
+        s.docs.iter().find(|d| d.posts.iter().any(|p| p.text().contains("javascript:"))).expect("the fixture has a post with a javascript: link in its text");
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let config = BrowserConfig::builder()
+            .chrome_executable(CHROMIUM)
+            .disable_default_args()
+            .no_sandbox()
+            .user_data_dir(profile.path())
+            .args(["disable-gpu", "disable-quic", "no-first-run", "disable-background-networking", "disable-component-update", "disable-sync"])
+            .window_size(1000, 900)
+            .launch_timeout(Duration::from_secs(60))
+            .request_timeout(Duration::from_secs(60))
+            .build()
+            .expect("browser config");
+        let (mut browser, mut handler) = Browser::launch(config).await.expect("launching chromium");
+        let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let page = browser.new_page("about:blank").await.unwrap();
+        page.evaluate_on_new_document(TRAP).await.unwrap();
+
+        // Type a query into the search box and press Enter.
+        page.goto(format!("{base}/")).await.unwrap();
+        until(&page, "!!document.querySelector('input[name=q]')").await;
+        page.find_element("input[name=q]").await.unwrap().click().await.unwrap().type_str(&q).await.unwrap().press_key("Enter").await.unwrap();
+        until(&page, "location.pathname === '/search' && document.readyState === 'complete' && !!document.getElementById('total')").await;
+        let total: usize = eval(&page, "document.getElementById('total').textContent").await.as_str().unwrap().parse().unwrap();
+        assert_eq!(total, matching.len());
+        // Every forum's checkbox shows its count, and every forum has hits.
+        let counts = eval(&page, "Array.from(document.querySelectorAll('fieldset label')).map(l => [l.querySelector('input').value, l.querySelector('.count').textContent])").await;
+        let counts: BTreeMap<String, usize> = counts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().trim_matches(['(', ')']).parse().unwrap()))
+            .collect();
+        assert_eq!(counts, per_site);
+        assert!(counts.values().all(|&n| n > 0));
+        let hits = eval(&page, hits_js()).await;
+        let keys: BTreeSet<String> = matching.iter().map(|d| format!("{}/{}", d.site, d.thread)).collect();
+        assert_eq!(hits.as_array().unwrap().len(), 10.min(matching.len()));
+        for h in hits.as_array().unwrap() {
+            assert!(keys.contains(&format!("{}/{}", h["site"].as_str().unwrap(), h["thread"].as_str().unwrap())), "{h}");
+        }
+        assert!(eval(&page, "document.querySelectorAll('li.hit b').length").await.as_u64().unwrap() > 0, "no highlighted snippet");
+        shot(&page, &dir, "search").await;
+
+        // Page 2 through the pager link.
+        page.find_element("a[rel=next]").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('page=2') && document.readyState === 'complete'").await;
+        let second = eval(&page, hits_js()).await;
+        assert!(second.as_array().unwrap().iter().all(|h| !hits.as_array().unwrap().contains(h)));
+
+        // One forum (ticking its box submits the form) and a date range.
+        let site = s.sites()[1].clone();
+        page.goto(format!("{base}/search?q={}", enc(&q))).await.unwrap();
+        until(&page, "document.readyState === 'complete'").await;
+        page.find_element(&format!("input[name=site][value='{site}']")).await.unwrap().click().await.unwrap();
+        until(&page, &format!("location.search.includes('site={site}') && document.readyState === 'complete'")).await;
+        let mut days: Vec<&str> = matching.iter().filter(|d| d.site == site).filter_map(|d| d.posted.as_deref()).map(|p| &p[..10]).collect();
+        days.sort();
+        let (since, until_day) = (days[days.len() / 4], days[days.len() * 3 / 4]);
+        eval(&page, &format!("document.querySelector('input[name=since]').value = '{since}'; document.querySelector('input[name=until]').value = '{until_day}'; true")).await;
+        page.find_element("button[type=submit]").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('since=') && document.readyState === 'complete'").await;
+        let want: Vec<&&luntan_core::ThreadDoc> =
+            matching.iter().filter(|d| d.site == site && d.posted.as_deref().is_some_and(|p| (since..=until_day).contains(&&p[..10]))).collect();
+        let total: usize = eval(&page, "document.getElementById('total').textContent").await.as_str().unwrap().parse().unwrap();
+        assert_eq!(total, want.len());
+        let hits = eval(&page, hits_js()).await;
+        assert!(!hits.as_array().unwrap().is_empty());
+        for h in hits.as_array().unwrap() {
+            assert_eq!(h["site"], site.as_str());
+            let day = h["posted"].as_str().unwrap();
+            assert!((since..=until_day).contains(&day), "{day} outside {since}..{until_day}");
+        }
+        shot(&page, &dir, "search-filtered").await;
+
+        // Open the first hit: the whole thread, the query highlighted.
+        let first = hits[0].clone();
+        page.find_element("li.hit .hit-title a").await.unwrap().click().await.unwrap();
+        until(&page, "location.pathname.startsWith('/thread/') && document.readyState === 'complete'").await;
+        let doc = s.docs.iter().find(|d| d.site == first["site"].as_str().unwrap() && d.thread == first["thread"].as_str().unwrap()).unwrap();
+        assert_eq!(eval(&page, "document.querySelectorAll('article.post').length").await.as_u64().unwrap() as usize, doc.posts.len());
+        let marked = eval(&page, "Array.from(document.querySelectorAll('main b')).map(b => b.textContent)").await;
+        let marked: Vec<String> = marked.as_array().unwrap().iter().map(|v| luntan_search::analysis::normalize(v.as_str().unwrap())).collect();
+        assert!(!marked.is_empty(), "the query is not highlighted");
+        // Adjacent matches may share one mark: each holds the query and nothing else.
+        let nq = luntan_search::analysis::normalize(&q);
+        assert!(marked.iter().all(|m| !m.is_empty() && m.replace(&nq, "").is_empty()), "{marked:?}");
+        let lang = eval(&page, "document.documentElement.lang").await;
+        assert_eq!(lang, "zh-CN");
+        shot(&page, &dir, "thread").await;
+
+        // The trend chart: one line per forum, a point per month with the fixture's count.
+        page.goto(format!("{base}/trend?q={}&interval=month", enc(&q))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.querySelector('svg.chart')").await;
+        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart circle')).map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count), c.querySelector('title').textContent])").await;
+        let mut got = BTreeMap::new();
+        for p in points.as_array().unwrap() {
+            let (site, bucket, n, title) = (p[0].as_str().unwrap(), p[1].as_str().unwrap(), p[2].as_u64().unwrap(), p[3].as_str().unwrap());
+            assert_eq!(title, format!("{site} {bucket}: {n}"), "hover text");
+            if n > 0 {
+                got.insert((site.to_string(), bucket.to_string()), n);
+            }
+        }
+        assert_eq!(got, months(&matching));
+        assert_eq!(eval(&page, "document.querySelectorAll('svg.chart polyline').length").await.as_u64().unwrap() as usize, s.sites().len());
+        shot(&page, &dir, "trend").await;
+
+        page.goto(format!("{base}/status")).await.unwrap();
+        until(&page, "document.readyState === 'complete'").await;
+        let indexed = eval(&page, "Array.from(document.querySelectorAll('tr[data-site]')).map(r => [r.dataset.site, Number(r.querySelector('.indexed').textContent)])").await;
+        for row in indexed.as_array().unwrap() {
+            let want = s.docs.iter().filter(|d| d.site == row[0].as_str().unwrap()).count();
+            assert_eq!(row[1].as_u64().unwrap() as usize, want, "{row}");
+        }
+        shot(&page, &dir, "status").await;
+
+        // Hostile posts: shown as text, nothing runs, nothing breaks out.
+        for (d, needle) in [(hostile, "onerror"), (scripted, "<script>"), (linked, "javascript:")] {
+            page.goto(format!("{base}/thread/{}/{}", d.site, d.thread)).await.unwrap();
+            until(&page, "document.readyState === 'complete'").await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let state = eval(
+                &page,
+                "({ xss: window.__xss, imgs: document.images.length, scripts: Array.from(document.scripts).map(s => s.src), \
+                  onerror: document.querySelectorAll('[onerror]').length, js_links: document.querySelectorAll('a[href^=\"javascript\" i]').length, \
+                  text: document.querySelector('main').textContent })",
+            )
+            .await;
+            assert_eq!(state["xss"], 0, "{}/{}: a script ran", d.site, d.thread);
+            assert_eq!(state["imgs"], 0);
+            assert_eq!(state["onerror"], 0);
+            assert_eq!(state["js_links"], 0);
+            assert_eq!(state["scripts"], serde_json::json!([format!("{base}/static/app.js")]));
+            assert!(state["text"].as_str().unwrap().contains(needle), "{needle} not shown as text");
+            shot(&page, &dir, &format!("hostile-{}", needle.trim_matches(['<', '>', ':']))).await;
+            // The archived copy is served sandboxed: its scripts cannot run.
+            page.goto(format!("{base}/archive/{}/{}", d.site, d.thread)).await.unwrap();
+            until(&page, "document.readyState === 'complete'").await;
+            // Scripts are off in it, the trap's included, so __xss stays unset.
+            let v = eval(&page, "window.__xss === undefined ? null : window.__xss").await;
+            assert!(v == 0 || v.is_null(), "the archived page ran a script: {v}");
+        }
+        // And in a search page's snippet.
+        page.goto(format!("{base}/search?q=onerror&site={}", hostile.site)).await.unwrap();
+        until(&page, "document.readyState === 'complete'").await;
+        assert!(eval(&page, "document.querySelectorAll('li.hit').length").await.as_u64().unwrap() > 0);
+        assert_eq!(eval(&page, "[window.__xss, document.images.length, document.querySelectorAll('[onerror]').length]").await, serde_json::json!([0, 0, 0]));
+
+        browser.close().await.unwrap();
+        let _ = browser.wait().await;
+        events.abort();
+    });
+    println!("screenshots in {}", dir.display());
+}
