@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::input::InsertTextParams;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::Page;
 use futures_util::StreamExt;
@@ -87,7 +88,12 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         // Type a query into the search box and press Enter.
         page.goto(format!("{base}/")).await.unwrap();
         until(&page, "!!document.querySelector('input[name=q]')").await;
-        page.find_element("input[name=q]").await.unwrap().click().await.unwrap().type_str(&q).await.unwrap().press_key("Enter").await.unwrap();
+        // Chinese is typed as an input method commits it (CDP's insertText);
+        // Enter is a key press.
+        let input = page.find_element("input[name=q]").await.unwrap();
+        input.click().await.unwrap();
+        page.execute(InsertTextParams::new(q.clone())).await.unwrap();
+        input.press_key("Enter").await.unwrap();
         until(&page, "location.pathname === '/search' && document.readyState === 'complete' && !!document.getElementById('total')").await;
         let total: usize = eval(&page, "document.getElementById('total').textContent").await.as_str().unwrap().parse().unwrap();
         assert_eq!(total, matching.len());
