@@ -192,6 +192,10 @@ const BODY_GRAM: Score = 1.0;
 /// Weight of the bonus for the words of a query occurring near each other.
 const PROXIMITY: Score = 2.0;
 
+/// One index as a search sees it: its site, its directory and a searcher
+/// over its last commit.
+pub(crate) type Snapshot = (String, PathBuf, Searcher);
+
 impl Catalog {
     /// Opens every directory ending in `.index` under `index_dir`. One that
     /// cannot be opened (half created, another schema) is left out and
@@ -229,7 +233,7 @@ impl Catalog {
 
     /// The schema and a snapshot of each selected index (`sites` empty: all),
     /// named by site, for the other ways of reading an index ([`crate::trend`]).
-    pub(crate) fn snapshots(&self, sites: &[String]) -> Result<(&LuntanSchema, Vec<(String, PathBuf, Searcher)>), SearchError> {
+    pub(crate) fn snapshots(&self, sites: &[String]) -> Result<(&LuntanSchema, Vec<Snapshot>), SearchError> {
         for site in sites {
             if !self.indexes.iter().any(|x| &x.name == site) {
                 return Err(SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() });

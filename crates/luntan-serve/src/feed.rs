@@ -49,9 +49,9 @@ pub async fn feed(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Result
             }
             let author = h.authors.first().map(String::as_str).filter(|a| !a.trim().is_empty()).unwrap_or("匿名");
             let link = safe_href(&h.url).map(str::to_string).unwrap_or_else(|| format!("/thread/{}/{}", enc(&h.site), enc(&h.thread)));
-            let _ = write!(
+            let _ = writeln!(
                 entries,
-                "<entry><id>tag:luntan,2024:thread/{site}/{thread}</id><title type=\"text\">{title}</title><updated>{updated}</updated>{published}<author><name>{author}</name></author><link rel=\"alternate\" href=\"{link}\"/><link rel=\"related\" href=\"/thread/{esite}/{ethread}\"/><summary type=\"text\">{summary}</summary></entry>\n",
+                "<entry><id>tag:luntan,2024:thread/{site}/{thread}</id><title type=\"text\">{title}</title><updated>{updated}</updated>{published}<author><name>{author}</name></author><link rel=\"alternate\" href=\"{link}\"/><link rel=\"related\" href=\"/thread/{esite}/{ethread}\"/><summary type=\"text\">{summary}</summary></entry>",
                 site = escape(&h.site),
                 thread = escape(&h.thread),
                 title = escape(&h.title),
@@ -64,9 +64,9 @@ pub async fn feed(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Result
             );
         }
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"zh-CN\">\n");
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<id>tag:luntan,2024:search/{id}</id><title type=\"text\">论坛搜索：{title}</title><updated>{updated}</updated><author><name>luntan</name></author><link rel=\"self\" href=\"{self_href}\"/><link rel=\"alternate\" type=\"text/html\" href=\"/search?q={id}&amp;sort=newest\"/>\n",
+            "<id>tag:luntan,2024:search/{id}</id><title type=\"text\">论坛搜索：{title}</title><updated>{updated}</updated><author><name>luntan</name></author><link rel=\"self\" href=\"{self_href}\"/><link rel=\"alternate\" type=\"text/html\" href=\"/search?q={id}&amp;sort=newest\"/>",
             id = escape(&enc(&text)),
             title = escape(&text),
             updated = newest.unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
