@@ -26,7 +26,7 @@ test: lint chromium
 	$(CARGO) test --workspace --no-fail-fast
 
 chromium:
-	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	@{ command -v chromium >/dev/null && fc-list :lang=zh | grep -q .; } || { apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei; }
 
 # The search page and JSON API over the demo's indexes (after make demo):
 # http://127.0.0.1:7700/
