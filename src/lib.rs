@@ -15,7 +15,7 @@
 //!
 //! ```
 //! // Every stage reads site files the same way:
-//! let (sites, broken) = luntan::cli::load_sites(std::path::Path::new("no/such/dir"), None);
+//! let (sites, broken) = luntan::cli::load_sites(&luntan_core::DataDir::new("no/such/dir"), None);
 //! assert!(sites.is_empty() && broken);
 //! ```
 

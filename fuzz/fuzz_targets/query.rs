@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use luntan_search::{Node, Query, QueryError};
+use luntan_search::{Node, Query};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -20,18 +20,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(positive, "a query that parses selects something: {q:?}");
         }
         Err(e) => {
-            let at = match e {
-                QueryError::UnclosedQuote { at, .. }
-                | QueryError::EmptyPhrase { at }
-                | QueryError::EmptyField { at, .. }
-                | QueryError::UnclosedParen { at }
-                | QueryError::UnopenedParen { at }
-                | QueryError::EmptyGroup { at }
-                | QueryError::DanglingOr { at }
-                | QueryError::DanglingMinus { at }
-                | QueryError::NegationInOr { at } => at,
-                QueryError::Empty | QueryError::NothingToSearch => 1,
-            };
+            let at = e.column().unwrap_or(1);
             assert!((1..=columns).contains(&at), "column {at} outside a {columns}-column query: {e}");
         }
     }

@@ -680,3 +680,27 @@ fn listening_port(child: &mut std::process::Child) -> u16 {
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
     port
 }
+
+#[test]
+fn with_no_index_or_a_broken_one_searches_are_503_with_the_reason_and_the_server_recovers() {
+    let work = Work::new();
+    let addr = start_server(luntan_serve::ServeConfig::new(work.index(), work.data()));
+    let unavailable = |target: &str| {
+        let r = get(addr, target, &[]);
+        assert_eq!(r.status, 503, "{target}: {}", r.text());
+        r.json()["error"].as_str().unwrap_or_else(|| panic!("{target}: no error message: {}", r.text())).to_owned()
+    };
+    assert!(unavailable("/api/search?q=%E9%85%92%E5%BA%97").contains("no <site>.index yet"));
+    assert!(unavailable("/api/status").contains("no crawl database"));
+    // An index a crash or a disk error left unreadable: named, and still 503.
+    let broken = work.index().join("dz.index");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("meta.json"), b"{ not json").unwrap();
+    assert!(unavailable("/api/search?q=%E9%85%92%E5%BA%97").contains("dz.index"));
+    // Once it is rebuilt the same server answers, without a restart.
+    std::fs::remove_dir_all(&broken).unwrap();
+    let (crawled, _fixture) = crawl(10);
+    std::fs::rename(crawled.index().join("dz.index"), &broken).unwrap();
+    let r = get(addr, "/api/search?q=%E9%85%92%E5%BA%97", &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+}

@@ -49,6 +49,24 @@ pub enum QueryError {
     NothingToSearch,
 }
 
+impl QueryError {
+    /// The 1-based column the error points at, when it points at one.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            QueryError::UnclosedQuote { at, .. }
+            | QueryError::EmptyPhrase { at }
+            | QueryError::EmptyField { at, .. }
+            | QueryError::UnclosedParen { at }
+            | QueryError::UnopenedParen { at }
+            | QueryError::EmptyGroup { at }
+            | QueryError::DanglingOr { at }
+            | QueryError::DanglingMinus { at }
+            | QueryError::NegationInOr { at } => Some(*at),
+            QueryError::Empty | QueryError::NothingToSearch => None,
+        }
+    }
+}
+
 /// Where a text term must occur.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {

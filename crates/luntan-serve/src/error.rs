@@ -47,25 +47,9 @@ impl ApiError {
     }
 }
 
-/// Where in the query text a parse error points, if it does.
-pub fn query_column(e: &QueryError) -> Option<usize> {
-    match e {
-        QueryError::UnclosedQuote { at, .. }
-        | QueryError::EmptyPhrase { at }
-        | QueryError::EmptyField { at, .. }
-        | QueryError::UnclosedParen { at }
-        | QueryError::UnopenedParen { at }
-        | QueryError::EmptyGroup { at }
-        | QueryError::DanglingOr { at }
-        | QueryError::DanglingMinus { at }
-        | QueryError::NegationInOr { at } => Some(*at),
-        QueryError::Empty | QueryError::NothingToSearch => None,
-    }
-}
-
 impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> ApiError {
-        ApiError::BadRequest { message: format!("query: {e}"), column: query_column(&e) }
+        ApiError::BadRequest { message: format!("query: {e}"), column: e.column() }
     }
 }
 
