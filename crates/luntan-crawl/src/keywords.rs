@@ -11,8 +11,10 @@
 //! A real forum's search is not a plain list of pages. Discuz! answers a
 //! search with a redirect to a result set named by a search id and pages
 //! through that id, so with a `next` selector luntan reads page 1 from the
-//! site file's URL and then follows each page's next-page link, all of one
-//! keyword's pages with one account. Forums limit how often one user may
+//! site file's URL and then follows each page's next-page link. Either way
+//! one account reads all of a keyword's pages, in order: results move down
+//! the pages as posts arrive, so reading a page before the one above it
+//! could let a post slip between the two. Forums limit how often one user may
 //! search (`interval-ms` keeps luntan under it) and answer a search that
 //! comes too soon with a "try again" page (`<busy>`): luntan waits and asks
 //! again, and never takes it for a result page. A page that is neither
@@ -145,8 +147,8 @@ pub async fn monitor_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<
     report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
     report.busy_pages = round.busy.load(Ordering::Relaxed);
     let mut interrupted = vec![false; keywords.len()];
-    for task in lock(&round.queue).drain(..) {
-        interrupted[task.keyword] = true;
+    for k in lock(&round.queue).drain(..) {
+        interrupted[k] = true;
     }
     let progress = std::mem::take(&mut *lock(&round.progress));
     run.progress().advance(keywords.len() as u64);
@@ -239,14 +241,6 @@ fn settle(
     Ok(out)
 }
 
-/// One piece of work: a keyword's page. With a next-page link, only page 1
-/// is queued; the worker that reads it follows the links itself.
-#[derive(Debug, Clone, Copy)]
-struct Task {
-    keyword: usize,
-    page: u32,
-}
-
 /// What the workers share during a round.
 struct Round {
     site: Site,
@@ -254,7 +248,9 @@ struct Round {
     keywords: Vec<String>,
     /// Each keyword's budget this round.
     budgets: Vec<u32>,
-    queue: Mutex<VecDeque<Task>>,
+    /// Keywords not yet taken by a worker; the worker that takes one reads
+    /// all its pages, in order (see `work`).
+    queue: Mutex<VecDeque<usize>>,
     progress: Mutex<Vec<Progress>>,
     busy: std::sync::atomic::AtomicU64,
     stop: Stop,
@@ -264,14 +260,7 @@ impl Round {
     fn new(site: &Site, rules: SearchRules, keywords: &[String], states: &[KeywordState], stop: Stop) -> Round {
         let limit = rules.max_pages;
         let budgets: Vec<u32> = states.iter().map(|st| st.pagenum.clamp(1, limit)).collect();
-        let queue = budgets
-            .iter()
-            .enumerate()
-            .flat_map(|(k, &budget)| {
-                let pages = if rules.next.is_some() { 1 } else { budget };
-                (1..=pages).map(move |page| Task { keyword: k, page })
-            })
-            .collect();
+        let queue = (0..keywords.len()).collect();
         let progress = states.iter().map(|st| Progress { lastresult: limit, watermark: st.watermark.clone(), ..Default::default() }).collect();
         Round {
             site: site.clone(),
@@ -289,22 +278,13 @@ impl Round {
         self.stop.is_set()
     }
 
-    /// The next page worth reading: pages past one found seen, and pages of
-    /// a keyword whose round already failed, are not.
-    fn next_task(&self) -> Option<Task> {
-        let mut q = lock(&self.queue);
-        let progress = lock(&self.progress);
-        while let Some(t) = q.front().copied() {
-            if self.stopped() {
-                return None;
-            }
-            q.pop_front();
-            let p = &progress[t.keyword];
-            if t.page <= p.lastresult && p.error.is_none() {
-                return Some(t);
-            }
+    /// The next keyword to search, unless the run is stopping (the keywords
+    /// left in the queue are then reported interrupted).
+    fn next_keyword(&self) -> Option<usize> {
+        if self.stopped() {
+            return None;
         }
-        None
+        lock(&self.queue).pop_front()
     }
 
     /// Whether page `page` of keyword `k` is still to be read.
@@ -485,22 +465,31 @@ async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, stor
 }
 
 async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), String> {
-    while let Some(Task { keyword: k, page }) = round.next_task() {
+    while let Some(k) = round.next_keyword() {
         let keyword = &round.keywords[k];
-        let Some(mut url) = round.rules.page_url(keyword, page) else {
-            round.record(k, page, Err(format!("{}: search url for {keyword:?} page {page} is not a URL", round.site.id)));
+        let Some(mut url) = round.rules.page_url(keyword, 1) else {
+            round.record(k, 1, Err(format!("{}: search url for {keyword:?} is not a URL", round.site.id)));
             continue;
         };
-        let mut page = page;
+        let mut page = 1;
         loop {
             let outcome = searcher.read(&url, page == 1 || round.rules.next.is_none()).await;
             let next = match &outcome {
                 Ok(ResultPage::Results { next, .. }) => next.clone(),
                 _ => None,
             };
+            let had_results = matches!(outcome, Ok(ResultPage::Results { .. }));
             round.record(k, page, outcome);
-            // Following a search id: this account reads the keyword's pages in turn.
-            let Some(next) = next.filter(|_| round.rules.next.is_some()) else { break };
+            // This account reads the keyword's pages in turn: results move
+            // down the pages as posts arrive, so a page read before the one
+            // above it can let a post fall between the two unseen, and the
+            // watermark would then pass it for good.
+            let next = match &round.rules.next {
+                Some(_) => next,
+                None if had_results => round.rules.page_url(keyword, page + 1),
+                None => None,
+            };
+            let Some(next) = next else { break };
             if !round.wanted(k, page + 1) {
                 break;
             }
