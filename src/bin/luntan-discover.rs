@@ -102,7 +102,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
     if let Some(keywords) = &config.keywords {
         return rt.block_on(keyword_rounds(config, &run, &fetchers, &store, keywords));
     }
-    rt.block_on(async {
+    let done = rt.block_on(async {
         loop {
             let start = Instant::now();
             let mut tasks = tokio::task::JoinSet::new();
@@ -131,7 +131,10 @@ fn discover(config: &Config) -> anyhow::Result<()> {
                 return anyhow::Ok(());
             }
         }
-    })
+    });
+    // The browser, if browser mode started one, goes with the run.
+    rt.block_on(luntan_crawl::browser::shutdown());
+    done
 }
 
 /// Keyword rounds (S0) until done (one round) or, with --watch, until Ctrl-C.

@@ -70,14 +70,27 @@ fn download(config: &Config) -> anyhow::Result<()> {
         }
         let mut reports = Vec::new();
         while let Some(r) = tasks.join_next().await {
-            reports.push(r.expect("site task panicked")?);
+            reports.push(r.expect("site task panicked"));
         }
-        anyhow::Ok(reports)
+        // The browser, if browser mode started one, goes with the run.
+        luntan_crawl::browser::shutdown().await;
+        reports.into_iter().collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::from)
     });
     bar.finish();
     let reports: Vec<DownloadReport> = reports?;
     let failures: Vec<(String, String)> = reports.iter().flat_map(|r| r.failures.iter().cloned()).collect();
     cli::report_failures("luntan-download", &failures);
+    for e in reports.iter().filter_map(|r| r.error.as_ref()) {
+        eprintln!("luntan-download: {e}");
+    }
+    for r in &reports {
+        if let Some(b) = &r.browser {
+            println!(
+                "download: {} in the browser: {} DOM states kept, {} dropped as duplicates, {} requests, {} refused off the forum, {} images/fonts/media blocked, {} browser restarts",
+                r.site, b.states_kept, b.states_dropped, b.requests, b.refused, b.blocked, b.restarts
+            );
+        }
+    }
     let secs = start.elapsed().as_secs_f64().max(1e-3);
     let sum = |f: fn(&DownloadReport) -> usize| reports.iter().map(f).sum::<usize>();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();

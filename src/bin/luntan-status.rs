@@ -56,6 +56,10 @@ fn run(args: Args) -> ExitCode {
                 c.site, r.finished_at, r.requests, r.list_pages, r.boards_visited, r.boards_skipped, r.new_threads, r.updated_threads, r.errors
             );
         }
+        if c.states_kept > 0 || c.states_dropped > 0 {
+            // S4: what the browser's events reached, and the repeats dropped.
+            println!("  {} browser: {} DOM states kept, {} dropped as duplicates", c.site, c.states_kept, c.states_dropped);
+        }
         if c.skipped_links > 0 {
             println!("  {} {} thread links left out as off-topic; best scores:", c.site, c.skipped_links);
             for (url, score) in &c.top_skipped {

@@ -64,7 +64,7 @@ fn take_logs(servers: &[(ForumKind, BlockingFixture)]) -> BTreeMap<&'static str,
 
 /// One request as the crawler logged it (`LUNTAN_REQUEST_LOG`).
 #[derive(Debug, Clone, serde::Deserialize)]
-struct Claim {
+pub(crate) struct Claim {
     site: String,
     url: String,
     /// When the gate let it go, µs on the crawler's monotonic clock.
@@ -77,7 +77,7 @@ struct Claim {
 
 /// Runs a stage with the crawler's own request log on; returns its stdout
 /// and that log.
-fn run_logged(work: &Work, logs: &Path, stage: &str, extra: &[&str]) -> (String, Vec<Claim>) {
+pub(crate) fn run_logged(work: &Work, logs: &Path, stage: &str, extra: &[&str]) -> (String, Vec<Claim>) {
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let path = logs.join(format!("{stage}-{}.jsonl", RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let out = work.ok_env(stage, extra, &[("LUNTAN_REQUEST_LOG", &path)]);
@@ -105,7 +105,7 @@ fn path_and_query(url: &str) -> String {
 ///    way by milliseconds, and the server cannot tell that from early).
 ///
 /// Returns that spread, for the record.
-fn assert_polite(what: &str, server: &[RequestRecord], claims: &[Claim], concurrency: usize, delay: Duration) -> Duration {
+pub(crate) fn assert_polite(what: &str, server: &[RequestRecord], claims: &[Claim], concurrency: usize, delay: Duration) -> Duration {
     assert!(!server.is_empty(), "{what}: no requests at all");
     let show_claim = |c: &Claim| format!("{} at {}µs..{}µs ({})", c.url, c.start_us, c.end_us, c.outcome);
     let mut claims: Vec<&Claim> = claims.iter().collect();

@@ -3,6 +3,7 @@
 //! on a loopback port (see `common`).
 
 mod bad_input;
+mod browser;
 mod common;
 mod crash;
 mod focus;

@@ -40,6 +40,12 @@ fn has_column(c: &Connection, table: &str, column: &str) -> bool {
 }
 
 /// The schema as SQLite holds it, to tell whether an open changed anything.
+/// A schema without the threads table's statement (which migration 4's
+/// ALTERs rewrite in place).
+fn unlike_threads(schema: &[String]) -> Vec<String> {
+    schema.iter().filter(|sql| !sql.starts_with("CREATE TABLE threads")).cloned().collect()
+}
+
 fn schema(c: &Connection) -> Vec<String> {
     let mut stmt = c.prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").unwrap();
     stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
@@ -228,9 +234,10 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
 
     let mut s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
     assert!(has_column(&watch, "keyword_rounds", "error"), "migration 2 ran");
     assert!(has_table(&watch, "search_accounts"), "migration 3 ran");
+    assert!(has_column(&watch, "threads", "states_kept") && has_column(&watch, "threads", "states_dropped"), "migration 4 ran");
     assert_fixture_rows(&s);
 
     // The new column works on the old rows' table.
@@ -282,16 +289,17 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
     let after = schema(&watch);
-    assert_eq!(after.len(), before.len() + 1, "only migration 3 ran: {after:?}");
-    assert!(before.iter().all(|sql| after.contains(sql)), "nothing made anew");
+    assert_eq!(after.len(), before.len() + 1, "only migrations 3 and 4 ran: {after:?}");
+    assert!(unlike_threads(&before).iter().all(|sql| after.contains(sql)), "nothing made anew");
     assert!(has_table(&watch, "search_accounts"));
+    assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
     assert_fixture_rows(&s);
     assert_eq!(s.keyword_rounds(None).unwrap()[0].error.as_deref(), Some("search: robots.txt disallows /search.php"));
     s.record_round(&RoundRecord { site: "dz".into(), ..Default::default() }).unwrap();
 }
 
 #[test]
-fn a_database_made_by_the_current_release_opens_as_version_3_unchanged() {
+fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and_gains_browser_states() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("luntan.db");
     let sql = format!(
@@ -306,7 +314,9 @@ fn a_database_made_by_the_current_release_opens_as_version_3_unchanged() {
 
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(schema(&watch), before, "recognised, not migrated again or made anew");
+    // Recognised as version 3: only migration 4's columns are new.
+    assert_eq!(unlike_threads(&schema(&watch)), unlike_threads(&before), "recognised, not migrated again or made anew");
+    assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
     assert_fixture_rows(&s);
     assert_eq!(s.keyword_rounds(None).unwrap()[0].error.as_deref(), Some("search: 503 Service Unavailable"));
     assert_eq!((s.last_search("dz", "").unwrap(), s.last_search("dz", "alice").unwrap()), (Some(1794999000000), Some(1795000000000)));

@@ -16,8 +16,9 @@ use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
 use scraper::Html;
 use url::Url;
 
+use crate::browser::{PageKind, Renderer};
 use crate::db::with_store;
-use crate::fetch::Fetcher;
+use crate::fetch::{Fetched, Fetcher};
 use crate::focus::Scorer;
 use crate::links::{self, decode, list_threads, page_links};
 
@@ -114,7 +115,8 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         // Protocol mode (S4): boards come from the site file and the users met, not a home page.
         return crate::protocol::discover_round(run, fetcher, store, report).await;
     }
-    let home = match fetcher.get_html(&site.home).await {
+    let renderer = Renderer::for_site(fetcher.clone()).map(Arc::new);
+    let home = match get_page(fetcher, renderer.as_deref(), &site.home, PageKind::Home).await {
         Ok(f) => f,
         Err(e) => {
             tracing::warn!("{}: home page: {e}", site.id);
@@ -171,7 +173,7 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), run.clone()));
+        tasks.spawn(walk_board(fetcher.clone(), renderer.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), run.clone()));
     }
     while let Some(joined) = tasks.join_next().await {
         let r = joined.expect("board task panicked")?;
@@ -189,10 +191,29 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     Ok(report)
 }
 
+/// A home or list page: as the forum sent it, or, in browser mode, the DOM
+/// its list actions reached (every kept state, so links a pager replaced
+/// are read too).
+async fn get_page(fetcher: &Fetcher, renderer: Option<&Renderer>, url: &Url, kind: PageKind) -> Result<Fetched, String> {
+    let Some(renderer) = renderer else {
+        return fetcher.get_html(url).await.map_err(|e| e.to_string());
+    };
+    let rendered = renderer.render(url, kind).await.map_err(|e| e.to_string())?;
+    Ok(Fetched {
+        url: rendered.url,
+        status: 200,
+        content_type: Some("text/html; charset=utf-8".into()),
+        body: rendered.states.join("\n").into_bytes(),
+        date: rendered.date,
+    })
+}
+
 /// Walks a board's list pages in page order, up to the site's limit, and
 /// stops early once `stop-after` consecutive rows are known and unchanged.
+#[allow(clippy::too_many_arguments)]
 async fn walk_board(
     fetcher: Arc<Fetcher>,
+    renderer: Option<Arc<Renderer>>,
     store: Arc<Mutex<Store>>,
     board: Board,
     interval: std::time::Duration,
@@ -222,7 +243,7 @@ async fn walk_board(
             break;
         }
         seen.insert(page);
-        let fetched = match fetcher.get_html(&url).await {
+        let fetched = match get_page(&fetcher, renderer.as_deref(), &url, PageKind::List).await {
             Ok(f) => f,
             Err(e) => {
                 tracing::warn!("{}: board {}: {e}", site.id, board.id);

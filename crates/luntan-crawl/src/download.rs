@@ -17,6 +17,7 @@ use luntan_core::state::{Stage, ThreadState};
 use luntan_core::store::{Store, StoreError, ThreadRow, Update};
 use url::Url;
 
+use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
 use crate::db::{lock, with_store};
 use crate::fetch::{FetchError, Fetched, Fetcher};
 use crate::links::page_links_in;
@@ -36,6 +37,38 @@ pub struct DownloadReport {
     pub bytes: u64,
     /// `(site/thread, reason)` of each thread marked failed.
     pub failures: Vec<(String, String)>,
+    /// Why the site could not be downloaded at all (its rows left as they were).
+    pub error: Option<String>,
+    /// Browser mode: what the browser did (S4).
+    pub browser: Option<BrowserReport>,
+}
+
+/// What the browser did for a site in one run.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct BrowserReport {
+    pub states_kept: u64,
+    pub states_dropped: u64,
+    /// Requests the pages made, answered through the site's fetcher.
+    pub requests: u64,
+    /// Requests refused (off the forum's hosts, robots.txt, not a GET).
+    pub refused: u64,
+    /// Images, fonts and media refused unread.
+    pub blocked: u64,
+    pub restarts: u64,
+}
+
+impl BrowserReport {
+    pub fn of(stats: &RenderStats) -> BrowserReport {
+        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        BrowserReport {
+            states_kept: get(&stats.states_kept),
+            states_dropped: get(&stats.states_dropped),
+            requests: get(&stats.requests),
+            refused: get(&stats.refused),
+            blocked: get(&stats.blocked),
+            restarts: get(&stats.restarts),
+        }
+    }
 }
 
 /// Why a download run stopped before its queue was done.
@@ -58,6 +91,8 @@ pub enum ThreadError {
     Row { url: String, why: String },
     #[error("{}: {source}", path.display())]
     Write { path: std::path::PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Browser(Box<BrowserError>),
 }
 
 /// Settings of one download run.
@@ -88,17 +123,30 @@ pub async fn download_site(
         move |s| s.threads(Some(&site_id), ThreadState::Discovered)
     })
     .await?;
-    run.progress().grow(rows.len() as u64);
     let mut report = DownloadReport { site: site_id, ..Default::default() };
+    let renderer = Renderer::for_site(fetcher.clone()).map(Arc::new);
+    if renderer.is_some() && !rows.is_empty() {
+        // No browser is this machine's matter, not the threads': one line,
+        // and the rows wait for a run that has one.
+        if let Err(e) = crate::browser::find_chromium() {
+            report.error = Some(format!("{}: {e}", fetcher.site().id));
+            report.left = rows.len();
+            return Ok(report);
+        }
+    }
+    run.progress().grow(rows.len() as u64);
     let mut tasks = tokio::task::JoinSet::new();
     let mut pending = rows.into_iter();
     let mut local = None;
     loop {
         while tasks.len() < opts.in_flight.max(1) && !run.stopped() {
             let Some(row) = pending.next() else { break };
-            let (run, fetcher, store, opts) = (run.clone(), fetcher.clone(), store.clone(), opts.clone());
+            let (run, fetcher, store, opts, renderer) = (run.clone(), fetcher.clone(), store.clone(), opts.clone(), renderer.clone());
             tasks.spawn(async move {
-                let outcome = save_thread(&run, &fetcher, &store, &opts, &row).await;
+                let outcome = match &renderer {
+                    Some(r) => save_browser_thread(&run, r, &store, &opts, &row).await,
+                    None => save_thread(&run, &fetcher, &store, &opts, &row).await,
+                };
                 (row, outcome)
             });
         }
@@ -131,6 +179,7 @@ pub async fn download_site(
         return Err(e);
     }
     report.left = pending.len();
+    report.browser = renderer.map(|r| BrowserReport::of(&r.stats));
     Ok(report)
 }
 
@@ -170,6 +219,50 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
             })?;
         }
         let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
+        lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
+        Ok((n, bytes))
+    })
+    .await
+    .expect("write task panicked")
+}
+
+/// Browser mode (S4): the thread page loaded in the browser and driven by
+/// the site file's thread actions; each DOM state kept is saved as a page
+/// (`article<T>.html`, `_p2`, …), and the counts of states kept and dropped
+/// move with the row.
+async fn save_browser_thread(
+    run: &StageRun,
+    renderer: &Renderer,
+    store: &Arc<Mutex<Store>>,
+    opts: &DownloadOptions,
+    row: &ThreadRow,
+) -> Result<(usize, u64), Failure> {
+    let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
+    let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
+    let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
+    let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
+    let n = rendered.states.len();
+    let bytes: u64 = rendered.states.iter().map(|s| s.len() as u64).sum();
+    let (data, store) = (run.data().clone(), store.clone());
+    tokio::task::spawn_blocking(move || {
+        for (i, state) in rendered.states.iter().enumerate() {
+            let path = data.html_path(&loc, i as u32 + 1);
+            write_atomic(&path, state.as_bytes()).map_err(|source| {
+                if luntan_core::layout::is_local_fault(&source) {
+                    Failure::Local(path.clone(), source)
+                } else {
+                    Failure::Thread(ThreadError::Write { path, source })
+                }
+            })?;
+        }
+        // The DOM is serialised as UTF-8, whatever the forum sent.
+        let up = Update {
+            save_date: Some(loc.saved.as_str()),
+            pages: Some(n as u32),
+            content_type: Some("text/html; charset=utf-8"),
+            states: Some((n as u32, rendered.dropped)),
+            ..Default::default()
+        };
         lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
         Ok((n, bytes))
     })

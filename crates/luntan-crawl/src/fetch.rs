@@ -288,6 +288,21 @@ impl Fetcher {
         on_io(url, async move { core.fetch_as(&core.client, &target, None, Want::Json).await }).await
     }
 
+    /// GETs whatever a page in the browser asks for (browser mode, S4): the
+    /// document, its scripts, its XHRs, exactly as [`Fetcher::get_html`]
+    /// gets a page (hosts, robots.txt, gate, retries, caps), of any type.
+    pub async fn get_resource(&self, url: &Url) -> Result<Fetched, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move { core.fetch_as(&core.client, &target, None, Want::Any).await }).await
+    }
+
+    /// The runtime that runs luntan's network I/O; long-lived tasks that
+    /// serve requests (the browser's event loop) run there too.
+    pub fn io_runtime() -> &'static tokio::runtime::Handle {
+        static HANDLE: std::sync::OnceLock<tokio::runtime::Handle> = std::sync::OnceLock::new();
+        HANDLE.get_or_init(|| io().handle().clone())
+    }
+
     /// Whether robots.txt lets luntan fetch `url` (always, with `robots="false"`).
     /// Loads the host's robots.txt through the gate if it is not known yet.
     pub async fn robots_allow(&self, url: &Url) -> Result<(), FetchError> {

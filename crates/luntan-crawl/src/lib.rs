@@ -36,6 +36,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod browser;
 pub mod db;
 pub mod discover;
 pub mod download;

@@ -405,6 +405,7 @@ impl Microblog {
                     .collect();
                 json(serde_json::json!({"code": 0, "total": list.len(), "threads": rows}))
             }
+            "/xhr/api/ping" => json(serde_json::json!({"ok": 1})),
             "/xhr/api/thread" => {
                 let t = self.xhr.iter().find(|t| Some(t.tid) == num("tid"))?;
                 let first = &t.posts[0];
@@ -438,6 +439,10 @@ impl Microblog {
                 }
                 if let Some(id) = path.strip_prefix("/xhr/forum/").filter(|id| XHR_BOARDS.iter().any(|b| b.0 == *id)) {
                     return html(shell("异步论坛", "forum", id));
+                }
+                // A page that never settles: it polls the server, each answer asking again (a chat's long poll).
+                if let Some(id) = path.strip_prefix("/xhr/live/").and_then(|s| s.parse::<u64>().ok()) {
+                    return html(shell("异步论坛", "live", &id.to_string()));
                 }
                 if let Some(id) = path.strip_prefix("/xhr/thread/").and_then(|s| s.parse::<u64>().ok()) {
                     self.xhr.iter().find(|t| t.tid == id)?;
@@ -617,16 +622,23 @@ function card(m){var c=el('div','card m-panel');c.dataset.mid=m.id;
  return c;}
 function timeline(uid){if(busy||done)return;busy=true;get('/mb/api/container/getIndex?uid='+uid+'&since_id='+cursor,function(r){
  r.data.cards.forEach(function(c){if(c.card_type==9)app.appendChild(card(c.mblog));});cursor=r.data.cardlistInfo.since_id||'';done=!cursor;busy=false;});}
-function replies(tid,page){get('/xhr/api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies');
- r.replies.forEach(function(p){var d=el('div','reply');d.appendChild(el('b',null,p.author.name));d.appendChild(el('span','time',new Date(p.time_ms).toLocaleString()));
-  p.message.split('\n').forEach(function(l){var q=el('p');q.textContent=l;d.appendChild(q);});box.appendChild(d);});
- if(r.replies.length==10){var b=el('button','more','下一页');b.onclick=function(){b.remove();replies(tid,page+1);};box.appendChild(b);}});}
+function when(ms){return new Date(ms+288e5).toISOString().slice(0,16).replace('T',' ');}
+function post(name,time,body){var d=el('div','post');d.appendChild(el('b','author')).textContent=name;d.appendChild(el('span','time',time));d.appendChild(body);return d;}
+function replies(tid,page,total){get('/xhr/api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies'),nav=document.getElementById('nav');box.innerHTML='';nav.innerHTML='';
+ r.replies.forEach(function(p){var m=el('div','message');p.message.split('\n').forEach(function(l){m.appendChild(el('p')).textContent=l;});box.appendChild(post(p.author.name,when(p.time_ms),m));});
+ if(page*10<total){var b=el('button','more','下一页');b.onclick=function(){replies(tid,page+1,total);};nav.appendChild(b);}});}
+function beacon(){get('http://tracker.invalid/collect?p='+encodeURIComponent(location.pathname),function(){});var i=new Image();i.src='/xhr/static/logo.png';}
 app.innerHTML='';
 if(kind=='home'){id.split(',').forEach(function(u){app.appendChild(el('a','seed',"<a href='/mb/u/"+u+"'>"+u+"</a>"));});}
 else if(kind=='user'){timeline(id);window.addEventListener('scroll',function(){if(window.innerHeight+window.scrollY>=document.body.offsetHeight-200)timeline(id);});}
 else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data));});}
-else if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r){r.threads.forEach(function(t){var a=el('a','thread',t.subject);a.href='/xhr/thread/'+t.tid;app.appendChild(el('div','row')).appendChild(a);});});}
-else if(kind=='thread'){get('/xhr/api/thread?tid='+id,function(r){app.appendChild(el('h1',null,r.thread.subject));app.appendChild(el('div','first',r.thread.message));app.appendChild(el('div',null)).id='replies';replies(id,1);});}
+if(kind=='forum'||kind=='thread'||kind=='live')beacon();
+if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r){r.threads.forEach(function(t){var a=el('a','thread',t.subject);a.href='/xhr/thread/'+t.tid;app.appendChild(el('div','row')).appendChild(a);});});}
+else if(kind=='thread'){get('/xhr/api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
+ app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
+ app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';
+ var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();replies(id,1,t.replies);};app.appendChild(f);replies(id,1,t.replies);});}
+else if(kind=='live'){(function poll(){get('/xhr/api/ping',poll);})();}
 })();"#;
 
 /// What the two sites hold, for tests: users (with their distance from

@@ -248,6 +248,40 @@ pub fn microblog_site_files(base_url: &str) -> Vec<(&'static str, String)> {
     vec![("mb", mb), ("xhr", xhr)]
 }
 
+/// The site file of the XHR forum read in a browser (S4's event-driven
+/// mode): the same forum as [`microblog_site_files`]' `xhr`, its pages
+/// drawn by Chromium, its replies paged by clicking "下一页" under one URL,
+/// and a "刷新" link whose state repeats the first.
+pub fn browser_site_file(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- The XHR forum read in a browser (S4): every page drawn by its script, every request it makes held to the politeness below. -->
+<site id="xhr-browser">
+  <name>异步论坛（浏览器）</name>
+  <home>{base}/xhr/</home>
+  <politeness delay-ms="20" concurrency="2" timeout-ms="10000" retries="2"/>
+  <links>
+    <board><![CDATA[/xhr/forum/{{board}}$]]></board>
+    <thread><![CDATA[/xhr/thread/{{thread}}$]]></thread>
+  </links>
+  <thread title="h1" post="div.post" author="b.author" time="span.time" body="div.message"/>
+  <browser timeout-ms="8000" settle-ms="150">
+    <!-- a board's threads arrive by XHR -->
+    <list><wait selector="a.thread"/></list>
+    <thread>
+      <wait selector="#replies"/>
+      <!-- replies ten a page under the one URL; each page a state -->
+      <click selector="#nav button.more" max="200"/>
+      <!-- back to the first page: a state seen before, dropped -->
+      <click selector="a.refresh"/>
+    </thread>
+  </browser>
+</site>
+"##
+    )
+}
+
 /// Writes [`microblog_site_files`] into `dir` and returns the paths written.
 pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;

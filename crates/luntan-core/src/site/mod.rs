@@ -12,11 +12,13 @@
 //! form (`raw`), checked and compiled into a [`Site`] (`validate`), and every
 //! error is placed on its line (`locate`).
 
+mod browser;
 mod json;
 mod locate;
 mod raw;
 mod validate;
 
+pub use browser::{Action, BrowserRules};
 pub use json::{field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonRules, PageKey, Paging, UserRules};
 
 use std::collections::HashSet;
@@ -72,6 +74,9 @@ pub struct Site {
     /// Protocol mode (S4): the forum is read through its JSON endpoints,
     /// not its HTML pages (see [`JsonRules`]).
     pub json: Option<JsonRules>,
+    /// Browser mode (S4): pages are loaded and driven in Chromium, and the
+    /// DOM states they reach are read as the pages (see [`BrowserRules`]).
+    pub browser: Option<BrowserRules>,
     /// The file it came from.
     pub path: PathBuf,
 }

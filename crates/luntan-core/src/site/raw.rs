@@ -28,6 +28,7 @@ pub(super) struct RawSite {
     pub(super) list: Option<RawList>,
     pub(super) thread: Option<RawThread>,
     pub(super) json: Option<RawJson>,
+    pub(super) browser: Option<super::browser::RawBrowser>,
 }
 
 impl RawSite {

@@ -24,6 +24,10 @@ impl RawSite {
         let encoding = encoding_label(ctx, "encoding", self.encoding.as_deref())?;
         let politeness = politeness(ctx, self.politeness)?;
         let json = self.json.as_ref().map(|j| super::json::json(ctx, j, &home)).transpose()?;
+        let browser = self.browser.as_ref().map(|b| super::browser::browser(ctx, b)).transpose()?;
+        if browser.is_some() && json.is_some() {
+            return Err(ctx.err("browser", "a site is read through its JSON endpoints or in a browser, not both: keep <json> or <browser>"));
+        }
         // A JSON site is read through its endpoints; its HTML rules are optional.
         let links = match (&self.links, &json) {
             (Some(l), _) => links(ctx, l)?,
@@ -60,6 +64,7 @@ impl RawSite {
             search,
             accounts,
             json,
+            browser,
             path: ctx.path.to_owned(),
         })
     }

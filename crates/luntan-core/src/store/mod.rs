@@ -58,8 +58,12 @@ pub enum StoreError {
 /// The schema's history, oldest first: migration `n` (counting from 1) takes
 /// a database from `user_version` n-1 to n. A database records how far it
 /// got, so a column added later reaches every existing database exactly once.
-const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/0001_tables.sql"), include_str!("migrations/0002_keyword_round_error.sql"), include_str!("migrations/0003_search_accounts.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_tables.sql"),
+    include_str!("migrations/0002_keyword_round_error.sql"),
+    include_str!("migrations/0003_search_accounts.sql"),
+    include_str!("migrations/0004_browser_states.sql"),
+];
 
 /// The schema version this code reads and writes (SQLite's `user_version`).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -94,6 +94,10 @@ pub struct SiteCounts {
     /// Thread links a topic focus left out, and the best-scoring few of them.
     pub skipped_links: i64,
     pub top_skipped: Vec<(String, f64)>,
+    /// Browser mode (S4): DOM states kept and dropped as duplicates, over
+    /// the threads saved now.
+    pub states_kept: i64,
+    pub states_dropped: i64,
 }
 
 /// One forum as `luntan-status --json` prints it (and `luntan-serve`'s
@@ -113,6 +117,8 @@ pub struct Update<'a> {
     pub content_type: Option<&'a str>,
     pub post_time: Option<&'a str>,
     pub title: Option<&'a str>,
+    /// Browser mode: DOM states kept and dropped as duplicates (S4).
+    pub states: Option<(u32, u32)>,
 }
 
 const ROW_COLUMNS: &str =
@@ -271,6 +277,8 @@ impl Store {
                     content_type = COALESCE(?7, content_type),
                     post_time = COALESCE(?8, post_time),
                     title = COALESCE(?9, title),
+                    states_kept = COALESCE(?11, states_kept),
+                    states_dropped = COALESCE(?12, states_dropped),
                     fail_stage = CASE WHEN ?10 THEN NULL ELSE fail_stage END,
                     fail_reason = CASE WHEN ?10 THEN NULL ELSE fail_reason END,
                     updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
@@ -285,7 +293,9 @@ impl Store {
                     update.content_type,
                     update.post_time,
                     update.title,
-                    clears_failure
+                    clears_failure,
+                    update.states.map(|s| s.0),
+                    update.states.map(|s| s.1)
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -405,6 +415,20 @@ impl Store {
                 Some(ThreadState::Indexed) => c.indexed = n,
                 Some(ThreadState::Failed) => c.failed = n,
                 None => {}
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT site, SUM(states_kept), SUM(states_dropped) FROM threads WHERE states_kept IS NOT NULL GROUP BY site")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        for (site, kept, dropped) in rows {
+            if let Some(c) = out.iter_mut().find(|c| c.site == site) {
+                (c.states_kept, c.states_dropped) = (kept, dropped);
             }
         }
         let mut stmt = self

@@ -1,0 +1,536 @@
+//! Browser mode (S4, event-driven): pages drawn by JavaScript are loaded in
+//! a real headless Chromium, driven by the site file's actions, and read as
+//! the DOM states they reach.
+//!
+//! - **One browser per process**, started on first use and closed by
+//!   [`shutdown`]; found dead (killed, crashed), it is started again and the
+//!   page in hand is rendered again from the start, so nothing is lost and,
+//!   since a thread is saved only once whole, nothing is saved twice.
+//! - **Every request the page makes goes through the site's [`Fetcher`]**:
+//!   Chromium's requests are intercepted (CDP `Fetch` domain) and answered
+//!   with what the fetcher got, so the document, its scripts and its XHRs
+//!   all pass the same gate (concurrency, delay), robots.txt, allowed hosts,
+//!   retries and size caps as any page luntan reads. Images, fonts and media
+//!   are refused unread; so is anything off the forum's hosts.
+//! - **States**: after the page settles (no request in flight and none for
+//!   `settle-ms`) and after each event, the DOM is serialised and compared
+//!   with the states kept so far by S4's test ([`crate::dupstate`]). A
+//!   duplicate is dropped and no further event is fired from it; the others
+//!   are the page's states, saved as its pages.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use chromiumoxide::cdp::browser_protocol::fetch::{EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::Page;
+use futures_util::StreamExt as _;
+use luntan_core::site::{Action, BrowserRules};
+use tokio::time::Instant;
+use url::Url;
+
+use crate::dupstate::{compare_states, DomNode};
+use crate::fetch::{FetchError, Fetcher};
+
+/// The Debian package that provides the browser.
+pub const CHROMIUM_PACKAGE: &str = "chromium";
+
+/// Why a page could not be rendered. Every variant names the URL (or the
+/// browser executable).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BrowserError {
+    #[error("browser mode needs Chromium: {why} (install Debian's `{CHROMIUM_PACKAGE}` package: apt-get install {CHROMIUM_PACKAGE}, or set LUNTAN_CHROMIUM to its path)")]
+    Missing { why: String },
+    #[error("{path}: Chromium did not start: {why}")]
+    Launch { path: String, why: String },
+    /// The page itself (not one of its XHRs) could not be fetched.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("{url}: the page never settled within {}s ({inflight} requests in flight)", .after.as_secs_f32())]
+    NeverSettled { url: Url, after: Duration, inflight: usize },
+    #[error("{url}: nothing matched {selector:?} within {}s", .after.as_secs_f32())]
+    WaitTimedOut { url: Url, selector: String, after: Duration },
+    #[error("{url}: the browser failed: {why}")]
+    Browser { url: Url, why: String },
+}
+
+/// What the browser did for one site, for the stage's summary and status.
+#[derive(Debug, Default)]
+pub struct RenderStats {
+    pub pages: AtomicU64,
+    /// DOM states kept (saved) and dropped as duplicates (S4).
+    pub states_kept: AtomicU64,
+    pub states_dropped: AtomicU64,
+    /// Requests the browser made that luntan answered through the fetcher.
+    pub requests: AtomicU64,
+    /// Requests refused: off the forum's hosts, disallowed by robots.txt,
+    /// or not a GET.
+    pub refused: AtomicU64,
+    /// Images, fonts, media, favicons and the like, refused unread.
+    pub blocked: AtomicU64,
+    /// Browsers started again after one was found dead.
+    pub restarts: AtomicU64,
+}
+
+/// A page rendered: its kept states, first to last, as HTML.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub url: Url,
+    pub states: Vec<String>,
+    pub dropped: u32,
+    /// The forum's clock (`Date` of the document's response), against which
+    /// times such as "3分钟前" are read.
+    pub date: Option<String>,
+}
+
+/// Which of the site file's action lists applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageKind {
+    /// The home page: loaded and settled, no actions.
+    Home,
+    List,
+    Thread,
+}
+
+/// Renders one site's pages in the process's browser: tabs bounded by the
+/// site's concurrency, every request through the site's fetcher.
+pub struct Renderer {
+    fetcher: Arc<Fetcher>,
+    rules: BrowserRules,
+    tabs: tokio::sync::Semaphore,
+    pub stats: Arc<RenderStats>,
+}
+
+impl Renderer {
+    /// A renderer for the fetcher's site; `None` when its site file has no `<browser>`.
+    pub fn for_site(fetcher: Arc<Fetcher>) -> Option<Renderer> {
+        let rules = fetcher.site().browser.clone()?;
+        let tabs = tokio::sync::Semaphore::new(fetcher.site().politeness.concurrency);
+        Some(Renderer { fetcher, rules, tabs, stats: Arc::default() })
+    }
+
+    /// Loads `url`, runs the page kind's actions, returns the states kept.
+    /// A browser found dead is started again and the page rendered again.
+    pub async fn render(&self, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
+        let _tab = self.tabs.acquire().await.expect("the semaphore is never closed");
+        let mut tries = 0;
+        loop {
+            let live = shared().await?;
+            let outcome = self.render_in(&live, url, kind).await;
+            if outcome.is_err() {
+                // The handler notices a closed connection a moment after the
+                // page's commands fail.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            match outcome {
+                Err(BrowserError::Browser { .. } | BrowserError::NeverSettled { .. } | BrowserError::WaitTimedOut { .. }) if !live.alive() && tries < 2 => {
+                    tries += 1;
+                    self.stats.restarts.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!("{url}: the browser died; starting a new one and loading the page again");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn render_in(&self, live: &Live, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
+        let page = cdp(url, "opening a tab", live.browser.new_page("about:blank")).await?;
+        let traffic = Arc::new(Traffic::new(live.alive.clone()));
+        let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
+        let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
+        let outcome = self.drive(&page, &traffic, url, kind).await;
+        interceptor.abort();
+        // A page left open would keep its scripts (and their requests) going.
+        let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
+        let (states, dropped) = outcome?;
+        self.stats.pages.fetch_add(1, Ordering::Relaxed);
+        self.stats.states_kept.fetch_add(states.len() as u64, Ordering::Relaxed);
+        self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
+        let date = crate::db::lock(&traffic.date).clone();
+        Ok(Rendered { url: url.clone(), states, dropped, date })
+    }
+
+    /// Load, settle, then each action; returns the kept states' HTML and the
+    /// count dropped.
+    async fn drive(&self, page: &Page, traffic: &Traffic, url: &Url, kind: PageKind) -> Result<(Vec<String>, u32), BrowserError> {
+        let rules = &self.rules;
+        let fail = |e: chromiumoxide::error::CdpError| BrowserError::Browser { url: url.clone(), why: e.to_string() };
+        match tokio::time::timeout(rules.timeout, page.goto(url.as_str())).await {
+            Err(_) => return Err(BrowserError::NeverSettled { url: url.clone(), after: rules.timeout, inflight: traffic.inflight.load(Ordering::Relaxed) }),
+            Ok(Err(e)) => return Err(crate::db::lock(&traffic.document_error).take().map(BrowserError::Fetch).unwrap_or_else(|| fail(e))),
+            Ok(Ok(_)) => {}
+        }
+        if let Some(e) = crate::db::lock(&traffic.document_error).take() {
+            return Err(BrowserError::Fetch(e));
+        }
+        let mut states = States::default();
+        self.settle(traffic, url).await?;
+        states.offer(snapshot(page, url).await?);
+        let actions = match kind {
+            PageKind::Home => &[][..],
+            PageKind::List => &rules.list,
+            PageKind::Thread => &rules.thread,
+        };
+        for action in actions {
+            match action {
+                Action::Wait { selector } => self.wait_for(page, url, selector).await?,
+                Action::Click { selector, max } => {
+                    for _ in 0..*max {
+                        let js = format!("(function(){{var e=document.querySelector({});if(!e)return false;e.click();return true;}})()", js_string(selector));
+                        if !eval_bool(page, url, &js).await? {
+                            break;
+                        }
+                        self.settle(traffic, url).await?;
+                        if !states.offer(snapshot(page, url).await?) {
+                            // S4: no further event is fired from a duplicate state.
+                            return Ok(states.finish());
+                        }
+                    }
+                }
+                Action::Scroll { items, max } => {
+                    let count = format!("document.querySelectorAll({}).length", js_string(items));
+                    let mut before = eval_count(page, url, &count).await?;
+                    for _ in 0..*max {
+                        cdp(url, "scrolling", page.evaluate("window.scrollTo(0, document.body.scrollHeight)")).await?;
+                        self.settle(traffic, url).await?;
+                        let after = eval_count(page, url, &count).await?;
+                        if after <= before {
+                            break;
+                        }
+                        before = after;
+                        if !states.offer(snapshot(page, url).await?) {
+                            return Ok(states.finish());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(states.finish())
+    }
+
+    /// Waits until no request is in flight and none started for `settle`;
+    /// a page still busy after the timeout fails.
+    async fn settle(&self, traffic: &Traffic, url: &Url) -> Result<(), BrowserError> {
+        let started = Instant::now();
+        loop {
+            // Quiet is counted from the event too: a click's handler may
+            // start its request a moment after the click.
+            let quiet = (*crate::db::lock(&traffic.last)).max(started).elapsed();
+            let inflight = traffic.inflight.load(Ordering::Relaxed);
+            if inflight == 0 && quiet >= self.rules.settle {
+                return Ok(());
+            }
+            if !traffic.alive.load(Ordering::Relaxed) {
+                return Err(BrowserError::Browser { url: url.clone(), why: "the browser went away".into() });
+            }
+            if started.elapsed() > self.rules.timeout {
+                return Err(BrowserError::NeverSettled { url: url.clone(), after: self.rules.timeout, inflight });
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn wait_for(&self, page: &Page, url: &Url, selector: &str) -> Result<(), BrowserError> {
+        let started = Instant::now();
+        let js = format!("document.querySelector({}) !== null", js_string(selector));
+        while !eval_bool(page, url, &js).await? {
+            if started.elapsed() > self.rules.timeout {
+                return Err(BrowserError::WaitTimedOut { url: url.clone(), selector: selector.to_owned(), after: self.rules.timeout });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+}
+
+/// The states of one page: each offered state is kept unless it is a
+/// duplicate (S4) of one kept before.
+#[derive(Default)]
+struct States {
+    kept: Vec<(DomNode, String)>,
+    dropped: u32,
+}
+
+impl States {
+    /// Keeps `html` unless it duplicates a kept state; says whether it was kept.
+    fn offer(&mut self, html: String) -> bool {
+        let tree = DomNode::from_html(&html);
+        if self.kept.iter().any(|(k, _)| compare_states(k, &tree).duplicate) {
+            self.dropped += 1;
+            return false;
+        }
+        self.kept.push((tree, html));
+        true
+    }
+
+    fn finish(self) -> (Vec<String>, u32) {
+        (self.kept.into_iter().map(|(_, h)| h).collect(), self.dropped)
+    }
+}
+
+/// Longest wait for one DevTools command: a browser that died mid-command
+/// may never answer it.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One DevTools command, bounded by [`COMMAND_TIMEOUT`].
+async fn cdp<T>(url: &Url, what: &str, command: impl std::future::Future<Output = Result<T, chromiumoxide::error::CdpError>>) -> Result<T, BrowserError> {
+    match tokio::time::timeout(COMMAND_TIMEOUT, command).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(BrowserError::Browser { url: url.clone(), why: format!("{what}: {e}") }),
+        Err(_) => Err(BrowserError::Browser { url: url.clone(), why: format!("{what}: no answer in {}s", COMMAND_TIMEOUT.as_secs()) }),
+    }
+}
+
+async fn snapshot(page: &Page, url: &Url) -> Result<String, BrowserError> {
+    cdp(url, "reading the DOM", page.content()).await
+}
+
+async fn eval_bool(page: &Page, url: &Url, js: &str) -> Result<bool, BrowserError> {
+    let v = cdp(url, "running a script", page.evaluate(js)).await?;
+    Ok(v.into_value::<bool>().unwrap_or(false))
+}
+
+async fn eval_count(page: &Page, url: &Url, js: &str) -> Result<u64, BrowserError> {
+    let v = cdp(url, "running a script", page.evaluate(js)).await?;
+    Ok(v.into_value::<u64>().unwrap_or(0))
+}
+
+/// A selector as a JavaScript string literal (JSON's syntax is JavaScript's).
+fn js_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// One page's requests as the interceptor sees them.
+struct Traffic {
+    /// The browser's liveness: a page of a dead browser stops waiting.
+    alive: Arc<AtomicBool>,
+    inflight: AtomicUsize,
+    /// When a request last started or ended.
+    last: Mutex<Instant>,
+    /// Why the document request failed, if it did: the page's error.
+    document_error: Mutex<Option<FetchError>>,
+    date: Mutex<Option<String>>,
+}
+
+impl Traffic {
+    fn new(alive: Arc<AtomicBool>) -> Traffic {
+        Traffic { alive, inflight: AtomicUsize::new(0), last: Mutex::new(Instant::now()), document_error: Mutex::new(None), date: Mutex::new(None) }
+    }
+}
+
+/// Answers every request a page makes: through the fetcher, or refused.
+async fn intercept(
+    mut events: chromiumoxide::listeners::EventStream<EventRequestPaused>,
+    page: Page,
+    fetcher: Arc<Fetcher>,
+    traffic: Arc<Traffic>,
+    stats: Arc<RenderStats>,
+) {
+    while let Some(event) = events.next().await {
+        traffic.inflight.fetch_add(1, Ordering::Relaxed);
+        *crate::db::lock(&traffic.last) = Instant::now();
+        let (page, fetcher, traffic, stats) = (page.clone(), fetcher.clone(), traffic.clone(), stats.clone());
+        // Side by side: the fetcher's gate, not this loop, spaces them.
+        tokio::spawn(async move {
+            answer(&page, &fetcher, &traffic, &stats, &event).await;
+            traffic.inflight.fetch_sub(1, Ordering::Relaxed);
+            *crate::db::lock(&traffic.last) = Instant::now();
+        });
+    }
+}
+
+async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &RenderStats, event: &EventRequestPaused) {
+    let refuse = |reason: ErrorReason| FailRequestParams::new(event.request_id.clone(), reason);
+    let is_document = event.resource_type == ResourceType::Document;
+    // What draws the text is read; images, fonts, media, favicons, pings
+    // and prefetches are not.
+    if !matches!(event.resource_type, ResourceType::Document | ResourceType::Script | ResourceType::Xhr | ResourceType::Fetch | ResourceType::Stylesheet) {
+        stats.blocked.fetch_add(1, Ordering::Relaxed);
+        let _ = page.execute(refuse(ErrorReason::BlockedByClient)).await;
+        return;
+    }
+    let url = match Url::parse(&event.request.url) {
+        Ok(u) if event.request.method == "GET" => u,
+        _ => {
+            tracing::debug!("{} {}: refused (luntan's browser only reads)", event.request.method, event.request.url);
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            let _ = page.execute(refuse(ErrorReason::BlockedByClient)).await;
+            return;
+        }
+    };
+    match fetcher.get_resource(&url).await {
+        Ok(got) => {
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            if is_document {
+                *crate::db::lock(&traffic.date) = got.date.clone();
+            }
+            let mut headers = Vec::new();
+            if let Some(ct) = &got.content_type {
+                headers.push(HeaderEntry::new("Content-Type", ct.clone()));
+            }
+            let fulfil = FulfillRequestParams::builder()
+                .request_id(event.request_id.clone())
+                .response_code(i64::from(got.status))
+                .response_headers(headers)
+                .body(base64::engine::general_purpose::STANDARD.encode(&got.body))
+                .build();
+            if let Ok(fulfil) = fulfil {
+                let _ = page.execute(fulfil).await;
+            }
+        }
+        Err(e) => {
+            let reason = match &e {
+                FetchError::Refused { .. } | FetchError::Robots { .. } => {
+                    stats.refused.fetch_add(1, Ordering::Relaxed);
+                    ErrorReason::BlockedByClient
+                }
+                _ => ErrorReason::Failed,
+            };
+            tracing::debug!("{e}");
+            if is_document {
+                crate::db::lock(&traffic.document_error).get_or_insert(e);
+            }
+            let _ = page.execute(refuse(reason)).await;
+        }
+    }
+}
+
+/// The process's browser.
+struct Live {
+    browser: chromiumoxide::Browser,
+    alive: Arc<AtomicBool>,
+    /// Chromium's profile, removed with the browser.
+    _profile: tempfile::TempDir,
+}
+
+impl Live {
+    fn alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed)
+    }
+}
+
+fn slot() -> &'static tokio::sync::Mutex<Option<Arc<Live>>> {
+    static SLOT: std::sync::OnceLock<tokio::sync::Mutex<Option<Arc<Live>>>> = std::sync::OnceLock::new();
+    SLOT.get_or_init(|| tokio::sync::Mutex::new(None))
+}
+
+/// The process's browser, started if there is none or the last one died.
+async fn shared() -> Result<Arc<Live>, BrowserError> {
+    let mut slot = slot().lock().await;
+    if let Some(live) = slot.as_ref().filter(|l| l.alive()) {
+        return Ok(live.clone());
+    }
+    let live = Arc::new(launch().await?);
+    *slot = Some(live.clone());
+    Ok(live)
+}
+
+/// Closes the process's browser, if one was started (end of a stage).
+pub async fn shutdown() {
+    let Some(live) = slot().lock().await.take() else { return };
+    if let Ok(mut live) = Arc::try_unwrap(live) {
+        if live.alive() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), live.browser.close()).await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(5), live.browser.wait()).await;
+    }
+}
+
+/// Where Chromium is: `LUNTAN_CHROMIUM`, else the first of Debian's and
+/// other distributions' names on `PATH`. The error is [`BrowserError::Missing`].
+pub fn find_chromium() -> Result<PathBuf, Box<BrowserError>> {
+    if let Some(p) = std::env::var_os("LUNTAN_CHROMIUM") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(Box::new(BrowserError::Missing { why: format!("LUNTAN_CHROMIUM={} is not a file", p.display()) })) };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err(Box::new(BrowserError::Missing { why: "no chromium on PATH".into() }))
+}
+
+async fn launch() -> Result<Live, BrowserError> {
+    use chromiumoxide::browser::{Browser, BrowserConfig};
+    let exe = find_chromium().map_err(|e| *e)?;
+    let failed = |why: String| BrowserError::Launch { path: exe.display().to_string(), why };
+    let profile = tempfile::Builder::new().prefix("luntan-chromium-").tempdir().map_err(|e| failed(format!("profile directory: {e}")))?;
+    let config = BrowserConfig::builder()
+        .chrome_executable(&exe)
+        .disable_default_args()
+        .no_sandbox()
+        .user_data_dir(profile.path())
+        .enable_request_intercept()
+        .disable_cache()
+        .args([
+            "disable-gpu",
+            "disable-quic",
+            "no-first-run",
+            "disable-background-networking",
+            "disable-component-update",
+            "disable-sync",
+            "disable-extensions",
+            "disable-dev-shm-usage",
+            // A tab luntan opens is never in front: without these, Chromium
+            // slows its timers to once a second and a page's own polling
+            // (or its delayed XHRs) would look settled between ticks.
+            "disable-background-timer-throttling",
+            "disable-renderer-backgrounding",
+            "disable-backgrounding-occluded-windows",
+        ])
+        .launch_timeout(Duration::from_secs(60))
+        .request_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(failed)?;
+    // The handler runs on the I/O runtime: it must outlive any one stage's
+    // tasks, and a browser event must not wait behind a page being parsed.
+    let (browser, mut handler) = Fetcher::io_runtime()
+        .spawn(async move { Browser::launch(config).await })
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    let alive = Arc::new(AtomicBool::new(true));
+    let flag = alive.clone();
+    Fetcher::io_runtime().spawn(async move {
+        while let Some(event) = handler.next().await {
+            // A closed connection means the browser is gone; other errors
+            // (an event chromiumoxide cannot parse) are not fatal.
+            if let Err(chromiumoxide::error::CdpError::Ws(_) | chromiumoxide::error::CdpError::ChannelSendError(_)) = event {
+                break;
+            }
+        }
+        flag.store(false, Ordering::Relaxed);
+    });
+    Ok(Live { browser, alive, _profile: profile })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicate_state_is_dropped_and_a_new_one_kept() {
+        let page = |items: &[&str]| {
+            format!("<html><body><ul>{}</ul></body></html>", items.iter().map(|i| format!("<li><b>{i}</b><p>{i}的评论内容</p></li>")).collect::<String>())
+        };
+        let mut s = States::default();
+        assert!(s.offer(page(&["一", "二", "三"])));
+        assert!(s.offer(page(&["四", "五", "六"])), "the same structure with other texts is a new state");
+        assert!(!s.offer(page(&["一", "二", "三"])), "the first state again");
+        let (kept, dropped) = s.finish();
+        assert_eq!((kept.len(), dropped), (2, 1));
+    }
+
+    #[test]
+    fn selectors_become_javascript_strings() {
+        assert_eq!(js_string(r#"a[title="更多"]"#), r#""a[title=\"更多\"]""#);
+    }
+}
