@@ -20,6 +20,11 @@
 //!   tokenizer rules over the bytes), so download reads a thread's pager
 //!   links at a tenth of a DOM's cost; pages it cannot read surely go to
 //!   the DOM path.
+//! - `protocol`: protocol mode (S4), a forum or microblog read through its
+//!   JSON endpoints, users met joining the crawl.
+//! - `browser::Renderer`: browser mode (S4), pages loaded and driven in one
+//!   Chromium per process, every request they make answered through the
+//!   site's `Fetcher`, DOM states kept or dropped by `dupstate`'s S4 test.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
