@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole pipeline on the bundled fixture forum: three forums (GBK
-# Discuz!, Big5 phpBB, UTF-8 with no charset) served on loopback, crawled,
-# extracted, indexed and searched. Leaves its data in target/demo to look at.
+# Discuz!, Big5 phpBB, UTF-8 with no charset), a microblog and a forum drawn
+# by JavaScript (read through its JSON as `xhr` and in Chromium as
+# `xhr-browser`) served on loopback, crawled, extracted, indexed and
+# searched. Leaves its data in target/demo to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +36,8 @@ step "$bin/luntan-status" --data "$demo/data"
 for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋' '转发微博'; do
   step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 "$q"
 done
+# The same forum read two ways finds the same threads.
+step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 --site xhr --site xhr-browser 酒店
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo
 printf 'demo: pipeline done in %d.%03ds; data in %s/data, indexes in %s/index\n' $((ms / 1000)) $((ms % 1000)) "$demo" "$demo"

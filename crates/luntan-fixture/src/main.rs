@@ -30,7 +30,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         sites_out: Option<PathBuf>,
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
-        /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode.
+        /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode,
+        /// and xhr-browser.xml: the XHR forum read in Chromium (browser mode).
         #[arg(long)]
         microblog: bool,
         #[command(flatten)]
@@ -283,6 +284,9 @@ async fn serve_until_signal(
         server.write_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if microblog {
             server.write_microblog_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            // The XHR forum once more, read in a browser (S4's event-driven mode).
+            let path = dir.join("xhr-browser.xml");
+            std::fs::write(&path, luntan_fixture::browser_site_file(&server.base_url())).map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
     {

@@ -99,7 +99,7 @@ pub fn openapi() -> Value {
                 "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first" },
                 "series": { "type": "object", "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
                 "undated": counts.clone(), "totals": counts.clone(), "took_ms": { "type": "number" } } },
-            "SiteStatus": { "type": "object", "required": ["site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "failures", "last_round", "skipped_links", "top_skipped", "keywords"],
+            "SiteStatus": { "type": "object", "required": ["site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "failures", "last_round", "skipped_links", "top_skipped", "states_kept", "states_dropped", "keywords"],
                 "additionalProperties": false,
                 "properties": {
                     "site": { "type": "string" }, "boards": { "type": "integer" }, "discovered": { "type": "integer" }, "saved": { "type": "integer" },
@@ -109,6 +109,8 @@ pub fn openapi() -> Value {
                     "last_round": { "type": ["object", "null"] },
                     "skipped_links": { "type": "integer" },
                     "top_skipped": { "type": "array", "items": { "type": "array" } },
+                    "states_kept": { "type": "integer", "minimum": 0, "description": "browser mode (S4): DOM states kept, over the threads saved" },
+                    "states_dropped": { "type": "integer", "minimum": 0, "description": "browser mode (S4): DOM states dropped as duplicates" },
                     "keywords": { "type": "array", "items": { "type": "object" } } } }
         }}
     })
