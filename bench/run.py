@@ -51,7 +51,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-BIN = ROOT / "target" / "release"
+# bench.sh builds with cargo, which honours CARGO_TARGET_DIR; so does this.
+BIN = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve() / "release"
 FLOOR = BENCH / "work" / "target" / "release" / "luntan-bench-floor"
 PY = Path(sys.executable)
 PEERS = BENCH / "peers"
