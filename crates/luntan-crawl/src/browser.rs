@@ -118,7 +118,10 @@ impl Renderer {
         let _tab = self.tabs.acquire().await.expect("the semaphore is never closed");
         let mut tries = 0;
         loop {
-            let live = shared().await?;
+            let (live, replaced) = shared().await?;
+            if replaced {
+                self.stats.restarts.fetch_add(1, Ordering::Relaxed);
+            }
             let outcome = self.render_in(&live, url, kind).await;
             if outcome.is_err() {
                 // The handler notices a closed connection a moment after the
@@ -128,7 +131,6 @@ impl Renderer {
             match outcome {
                 Err(BrowserError::Browser { .. } | BrowserError::NeverSettled { .. } | BrowserError::WaitTimedOut { .. }) if !live.alive() && tries < 2 => {
                     tries += 1;
-                    self.stats.restarts.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!("{url}: the browser died; starting a new one and loading the page again");
                 }
                 other => return other,
@@ -417,15 +419,18 @@ fn slot() -> &'static tokio::sync::Mutex<Option<Arc<Live>>> {
     SLOT.get_or_init(|| tokio::sync::Mutex::new(None))
 }
 
-/// The process's browser, started if there is none or the last one died.
-async fn shared() -> Result<Arc<Live>, BrowserError> {
+/// The process's browser, started if there is none or the last one died;
+/// says whether it replaced a dead one (counted once, by the caller that
+/// found it dead, whether that page was in flight or not).
+async fn shared() -> Result<(Arc<Live>, bool), BrowserError> {
     let mut slot = slot().lock().await;
     if let Some(live) = slot.as_ref().filter(|l| l.alive()) {
-        return Ok(live.clone());
+        return Ok((live.clone(), false));
     }
+    let replaced = slot.is_some();
     let live = Arc::new(launch().await?);
     *slot = Some(live.clone());
-    Ok(live)
+    Ok((live, replaced))
 }
 
 /// Closes the process's browser, if one was started (end of a stage).
