@@ -60,7 +60,6 @@ pub enum BrowserError {
 /// What the browser did for one site, for the stage's summary and status.
 #[derive(Debug, Default)]
 pub struct RenderStats {
-    pub pages: AtomicU64,
     /// DOM states kept (saved) and dropped as duplicates (S4).
     pub states_kept: AtomicU64,
     pub states_dropped: AtomicU64,
@@ -148,7 +147,6 @@ impl Renderer {
         // A page left open would keep its scripts (and their requests) going.
         let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
         let (states, dropped) = outcome?;
-        self.stats.pages.fetch_add(1, Ordering::Relaxed);
         self.stats.states_kept.fetch_add(states.len() as u64, Ordering::Relaxed);
         self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
         let date = crate::db::lock(&traffic.date).clone();
@@ -160,13 +158,15 @@ impl Renderer {
     async fn drive(&self, page: &Page, traffic: &Traffic, url: &Url, kind: PageKind) -> Result<(Vec<String>, u32), BrowserError> {
         let rules = &self.rules;
         let fail = |e: chromiumoxide::error::CdpError| BrowserError::Browser { url: url.clone(), why: e.to_string() };
-        match tokio::time::timeout(rules.timeout, page.goto(url.as_str())).await {
-            Err(_) => return Err(BrowserError::NeverSettled { url: url.clone(), after: rules.timeout, inflight: traffic.inflight.load(Ordering::Relaxed) }),
-            Ok(Err(e)) => return Err(crate::db::lock(&traffic.document_error).take().map(BrowserError::Fetch).unwrap_or_else(|| fail(e))),
-            Ok(Ok(_)) => {}
-        }
+        let loaded = tokio::time::timeout(rules.timeout, page.goto(url.as_str())).await;
+        // The page's own request failing says more than Chromium's error page.
         if let Some(e) = crate::db::lock(&traffic.document_error).take() {
             return Err(BrowserError::Fetch(e));
+        }
+        match loaded {
+            Err(_) => return Err(BrowserError::NeverSettled { url: url.clone(), after: rules.timeout, inflight: traffic.inflight.load(Ordering::Relaxed) }),
+            Ok(Err(e)) => return Err(fail(e)),
+            Ok(Ok(_)) => {}
         }
         let mut states = States::default();
         self.settle(traffic, url).await?;
@@ -182,7 +182,7 @@ impl Renderer {
                 Action::Click { selector, max } => {
                     for _ in 0..*max {
                         let js = format!("(function(){{var e=document.querySelector({});if(!e)return false;e.click();return true;}})()", js_string(selector));
-                        if !eval_bool(page, url, &js).await? {
+                        if !eval::<bool>(page, url, &js).await? {
                             break;
                         }
                         self.settle(traffic, url).await?;
@@ -194,11 +194,11 @@ impl Renderer {
                 }
                 Action::Scroll { items, max } => {
                     let count = format!("document.querySelectorAll({}).length", js_string(items));
-                    let mut before = eval_count(page, url, &count).await?;
+                    let mut before = eval::<u64>(page, url, &count).await?;
                     for _ in 0..*max {
                         cdp(url, "scrolling", page.evaluate("window.scrollTo(0, document.body.scrollHeight)")).await?;
                         self.settle(traffic, url).await?;
-                        let after = eval_count(page, url, &count).await?;
+                        let after = eval::<u64>(page, url, &count).await?;
                         if after <= before {
                             break;
                         }
@@ -238,7 +238,7 @@ impl Renderer {
     async fn wait_for(&self, page: &Page, url: &Url, selector: &str) -> Result<(), BrowserError> {
         let started = Instant::now();
         let js = format!("document.querySelector({}) !== null", js_string(selector));
-        while !eval_bool(page, url, &js).await? {
+        while !eval::<bool>(page, url, &js).await? {
             if started.elapsed() > self.rules.timeout {
                 return Err(BrowserError::WaitTimedOut { url: url.clone(), selector: selector.to_owned(), after: self.rules.timeout });
             }
@@ -290,14 +290,10 @@ async fn snapshot(page: &Page, url: &Url) -> Result<String, BrowserError> {
     cdp(url, "reading the DOM", page.content()).await
 }
 
-async fn eval_bool(page: &Page, url: &Url, js: &str) -> Result<bool, BrowserError> {
+/// A script's value; what is not a `T` (`undefined`, an error) is `T`'s default.
+async fn eval<T: serde::de::DeserializeOwned + Default>(page: &Page, url: &Url, js: &str) -> Result<T, BrowserError> {
     let v = cdp(url, "running a script", page.evaluate(js)).await?;
-    Ok(v.into_value::<bool>().unwrap_or(false))
-}
-
-async fn eval_count(page: &Page, url: &Url, js: &str) -> Result<u64, BrowserError> {
-    let v = cdp(url, "running a script", page.evaluate(js)).await?;
-    Ok(v.into_value::<u64>().unwrap_or(0))
+    Ok(v.into_value::<T>().unwrap_or_default())
 }
 
 /// A selector as a JavaScript string literal (JSON's syntax is JavaScript's).

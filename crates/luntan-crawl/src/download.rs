@@ -190,6 +190,18 @@ enum Failure {
     Store(StoreError),
 }
 
+/// Writes one file of a thread atomically; a fault of this machine's (full
+/// disk, permissions) is told apart from one of the thread's.
+fn write_page(path: std::path::PathBuf, bytes: &[u8]) -> Result<(), Failure> {
+    write_atomic(&path, bytes).map_err(|source| {
+        if luntan_core::layout::is_local_fault(&source) {
+            Failure::Local(path.clone(), source)
+        } else {
+            Failure::Thread(ThreadError::Write { path, source })
+        }
+    })
+}
+
 /// Fetches every page of a thread, writes them, moves the row to `Saved`.
 /// Returns (pages, bytes).
 async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<(usize, u64), Failure> {
@@ -209,14 +221,7 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     // threads in flight write side by side.
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
-            let path = data.html_path(&loc, i as u32 + 1);
-            write_atomic(&path, &page.body).map_err(|source| {
-                if luntan_core::layout::is_local_fault(&source) {
-                    Failure::Local(path.clone(), source)
-                } else {
-                    Failure::Thread(ThreadError::Write { path, source })
-                }
-            })?;
+            write_page(data.html_path(&loc, i as u32 + 1), &page.body)?;
         }
         let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
         lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
@@ -246,14 +251,7 @@ async fn save_browser_thread(
     let (data, store) = (run.data().clone(), store.clone());
     tokio::task::spawn_blocking(move || {
         for (i, state) in rendered.states.iter().enumerate() {
-            let path = data.html_path(&loc, i as u32 + 1);
-            write_atomic(&path, state.as_bytes()).map_err(|source| {
-                if luntan_core::layout::is_local_fault(&source) {
-                    Failure::Local(path.clone(), source)
-                } else {
-                    Failure::Thread(ThreadError::Write { path, source })
-                }
-            })?;
+            write_page(data.html_path(&loc, i as u32 + 1), state.as_bytes())?;
         }
         // The DOM is serialised as UTF-8, whatever the forum sent.
         let up = Update {
@@ -298,19 +296,10 @@ async fn save_json_thread(
     let fetched: String = pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect();
     let (data, store) = (run.data().clone(), store.clone());
     tokio::task::spawn_blocking(move || {
-        let write = |path: std::path::PathBuf, bytes: &[u8]| {
-            write_atomic(&path, bytes).map_err(|source| {
-                if luntan_core::layout::is_local_fault(&source) {
-                    Failure::Local(path.clone(), source)
-                } else {
-                    Failure::Thread(ThreadError::Write { path, source })
-                }
-            })
-        };
         for (i, page) in pages.iter().enumerate() {
-            write(data.json_path(&loc, i as u32 + 1), &page.fetched.body)?;
+            write_page(data.json_path(&loc, i as u32 + 1), &page.fetched.body)?;
         }
-        write(data.fetched_path(&loc), fetched.as_bytes())?;
+        write_page(data.fetched_path(&loc), fetched.as_bytes())?;
         let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: Some("application/json"), ..Default::default() };
         lock(&store)
             .batch(|s| {

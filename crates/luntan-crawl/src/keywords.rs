@@ -474,21 +474,16 @@ async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), String> 
         let mut page = 1;
         loop {
             let outcome = searcher.read(&url, page == 1 || round.rules.next.is_none()).await;
-            let next = match &outcome {
-                Ok(ResultPage::Results { next, .. }) => next.clone(),
-                _ => None,
-            };
-            let had_results = matches!(outcome, Ok(ResultPage::Results { .. }));
-            round.record(k, page, outcome);
             // This account reads the keyword's pages in turn: results move
             // down the pages as posts arrive, so a page read before the one
             // above it can let a post fall between the two unseen, and the
             // watermark would then pass it for good.
-            let next = match &round.rules.next {
-                Some(_) => next,
-                None if had_results => round.rules.page_url(keyword, page + 1),
-                None => None,
+            let next = match (&outcome, &round.rules.next) {
+                (Ok(ResultPage::Results { next, .. }), Some(_)) => next.clone(),
+                (Ok(ResultPage::Results { .. }), None) => round.rules.page_url(keyword, page + 1),
+                _ => None,
             };
+            round.record(k, page, outcome);
             let Some(next) = next else { break };
             if !round.wanted(k, page + 1) {
                 break;
