@@ -32,6 +32,7 @@ pub mod search;
 pub mod snippet;
 #[cfg(test)]
 mod testutil;
+mod topkey;
 pub mod trend;
 
 pub use indexer::{index_threads, open_or_create_index, rebuild_all, rebuild_site, IndexError, IndexOptions, IndexReport, SiteWriter};

@@ -18,16 +18,17 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::Count;
 use tantivy::query::{AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, SegmentReader, TantivyDocument, TantivyError, Term};
+use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, TantivyDocument, TantivyError, Term};
 
 use crate::analysis::{gram_query_terms, gram_width, is_cjk, query_words, register_tokenizers};
 use crate::proximity::{ProximityQuery, Word};
 use crate::query::{Node, Query, QueryError, Scope};
-use crate::schema::{format_posted, LuntanSchema, KEY, TIEBREAK};
+use crate::schema::{format_posted, LuntanSchema, KEY};
 use crate::snippet::{highlight, make_snippet, Snippet};
+use crate::topkey::{rank, SortKey, TopKeyed, TopList};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -174,7 +175,7 @@ pub struct Catalog {
 fn open_one(path: &Path, schema: &LuntanSchema) -> Result<SiteIndex, SearchError> {
     let open = |source| SearchError::Open { path: path.to_owned(), source };
     let index = Index::open_in_dir(path).map_err(open)?;
-    if index.schema() != schema.schema {
+    if index.schema() != schema.schema && !schema.is_previous(&index.schema()) {
         return Err(SearchError::Schema { path: path.to_owned() });
     }
     register_tokenizers(&index);
@@ -321,7 +322,7 @@ impl Catalog {
         }
         // Keys are unique but for hash collisions; the index and address
         // only make the order total.
-        merged.sort_by(|a, b| cmp_keys(&a.0, &b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        merged.sort_by(|a, b| rank(&b.0, &a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
 
         let page: Vec<(usize, (SortKey, usize, DocAddress))> = merged.into_iter().skip(opts.offset).take(opts.limit).enumerate().collect();
         if opts.ids_only {
@@ -388,38 +389,11 @@ impl Catalog {
     }
 }
 
-/// Larger first: `(date key, score, posted, tiebreak)`. The date key is 0
-/// for relevance order and the date (negated for oldest-first) otherwise,
-/// undated threads last. Equal scores fall back on the newer thread, then
-/// on the thread's stable hash, never on document ids, so the order does
-/// not depend on which index or segment holds a thread.
-type SortKey = (i64, Score, i64, u64);
-type TopList = Vec<(SortKey, DocAddress)>;
-
-fn cmp_keys(a: &SortKey, b: &SortKey) -> std::cmp::Ordering {
-    b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2)).then(b.3.cmp(&a.3))
-}
-
 fn search_one(searcher: &Searcher, q: &dyn TQuery, k: usize, sort: SortOrder, stats: &GlobalStats) -> tantivy::Result<(usize, TopList)> {
     if k == 0 {
         return Ok((searcher.search_with_statistics_provider(q, &Count, stats)?, Vec::new()));
     }
-    let keyed = TopDocs::with_limit(k).tweak_score(move |seg: &SegmentReader| {
-        let posted = seg.fast_fields().date("posted").ok();
-        let tiebreak = seg.fast_fields().u64(TIEBREAK).ok();
-        move |doc, score: Score| -> SortKey {
-            let ts = posted.as_ref().and_then(|c| c.first(doc)).map(|d| d.into_timestamp_secs());
-            let date_key = match (sort, ts) {
-                (SortOrder::Relevance, _) => 0,
-                (_, None) => i64::MIN,
-                (SortOrder::Newest, Some(t)) => t,
-                (SortOrder::Oldest, Some(t)) => -t,
-            };
-            let tie = tiebreak.as_ref().and_then(|c| c.first(doc)).unwrap_or(0);
-            (date_key, score, ts.unwrap_or(i64::MIN), u64::MAX - tie)
-        }
-    });
-    searcher.search_with_statistics_provider(q, &(Count, keyed), stats)
+    searcher.search_with_statistics_provider(q, &(Count, TopKeyed { k, sort }), stats)
 }
 
 /// Below this many postings (summed over the query's terms and every
