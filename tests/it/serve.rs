@@ -146,6 +146,17 @@ pub fn months(docs: &[&ThreadDoc]) -> BTreeMap<(String, String), u64> {
     out
 }
 
+/// Per (site, `YYYY-MM`): the posts of `docs` by each post's own time.
+pub fn post_months(docs: &[&ThreadDoc]) -> BTreeMap<(String, String), u64> {
+    let mut out = BTreeMap::new();
+    for p in docs.iter().flat_map(|d| d.posts.iter().map(move |p| (d, p))) {
+        if let (d, luntan_core::Post { time: Some(t), .. }) = p {
+            *out.entry((d.site.clone(), t[..7].to_string())).or_default() += 1;
+        }
+    }
+    out
+}
+
 /// Checks `v` against an OpenAPI schema (the subset the document uses:
 /// `$ref`, `type` (also as a list), `properties`, `required`,
 /// `additionalProperties` as `false` or a schema, `items`, `enum`,
@@ -319,15 +330,21 @@ fn the_api_answers_as_the_cli_and_the_truth_do_and_matches_its_openapi_document(
     assert_eq!(r.status, 200, "{}", r.text());
     let trend = r.json();
     assert_valid(&doc, "/api/trend", "200", &trend);
-    let mut got = BTreeMap::new();
-    for (site, counts) in trend["series"].as_object().unwrap() {
-        for (b, n) in trend["buckets"].as_array().unwrap().iter().zip(counts.as_array().unwrap()) {
-            if n.as_u64().unwrap() > 0 {
-                got.insert((site.clone(), b.as_str().unwrap().to_string()), n.as_u64().unwrap());
+    let flat = |series: &Value| {
+        let mut got = BTreeMap::new();
+        for (site, counts) in series.as_object().unwrap() {
+            for (b, n) in trend["buckets"].as_array().unwrap().iter().zip(counts.as_array().unwrap()) {
+                if n.as_u64().unwrap() > 0 {
+                    got.insert((site.clone(), b.as_str().unwrap().to_string()), n.as_u64().unwrap());
+                }
             }
         }
-    }
-    assert_eq!(got, months(&matching));
+        got
+    };
+    assert_eq!(flat(&trend["series"]), months(&matching));
+    let posts = post_months(&matching);
+    assert!(posts.values().sum::<u64>() > months(&matching).values().sum::<u64>(), "the fixture's threads have replies");
+    assert_eq!(flat(&trend["post_series"]), posts);
 
     // Status: what luntan-status --json prints.
     let r = get(s.addr, "/api/status", &[]);

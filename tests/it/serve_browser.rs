@@ -5,7 +5,7 @@
 //! fixture's counts; hostile posts stay text. Screenshots of each page go
 //! to `$CARGO_TARGET_TMPDIR/serve-screenshots/` (printed).
 
-use crate::serve::{enc, months, served};
+use crate::serve::{enc, months, post_months, served};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -184,6 +184,14 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         assert_eq!(eval(&page, "document.querySelectorAll('svg.chart polyline').length").await.as_u64().unwrap() as usize, s.sites().len());
         shot(&page, &dir, "trend").await;
 
+        // The same chart counting posts: chosen in the form, as a person would.
+        eval(&page, "document.querySelector('select[name=what]').value = 'posts'; document.querySelector('form.search').submit(); true").await;
+        until(&page, "location.search.includes('what=posts') && document.readyState === 'complete' && !!document.querySelector('svg.chart')").await;
+        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart circle')).filter(c => c.dataset.count !== '0').map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count)])").await;
+        let got: BTreeMap<(String, String), u64> =
+            points.as_array().unwrap().iter().map(|p| ((p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string()), p[2].as_u64().unwrap())).collect();
+        assert_eq!(got, post_months(&matching));
+
         page.goto(format!("{base}/status")).await.unwrap();
         until(&page, "document.readyState === 'complete'").await;
         let indexed = eval(&page, "Array.from(document.querySelectorAll('tr[data-site]')).map(r => [r.dataset.site, Number(r.querySelector('.indexed').textContent)])").await;
@@ -191,6 +199,29 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
             let want = s.docs.iter().filter(|d| d.site == row[0].as_str().unwrap()).count();
             assert_eq!(row[1].as_u64().unwrap() as usize, want, "{row}");
         }
+        // Every forum's failures with their reasons and its last round, as luntan-status says them.
+        let cli: Vec<serde_json::Value> = s.work.ok("status", &["--json"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let failed = eval(&page, "Array.from(document.querySelectorAll('tr[data-site]')).map(r => [r.dataset.site, Number(r.querySelector('.failed').textContent)])").await;
+        let failures = eval(&page, "Array.from(document.querySelectorAll('li.failure')).map(li => li.textContent)").await;
+        let failures: Vec<&str> = failures.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let text = eval(&page, "document.body.textContent").await;
+        let mut reasons = 0;
+        for site in &cli {
+            let name = site["site"].as_str().unwrap();
+            let row = failed.as_array().unwrap().iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("no status row for {name}"));
+            assert_eq!(row[1], site["failed"], "{name}");
+            for f in site["failures"].as_array().unwrap() {
+                let cause = f["cause"].as_str().unwrap();
+                assert!(failures.iter().any(|li| li.contains(cause) && li.contains(&format!("{} 个主题", f["threads"]))), "{name}: {cause} not shown in {failures:?}");
+                reasons += 1;
+            }
+            let round = &site["last_round"];
+            assert!(text.as_str().unwrap().contains(&format!("{} 次请求，{} 个列表页", round["requests"], round["list_pages"])), "{name}: last round {round} not shown");
+        }
+        assert_eq!(failures.len(), reasons);
+        let truth_failed = s.truth.forums.iter().flat_map(|f| &f.threads).filter(|t| !t.servable()).count();
+        let shown: u64 = failed.as_array().unwrap().iter().map(|r| r[1].as_u64().unwrap()).sum();
+        assert!(truth_failed == 0 || shown > 0, "the fixture holds {truth_failed} threads no crawler can save, and the page shows no failure");
         shot(&page, &dir, "status").await;
 
         // Hostile posts: shown as text, nothing runs, nothing breaks out.

@@ -31,6 +31,11 @@ pub enum IndexError {
     Tantivy { path: PathBuf, source: TantivyError },
     #[error("{}: built with a different schema; recreate it with `luntan-index --rebuild --site {site}`", path.display())]
     Schema { path: PathBuf, site: String },
+    /// Written by the luntan before per-post times (see
+    /// [`LuntanSchema::is_previous`]): searchable, but new threads cannot be
+    /// added to it; [`index_threads`] rebuilds it from the XML.
+    #[error("{}: built by an older luntan (no per-post times); recreate it with `luntan-index --rebuild --site {site}`", path.display())]
+    Previous { path: PathBuf, site: String },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
@@ -77,6 +82,8 @@ pub struct IndexReport {
     /// Threads (or, for a rebuild, forums) left for the next run because
     /// [`IndexOptions::stop`] was set; `None` when the run was not stopped.
     pub stopped_with_left: Option<(usize, &'static str)>,
+    /// Forums whose index an older luntan wrote, rebuilt from their XML.
+    pub upgraded: Vec<String>,
 }
 
 impl IndexReport {
@@ -87,8 +94,12 @@ impl IndexReport {
             Some((left, what)) => format!("stopped by Ctrl-C with {left} {what} left for the next run; "),
             None => String::new(),
         };
+        let upgraded = match self.upgraded.as_slice() {
+            [] => String::new(),
+            sites => format!(" ({} rebuilt from XML: written by an older luntan)", sites.join(", ")),
+        };
         format!(
-            "index: {stopped}{} indexed, {} failed in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
+            "index: {stopped}{} indexed, {} failed{upgraded} in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
             self.indexed,
             self.failed,
             self.elapsed.as_secs_f64(),
@@ -106,6 +117,7 @@ impl IndexReport {
         }
         self.failures.extend(other.failures);
         self.stopped_with_left = self.stopped_with_left.or(other.stopped_with_left);
+        self.upgraded.extend(other.upgraded);
     }
 }
 
@@ -122,6 +134,9 @@ pub fn open_or_create_index(path: &Path) -> Result<Index, IndexError> {
     };
     if index.schema() != schema.schema {
         let site = path.file_name().map(|n| n.to_string_lossy().trim_end_matches(".index").to_string()).unwrap_or_default();
+        if schema.is_previous(&index.schema()) {
+            return Err(IndexError::Previous { path: path.to_owned(), site });
+        }
         return Err(IndexError::Schema { path: path.to_owned(), site });
     }
     register_tokenizers(&index);
@@ -406,7 +421,24 @@ pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: 
                 continue;
             }
         };
-        let mut writer = SiteWriter::open(&index.site_index(&site_id), opts)?;
+        let mut writer = match SiteWriter::open(&index.site_index(&site_id), opts) {
+            Err(IndexError::Previous { .. }) => {
+                // Every XML file of the forum, this group's included, goes
+                // into a new index; their rows move with it.
+                let rebuilt = rebuild_site(run, Some(&mut *store), index, &site_id, opts)?;
+                done += group.len() as u64;
+                run.progress().advance(group.len() as u64);
+                if rebuilt.stopped_with_left.is_none() {
+                    report.upgraded.push(site.clone());
+                }
+                report.merge(IndexReport { elapsed: Duration::ZERO, ..rebuilt });
+                if report.stopped_with_left.is_some() {
+                    break;
+                }
+                continue;
+            }
+            other => other?,
+        };
         let mut pending: Vec<(String, String)> = Vec::new();
         for row in group {
             if run.stopped() {
@@ -664,6 +696,70 @@ mod tests {
         assert!(Catalog::open_paths(&[path]).is_err());
     }
 
+    /// An index as the luntan before per-post times wrote it: today's
+    /// fields but `post_times`, holding `docs`.
+    fn previous_index(path: &Path, docs: &[ThreadDoc]) {
+        let now = LuntanSchema::new();
+        let mut b = tantivy::schema::Schema::builder();
+        for (field, entry) in now.schema.fields() {
+            if field != now.post_times {
+                b.add_field(entry.clone());
+            }
+        }
+        let old = b.build();
+        assert!(now.is_previous(&old) && !now.is_previous(&now.schema));
+        fs::create_dir_all(path).unwrap();
+        let index = Index::create_in_dir(path, old.clone()).unwrap();
+        register_tokenizers(&index);
+        let mut w: IndexWriter = index.writer(20_000_000).unwrap();
+        for d in docs {
+            // Today's document less the field that did not exist then.
+            let json = now.document(d).to_json(&now.schema);
+            let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            v.as_object_mut().unwrap().remove(crate::schema::POST_TIMES);
+            w.add_document(TantivyDocument::parse_json(&old, &v.to_string()).unwrap()).unwrap();
+        }
+        w.commit().unwrap();
+    }
+
+    #[test]
+    fn an_index_written_before_post_times_is_searched_and_rebuilt_by_the_next_index_run() {
+        let rows = [("dz", "1"), ("dz", "2"), ("dz", "3")];
+        // Threads 1 and 2 were indexed by the older luntan; 3 is new since.
+        let mut c = crawl(&rows, &rows, &[]);
+        let day = |th| c.data.xml_path(&loc("dz", th, "20261130"));
+        let docs: Vec<ThreadDoc> = ["1", "2"].iter().map(|th| ThreadDoc::from_xml(&fs::read_to_string(day(th)).unwrap()).unwrap()).collect();
+        for th in ["1", "2"] {
+            c.store.transition("dz", th, ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
+        }
+        let dz = c.index.site_index(&SiteId::parse("dz").unwrap());
+        previous_index(&dz, &docs);
+
+        // Searched as it is, with no per-post times for trends.
+        let cat = Catalog::open(c.index.root()).unwrap();
+        assert!(cat.skipped().is_empty(), "{:?}", cat.skipped());
+        assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 2);
+        let q = crate::query::Query::parse("帖子").unwrap();
+        let trend = cat.trend(&q, crate::trend::Interval::Month, &[]).unwrap();
+        assert_eq!((trend.totals["dz"], trend.post_totals["dz"]), (2, 0));
+        // A writer refuses it by name; the stage rebuilds it instead.
+        let e = SiteWriter::open(&dz, &IndexOptions::default()).err().unwrap();
+        assert!(matches!(e, IndexError::Previous { .. }) && e.to_string().contains("dz.index"), "{e}");
+        drop(cat);
+
+        let report = index_threads(&c.run(), &mut c.store, &c.index, None, &IndexOptions { writer_mb: 20, ..IndexOptions::default() }).unwrap();
+        assert_eq!((report.indexed, report.failed, report.upgraded.as_slice()), (3, 0, &["dz".to_string()][..]));
+        assert!(report.summary().contains("dz rebuilt from XML"), "{}", report.summary());
+        assert_eq!(c.store.thread("dz", "3").unwrap().unwrap().state, ThreadState::Indexed);
+        let cat = Catalog::open(c.index.root()).unwrap();
+        assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 3);
+        let trend = cat.trend(&q, crate::trend::Interval::Month, &[]).unwrap();
+        assert_eq!((trend.totals["dz"], trend.post_totals["dz"]), (3, 3));
+        // Upgraded once: the next run has nothing to do.
+        let again = index_threads(&c.run(), &mut c.store, &c.index, None, &IndexOptions::default()).unwrap();
+        assert_eq!((again.indexed, again.upgraded.len()), (0, 0));
+    }
+
     struct Crawl {
         _t: tempfile::TempDir,
         data: DataDir,
@@ -744,6 +840,7 @@ mod tests {
             if good.contains(&(s, th)) {
                 let mut d = thread(s, th, &format!("帖子{th}"), &[("小明", r[i])], Some("2024-03-05T12:34:00"));
                 d.board = "2".into();
+                d.posts[0].time = d.posted.clone();
                 write_atomic(&path, d.to_xml().as_bytes()).unwrap();
             } else if bad.contains(&(s, th)) {
                 write_atomic(&path, b"<thread><post floor=\"x\"></post></thread>").unwrap();

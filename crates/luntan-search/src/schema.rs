@@ -17,6 +17,7 @@
 //! | `posted`     | date (seconds), indexed + fast          | yes    | first post's time, read as UTC        |
 //! | `saved`      | not indexed                             | yes    | `YYYYMMDD` the HTML was saved         |
 //! | `tiebreak`   | u64 fast: a stable hash of `key`        | no     | equal scores order the same however threads are split into indexes |
+//! | `post_times` | date (seconds), fast; one value per dated post | no | posts per interval ([`crate::trend`]) |
 
 use luntan_core::ThreadDoc;
 use tantivy::schema::{DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
@@ -40,6 +41,7 @@ pub struct LuntanSchema {
     pub body_gram: Field,
     pub authors: Field,
     pub posted: Field,
+    pub post_times: Field,
     pub saved: Field,
     pub tiebreak: Field,
 }
@@ -72,7 +74,38 @@ impl LuntanSchema {
         let posted = b.add_date_field("posted", DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds));
         let saved = b.add_text_field("saved", STORED);
         let tiebreak = b.add_u64_field(TIEBREAK, FAST);
-        LuntanSchema { schema: b.build(), key, site, board, thread, url, forum, title, title_gram, body, body_gram, authors, posted, saved, tiebreak }
+        // Last, so that an index written before it has every other field
+        // under the same id and can still be searched (see `is_previous`).
+        let post_times = b.add_date_field(POST_TIMES, DateOptions::from(FAST).set_precision(DateTimePrecision::Seconds));
+        LuntanSchema {
+            schema: b.build(),
+            key,
+            site,
+            board,
+            thread,
+            url,
+            forum,
+            title,
+            title_gram,
+            body,
+            body_gram,
+            authors,
+            posted,
+            post_times,
+            saved,
+            tiebreak,
+        }
+    }
+
+    /// Whether `other` is the schema of an index written before
+    /// `post_times` was added: every field of today's but that last one,
+    /// unchanged. Such an index answers every search under today's field
+    /// ids; trends count no posts in it until `luntan-index` rebuilds it
+    /// from the XML, which it does on its next run.
+    pub fn is_previous(&self, other: &Schema) -> bool {
+        let ours: Vec<_> = self.schema.fields().map(|(_, e)| e).collect();
+        let theirs: Vec<_> = other.fields().map(|(_, e)| e).collect();
+        ours.last().is_some_and(|e| e.name() == POST_TIMES) && theirs[..] == ours[..ours.len() - 1]
     }
 
     /// The term that names one thread's document.
@@ -106,6 +139,9 @@ impl LuntanSchema {
         if let Some(t) = posted.and_then(parse_posted) {
             d.add_date(self.posted, t);
         }
+        for t in doc.posts.iter().filter_map(|p| p.time.as_deref().and_then(parse_posted)) {
+            d.add_date(self.post_times, t);
+        }
         d.add_text(self.saved, &doc.saved);
         d.add_u64(self.tiebreak, tiebreak(&doc.site, &doc.thread));
         d
@@ -114,6 +150,9 @@ impl LuntanSchema {
 
 /// Name of the [`LuntanSchema::key`] field (also a fast field).
 pub const KEY: &str = "key";
+
+/// Name of the [`LuntanSchema::post_times`] fast field.
+pub const POST_TIMES: &str = "post_times";
 
 /// Name of the [`LuntanSchema::tiebreak`] fast field.
 pub const TIEBREAK: &str = "tiebreak";

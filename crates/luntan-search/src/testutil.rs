@@ -39,8 +39,9 @@ pub fn thread(site: &str, id: &str, title: &str, posts: &[(&str, &str)], posted:
 }
 
 /// `n` threads over three sites and two boards: the title is the start of
-/// one review, the posts are that review and the next, one post a day
-/// apart from 2020-01-01; every seventh thread has no date.
+/// one review, the posts are that review and the next, one thread a day
+/// from 2020-01-01, its reply 40 days after it; every seventh thread has
+/// no date, nor do its posts.
 pub fn synthetic(n: usize) -> Vec<ThreadDoc> {
     let r = reviews();
     (0..n)
@@ -58,6 +59,10 @@ pub fn synthetic(n: usize) -> Vec<ThreadDoc> {
                 posted.as_deref(),
             );
             t.board = (i % 2).to_string();
+            if posted.is_some() {
+                t.posts[0].time = posted.clone();
+                t.posts[1].time = Some(format!("{}T21:30:00", day + time::Duration::days(40)));
+            }
             t
         })
         .collect()

@@ -1,11 +1,14 @@
-//! Matching threads per day, week or month, per forum, counted inside the
-//! index: a collector reads each match's `posted` fast field and adds one to
-//! its bucket, so no stored document is loaded and no hit list is built.
-//! tantivy's own date histogram aggregation has only fixed intervals (a
-//! month is not one), hence this collector.
+//! Matching threads, and their posts, per day, week or month, per forum,
+//! counted inside the index: a collector reads each match's `posted` fast
+//! field (the thread's first post) and its multi-valued `post_times` (every
+//! dated post) and adds them to their buckets, so no stored document is
+//! loaded and no hit list is built. tantivy's own date histogram aggregation
+//! has only fixed intervals (a month is not one), hence this collector.
 //!
-//! Only threads are counted: the index holds a thread's first post time, not
-//! each post's, so posts per interval cannot be read from it.
+//! A thread matches as a whole (the index holds one document per thread), so
+//! its posts are counted by their own times whether or not each post holds
+//! the query: the posts series shows how much a matching topic is discussed
+//! over time, the threads series when topics start.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +18,7 @@ use tantivy::columnar::Column;
 use tantivy::{DateTime, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::query::{Query, QueryError};
+use crate::schema::POST_TIMES;
 use crate::search::{compile, Catalog, SearchError};
 
 /// The width of a bucket.
@@ -42,15 +46,23 @@ impl std::str::FromStr for Interval {
 /// Counts per forum and bucket.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Trend {
-    /// Every bucket that holds a match in any forum, oldest first, each
-    /// named by its first day (`YYYY-MM-DD`; months `YYYY-MM`).
+    /// Every bucket that holds a matching thread or one of its posts in any
+    /// forum, oldest first, each named by its first day (`YYYY-MM-DD`;
+    /// months `YYYY-MM`).
     pub buckets: Vec<String>,
-    /// Per forum (site id), one count per entry of `buckets`.
+    /// Per forum (site id), matching threads by first post time, one count
+    /// per entry of `buckets`.
     pub series: BTreeMap<String, Vec<u64>>,
     /// Per forum, matching threads without a first post time (in no bucket).
     pub undated: BTreeMap<String, u64>,
     /// Per forum, all matching threads.
     pub totals: BTreeMap<String, u64>,
+    /// Per forum, the posts of the matching threads by each post's own time,
+    /// one count per entry of `buckets`.
+    pub post_series: BTreeMap<String, Vec<u64>>,
+    /// Per forum, dated posts of the matching threads (posts without a time
+    /// are in no bucket and not counted).
+    pub post_totals: BTreeMap<String, u64>,
 }
 
 const DAY: i64 = 86_400;
@@ -80,18 +92,39 @@ fn bucket_name(interval: Interval, key: i64) -> String {
     }
 }
 
-/// Per bucket counts, and the undated count.
-type Counts = (BTreeMap<i64, u64>, u64);
+/// What one forum's matches add up to.
+#[derive(Debug, Default)]
+struct Counts {
+    threads: BTreeMap<i64, u64>,
+    undated: u64,
+    posts: BTreeMap<i64, u64>,
+}
 
 struct Histogram(Interval);
 
 struct SegmentHistogram {
     interval: Interval,
     posted: Option<Column<DateTime>>,
+    post_times: Option<Column<DateTime>>,
     counts: Counts,
-    // Matches come in doc order and neighbours often share a day: the last
-    // day's bucket saves the month's calendar arithmetic.
+    // Matches come in doc order and a thread's posts and neighbours often
+    // share a day: the last day's bucket saves the month's calendar arithmetic.
     last: Option<(i64, i64)>,
+}
+
+impl SegmentHistogram {
+    fn key(&mut self, t: DateTime) -> i64 {
+        let secs = t.into_timestamp_secs();
+        let day = secs.div_euclid(DAY);
+        match self.last {
+            Some((d, k)) if d == day => k,
+            _ => {
+                let k = bucket(self.interval, secs);
+                self.last = Some((day, k));
+                k
+            }
+        }
+    }
 }
 
 impl Collector for Histogram {
@@ -99,7 +132,8 @@ impl Collector for Histogram {
     type Child = SegmentHistogram;
 
     fn for_segment(&self, _ord: SegmentOrdinal, seg: &SegmentReader) -> tantivy::Result<SegmentHistogram> {
-        Ok(SegmentHistogram { interval: self.0, posted: seg.fast_fields().date("posted").ok(), counts: Counts::default(), last: None })
+        let ff = seg.fast_fields();
+        Ok(SegmentHistogram { interval: self.0, posted: ff.date("posted").ok(), post_times: ff.date(POST_TIMES).ok(), counts: Counts::default(), last: None })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -108,11 +142,14 @@ impl Collector for Histogram {
 
     fn merge_fruits(&self, fruits: Vec<Counts>) -> tantivy::Result<Counts> {
         let mut out = Counts::default();
-        for (m, undated) in fruits {
-            for (k, n) in m {
-                *out.0.entry(k).or_default() += n;
+        for c in fruits {
+            for (k, n) in c.threads {
+                *out.threads.entry(k).or_default() += n;
             }
-            out.1 += undated;
+            for (k, n) in c.posts {
+                *out.posts.entry(k).or_default() += n;
+            }
+            out.undated += c.undated;
         }
         Ok(out)
     }
@@ -122,21 +159,20 @@ impl SegmentCollector for SegmentHistogram {
     type Fruit = Counts;
 
     fn collect(&mut self, doc: DocId, _score: Score) {
-        let Some(t) = self.posted.as_ref().and_then(|c| c.first(doc)) else {
-            self.counts.1 += 1;
-            return;
-        };
-        let secs = t.into_timestamp_secs();
-        let day = secs.div_euclid(DAY);
-        let key = match self.last {
-            Some((d, k)) if d == day => k,
-            _ => {
-                let k = bucket(self.interval, secs);
-                self.last = Some((day, k));
-                k
+        match self.posted.as_ref().and_then(|c| c.first(doc)) {
+            Some(t) => {
+                let key = self.key(t);
+                *self.counts.threads.entry(key).or_default() += 1;
             }
-        };
-        *self.counts.0.entry(key).or_default() += 1;
+            None => self.counts.undated += 1,
+        }
+        if let Some(column) = self.post_times.take() {
+            for t in column.values_for_doc(doc) {
+                let key = self.key(t);
+                *self.counts.posts.entry(key).or_default() += 1;
+            }
+            self.post_times = Some(column);
+        }
     }
 
     fn harvest(self) -> Counts {
@@ -145,8 +181,8 @@ impl SegmentCollector for SegmentHistogram {
 }
 
 impl Catalog {
-    /// Matching threads per `interval` in each selected forum (`sites`
-    /// empty: all).
+    /// Matching threads, and their posts, per `interval` in each selected
+    /// forum (`sites` empty: all).
     pub fn trend(&self, query: &Query, interval: Interval, sites: &[String]) -> Result<Trend, SearchError> {
         let (schema, snapshots) = self.snapshots(sites)?;
         let tq = compile(&query.root, schema).ok_or(QueryError::NothingToSearch)?;
@@ -155,12 +191,15 @@ impl Catalog {
             let counts = searcher.search(&*tq, &Histogram(interval)).map_err(|source| SearchError::Search { path, source })?;
             per_site.push((name, counts));
         }
-        let keys: std::collections::BTreeSet<i64> = per_site.iter().flat_map(|(_, c)| c.0.keys().copied()).collect();
+        let keys: std::collections::BTreeSet<i64> = per_site.iter().flat_map(|(_, c)| c.threads.keys().chain(c.posts.keys()).copied()).collect();
         let mut trend = Trend { buckets: keys.iter().map(|&k| bucket_name(interval, k)).collect(), ..Trend::default() };
-        for (name, (m, undated)) in per_site {
-            trend.totals.insert(name.clone(), m.values().sum::<u64>() + undated);
-            trend.undated.insert(name.clone(), undated);
-            trend.series.insert(name, keys.iter().map(|k| m.get(k).copied().unwrap_or(0)).collect());
+        let along = |m: &BTreeMap<i64, u64>| keys.iter().map(|k| m.get(k).copied().unwrap_or(0)).collect::<Vec<u64>>();
+        for (name, c) in per_site {
+            trend.totals.insert(name.clone(), c.threads.values().sum::<u64>() + c.undated);
+            trend.undated.insert(name.clone(), c.undated);
+            trend.post_totals.insert(name.clone(), c.posts.values().sum());
+            trend.series.insert(name.clone(), along(&c.threads));
+            trend.post_series.insert(name, along(&c.posts));
         }
         Ok(trend)
     }
@@ -201,6 +240,7 @@ mod tests {
         for interval in [Interval::Day, Interval::Week, Interval::Month] {
             let trend = catalog.trend(&q, interval, &[]).unwrap();
             let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+            let mut want_posts: BTreeMap<(String, String), u64> = BTreeMap::new();
             let mut total = 0;
             for d in &docs {
                 if !(crate::testutil::contains(d, "书", false) || crate::testutil::contains(d, "酒店", false)) {
@@ -212,17 +252,32 @@ mod tests {
                     let name = bucket_name(interval, bucket(interval, p.into_timestamp_secs()));
                     *want.entry((d.site.clone(), name)).or_default() += 1;
                 }
-            }
-            let mut got: BTreeMap<(String, String), u64> = BTreeMap::new();
-            for (site, counts) in &trend.series {
-                for (b, &n) in trend.buckets.iter().zip(counts) {
-                    if n > 0 {
-                        got.insert((site.clone(), b.clone()), n);
-                    }
+                for p in d.posts.iter().filter_map(|p| p.time.as_deref().and_then(parse_posted)) {
+                    let name = bucket_name(interval, bucket(interval, p.into_timestamp_secs()));
+                    *want_posts.entry((d.site.clone(), name)).or_default() += 1;
                 }
             }
+            let flat = |series: &BTreeMap<String, Vec<u64>>| {
+                let mut got: BTreeMap<(String, String), u64> = BTreeMap::new();
+                for (site, counts) in series {
+                    for (b, &n) in trend.buckets.iter().zip(counts) {
+                        if n > 0 {
+                            got.insert((site.clone(), b.clone()), n);
+                        }
+                    }
+                }
+                got
+            };
             assert!(!want.is_empty());
-            assert_eq!(got, want, "{interval:?}");
+            assert_eq!(flat(&trend.series), want, "{interval:?}");
+            // Threads span several buckets: a thread's posts are not all where it began.
+            assert_ne!(
+                want_posts.keys().collect::<Vec<_>>(),
+                want.keys().collect::<Vec<_>>(),
+                "{interval:?}: the test needs posts outside their thread's bucket"
+            );
+            assert_eq!(flat(&trend.post_series), want_posts, "{interval:?}");
+            assert_eq!(trend.post_totals.values().sum::<u64>(), want_posts.values().sum::<u64>());
             assert_eq!(trend.totals.values().sum::<u64>(), total);
             let names = trend.buckets.clone();
             let mut sorted = names.clone();

@@ -44,7 +44,7 @@ pub fn openapi() -> Value {
                 "responses": { "200": ok("Thread"), "401": err.clone(), "404": err.clone(), "503": err.clone() }
             }},
             "/api/trend": { "get": {
-                "summary": "Matching threads per interval per forum (by first post), counted in the index",
+                "summary": "Matching threads (by first post) and their posts (by each post's time) per interval per forum, counted in the index",
                 "parameters": [ q("the query", true), site,
                     param("interval", "bucket width", json!({ "type": "string", "enum": ["day", "week", "month"], "default": "month" })) ],
                 "responses": { "200": ok("Trend"), "400": err.clone(), "401": err.clone(), "503": err.clone() }
@@ -94,11 +94,15 @@ pub fn openapi() -> Value {
                     "url": { "type": "string" }, "title": { "type": "string" }, "posted": nullable_string.clone(), "saved": { "type": "string" },
                     "encoding": { "type": "string" }, "pages": { "type": "integer" },
                     "posts": { "type": "array", "items": { "$ref": "#/components/schemas/Post" } } } },
-            "Trend": { "type": "object", "additionalProperties": false, "required": ["interval", "buckets", "series", "undated", "totals", "took_ms"], "properties": {
+            "Trend": { "type": "object", "additionalProperties": false, "required": ["interval", "buckets", "series", "undated", "totals", "post_series", "post_totals", "took_ms"], "properties": {
                 "interval": { "type": "string", "enum": ["day", "week", "month"] },
                 "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first" },
-                "series": { "type": "object", "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
-                "undated": counts.clone(), "totals": counts.clone(), "took_ms": { "type": "number" } } },
+                "series": { "type": "object", "description": "per forum, matching threads by first post time, one count per bucket",
+                    "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
+                "undated": counts.clone(), "totals": counts.clone(),
+                "post_series": { "type": "object", "description": "per forum, the posts of the matching threads by each post's own time, one count per bucket",
+                    "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
+                "post_totals": counts.clone(), "took_ms": { "type": "number" } } },
             "SiteStatus": { "type": "object", "required": ["site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "failures", "last_round", "skipped_links", "top_skipped", "states_kept", "states_dropped", "keywords"],
                 "additionalProperties": false,
                 "properties": {
