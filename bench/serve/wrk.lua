@@ -8,10 +8,12 @@ end
 for line in io.lines(os.getenv("QUERIES_FILE")) do
   if line ~= "" then table.insert(queries, "/api/search?q=" .. enc(line)) end
 end
-local errors = 0
+local threads = {}
 function setup(thread)
   counter = counter + 1
   thread:set("offset", counter * 7)
+  thread:set("errors", 0)
+  table.insert(threads, thread)
 end
 function init(args)
   i = offset or 0
@@ -22,4 +24,11 @@ function request()
 end
 function response(status, headers, body)
   if status ~= 200 then errors = errors + 1 end
+end
+-- Every thread's count of answers other than 200, on its own line (wrk
+-- itself only counts statuses outside 2xx/3xx).
+function done(summary, latency, requests)
+  local n = 0
+  for _, t in ipairs(threads) do n = n + t:get("errors") end
+  io.write(string.format("non-200 answers: %d\n", n))
 end
