@@ -214,16 +214,38 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     }
     let pages = fetch_pages(fetcher, &url, loc.thread.as_str()).await.map_err(|e| Failure::Thread(e.into()))?;
     let content_type = pages[0].content_type.clone();
-    let bytes: u64 = pages.iter().map(|p| p.body.len() as u64).sum();
+    let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
+    save_html_pages(run, store, loc, bodies, content_type, None).await
+}
+
+/// Writes a thread's HTML pages (`article<T>.html`, `_p2`, …) durably, then
+/// moves its row to `Saved` with their count, their content type and, from
+/// a browser, the number of DOM states dropped as duplicates. Returns
+/// (pages, bytes).
+async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
+    run: &StageRun,
+    store: &Arc<Mutex<Store>>,
+    loc: luntan_core::ids::ThreadLoc,
+    pages: Vec<P>,
+    content_type: Option<String>,
+    dropped: Option<u32>,
+) -> Result<(usize, u64), Failure> {
     let n = pages.len();
+    let bytes: u64 = pages.iter().map(|p| p.as_ref().len() as u64).sum();
     let (data, store) = (run.data().clone(), store.clone());
     // Not `with_store`: the files are written before the lock is taken, so
     // threads in flight write side by side.
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
-            write_page(data.html_path(&loc, i as u32 + 1), &page.body)?;
+            write_page(data.html_path(&loc, i as u32 + 1), page.as_ref())?;
         }
-        let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: content_type.as_deref(), ..Default::default() };
+        let up = Update {
+            save_date: Some(loc.saved.as_str()),
+            pages: Some(n as u32),
+            content_type: content_type.as_deref(),
+            states: dropped.map(|d| (n as u32, d)),
+            ..Default::default()
+        };
         lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
         Ok((n, bytes))
     })
@@ -246,26 +268,8 @@ async fn save_browser_thread(
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
     let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
-    let n = rendered.states.len();
-    let bytes: u64 = rendered.states.iter().map(|s| s.len() as u64).sum();
-    let (data, store) = (run.data().clone(), store.clone());
-    tokio::task::spawn_blocking(move || {
-        for (i, state) in rendered.states.iter().enumerate() {
-            write_page(data.html_path(&loc, i as u32 + 1), state.as_bytes())?;
-        }
-        // The DOM is serialised as UTF-8, whatever the forum sent.
-        let up = Update {
-            save_date: Some(loc.saved.as_str()),
-            pages: Some(n as u32),
-            content_type: Some("text/html; charset=utf-8"),
-            states: Some((n as u32, rendered.dropped)),
-            ..Default::default()
-        };
-        lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
-        Ok((n, bytes))
-    })
-    .await
-    .expect("write task panicked")
+    // The DOM is serialised as UTF-8, whatever the forum sent.
+    save_html_pages(run, store, loc, rendered.states, Some("text/html; charset=utf-8".into()), Some(rendered.dropped)).await
 }
 
 /// Protocol mode (S4): the thread's JSON pages, raw, beside the server's
