@@ -91,7 +91,7 @@ impl Collector for TopKeyed {
             segment,
             posted: ff.date("posted").ok(),
             tiebreak: ff.u64(TIEBREAK).ok(),
-            heap: BinaryHeap::with_capacity(self.k.max(1).min(4096)),
+            heap: BinaryHeap::with_capacity(self.k.clamp(1, 4096)),
         })
     }
 
