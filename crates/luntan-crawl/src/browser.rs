@@ -13,7 +13,8 @@
 //!   retries and size caps as any page luntan reads. Images, fonts and media
 //!   are refused unread; so is anything off the forum's hosts.
 //! - **States**: after the page settles (no request in flight and none for
-//!   `settle-ms`) and after each event, the DOM is serialised and compared
+//!   `settle-ms`, still so after a timer task has run in the page) and after
+//!   each event, the DOM is serialised and compared
 //!   with the states kept so far by S4's test ([`crate::dupstate`]). A
 //!   duplicate is dropped and no further event is fired from it; the others
 //!   are the page's states, saved as its pages.
@@ -217,8 +218,9 @@ impl Renderer {
         Ok(states.finish())
     }
 
-    /// Waits until no request is in flight and none started for `settle`;
-    /// a page still busy after the timeout fails.
+    /// Waits until no request is in flight and none started for `settle`,
+    /// and none since a timer task ran in the page; a page still busy after
+    /// the timeout fails.
     async fn settle(&self, page: &Page, traffic: &Traffic, url: &Url) -> Result<(), BrowserError> {
         let started = Instant::now();
         // The traffic mark at which the page last looked quiet and was given
