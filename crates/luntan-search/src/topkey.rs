@@ -30,6 +30,17 @@ pub(crate) type SortKey = (i64, Score, i64, u64);
 /// Matches of one index with their keys, in no particular order.
 pub(crate) type TopList = Vec<(SortKey, DocAddress)>;
 
+/// The first element of a [`SortKey`]: 0 under relevance, else the first
+/// post's time (negated for oldest first), undated threads last.
+fn date_key(sort: SortOrder, ts: Option<i64>) -> i64 {
+    match (sort, ts) {
+        (SortOrder::Relevance, _) => 0,
+        (_, None) => i64::MIN,
+        (SortOrder::Newest, Some(t)) => t,
+        (SortOrder::Oldest, Some(t)) => -t,
+    }
+}
+
 /// `Greater` when `a` ranks above `b`.
 pub(crate) fn rank(a: &SortKey, b: &SortKey) -> Ordering {
     a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3))
@@ -117,12 +128,7 @@ impl SegmentCollector for TopKeyedSegment {
             return;
         }
         let ts = self.posted.as_ref().and_then(|c| c.first(doc)).map(|d| d.into_timestamp_secs());
-        let date_key = match (self.sort, ts) {
-            (SortOrder::Relevance, _) => 0,
-            (_, None) => i64::MIN,
-            (SortOrder::Newest, Some(t)) => t,
-            (SortOrder::Oldest, Some(t)) => -t,
-        };
+        let date_key = date_key(self.sort, ts);
         if full {
             if let Some(w) = self.heap.peek() {
                 // Below the worst on what is known so far: out, without the tiebreak.
@@ -161,13 +167,7 @@ mod tests {
             let tiebreak = seg.fast_fields().u64(TIEBREAK).ok();
             move |doc, score: Score| -> SortKey {
                 let ts = posted.as_ref().and_then(|c| c.first(doc)).map(|d| d.into_timestamp_secs());
-                let date_key = match (sort, ts) {
-                    (SortOrder::Relevance, _) => 0,
-                    (_, None) => i64::MIN,
-                    (SortOrder::Newest, Some(t)) => t,
-                    (SortOrder::Oldest, Some(t)) => -t,
-                };
-                (date_key, score, ts.unwrap_or(i64::MIN), u64::MAX - tiebreak.as_ref().and_then(|c| c.first(doc)).unwrap_or(0))
+                (date_key(sort, ts), score, ts.unwrap_or(i64::MIN), u64::MAX - tiebreak.as_ref().and_then(|c| c.first(doc)).unwrap_or(0))
             }
         });
         let mut got: Vec<Entry> = searcher.search(q, &all).unwrap().into_iter().map(|(key, addr)| Entry { key, addr }).collect();

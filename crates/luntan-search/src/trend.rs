@@ -103,16 +103,21 @@ struct Counts {
 struct Histogram(Interval);
 
 struct SegmentHistogram {
-    interval: Interval,
     posted: Option<Column<DateTime>>,
     post_times: Option<Column<DateTime>>,
     counts: Counts,
-    // Matches come in doc order and a thread's posts and neighbours often
-    // share a day: the last day's bucket saves the month's calendar arithmetic.
+    buckets: Buckets,
+}
+
+/// A time's bucket key. Matches come in doc order and a thread's posts and
+/// neighbours often share a day: the last day's bucket saves the month's
+/// calendar arithmetic.
+struct Buckets {
+    interval: Interval,
     last: Option<(i64, i64)>,
 }
 
-impl SegmentHistogram {
+impl Buckets {
     fn key(&mut self, t: DateTime) -> i64 {
         let secs = t.into_timestamp_secs();
         let day = secs.div_euclid(DAY);
@@ -133,7 +138,12 @@ impl Collector for Histogram {
 
     fn for_segment(&self, _ord: SegmentOrdinal, seg: &SegmentReader) -> tantivy::Result<SegmentHistogram> {
         let ff = seg.fast_fields();
-        Ok(SegmentHistogram { interval: self.0, posted: ff.date("posted").ok(), post_times: ff.date(POST_TIMES).ok(), counts: Counts::default(), last: None })
+        Ok(SegmentHistogram {
+            posted: ff.date("posted").ok(),
+            post_times: ff.date(POST_TIMES).ok(),
+            counts: Counts::default(),
+            buckets: Buckets { interval: self.0, last: None },
+        })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -160,18 +170,13 @@ impl SegmentCollector for SegmentHistogram {
 
     fn collect(&mut self, doc: DocId, _score: Score) {
         match self.posted.as_ref().and_then(|c| c.first(doc)) {
-            Some(t) => {
-                let key = self.key(t);
-                *self.counts.threads.entry(key).or_default() += 1;
-            }
+            Some(t) => *self.counts.threads.entry(self.buckets.key(t)).or_default() += 1,
             None => self.counts.undated += 1,
         }
-        if let Some(column) = self.post_times.take() {
+        if let Some(column) = &self.post_times {
             for t in column.values_for_doc(doc) {
-                let key = self.key(t);
-                *self.counts.posts.entry(key).or_default() += 1;
+                *self.counts.posts.entry(self.buckets.key(t)).or_default() += 1;
             }
-            self.post_times = Some(column);
         }
     }
 

@@ -296,13 +296,13 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
             po = sel(posts),
         );
         if let Some(t) = trend {
-            let (series, totals, what) = if posts {
-                (t.post_series, &t.post_totals, "匹配主题的帖子：{totals}（每个点是该时段内发表的帖子数，按每帖自己的时间）")
+            let (series, totals, what, point) = if posts {
+                (t.post_series, &t.post_totals, "匹配主题的帖子", "每个点是该时段内发表的帖子数，按每帖自己的时间")
             } else {
-                (t.series, &t.totals, "匹配的主题：{totals}（每个点是该时段内首帖发表的主题数）")
+                (t.series, &t.totals, "匹配的主题", "每个点是该时段内首帖发表的主题数")
             };
             let totals = totals.iter().map(|(s, n)| format!("{} {n}", escape(s))).collect::<Vec<_>>().join("，");
-            let _ = write!(body, r#"<p class="summary">{}</p>"#, what.replace("{totals}", &totals));
+            let _ = write!(body, r#"<p class="summary">{what}：{totals}（{point}）</p>"#);
             let series: Vec<(String, Vec<u64>)> = series.into_iter().collect();
             body.push_str(&line_chart(&t.buckets, &series));
         }
