@@ -431,7 +431,7 @@ pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: 
                 if rebuilt.stopped_with_left.is_none() {
                     report.upgraded.push(site.clone());
                 }
-                report.merge(IndexReport { elapsed: Duration::ZERO, ..rebuilt });
+                report.merge(rebuilt);
                 if report.stopped_with_left.is_some() {
                     break;
                 }
