@@ -224,8 +224,8 @@ impl Renderer {
     async fn settle(&self, page: &Page, traffic: &Traffic, url: &Url) -> Result<(), BrowserError> {
         let started = Instant::now();
         // The traffic mark at which the page last looked quiet and was given
-        // a turn of its event loop.
-        let mut probed: Option<Instant> = None;
+        // a turn of its event loop, and when that turn ended.
+        let mut probed: Option<(Instant, Instant)> = None;
         loop {
             let last = *crate::db::lock(&traffic.last);
             // Quiet is counted from the event too: a click's handler may
@@ -233,16 +233,22 @@ impl Renderer {
             let quiet = last.max(started).elapsed();
             let inflight = traffic.inflight.load(Ordering::Relaxed);
             if inflight == 0 && quiet >= self.rules.settle {
-                if probed == Some(last) {
-                    return Ok(());
-                }
                 // A renderer starved of CPU looks quiet while its next
                 // request still waits in its task queue: on a loaded 2-core
                 // CI machine a page that polls for ever once looked settled.
                 // A timer task run in the page lets such a request start
                 // first; quiet holds only if no traffic came meanwhile.
-                eval::<bool>(page, url, "new Promise(function(r){setTimeout(function(){r(true)},0)})").await?;
-                probed = Some(last);
+                // Quiet for a whole `settle` after the turn too: the request
+                // it let start reaches the interceptor by another channel
+                // than the script's answer, and on a loaded machine later.
+                match probed {
+                    Some((mark, turned)) if mark == last && turned.elapsed() >= self.rules.settle => return Ok(()),
+                    Some((mark, _)) if mark == last => {}
+                    _ => {
+                        eval::<bool>(page, url, "new Promise(function(r){setTimeout(function(){r(true)},0)})").await?;
+                        probed = Some((last, Instant::now()));
+                    }
+                }
             }
             if !traffic.alive.load(Ordering::Relaxed) {
                 return Err(BrowserError::Browser { url: url.clone(), why: "the browser went away".into() });
