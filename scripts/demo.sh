@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole pipeline on the bundled fixture forum: three forums (GBK
 # Discuz!, Big5 phpBB, UTF-8 with no charset), a microblog and a forum drawn
-# by JavaScript (read through its JSON as `xhr` and in Chromium as
-# `xhr-browser`) served on loopback, crawled, extracted, indexed and
-# searched. Leaves its data in target/demo to look at.
+# by JavaScript (read through their JSON as `mb` and `xhr`, and in Chromium
+# as `mb-browser` and `xhr-browser`) served on loopback, crawled, extracted,
+# indexed and searched. Leaves its data in target/demo to look at.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,8 +28,10 @@ step "$bin/luntan-discover" --data "$demo/data"
 step "$bin/luntan-download" --data "$demo/data"
 # The microblog is crawled user by user: users met in comments (found by
 # download) are read by the next round.
-step "$bin/luntan-discover" --data "$demo/data" --site mb --all-boards
-step "$bin/luntan-download" --data "$demo/data" --site mb
+for site in mb mb-browser; do
+  step "$bin/luntan-discover" --data "$demo/data" --site "$site" --all-boards
+  step "$bin/luntan-download" --data "$demo/data" --site "$site"
+done
 step "$bin/luntan-extract" --data "$demo/data"
 step "$bin/luntan-index" --data "$demo/data" --index-dir "$demo/index"
 step "$bin/luntan-status" --data "$demo/data"
@@ -38,6 +40,7 @@ for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋' '转发
 done
 # The same forum read two ways finds the same threads.
 step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 --site xhr --site xhr-browser 酒店
+step "$bin/luntan-search" --index-dir "$demo/index" --limit 4 --site mb --site mb-browser 转发微博
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo
 printf 'demo: pipeline done in %d.%03ds; data in %s/data, indexes in %s/index\n' $((ms / 1000)) $((ms % 1000)) "$demo" "$demo"

@@ -64,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
         fail_reason: None,
         attempts: 0,
     };
-    let page = RawPage { path: PathBuf::from("article77.html"), bytes: bytes.to_vec() };
+    let page = RawPage { path: PathBuf::from("article77.html"), bytes: bytes.to_vec(), fetched: None };
     if let Ok(got) = extract_thread(site, &row, &[page], None) {
         let xml = got.doc.to_xml();
         let back = ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("extracted thread's XML does not parse back: {e}"));

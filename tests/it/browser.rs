@@ -194,6 +194,38 @@ fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fa
     assert_eq!(chromium_of(pid), None);
 }
 
+/// Regression: the browser was answered with a redirect's target under the
+/// URL it asked for, so a page reached through a short link thought it was
+/// there, and its script's relative XHRs missed (`../api/thread` from
+/// `/xhr/go` is `/api/thread`). Now Chromium is handed the redirect and asks
+/// for the target itself, through the same gate.
+#[test]
+fn a_thread_reached_through_a_redirect_is_drawn_where_it_lands() {
+    let server = server();
+    let work = work_for(&server);
+    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    let truth = server.microblog_truth();
+    let t = truth.forums.iter().find(|f| f.site == "xhr").unwrap().threads.iter().max_by_key(|t| t.posts.len()).unwrap().clone();
+    let short = format!("{}/xhr/go?tid={}", server.base_url().trim_end_matches('/'), t.thread);
+    let mut store = Store::open(&work.layout().db_path()).unwrap();
+    store.upsert_site(&luntan_core::Site::load(&work.sites().join(format!("{SITE}.xml"))).unwrap()).unwrap();
+    let row = NewThread { site: SITE.into(), board: t.board.clone(), thread: t.thread.clone(), url: short, title: None, replies: None, last_post: None };
+    assert_eq!(store.insert_new_threads(&[row]).unwrap(), 1);
+    drop(store);
+    server.clear_requests();
+    let out = work.ok("download", &[]);
+    assert!(out.contains("download: 1 saved, 0 failed"), "{out}");
+    let served: Vec<String> = server.requests().into_iter().map(|r| r.path_and_query).collect();
+    assert!(served.iter().any(|p| p.starts_with("/xhr/go?")) && served.iter().any(|p| p == &format!("/xhr/thread/{}", t.thread)), "{served:?}");
+    assert!(!served.iter().any(|p| p.starts_with("/api/")), "a relative XHR resolved against the short link: {served:?}");
+    work.ok("extract", &[]);
+    let (_, _, save_date, pages) = &work.rows()[&(SITE.to_owned(), t.thread.clone())];
+    assert_eq!(*pages, Some(reply_pages(t.posts.len())));
+    let mut want = t.clone();
+    want.site = SITE.to_owned();
+    common::assert_xml_matches_truth(&work.layout().xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), &want);
+}
+
 #[test]
 fn without_chromium_browser_mode_is_one_line_naming_the_package_and_other_sites_go_on() {
     let server = server();
@@ -208,4 +240,100 @@ fn without_chromium_browser_mode_is_one_line_naming_the_package_and_other_sites_
     assert!(stdout.contains(&format!("download: {xhr} saved, 0 failed, {xhr} left")), "protocol mode went on; the browser's rows wait: {stdout}");
     let waiting = work.all_rows().iter().filter(|r| r.site == SITE && r.state == ThreadState::Discovered).count();
     assert_eq!(waiting, xhr);
+}
+
+/// DOM states a microblog post's page keeps in Chromium: the post, then one
+/// more per ten comments ("查看更多评论" appends, so each click leaves a
+/// state that grew); and the states dropped: the "按时间" tab shows the
+/// first comments page again, a duplicate (S4), once a post has comments.
+fn post_states(posts: usize) -> (u32, u32) {
+    let comments = posts - 1;
+    (1 + comments.div_ceil(10) as u32, u32::from(comments > 0))
+}
+
+/// Discover and download until a round finds nothing new: users met in
+/// comments (recorded by download) are read by the next discover round.
+fn rounds(site: &str, mut stage: impl FnMut(&str) -> String) -> usize {
+    for round in 1..=6 {
+        let d = stage("discover");
+        stage("download");
+        if d.contains(" 0 new threads") && round > 1 {
+            return round;
+        }
+    }
+    panic!("{site}: the crawl did not settle in 6 rounds");
+}
+
+#[test]
+fn every_post_and_comment_of_the_microblog_read_in_chromium_is_stored_once_as_protocol_mode_stores_it() {
+    const MB: &str = "mb-browser";
+    let server = server();
+    let work = Work::new();
+    server.write_microblog_site_files(&work.sites()).unwrap();
+    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    std::fs::write(work.sites().join(format!("{MB}.xml")), luntan_fixture::microblog_browser_site_file(&server.base_url())).unwrap();
+    let truth = server.microblog_truth();
+    let mb = truth.forums.iter().find(|f| f.site == "mb").expect("the microblog's truth");
+
+    // Protocol mode first, round after round until nothing is new (users
+    // met in comments are read by the next round), then the browser alone
+    // the same way, its every request logged on both clocks.
+    rounds("mb", |stage: &str| work.ok(stage, &["--site", "mb", "--all-boards"][..if stage == "discover" { 3 } else { 2 }]));
+    let logs = tempfile::tempdir().unwrap();
+    let mut log = Vec::new();
+    let mut summaries = String::new();
+    let t = Instant::now();
+    let browser_rounds = rounds(MB, |stage: &str| {
+        server.clear_requests();
+        let (out, claims) = crate::hostile::run_logged(&work, logs.path(), stage, &["--site", MB, "--all-boards"][..if stage == "discover" { 3 } else { 2 }]);
+        let served = server.requests();
+        if !served.is_empty() {
+            crate::hostile::assert_polite(&format!("browser {stage}"), &served, &claims, 2, Duration::from_millis(20));
+        }
+        log.extend(served);
+        summaries.push_str(&out);
+        out
+    });
+    println!("browser: {browser_rounds} rounds in {}\n{summaries}", common::secs(t));
+    work.ok("extract", &[]);
+
+    let rows = work.rows();
+    let layout = work.layout();
+    let (mut kept, mut dropped) = (0u32, 0u32);
+    for t in &mb.threads {
+        let (state, reason, save_date, pages) = rows.get(&(MB.to_owned(), t.thread.clone())).unwrap_or_else(|| panic!("{MB}/{}: never discovered", t.thread));
+        assert_eq!(*state, ThreadState::Extracted, "{MB}/{}: {reason:?}", t.thread);
+        let (k, d) = post_states(t.posts.len());
+        assert_eq!(*pages, Some(k), "{MB}/{}: states kept ({} comments)", t.thread, t.posts.len() - 1);
+        kept += k;
+        dropped += d;
+        let mut want = t.clone();
+        want.site = MB.to_owned();
+        let path = layout.xml_path(&common::loc(MB, &t.board, save_date.as_deref().unwrap(), &t.thread));
+        // Every comment once, in order, with its author and its time read
+        // against the forum's clock of the render ("3分钟前").
+        let browser = common::assert_xml_matches_truth(&path, &want);
+        let protocol = common::thread_doc(&work, "mb", &t.thread);
+        assert_eq!(browser.title, protocol.title, "{}: title", t.thread);
+        assert_eq!(browser.posts, protocol.posts, "{}: protocol mode and browser mode disagree", t.thread);
+    }
+    assert_eq!(rows.keys().filter(|(s, _)| s == MB).count(), mb.threads.len(), "rows the microblog does not have");
+    assert!(mb.threads.iter().any(|t| post_states(t.posts.len()).0 >= 3), "the fixture has posts of three comment pages or more");
+    assert!(truth.users.iter().any(|u| u.depth == Some(2)), "the fixture has users two hops from the seeds");
+
+    let status = work.ok("status", &["--json"]);
+    let site: serde_json::Value =
+        status.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).find(|v| v["site"] == MB).expect("the site in status");
+    assert_eq!((site["states_kept"].as_u64(), site["states_dropped"].as_u64()), (Some(u64::from(kept)), Some(u64::from(dropped))), "{site}");
+
+    // Every request the browser made was for the microblog's pages, its
+    // scripts' JSON included; images and favicons never.
+    assert!(log.iter().any(|r| r.path_and_query.starts_with("/mb/api/comments/hotflow")), "no comment XHR reached the server");
+    let odd: Vec<&str> = log.iter().map(|r| r.path_and_query.as_str()).filter(|p| *p != "/robots.txt" && !p.starts_with("/mb/")).collect();
+    assert!(odd.is_empty(), "requests off the microblog: {odd:?}");
+    assert!(!log.iter().any(|r| r.path_and_query.contains("favicon")), "a favicon was fetched");
+
+    // A second round reads no post again.
+    let again = work.ok("download", &["--site", MB]);
+    assert!(again.contains("download: 0 saved, 0 failed"), "{again}");
 }

@@ -81,6 +81,13 @@ pub fn resolve_time(text: &str, now: time::PrimitiveDateTime) -> Option<String> 
     at(date, h, m)
 }
 
+/// The forum's wall clock at `secs` (Unix seconds), `offset_minutes` east
+/// of UTC: the `now` relative times are read against.
+pub fn local_clock(secs: i64, offset_minutes: i32) -> Option<time::PrimitiveDateTime> {
+    let t = time::OffsetDateTime::from_unix_timestamp(secs.checked_add(i64::from(offset_minutes) * 60)?).ok()?;
+    Some(time::PrimitiveDateTime::new(t.date(), t.time()))
+}
+
 /// Seconds since the Unix epoch as the forum's local wall-clock time,
 /// `offset_minutes` east of UTC.
 pub fn epoch_to_local(secs: i64, offset_minutes: i32) -> Option<String> {

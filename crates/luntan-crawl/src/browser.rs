@@ -34,7 +34,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use crate::dupstate::{compare_states, DomNode};
-use crate::fetch::{FetchError, Fetcher};
+use crate::fetch::{FetchError, Fetcher, Outcome};
 
 /// The Debian package that provides the browser.
 pub const CHROMIUM_PACKAGE: &str = "chromium";
@@ -112,6 +112,11 @@ impl Renderer {
         Some(Renderer { fetcher, rules, tabs, stats: Arc::default() })
     }
 
+    /// The site whose pages this renderer draws.
+    pub fn site(&self) -> &luntan_core::Site {
+        self.fetcher.site()
+    }
+
     /// Loads `url`, runs the page kind's actions, returns the states kept.
     /// A browser found dead is started again and the page rendered again.
     pub async fn render(&self, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
@@ -184,33 +189,48 @@ impl Renderer {
         for action in actions {
             match action {
                 Action::Wait { selector } => self.wait_for(page, url, selector).await?,
-                Action::Click { selector, max } => {
+                Action::Click { selector, max, items } => {
+                    let count = items.as_deref().map(count_of);
                     for _ in 0..*max {
+                        let before = match &count {
+                            Some(c) => eval::<u64>(page, url, c).await?,
+                            None => 0,
+                        };
                         let js = format!("(function(){{var e=document.querySelector({});if(!e)return false;e.click();return true;}})()", js_string(selector));
                         if !eval::<bool>(page, url, &js).await? {
                             break;
                         }
                         self.settle(page, traffic, url).await?;
-                        if !states.offer(snapshot(page, url).await?) {
+                        let grew = match &count {
+                            Some(c) => eval::<u64>(page, url, c).await? > before,
+                            None => false,
+                        };
+                        let html = snapshot(page, url).await?;
+                        if grew {
+                            states.keep(html);
+                        } else if !states.offer(html) {
                             // S4: no further event is fired from a duplicate state.
                             return Ok(states.finish());
                         }
                     }
                 }
                 Action::Scroll { items, max } => {
-                    let count = format!("document.querySelectorAll({}).length", js_string(items));
+                    let count = count_of(items);
                     let mut before = eval::<u64>(page, url, &count).await?;
                     for _ in 0..*max {
-                        cdp(url, "scrolling", page.evaluate("window.scrollTo(0, document.body.scrollHeight)")).await?;
+                        // A page shorter than the window does not move when
+                        // scrolled, and a page that loads more on `scroll`
+                        // would never hear of it: the event is sent too.
+                        cdp(url, "scrolling", page.evaluate("window.scrollTo(0, document.body.scrollHeight); window.dispatchEvent(new Event('scroll'))"))
+                            .await?;
                         self.settle(page, traffic, url).await?;
                         let after = eval::<u64>(page, url, &count).await?;
                         if after <= before {
                             break;
                         }
                         before = after;
-                        if !states.offer(snapshot(page, url).await?) {
-                            return Ok(states.finish());
-                        }
+                        // More items: new content, kept (see `Action::Click`).
+                        states.keep(snapshot(page, url).await?);
                     }
                 }
             }
@@ -293,6 +313,14 @@ impl States {
         true
     }
 
+    /// Keeps `html` untested: a state whose list grew holds items no kept
+    /// state has. S4's test measures change over the whole tree, so a page
+    /// of 3 comments appended to 20 would pass for a duplicate (under 15 %
+    /// of nodes) and be lost.
+    fn keep(&mut self, html: String) {
+        self.kept.push((DomNode::from_html(&html), html));
+    }
+
     fn finish(self) -> (Vec<String>, u32) {
         (self.kept.into_iter().map(|(_, h)| h).collect(), self.dropped)
     }
@@ -319,6 +347,11 @@ async fn snapshot(page: &Page, url: &Url) -> Result<String, BrowserError> {
 async fn eval<T: serde::de::DeserializeOwned + Default>(page: &Page, url: &Url, js: &str) -> Result<T, BrowserError> {
     let v = cdp(url, "running a script", page.evaluate(js)).await?;
     Ok(v.into_value::<T>().unwrap_or_default())
+}
+
+/// A script counting the elements `items` matches.
+fn count_of(items: &str) -> String {
+    format!("document.querySelectorAll({}).length", js_string(items))
 }
 
 /// A selector as a JavaScript string literal (JSON's syntax is JavaScript's).
@@ -384,8 +417,22 @@ async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &Rende
             return;
         }
     };
-    match fetcher.get_resource(&url).await {
-        Ok(got) => {
+    match fetcher.get_resource_step(&url).await {
+        Ok(Outcome::Redirect(to)) => {
+            // Chromium follows it and asks again, through this same path: the
+            // page then knows where it is, and its relative links resolve
+            // against the URL that answered, not the one first asked for.
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            let redirect = FulfillRequestParams::builder()
+                .request_id(event.request_id.clone())
+                .response_code(302)
+                .response_headers(vec![HeaderEntry::new("Location", to.to_string())])
+                .build();
+            if let Ok(redirect) = redirect {
+                let _ = page.execute(redirect).await;
+            }
+        }
+        Ok(Outcome::Page(got)) => {
             stats.requests.fetch_add(1, Ordering::Relaxed);
             if is_document {
                 *crate::db::lock(&traffic.date) = got.date.clone();
@@ -551,6 +598,24 @@ mod tests {
         assert!(s.offer(page(&["一", "二", "三"])));
         assert!(s.offer(page(&["四", "五", "六"])), "the same structure with other texts is a new state");
         assert!(!s.offer(page(&["一", "二", "三"])), "the first state again");
+        let (kept, dropped) = s.finish();
+        assert_eq!((kept.len(), dropped), (2, 1));
+    }
+
+    /// Regression: a "查看更多评论" that appends 3 comments under 20 changes
+    /// too small a share of the page for S4's test, which would drop the
+    /// state and its comments with it; a state whose items grew is kept.
+    #[test]
+    fn a_small_page_appended_to_a_long_list_is_kept_when_its_items_grew() {
+        let page = |n: usize| {
+            format!("<html><body><ul>{}</ul></body></html>", (0..n).map(|i| format!("<li><b>用户{i}</b><p>第{i}条评论</p></li>")).collect::<String>())
+        };
+        let (long, appended) = (DomNode::from_html(&page(20)), DomNode::from_html(&page(23)));
+        assert!(compare_states(&long, &appended).duplicate, "S4's test alone takes the longer list for a duplicate");
+        let mut s = States::default();
+        assert!(s.offer(page(20)));
+        s.keep(page(23));
+        assert!(!s.offer(page(20)), "the earlier state again is still a duplicate");
         let (kept, dropped) = s.finish();
         assert_eq!((kept.len(), dropped), (2, 1));
     }

@@ -20,7 +20,7 @@ use crate::browser::{PageKind, Renderer};
 use crate::db::with_store;
 use crate::fetch::{Fetched, Fetcher};
 use crate::focus::Scorer;
-use crate::links::{self, decode, list_threads, page_links};
+use crate::links::{self, decode, list_threads, page_links, BoardLink};
 
 /// What discovering one site did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -49,14 +49,6 @@ pub struct DiscoverReport {
     pub errors: Vec<String>,
     /// Boards left unwalked or mid-walk because the round was stopped.
     pub boards_interrupted: usize,
-}
-
-/// A board found on the home page.
-#[derive(Debug, Clone)]
-struct Board {
-    id: String,
-    url: Url,
-    title: Option<String>,
 }
 
 /// Settings of one discover round.
@@ -127,19 +119,8 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     let boards = {
         let html = decode(&site, &home.body, home.content_type.as_deref());
         let doc = Html::parse_document(&html);
-        let base = links::base_url(&doc, &home.url);
-        let scan = links::scan(&site, &doc, None, &base, &site.links.board);
-        report.refused_links += scan.refused.len();
-        for (url, e) in &scan.refused {
-            tracing::debug!("{url}: refused board link: {e}");
-        }
-        let mut boards: Vec<Board> = Vec::new();
-        for m in scan.matched {
-            let Some(id) = m.m.board else { continue };
-            if !boards.iter().any(|b| b.id == id) {
-                boards.push(Board { id, url: m.url, title: Some(m.text).filter(|t| !t.is_empty()) });
-            }
-        }
+        let (boards, refused) = links::board_links(&site, &doc, &links::base_url(&doc, &home.url));
+        report.refused_links += refused;
         boards
     };
     if boards.is_empty() {
@@ -147,22 +128,73 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         tracing::warn!("{line}");
         report.errors.push(line);
     }
-    report.boards = boards.len();
     let scorer = site.focus.as_ref().map(|f| Arc::new(Scorer::new(f)));
     let threshold = scorer.as_ref().map(|sc| sc.threshold);
     let site_id = site.id.clone();
-    let (boards, promoted, seen, schedules) = with_store(store, move |s| {
-        s.batch(|s| boards.iter().try_for_each(|b| s.upsert_board(&site_id, &b.id, b.url.as_str(), b.title.as_deref())))?;
+    let follow = site.links.follow;
+    let (promoted, seen, known) = with_store(store, move |s| {
         // A lowered threshold takes effect without reading the boards again.
         let promoted = threshold.map_or(Ok(0), |t| s.promote_skipped(&site_id, t))?;
         let seen = Seen::load(s, &site_id)?;
-        let schedules = boards.iter().map(|b| s.board_schedule(&site_id, &b.id)).collect::<Result<Vec<_>, StoreError>>()?;
-        Ok::<_, StoreError>((boards, promoted, seen, schedules))
+        // Boards met past the home page by earlier rounds (and by download,
+        // on thread pages) are read again, one hop out.
+        let known = if follow.is_some() { s.boards(&site_id)? } else { Vec::new() };
+        Ok::<_, StoreError>((promoted, seen, known))
     })
     .await?;
     report.promoted = promoted;
     let seen = Arc::new(seen);
-    // Boards run side by side; the fetcher's gate keeps the forum's limits.
+    let mut wave: Vec<BoardLink> = boards;
+    let mut met: BTreeSet<String> = wave.iter().map(|b| b.id.clone()).collect();
+    let mut next: Vec<BoardLink> = known
+        .into_iter()
+        .filter(|b| met.insert(b.board.clone()))
+        .filter_map(|b| Some(BoardLink { url: Url::parse(&b.url).ok()?, id: b.board, title: b.title }))
+        .collect();
+    if wave.is_empty() {
+        wave = std::mem::take(&mut next);
+    }
+    let (max_depth, max_boards) = follow.map_or((0, usize::MAX), |f| (f.depth, f.max));
+    let mut depth = 0;
+    // Wave by wave, hop by hop from the home page: a board's list pages may
+    // link to boards one hop further (sub-forums; a microblog's users met in
+    // a timeline).
+    while !wave.is_empty() {
+        wave.truncate(max_boards.saturating_sub(report.boards));
+        let found = walk_wave(run, fetcher, renderer.as_ref(), store, &seen, scorer.as_ref(), opts, std::mem::take(&mut wave), &mut report).await?;
+        depth += 1;
+        if depth > max_depth || report.boards >= max_boards {
+            break;
+        }
+        next.extend(found.into_iter().filter(|b| met.insert(b.id.clone())));
+        wave = std::mem::take(&mut next);
+    }
+    Ok(report)
+}
+
+/// Walks one wave of boards side by side (the fetcher's gate keeps the
+/// forum's limits); returns the boards their list pages link to.
+#[allow(clippy::too_many_arguments)]
+async fn walk_wave(
+    run: &Arc<StageRun>,
+    fetcher: &Arc<Fetcher>,
+    renderer: Option<&Arc<Renderer>>,
+    store: &Arc<Mutex<Store>>,
+    seen: &Arc<Seen>,
+    scorer: Option<&Arc<Scorer>>,
+    opts: &DiscoverOptions,
+    boards: Vec<BoardLink>,
+    report: &mut DiscoverReport,
+) -> Result<Vec<BoardLink>, StoreError> {
+    let site = fetcher.site();
+    let site_id = site.id.clone();
+    let (boards, schedules) = with_store(store, move |s| {
+        s.batch(|s| boards.iter().try_for_each(|b| s.upsert_board(&site_id, &b.id, b.url.as_str(), b.title.as_deref())))?;
+        let schedules = boards.iter().map(|b| s.board_schedule(&site_id, &b.id)).collect::<Result<Vec<_>, StoreError>>()?;
+        Ok::<_, StoreError>((boards, schedules))
+    })
+    .await?;
+    report.boards += boards.len();
     let now = unix_now();
     let mut tasks = tokio::task::JoinSet::new();
     run.progress().grow(boards.len() as u64);
@@ -173,10 +205,11 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), renderer.clone(), store.clone(), board, interval, scorer.clone(), seen.clone(), run.clone()));
+        tasks.spawn(walk_board(fetcher.clone(), renderer.cloned(), store.clone(), board, interval, scorer.cloned(), seen.clone(), run.clone()));
     }
+    let mut found = Vec::new();
     while let Some(joined) = tasks.join_next().await {
-        let r = joined.expect("board task panicked")?;
+        let (r, boards) = joined.expect("board task panicked")?;
         run.progress().advance(1);
         report.list_pages += r.list_pages;
         report.new_threads += r.new_threads;
@@ -187,8 +220,9 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         report.off_topic += r.off_topic;
         report.boards_interrupted += r.boards_interrupted;
         report.errors.extend(r.errors);
+        found.extend(boards);
     }
-    Ok(report)
+    Ok(found)
 }
 
 /// A home or list page: as the forum sent it, or, in browser mode, the DOM
@@ -215,14 +249,15 @@ async fn walk_board(
     fetcher: Arc<Fetcher>,
     renderer: Option<Arc<Renderer>>,
     store: Arc<Mutex<Store>>,
-    board: Board,
+    board: BoardLink,
     interval: std::time::Duration,
     scorer: Option<Arc<Scorer>>,
     known: Arc<Seen>,
     run: Arc<StageRun>,
-) -> Result<DiscoverReport, StoreError> {
+) -> Result<(DiscoverReport, Vec<BoardLink>), StoreError> {
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
+    let mut boards_met: Vec<BoardLink> = Vec::new();
     let mut unchanged_run = 0u32;
     let (site_id, board_id) = (site.id.clone(), board.id.clone());
     let resume = with_store(&store, move |s| s.begin_board_walk(&site_id, &board_id)).await?;
@@ -237,7 +272,7 @@ async fn walk_board(
             // No visit recorded: begin_board_walk's mark stays, and the next
             // round walks this board in full.
             report.boards_interrupted = 1;
-            return Ok(report);
+            return Ok((report, boards_met));
         }
         if seen.len() as u32 >= site.max_board_pages {
             break;
@@ -258,6 +293,11 @@ async fn walk_board(
             let base = links::base_url(&doc, &fetched.url);
             let (threads, refused) = list_threads(&site, &doc, &base);
             report.refused_links += refused.len();
+            if site.links.follow.is_some() {
+                let (met, refused) = links::board_links(&site, &doc, &base);
+                report.refused_links += refused;
+                boards_met.extend(met.into_iter().filter(|b| b.id != board.id));
+            }
             let more = match &site.links.board_page {
                 Some(p) => page_links(&site, &doc, &base, p, &board.id, |m| m.board.as_deref()),
                 None => Vec::new(),
@@ -347,7 +387,7 @@ async fn walk_board(
         })
     })
     .await?;
-    Ok(report)
+    Ok((report, boards_met))
 }
 
 /// "Seen this thread?" before the database is asked (S2 de-duplicates

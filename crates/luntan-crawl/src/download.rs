@@ -20,7 +20,7 @@ use url::Url;
 use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
 use crate::db::{lock, with_store};
 use crate::fetch::{FetchError, Fetched, Fetcher};
-use crate::links::page_links_in;
+use crate::links::{page_links_in, BoardLink};
 
 /// Most pages luntan reads of one thread; a pager that never ends is a trap.
 pub const MAX_THREAD_PAGES: usize = 1000;
@@ -215,38 +215,59 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     let pages = fetch_pages(fetcher, &url, loc.thread.as_str()).await.map_err(|e| Failure::Thread(e.into()))?;
     let content_type = pages[0].content_type.clone();
     let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
-    save_html_pages(run, store, loc, bodies, content_type, None).await
+    save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, ..Default::default() }).await
+}
+
+/// A thread's HTML pages as download saves them.
+#[derive(Default)]
+struct HtmlPages<P> {
+    pages: Vec<P>,
+    content_type: Option<String>,
+    /// From a browser: the DOM states dropped as duplicates, the forum's
+    /// clock of the render (`article<T>.fetched`, one line a state, against
+    /// which "3分钟前" is read), and the boards the states link to.
+    dropped: Option<u32>,
+    fetched: Option<String>,
+    boards: Vec<BoardLink>,
 }
 
 /// Writes a thread's HTML pages (`article<T>.html`, `_p2`, …) durably, then
 /// moves its row to `Saved` with their count, their content type and, from
-/// a browser, the number of DOM states dropped as duplicates. Returns
-/// (pages, bytes).
+/// a browser, the number of DOM states dropped as duplicates, recording the
+/// boards met in the same transaction. Returns (pages, bytes).
 async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
     run: &StageRun,
     store: &Arc<Mutex<Store>>,
     loc: luntan_core::ids::ThreadLoc,
-    pages: Vec<P>,
-    content_type: Option<String>,
-    dropped: Option<u32>,
+    html: HtmlPages<P>,
 ) -> Result<(usize, u64), Failure> {
-    let n = pages.len();
-    let bytes: u64 = pages.iter().map(|p| p.as_ref().len() as u64).sum();
+    let n = html.pages.len();
+    let bytes: u64 = html.pages.iter().map(|p| p.as_ref().len() as u64).sum();
     let (data, store) = (run.data().clone(), store.clone());
     // Not `with_store`: the files are written before the lock is taken, so
     // threads in flight write side by side.
     tokio::task::spawn_blocking(move || {
-        for (i, page) in pages.iter().enumerate() {
+        for (i, page) in html.pages.iter().enumerate() {
             write_page(data.html_path(&loc, i as u32 + 1), page.as_ref())?;
+        }
+        if let Some(fetched) = &html.fetched {
+            write_page(data.fetched_path(&loc), fetched.as_bytes())?;
         }
         let up = Update {
             save_date: Some(loc.saved.as_str()),
             pages: Some(n as u32),
-            content_type: content_type.as_deref(),
-            states: dropped.map(|d| (n as u32, d)),
+            content_type: html.content_type.as_deref(),
+            states: html.dropped.map(|d| (n as u32, d)),
             ..Default::default()
         };
-        lock(&store).transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up).map_err(Failure::Store)?;
+        lock(&store)
+            .batch(|s| {
+                for b in &html.boards {
+                    s.upsert_board(loc.site.as_str(), &b.id, b.url.as_str(), b.title.as_deref())?;
+                }
+                s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
+            })
+            .map_err(Failure::Store)?;
         Ok((n, bytes))
     })
     .await
@@ -268,8 +289,27 @@ async fn save_browser_thread(
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
     let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
+    let at = crate::protocol::server_clock(rendered.date.as_deref());
+    let fetched: String = rendered.states.iter().map(|_| format!("{at}\t{url}\n")).collect();
+    let site = renderer.site();
+    // Users met under a post (commenters) join the boards, as in protocol mode.
+    let mut boards: Vec<BoardLink> = Vec::new();
+    if site.links.follow.is_some() {
+        for state in &rendered.states {
+            let doc = scraper::Html::parse_document(state);
+            let (met, _) = crate::links::board_links(site, &doc, &crate::links::base_url(&doc, &url));
+            boards.extend(met.into_iter().filter(|b| !boards.iter().any(|k| k.id == b.id)).collect::<Vec<_>>());
+        }
+    }
     // The DOM is serialised as UTF-8, whatever the forum sent.
-    save_html_pages(run, store, loc, rendered.states, Some("text/html; charset=utf-8".into()), Some(rendered.dropped)).await
+    let html = HtmlPages {
+        pages: rendered.states,
+        content_type: Some("text/html; charset=utf-8".into()),
+        dropped: Some(rendered.dropped),
+        fetched: Some(fetched),
+        boards,
+    };
+    save_html_pages(run, store, loc, html).await
 }
 
 /// Protocol mode (S4): the thread's JSON pages, raw, beside the server's

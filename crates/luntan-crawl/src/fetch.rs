@@ -296,6 +296,23 @@ impl Fetcher {
         on_io(url, async move { core.fetch_as(&core.client, &target, None, Want::Any).await }).await
     }
 
+    /// [`Fetcher::get_resource`] without following a redirect: the browser
+    /// is answered with the redirect itself and asks for its target again,
+    /// through this same path (so the target is gated and checked like any
+    /// request, and the page's relative links resolve against where it
+    /// really is).
+    pub async fn get_resource_step(&self, url: &Url) -> Result<Outcome, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move {
+            core.check_target(&target)?;
+            if core.site.politeness.robots {
+                core.check_robots(&target).await?;
+            }
+            core.get_with_retries(&core.client, &target, None, Want::Any).await
+        })
+        .await
+    }
+
     /// The runtime that runs luntan's network I/O; long-lived tasks that
     /// serve requests (the browser's event loop) run there too.
     pub fn io_runtime() -> &'static tokio::runtime::Handle {
@@ -378,13 +395,19 @@ impl Core {
         self.fetch_as(client, url, form, Want::Html).await
     }
 
-    async fn fetch_as(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>, want: Want) -> Result<Fetched, FetchError> {
+    /// Only http(s) on the forum's hosts is ever asked for.
+    fn check_target(&self, url: &Url) -> Result<(), FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FetchError::Refused { url: url.clone(), why: format!("scheme {} is not fetched", url.scheme()) });
         }
         if !self.site.host_allowed(url) {
             return Err(FetchError::Refused { url: url.clone(), why: "host is not this forum's (add <allow-host> to the site file)".into() });
         }
+        Ok(())
+    }
+
+    async fn fetch_as(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>, want: Want) -> Result<Fetched, FetchError> {
+        self.check_target(url)?;
         let mut visited = vec![url.clone()];
         loop {
             let current = visited.last().expect("starts with the URL asked for").clone();
@@ -625,7 +648,8 @@ impl RequestLog {
 }
 
 /// What one request got: a page, or a redirect to follow.
-enum Outcome {
+#[derive(Debug)]
+pub enum Outcome {
     Page(Fetched),
     Redirect(Url),
 }

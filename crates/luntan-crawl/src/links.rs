@@ -81,6 +81,31 @@ pub struct Scan {
     pub refused: Vec<(Url, IdError)>,
 }
 
+/// A board a page links to: its id, its first list page and the link's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardLink {
+    pub id: String,
+    pub url: Url,
+    pub title: Option<String>,
+}
+
+/// The distinct boards a page links to, in page order (the first link to a
+/// board names it), and the count of board links whose ids were refused.
+pub fn board_links(site: &Site, doc: &Html, base: &Url) -> (Vec<BoardLink>, usize) {
+    let scan = scan(site, doc, None, base, &site.links.board);
+    for (url, e) in &scan.refused {
+        tracing::debug!("{url}: refused board link: {e}");
+    }
+    let mut out: Vec<BoardLink> = Vec::new();
+    for m in scan.matched {
+        let Some(id) = m.m.board else { continue };
+        if !out.iter().any(|b| b.id == id) {
+            out.push(BoardLink { id, url: m.url, title: Some(m.text).filter(|t| !t.is_empty()) });
+        }
+    }
+    (out, scan.refused.len())
+}
+
 /// Every link under `root` (or the whole page) that `pattern` matches.
 pub fn scan(site: &Site, doc: &Html, root: Option<ElementRef>, base: &Url, pattern: &LinkPattern) -> Scan {
     let mut out = Scan::default();

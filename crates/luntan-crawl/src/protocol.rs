@@ -60,7 +60,7 @@ pub async fn get_json_page(fetcher: &Fetcher, url: &Url) -> Result<JsonPage, Jso
 /// The server's clock from its `Date` header: the clock its relative
 /// times count from. This machine's clock when the header is missing or
 /// unreadable.
-fn server_clock(date: Option<&str>) -> i64 {
+pub(crate) fn server_clock(date: Option<&str>) -> i64 {
     let local = std::time::SystemTime::now();
     let when = date.and_then(|d| httpdate::parse_http_date(d).ok()).unwrap_or(local);
     match when.duration_since(std::time::UNIX_EPOCH) {
@@ -156,9 +156,9 @@ pub(crate) async fn discover_round(
     // Users found by earlier rounds or in comments (download adds those)
     // are one hop from the seeds as far as this round is concerned.
     if users.is_some() {
-        for (id, name) in known_boards {
-            if !queue.iter().any(|c| c.id == id) {
-                queue.push(Candidate { id, name, depth: 1, followers: 0.0, activity: 0.0, seen: 1, seed: false });
+        for b in known_boards {
+            if !queue.iter().any(|c| c.id == b.board) {
+                queue.push(Candidate { id: b.board, name: b.title, depth: 1, followers: 0.0, activity: 0.0, seen: 1, seed: false });
             }
         }
     }

@@ -23,12 +23,7 @@ pub const TITLE_CHARS: usize = 30;
 /// Reads a protocol-mode thread's pages and builds its document.
 pub fn extract_json_thread(data: &DataDir, site: &Site, rules: &JsonRules, row: &ThreadRow, loc: &ThreadLoc) -> Result<(ThreadExtract, u64), ExtractError> {
     let n = row.pages.unwrap_or(1).max(1);
-    let fetched_path = data.fetched_path(loc);
-    let fetched = std::fs::read_to_string(&fetched_path).map_err(|source| ExtractError::Read { path: fetched_path.clone(), source })?;
-    let clocks: Vec<i64> = fetched.lines().filter_map(|l| l.split('\t').next()?.trim().parse().ok()).collect();
-    if clocks.len() != n as usize {
-        return Err(ExtractError::Json { path: fetched_path, why: format!("names {} fetch times for {n} pages", clocks.len()) });
-    }
+    let clocks = fetch_clocks(data, loc, n, true)?.unwrap_or_default();
     let mut bytes = 0u64;
     let mut posts: Vec<Post> = Vec::new();
     let mut title = None;
@@ -74,6 +69,24 @@ pub fn extract_json_thread(data: &DataDir, site: &Site, rules: &JsonRules, row: 
     let title = title.or_else(|| row.title.as_deref().map(fold_line).filter(|t| !t.is_empty())).unwrap_or_else(|| title_of(&posts[0]));
     let doc = thread_doc(site, row, title, loc.saved.to_string(), "UTF-8".into(), n, posts);
     Ok((ThreadExtract { doc, pages: Vec::new() }, bytes))
+}
+
+/// The server's clock of each of a thread's `n` page fetches
+/// (`article<T>.fetched`, one `<unix seconds>\t<url>` line a page), or
+/// `None` when none was kept and it is not `required` (a plain HTML
+/// download keeps none; protocol and browser mode do).
+pub(crate) fn fetch_clocks(data: &DataDir, loc: &ThreadLoc, n: u32, required: bool) -> Result<Option<Vec<i64>>, ExtractError> {
+    let path = data.fetched_path(loc);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
+        Err(source) => return Err(ExtractError::Read { path, source }),
+    };
+    let clocks: Vec<i64> = text.lines().filter_map(|l| l.split('\t').next()?.trim().parse().ok()).collect();
+    if clocks.len() != n as usize {
+        return Err(ExtractError::Json { path, why: format!("names {} fetch times for {n} pages", clocks.len()) });
+    }
+    Ok(Some(clocks))
 }
 
 /// A microblog post has no title: its first words stand for one.

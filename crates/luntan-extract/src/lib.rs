@@ -7,6 +7,9 @@
 //! - [`parse`]: one page → title and posts by the site file's
 //!   [`ThreadRules`](luntan_core::site::ThreadRules) ([`parse::parse_page`]);
 //!   a thread's pages → a `ThreadDoc` ([`parse::extract_thread`]).
+//!   With `post="auto"` the posts are found as the page's repeated
+//!   records instead of by selectors (S4's template-based extraction,
+//!   `template.rs`).
 //! - [`stage`]: the whole stage over the store ([`stage::run`] with an
 //!   [`ExtractConfig`], under a [`luntan_core::StageRun`]), parallel with
 //!   rayon, failures recorded per thread.
@@ -47,6 +50,7 @@ use luntan_core::store::StoreError;
 pub mod json;
 pub mod parse;
 pub mod stage;
+mod template;
 
 pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
 pub use stage::{run, ExtractConfig, ExtractSummary};

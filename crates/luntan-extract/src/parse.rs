@@ -12,13 +12,14 @@ use std::sync::OnceLock;
 use ego_tree::iter::Edge;
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
-use luntan_core::dates::normalize_time;
+use luntan_core::dates::{local_clock, normalize_time, resolve_time};
 use luntan_core::site::ThreadRules;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site, ThreadDoc};
 use luntan_text::encoding::{detect_and_decode, Detection};
 use scraper::{ElementRef, Html, Node, Selector};
 
+use crate::template::{AutoPage, Shape};
 use crate::ExtractError;
 
 /// What one HTML page of a thread holds.
@@ -26,8 +27,9 @@ use crate::ExtractError;
 pub struct PageExtract {
     pub title: Option<String>,
     /// Posts in page order. `floor` is the number the page shows when the
-    /// site has a `floor` selector (0 when that post shows none), else the
-    /// 1-based position on the page.
+    /// site has a `floor` selector (0 when that post shows none), or when
+    /// `post="auto"` found floor labels on the page, else the 1-based
+    /// position on the page.
     pub posts: Vec<Post>,
 }
 
@@ -36,6 +38,10 @@ pub struct PageExtract {
 pub struct RawPage {
     pub path: PathBuf,
     pub bytes: Vec<u8>,
+    /// When the page was fetched (Unix seconds, the forum's clock), if that
+    /// was kept (`article<T>.fetched`): relative times such as "3分钟前" are
+    /// read against it, in the site's `time-zone`.
+    pub fetched: Option<i64>,
 }
 
 /// How one page was decoded.
@@ -107,14 +113,18 @@ fn title_selector() -> &'static Selector {
 
 /// Parses one decoded page with `site.thread`.
 pub fn parse_page(site: &Site, html: &str) -> PageExtract {
+    parse_page_at(site, html, None)
+}
+
+/// [`parse_page`] for a page fetched at `now` (the forum's wall clock):
+/// relative times are resolved against it.
+pub fn parse_page_at(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
     let doc = Html::parse_document(html);
     let rules = &site.thread;
-    let title = match &rules.title {
-        Some(sel) => doc.select(sel).next(),
-        None => doc.select(title_selector()).next(),
+    let title = page_title(&doc, rules);
+    if rules.auto_posts {
+        return PageExtract { title, posts: crate::template::auto_posts(&doc, rules, now, None).posts };
     }
-    .map(line_text)
-    .filter(|t| !t.is_empty());
 
     let posts = match &rules.post {
         Some(post_sel) => outermost(doc.select(post_sel))
@@ -147,16 +157,33 @@ pub fn parse_page(site: &Site, html: &str) -> PageExtract {
                 None => i as u32 + 1,
             },
             author: author.map(line_text).unwrap_or_default(),
-            time: time.and_then(time_of),
+            time: time.and_then(|t| time_of(t, now)),
             paragraphs: paragraphs(body, rules.strip.as_ref()),
         })
         .collect();
     PageExtract { title, posts }
 }
 
+/// The thread title: by the site file's selector, else the page's `<title>`.
+fn page_title(doc: &Html, rules: &ThreadRules) -> Option<String> {
+    match &rules.title {
+        Some(sel) => doc.select(sel).next(),
+        None => doc.select(title_selector()).next(),
+    }
+    .map(line_text)
+    .filter(|t| !t.is_empty())
+}
+
+/// A page of a `post="auto"` site: its title and what the template
+/// extraction found, with `hint`, a record shape from another page.
+pub(crate) fn parse_page_auto(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>, hint: Option<&Shape>) -> (Option<String>, AutoPage) {
+    let doc = Html::parse_document(html);
+    (page_title(&doc, &site.thread), crate::template::auto_posts(&doc, &site.thread, now, hint))
+}
+
 /// The body inside one post element: by selector, else by id pattern. The
 /// post element itself may be the body.
-fn body_in<'a>(rules: &ThreadRules, post: ElementRef<'a>) -> Option<ElementRef<'a>> {
+pub(crate) fn body_in<'a>(rules: &ThreadRules, post: ElementRef<'a>) -> Option<ElementRef<'a>> {
     if let Some(sel) = &rules.body {
         if sel.matches(&post) {
             return Some(post);
@@ -186,14 +213,18 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 
 /// The time an element shows: its text, else a `datetime`/`title` attribute
 /// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
-fn time_of(el: ElementRef) -> Option<String> {
-    normalize_time(&line_text(el))
-        .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(normalize_time))
+pub(crate) fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
+    let read = |text: &str| match now {
+        Some(now) => resolve_time(text, now),
+        None => normalize_time(text),
+    };
+    read(&line_text(el))
+        .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(read))
 }
 
 /// The floor a label shows: its first number, or the names forums give the
 /// first floors.
-fn floor_number(label: &str) -> Option<u32> {
+pub(crate) fn floor_number(label: &str) -> Option<u32> {
     let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
     if let Ok(n) = digits.parse() {
         return Some(n);
@@ -249,7 +280,14 @@ fn xml_allowed(c: char) -> bool {
 
 /// The paragraphs of a post body, without the `strip` elements.
 pub fn paragraphs(body: ElementRef, strip: Option<&Selector>) -> Vec<String> {
-    let stripped: HashSet<NodeId> = strip.map(|s| body.select(s).map(|e| e.id()).collect()).unwrap_or_default();
+    paragraphs_without(body, strip, &HashSet::new())
+}
+
+/// [`paragraphs`], also without the elements `also` names (the author,
+/// time and floor `post="auto"` found, when they sit inside the body).
+pub(crate) fn paragraphs_without(body: ElementRef, strip: Option<&Selector>, also: &HashSet<NodeId>) -> Vec<String> {
+    let mut stripped: HashSet<NodeId> = strip.map(|s| body.select(s).map(|e| e.id()).collect()).unwrap_or_default();
+    stripped.extend(also.iter().copied());
     let mut out = Paragraphs::default();
     let mut skipping: Option<NodeId> = None;
     let mut pre = 0usize;
@@ -311,7 +349,7 @@ pub fn paragraphs(body: ElementRef, strip: Option<&Selector>) -> Vec<String> {
 }
 
 /// An element's text on one line (titles, authors, times, floors).
-fn line_text(el: ElementRef) -> String {
+pub(crate) fn line_text(el: ElementRef) -> String {
     paragraphs(el, None).join(" ")
 }
 
@@ -327,7 +365,8 @@ pub(crate) fn fold_line(s: &str) -> String {
 /// Each page is decoded on its own (`row.content_type` as the HTTP header,
 /// the site file's forced encoding, the site's `cached` encoding), parsed
 /// with [`parse_page`], and the posts are concatenated. Without a `floor`
-/// selector floors are renumbered 1..n across pages. A post that a later
+/// selector (or, with `post="auto"`, floor labels on every page) floors
+/// are renumbered 1..n across pages. A post that a later
 /// page repeats (forums that show the first post on every page, or a post
 /// that slid across a page boundary between downloads) is kept once.
 /// No posts at all is [`ExtractError::NoPosts`], naming the first page.
@@ -335,14 +374,29 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
     let Some(first) = pages.first() else {
         return Err(ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why: "no pages to extract".into() });
     };
-    let by_floor = site.thread.floor.is_some();
     let mut reports = Vec::with_capacity(pages.len());
+    let mut texts = Vec::with_capacity(pages.len());
+    // A browser saves the DOM it drew as UTF-8 (and says so in the row's
+    // content type) while the page's own `<meta charset=gbk>` stays in it:
+    // the site's forced or cached encoding describes what the forum sends,
+    // not these pages.
+    let (forced, cached) = if site.browser.is_some() { (None, None) } else { (site.encoding, cached) };
+    for page in pages {
+        let (detection, decoded) = detect_and_decode(&page.bytes, row.content_type.as_deref(), forced, cached);
+        reports.push(PageReport { path: page.path.clone(), detection, malformed: decoded.malformed });
+        let now = page.fetched.and_then(|at| local_clock(at, site.thread.utc_offset_minutes));
+        texts.push((decoded.text, now));
+    }
+    // `post="auto"` reads a thread's pages together (a page with one post
+    // takes the shape of the others' records), and has floors when every
+    // page shows them.
+    let (extracts, by_floor) = match site.thread.auto_posts {
+        true => crate::template::thread_pages(site, &texts),
+        false => (texts.iter().map(|(text, now)| parse_page_at(site, text, *now)).collect::<Vec<_>>(), site.thread.floor.is_some()),
+    };
     let mut title: Option<String> = None;
     let mut posts: Vec<Post> = Vec::new();
-    for (k, page) in pages.iter().enumerate() {
-        let (detection, decoded) = detect_and_decode(&page.bytes, row.content_type.as_deref(), site.encoding, cached);
-        reports.push(PageReport { path: page.path.clone(), detection, malformed: decoded.malformed });
-        let mut got = parse_page(site, &decoded.text);
+    for (k, mut got) in extracts.into_iter().enumerate() {
         if title.is_none() {
             title = got.title.take();
         }
@@ -390,7 +444,10 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
             names.push(r.detection.encoding.name());
         }
     }
-    let title = title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default();
+    let title = match site.thread.title_from_first_post {
+        true => crate::json::title_of(&posts[0]),
+        false => title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default(),
+    };
     let saved = row.save_date.clone().unwrap_or_default();
     let doc = thread_doc(site, row, title, saved, names.join(","), pages.len() as u32, posts);
     Ok(ThreadExtract { doc, pages: reports })
@@ -572,7 +629,7 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
     }
 
     fn raw(name: &str, html: &str) -> RawPage {
-        RawPage { path: PathBuf::from(name), bytes: GBK.encode(html).0.into_owned() }
+        RawPage { path: PathBuf::from(name), bytes: GBK.encode(html).0.into_owned(), fetched: None }
     }
 
     #[test]
@@ -615,13 +672,30 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
         assert!(e.to_string().starts_with("data/x/article77.html: no posts found"), "{e}");
     }
 
+    /// Regression: a GBK forum read in browser mode has its DOM saved as
+    /// UTF-8 with its `<meta charset=gbk>` still in it; the site file's
+    /// forced GBK (and the cached encoding) was applied to those pages.
+    #[test]
+    fn pages_a_browser_saved_are_read_as_the_utf8_they_are() {
+        let html = discuz_page(&first_discuz_post());
+        assert!(html.contains("charset=gbk"));
+        let mut s = site(&format!("{DISCUZ_RULES}<browser/>"));
+        s.encoding = Some(GBK);
+        let mut r = row(1);
+        r.content_type = Some("text/html; charset=utf-8".into());
+        let page = RawPage { path: "f.html".into(), bytes: html.into_bytes(), fetched: None };
+        let got = extract_thread(&s, &r, &[page], Some(GBK)).unwrap();
+        assert_eq!(got.pages[0].detection.encoding, encoding_rs::UTF_8, "{:?}", got.pages[0].detection);
+        assert_eq!(got.doc.posts[0].author, "小明");
+    }
+
     #[test]
     fn the_site_files_forced_encoding_reaches_the_decoder() {
         let html = discuz_page(&first_discuz_post()).replace("charset=gbk", "charset=utf-8");
         let bytes = GB18030.encode(&html).0.into_owned();
         let mut s = site(DISCUZ_RULES);
         s.encoding = Some(GBK);
-        let got = extract_thread(&s, &row(1), &[RawPage { path: "f.html".into(), bytes }], None).unwrap();
+        let got = extract_thread(&s, &row(1), &[RawPage { path: "f.html".into(), bytes, fetched: None }], None).unwrap();
         assert_eq!(got.pages[0].detection.source, Source::Forced);
         assert_eq!(got.doc.posts[0].author, "小明");
     }

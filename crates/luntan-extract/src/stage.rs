@@ -242,11 +242,12 @@ fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'st
         return publish(data, &loc, got, bytes);
     }
     let n = row.pages.unwrap_or(1).max(1);
+    let clocks = crate::json::fetch_clocks(data, &loc, n, false)?;
     let mut pages = Vec::with_capacity(n as usize);
     for page in 1..=n {
         let path = data.html_path(&loc, page);
         let bytes = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
-        pages.push(RawPage { path, bytes });
+        pages.push(RawPage { path, bytes, fetched: clocks.as_ref().map(|c| c[page as usize - 1]) });
     }
     let bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
     let got = extract_thread(site, row, &pages, cached)?;

@@ -43,7 +43,7 @@ fn every_fixture_thread_extracts_to_its_truth() {
                     let resp = fixture.get(&page_path(kind, t, k));
                     assert_eq!(resp.status, 200, "{} page {k}", t.url_path);
                     content_type.get_or_insert(resp.content_type.to_owned());
-                    RawPage { path: PathBuf::from(format!("{}/{}/p{k}.html", t.site, t.thread)), bytes: resp.body }
+                    RawPage { path: PathBuf::from(format!("{}/{}/p{k}.html", t.site, t.thread)), bytes: resp.body, fetched: None }
                 })
                 .collect();
             let row = ThreadRow {

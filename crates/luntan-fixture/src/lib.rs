@@ -92,7 +92,7 @@ pub use model::{BoardTruth, Fixture, ForumTruth, PostTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
-pub use sites::{browser_site_file, microblog_site_files, site_file, write_microblog_site_files, write_site_files};
+pub use sites::{browser_site_file, microblog_browser_site_file, microblog_site_files, site_file, write_microblog_site_files, write_site_files};
 pub use topics::Topics;
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ enum Command {
         sites_out: Option<PathBuf>,
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
         /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode,
-        /// and xhr-browser.xml: the XHR forum read in Chromium (browser mode).
+        /// and xhr-browser.xml and mb-browser.xml: both read in Chromium (browser mode).
         #[arg(long)]
         microblog: bool,
         #[command(flatten)]
@@ -284,9 +284,14 @@ async fn serve_until_signal(
         server.write_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if microblog {
             server.write_microblog_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            // The XHR forum once more, read in a browser (S4's event-driven mode).
-            let path = dir.join("xhr-browser.xml");
-            std::fs::write(&path, luntan_fixture::browser_site_file(&server.base_url())).map_err(|e| format!("{}: {e}", path.display()))?;
+            // The XHR forum and the microblog once more, read in a browser (S4's event-driven mode).
+            for (id, text) in [
+                ("xhr-browser", luntan_fixture::browser_site_file(&server.base_url())),
+                ("mb-browser", luntan_fixture::microblog_browser_site_file(&server.base_url())),
+            ] {
+                let path = dir.join(format!("{id}.xml"));
+                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
         }
     }
     {

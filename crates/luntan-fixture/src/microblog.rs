@@ -12,7 +12,9 @@
 //!   "11月28日 08:00", "2023-05-06 07:08"). The clock is fixed
 //!   ([`NOW`], sent as the `Date` header), so pages are repeatable.
 //! - `xhr` (`/xhr/`), a forum whose thread page never changes its URL: its
-//!   replies come by XHR, ten a page. Its JSON uses offset paging for
+//!   replies come by XHR, ten a page, asked for by relative URL (so a page
+//!   must know where it is: `/xhr/go?tid=N`, a short link, redirects to
+//!   it from one level up). Its JSON uses offset paging for
 //!   thread lists, page numbers for replies, and ISO, epoch-second and
 //!   epoch-millisecond times.
 //!
@@ -608,33 +610,38 @@ const SCRIPT: &str = r#"(function(){
 var app=document.getElementById('app'),kind=app.dataset.kind,id=app.dataset.id,busy=false,cursor='',done=false;
 function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){if(x.status==200)f(JSON.parse(x.responseText));};x.send();}
 function el(t,c,h){var e=document.createElement(t);if(c)e.className=c;if(h!=null)e.innerHTML=h;return e;}
-function card(m){var c=el('div','card m-panel');c.dataset.mid=m.id;
- c.appendChild(el('header','m-info',"<a class='name' href='/mb/u/"+m.user.id+"'>"+m.user.screen_name.replace(/</g,'&lt;')+"</a> <span class='time'>"+m.created_at+"</span>"));
+function card(m,nested){var c=el('div','card m-panel'+(nested?' retweet':''));c.dataset.mid=m.id;
+ var when=nested?"<span class='time'>"+m.created_at+"</span>":"<a class='time' href='/mb/status/"+m.id+"'>"+m.created_at+"</a>";
+ c.appendChild(el('header','m-info',"<a class='name' href='/mb/u/"+m.user.id+"'>"+m.user.screen_name.replace(/</g,'&lt;')+"</a> "+when));
  var t=el('div','weibo-text',m.text);c.appendChild(t);
  if(m.isLongText){var more=el('a','expand','展开全文');more.onclick=function(e){e.preventDefault();get('/mb/api/statuses/extend?id='+m.id,function(r){t.innerHTML=r.data.longTextContent;more.remove();});};c.appendChild(more);}
- if(m.retweeted_status){var rt=card(m.retweeted_status);rt.className+=' retweet';c.appendChild(rt);}
- var foot=el('footer','m-ctrl');var cm=el('a','comments','评论 '+m.comments_count);foot.appendChild(cm);c.appendChild(foot);
- var list=el('div','comment-list'),next='',end=false;c.appendChild(list);
- function load(u){get(u,function(r){r.data.data.forEach(function(k){list.appendChild(el('div','comment',"<a href='/mb/u/"+k.user.id+"'>"+k.user.screen_name.replace(/</g,'&lt;')+"</a>: "+k.text+" <span class='time'>"+k.created_at+"</span>"));});
-  next=r.data.max_id;end=!next;if(!end){var b=el('a','more','查看更多评论');b.onclick=function(){b.remove();load('/mb/api/comments/hotflow?id='+m.id+'&mid='+m.id+'&max_id='+next+'&max_id_type=0');};list.appendChild(b);}});}
- cm.onclick=function(){list.innerHTML='';var tabs=el('div','tabs');var hot=el('a','tab','按热度'),time=el('a','tab','按时间');tabs.appendChild(hot);tabs.appendChild(time);list.appendChild(tabs);
-  hot.onclick=function(){load('/mb/api/comments/hotflow?id='+m.id+'&mid='+m.id+'&max_id_type=0');};time.onclick=function(){load('/mb/api/comments/show?id='+m.id+'&page=1');};hot.onclick();};
- return c;}
+ if(m.retweeted_status)c.appendChild(card(m.retweeted_status,true));
+ if(nested)return c;
+ var item=el('div','m-item');item.appendChild(c);
+ var foot=el('footer','m-ctrl');c.appendChild(foot);
+ if(!m.comments_count){foot.appendChild(el('span','comments','评论'));return item;}
+ var cm=el('a','comments','评论 '+m.comments_count);foot.appendChild(cm);
+ var list=el('div','comment-list'),items=el('div','comment-items'),next='';item.appendChild(list);
+ function load(u,reset){get(u,function(r){if(reset)items.innerHTML='';r.data.data.forEach(function(k){items.appendChild(el('div','comment',"<a class='name' href='/mb/u/"+k.user.id+"'>"+k.user.screen_name.replace(/</g,'&lt;')+"</a>: <span class='ctt'>"+k.text+"</span> <span class='time'>"+k.created_at+"</span>"));});
+  next=r.data.max_id;if(next){var b=el('a','more','查看更多评论');b.onclick=function(){b.remove();load('/mb/api/comments/hotflow?id='+m.id+'&mid='+m.id+'&max_id='+next+'&max_id_type=0');};items.appendChild(b);}});}
+ cm.onclick=function(){list.innerHTML='';var tabs=el('div','tabs');var hot=el('a','tab hot','按热度'),time=el('a','tab by-time','按时间');tabs.appendChild(hot);tabs.appendChild(time);list.appendChild(tabs);list.appendChild(items);
+  hot.onclick=function(){load('/mb/api/comments/hotflow?id='+m.id+'&mid='+m.id+'&max_id_type=0',true);};time.onclick=function(){load('/mb/api/comments/show?id='+m.id+'&page=1',true);};hot.onclick();};
+ return item;}
 function timeline(uid){if(busy||done)return;busy=true;get('/mb/api/container/getIndex?uid='+uid+'&since_id='+cursor,function(r){
- r.data.cards.forEach(function(c){if(c.card_type==9)app.appendChild(card(c.mblog));});cursor=r.data.cardlistInfo.since_id||'';done=!cursor;busy=false;});}
+ r.data.cards.forEach(function(c){if(c.card_type==9)app.appendChild(card(c.mblog,false));});cursor=r.data.cardlistInfo.since_id||'';done=!cursor;busy=false;});}
 function when(ms){return new Date(ms+288e5).toISOString().slice(0,16).replace('T',' ');}
 function post(name,time,body){var d=el('div','post');d.appendChild(el('b','author')).textContent=name;d.appendChild(el('span','time',time));d.appendChild(body);return d;}
-function replies(tid,page,total){get('/xhr/api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies'),nav=document.getElementById('nav');box.innerHTML='';nav.innerHTML='';
+function replies(tid,page,total){get('../api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies'),nav=document.getElementById('nav');box.innerHTML='';nav.innerHTML='';
  r.replies.forEach(function(p){var m=el('div','message');p.message.split('\n').forEach(function(l){m.appendChild(el('p')).textContent=l;});box.appendChild(post(p.author.name,when(p.time_ms),m));});
  if(page*10<total){var b=el('button','more','下一页');b.onclick=function(){replies(tid,page+1,total);};nav.appendChild(b);}});}
 function beacon(){get('http://tracker.invalid/collect?p='+encodeURIComponent(location.pathname),function(){});var i=new Image();i.src='/xhr/static/logo.png';}
 app.innerHTML='';
 if(kind=='home'){id.split(',').forEach(function(u){app.appendChild(el('a','seed',"<a href='/mb/u/"+u+"'>"+u+"</a>"));});}
 else if(kind=='user'){timeline(id);window.addEventListener('scroll',function(){if(window.innerHeight+window.scrollY>=document.body.offsetHeight-200)timeline(id);});}
-else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data));});}
+else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data,false));});}
 if(kind=='forum'||kind=='thread'||kind=='live')beacon();
 if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r){r.threads.forEach(function(t){var a=el('a','thread',t.subject);a.href='/xhr/thread/'+t.tid;app.appendChild(el('div','row')).appendChild(a);});});}
-else if(kind=='thread'){get('/xhr/api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
+else if(kind=='thread'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
  app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
  app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';
  var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();replies(id,1,t.replies);};app.appendChild(f);replies(id,1,t.replies);});}

@@ -467,6 +467,11 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
             return transient(shared, conn, fault, path_and_query, guard).await;
         }
     }
+    // The XHR forum's short links: a redirect to the thread page, one level
+    // deeper, whose script asks for its JSON by relative URL.
+    if let Some(tid) = path_and_query.strip_prefix("/xhr/go?tid=").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
+        return Reply::plain(redirect(&format!("/xhr/thread/{tid}")), guard);
+    }
     let page = render(shared, path_and_query).await;
     let mut builder = Response::builder();
     if is_microblog(path_and_query) {

@@ -282,6 +282,47 @@ pub fn browser_site_file(base_url: &str) -> String {
     )
 }
 
+/// The site file of the microblog read in a browser (S4's event-driven
+/// mode): the same site as [`microblog_site_files`]' `mb`, every page drawn
+/// by Chromium. Users are boards, followed from the seeds through the
+/// timelines (reposts, @mentions) and, via download, the comments; a
+/// timeline is scrolled until it ends; a post's comments are opened,
+/// "查看更多评论" clicked until they end (each click appends: a state kept
+/// because its comments grew), then the "按时间" tab, whose first page is
+/// the one seen first: a duplicate state, dropped.
+pub fn microblog_browser_site_file(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- The microblog read in a browser (S4): every page drawn by its script, every request it makes held to the politeness below. -->
+<site id="mb-browser">
+  <name>微博（浏览器）</name>
+  <home>{base}/mb/</home>
+  <politeness delay-ms="20" concurrency="2" timeout-ms="10000" retries="2"/>
+  <links>
+    <!-- users are boards; users a timeline or a post's comments link to are read too, 3 hops out at most -->
+    <board depth="3" max="100"><![CDATA[/mb/u/{{board}}$]]></board>
+    <thread><![CDATA[/mb/status/{{thread}}$]]></thread>
+  </links>
+  <!-- a timeline's own posts: a repost's original belongs to its author's timeline -->
+  <list row="div.m-item > div.card > header"/>
+  <!-- a post names no thread: its first words do, as in protocol mode -->
+  <thread title="first-post" post="div.card:not(.retweet), div.comment" author="a.name" time=".time"
+          body="div.weibo-text, span.ctt" time-zone="+08:00"/>
+  <browser timeout-ms="8000" settle-ms="150">
+    <list><scroll items="div.m-item" max="50"/></list>
+    <thread>
+      <wait selector="div.card"/>
+      <click selector="a.comments"/>
+      <click selector="a.more" items="div.comment" max="50"/>
+      <click selector="a.tab.by-time"/>
+    </thread>
+  </browser>
+</site>
+"##
+    )
+}
+
 /// Writes [`microblog_site_files`] into `dir` and returns the paths written.
 pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;

@@ -9,6 +9,7 @@
 //!     <wait selector="div.post"/>
 //!     <click selector="button.more" max="50"/>   <!-- "下一页", "更多评论", "展开全文" -->
 //!     <scroll items="div.card" max="20"/>          <!-- until no new item appears -->
+//!     <click selector="a.more" items="div.comment" max="50"/>  <!-- appends -->
 //!   </thread>
 //! </browser>
 //! ```
@@ -49,8 +50,11 @@ pub enum Action {
     /// it never does fails with that reason.
     Wait { selector: String },
     /// Click the first element `selector` matches, again while one does, at
-    /// most `max` times.
-    Click { selector: String, max: u32 },
+    /// most `max` times. With `items` (a "更多评论" that appends), a click
+    /// that made the count of `items` grow leaves a new state whatever S4's
+    /// test says: its new items are new content, however small a share of
+    /// the page they are.
+    Click { selector: String, max: u32, items: Option<String> },
     /// Scroll to the bottom until the count of `items` stops growing, at most
     /// `max` times.
     Scroll { items: String, max: u32 },
@@ -86,6 +90,8 @@ enum RawAction {
         selector: String,
         #[serde(rename = "@max")]
         max: Option<u32>,
+        #[serde(rename = "@items")]
+        items: Option<String>,
     },
     Scroll {
         #[serde(rename = "@items")]
@@ -125,7 +131,11 @@ fn actions(ctx: &Ctx, page: &str, raw: Option<&RawActions>) -> Result<Vec<Action
         .iter()
         .map(|a| match a {
             RawAction::Wait { selector: s } => Ok(Action::Wait { selector: selector("wait@selector", s)? }),
-            RawAction::Click { selector: s, max: m } => Ok(Action::Click { selector: selector("click@selector", s)?, max: max("click", *m, 1)? }),
+            RawAction::Click { selector: s, max: m, items } => Ok(Action::Click {
+                selector: selector("click@selector", s)?,
+                max: max("click", *m, 1)?,
+                items: items.as_deref().map(|i| selector("click@items", i)).transpose()?,
+            }),
             RawAction::Scroll { items, max: m } => Ok(Action::Scroll { items: selector("scroll@items", items)?, max: max("scroll", *m, 20)? }),
         })
         .collect()
@@ -145,7 +155,7 @@ mod tests {
     <list><wait selector="a.thread"/></list>
     <thread>
       <wait selector="div.post"/>
-      <click selector="button.more" max="50"/>
+      <click selector="button.more" max="50" items="div.post"/>
       <scroll items="div.post"/>
       <click selector="a.refresh"/>
     </thread>
@@ -162,9 +172,9 @@ mod tests {
             b.thread,
             [
                 Action::Wait { selector: "div.post".into() },
-                Action::Click { selector: "button.more".into(), max: 50 },
+                Action::Click { selector: "button.more".into(), max: 50, items: Some("div.post".into()) },
                 Action::Scroll { items: "div.post".into(), max: 20 },
-                Action::Click { selector: "a.refresh".into(), max: 1 },
+                Action::Click { selector: "a.refresh".into(), max: 1, items: None },
             ]
         );
     }

@@ -202,10 +202,7 @@ pub fn resolve_time(value: &serde_json::Value, fetched: i64, utc_offset_minutes:
     match value {
         serde_json::Value::Number(n) => epoch(n.as_i64().or_else(|| n.as_f64().map(|f| f as i64))?),
         serde_json::Value::String(s) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => epoch(s.trim().parse().ok()?),
-        serde_json::Value::String(s) => {
-            let now = time::OffsetDateTime::from_unix_timestamp(fetched.checked_add(i64::from(utc_offset_minutes) * 60)?).ok()?;
-            crate::dates::resolve_time(s, time::PrimitiveDateTime::new(now.date(), now.time()))
-        }
+        serde_json::Value::String(s) => crate::dates::resolve_time(s, crate::dates::local_clock(fetched, utc_offset_minutes)?),
         _ => None,
     }
 }
@@ -246,7 +243,7 @@ pub(super) fn json(ctx: &Ctx, raw: &RawJson, home: &Url) -> Result<JsonRules, Si
 }
 
 /// `+08:00`, `-0530`, `UTC`.
-fn offset(tz: &str) -> Option<i32> {
+pub(super) fn offset(tz: &str) -> Option<i32> {
     if tz.eq_ignore_ascii_case("utc") || tz == "Z" {
         return Some(0);
     }
@@ -408,7 +405,7 @@ pub(super) fn derived_links(rules: &JsonRules) -> Links {
         LinkPattern { regex: Regex::new(&format!("^{re}$")).expect("escaped template"), first_page: 1 }
     };
     let thread = rules.thread.as_ref().or(rules.comments.as_ref()).map_or_else(|| rules.list.url.clone(), |e| e.url.clone());
-    Links { board: pattern(&rules.list.url), board_page: None, thread: pattern(&thread), thread_page: None }
+    Links { board: pattern(&rules.list.url), follow: None, board_page: None, thread: pattern(&thread), thread_page: None }
 }
 
 #[cfg(test)]

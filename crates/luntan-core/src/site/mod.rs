@@ -260,6 +260,8 @@ pub enum AccountAuth {
 pub struct Links {
     /// A board's first list page; must capture `board`.
     pub board: LinkPattern,
+    /// Whether board links met past the home page are followed.
+    pub follow: Option<BoardFollow>,
     /// A board's later list pages; captures `board` and `page`.
     pub board_page: Option<LinkPattern>,
     /// A thread's first page; must capture `thread` (and may capture `board`).
@@ -267,6 +269,22 @@ pub struct Links {
     /// A thread's later pages; captures `thread` and `page`.
     pub thread_page: Option<LinkPattern>,
 }
+
+/// Boards met beyond the home page (`<board depth="…" max="…">`): a
+/// sub-forum listed on its parent's page, a microblog user met in a
+/// timeline or under a post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardFollow {
+    /// Hops from the home page's boards: board links on a board's list
+    /// pages are one hop further. Boards met on thread pages (download
+    /// records them) and in earlier rounds count as one hop.
+    pub depth: u32,
+    /// Boards read in one round, the home page's first.
+    pub max: usize,
+}
+
+/// `max` when a `<board depth>` gives none.
+pub const DEFAULT_MAX_BOARDS: usize = 1000;
 
 /// One compiled link pattern.
 #[derive(Debug, Clone)]
@@ -351,14 +369,23 @@ pub struct ListRules {
 }
 
 /// Where a thread page keeps its title and posts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ThreadRules {
     /// The thread title (default: the page's `<title>`).
     pub title: Option<Selector>,
+    /// `title="first-post"`: the page names no thread (a microblog post), so
+    /// the thread is named by its first post's first words, as protocol
+    /// mode names it.
+    pub title_from_first_post: bool,
     /// One element per post; author, time and body are looked up inside it.
     /// Without it, bodies are taken page-wide and paired with authors and
     /// times by order.
     pub post: Option<Selector>,
+    /// `post="auto"` (then `post` is `None`): the posts are found as the
+    /// page's repeated sibling subtrees (S4's template-based extraction),
+    /// and body, author, time and floor are optional: given, they are
+    /// looked up inside each found post; absent, they are found too.
+    pub auto_posts: bool,
     /// The post body, as a CSS selector.
     pub body: Option<Selector>,
     /// The post body, as a pattern over element ids (S3's "content flag",
@@ -370,6 +397,11 @@ pub struct ThreadRules {
     pub floor: Option<Selector>,
     /// Elements removed from a body before its text is taken (quotes, signatures).
     pub strip: Option<Selector>,
+    /// `time-zone`, minutes east of UTC: the wall clock relative times
+    /// ("3分钟前", "昨天 12:30") are read in, against the clock of the page's
+    /// fetch when it was kept (`article<T>.fetched`, written in browser
+    /// mode). Default +08:00.
+    pub utc_offset_minutes: i32,
 }
 
 // ---------------------------------------------------------------- loading

@@ -161,6 +161,12 @@ pub(super) struct RawLinks {
 pub(super) struct RawPattern {
     #[serde(rename = "@first")]
     pub(super) first: Option<u64>,
+    /// `<board>` only: how many hops board links met on list and thread
+    /// pages are followed, and at most how many boards a round reads.
+    #[serde(rename = "@depth")]
+    pub(super) depth: Option<u32>,
+    #[serde(rename = "@max")]
+    pub(super) max: Option<usize>,
     #[serde(rename = "$text")]
     pub(super) pattern: String,
 }
@@ -197,6 +203,8 @@ pub(super) struct RawThread {
     pub(super) floor: Option<String>,
     #[serde(rename = "@strip")]
     pub(super) strip: Option<String>,
+    #[serde(rename = "@time-zone")]
+    pub(super) time_zone: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,6 +13,7 @@ use super::{
     Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules,
     DEFAULT_EMPTY_PATTERN,
 };
+use super::{BoardFollow, DEFAULT_MAX_BOARDS};
 use crate::ids::check_id;
 
 impl RawSite {
@@ -37,7 +38,7 @@ impl RawSite {
         let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
         let thread = match (&self.thread, &json) {
             (Some(t), _) => thread(ctx, t)?,
-            (None, Some(_)) => ThreadRules { title: None, post: None, body: None, body_id: None, author: None, time: None, floor: None, strip: None },
+            (None, Some(_)) => ThreadRules::default(),
             (None, None) => return Err(ctx.err("thread", "missing: a site needs <thread> (or <json> endpoints)")),
         };
         let incremental = incremental(ctx, self.incremental.as_ref())?;
@@ -148,7 +149,19 @@ fn politeness(ctx: &Ctx, raw: Option<RawPoliteness>) -> Result<Politeness, SiteE
 /// `<links>`: each pattern must capture the groups its kind of page is known
 /// by (board and thread ids, page numbers).
 fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
+    for (p, at) in [(raw.board_page.as_ref(), "links/board-page"), (Some(&raw.thread), "links/thread"), (raw.thread_page.as_ref(), "links/thread-page")] {
+        if p.is_some_and(|p| p.depth.is_some() || p.max.is_some()) {
+            return Err(ctx.err(at, "depth and max belong on <board>"));
+        }
+    }
+    let follow = match (raw.board.depth, raw.board.max) {
+        (None, None) => None,
+        (Some(0), _) => return Err(ctx.err("links/board@depth", "must be at least 1 (leave it out to read only the home page's boards)")),
+        (_, Some(0)) => return Err(ctx.err("links/board@max", "must be at least 1")),
+        (depth, max) => Some(BoardFollow { depth: depth.unwrap_or(1), max: max.unwrap_or(DEFAULT_MAX_BOARDS) }),
+    };
     Ok(Links {
+        follow,
         board: pattern(ctx, "links/board", &raw.board, &["board"])?,
         board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"])).transpose()?,
         thread: pattern(ctx, "links/thread", &raw.thread, &["thread"])?,
@@ -168,9 +181,10 @@ fn list(ctx: &Ctx, raw: &RawList) -> Result<ListRules, SiteError> {
 }
 
 /// `<thread>`: a body, as a selector or an id pattern, is the one thing a
-/// thread page cannot be read without.
+/// thread page cannot be read without, unless `post="auto"` finds it.
 fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
-    if raw.body.is_none() && raw.body_id.is_none() {
+    let auto_posts = raw.post.as_deref().map(str::trim) == Some("auto");
+    if !auto_posts && raw.body.is_none() && raw.body_id.is_none() {
         return Err(ctx.err("thread", "needs a `body` selector or a `body-id` pattern"));
     }
     let body_id = match &raw.body_id {
@@ -181,9 +195,19 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
                 .map_err(|e| ctx.err("thread@body-id", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?,
         ),
     };
+    let utc_offset_minutes = match raw.time_zone.as_deref().map(str::trim) {
+        None | Some("") => 480,
+        Some(tz) => super::json::offset(tz).ok_or_else(|| ctx.err("thread@time-zone", format!("{tz:?} is not an offset such as +08:00")))?,
+    };
+    // A page that names no thread: its first post does (a microblog).
+    let title_from_first_post = raw.title.as_deref().map(str::trim) == Some("first-post");
+    let title = if title_from_first_post { None } else { opt_selector(ctx, "thread@title", &raw.title)? };
     Ok(ThreadRules {
-        title: opt_selector(ctx, "thread@title", &raw.title)?,
-        post: opt_selector(ctx, "thread@post", &raw.post)?,
+        title,
+        title_from_first_post,
+        utc_offset_minutes,
+        post: if auto_posts { None } else { opt_selector(ctx, "thread@post", &raw.post)? },
+        auto_posts,
         body: opt_selector(ctx, "thread@body", &raw.body)?,
         body_id,
         author: opt_selector(ctx, "thread@author", &raw.author)?,
@@ -388,9 +412,43 @@ mod tests {
     }
 
     #[test]
+    fn boards_past_the_home_page_time_zones_and_first_post_titles_are_read_and_checked() {
+        let s = parse(DISCUZ).unwrap();
+        assert_eq!((s.links.follow, s.thread.utc_offset_minutes, s.thread.title_from_first_post), (None, 480, false));
+        let follow = DISCUZ
+            .replace("<board>", r#"<board depth="2">"#)
+            .replace(r##"<thread title="#thread_subject""##, r#"<thread title="first-post" time-zone="-05:30""#);
+        let s = parse(&follow).unwrap();
+        assert_eq!(s.links.follow, Some(super::super::BoardFollow { depth: 2, max: super::super::DEFAULT_MAX_BOARDS }));
+        assert_eq!((s.thread.utc_offset_minutes, s.thread.title_from_first_post, s.thread.title.is_some()), (-330, true, false));
+        let e = parse(&DISCUZ.replace("<board>", r#"<board depth="0">"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("depth", 9), "{e}");
+        let e = parse(&DISCUZ.replace("<thread>", r#"<thread max="5">"#)).unwrap_err();
+        assert!(e.message.contains("belong on <board>"), "{e}");
+        let e = parse(&DISCUZ.replace(r##"<thread title="#thread_subject""##, r#"<thread time-zone="CST""#)).unwrap_err();
+        assert_eq!(e.field, "time-zone", "{e}");
+    }
+
+    #[test]
     fn id_defaults_to_the_home_host() {
         let s = parse(&DISCUZ.replace(r#"<site id="dz">"#, "<site>")).unwrap();
         assert_eq!(s.id, "127.0.0.1");
+    }
+
+    #[test]
+    fn post_auto_needs_no_body_and_keeps_the_selectors_given() {
+        let rules = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]"/>"##;
+        assert!(DISCUZ.contains(rules));
+        let s = parse(&DISCUZ.replace(rules, r##"<thread title="#thread_subject" post=" auto "/>"##)).unwrap();
+        assert!(s.thread.auto_posts && s.thread.post.is_none() && s.thread.body.is_none() && s.thread.body_id.is_none());
+        assert!(s.thread.title.is_some());
+        let s = parse(&DISCUZ.replace(rules, r#"<thread post="auto" body="td.t_f" author="a.xw1" strip="div.quote"/>"#)).unwrap();
+        assert!(s.thread.auto_posts && s.thread.body.is_some() && s.thread.author.is_some() && s.thread.strip.is_some());
+        // Any other post selector still needs a body, with the same message.
+        let e = parse(&DISCUZ.replace(rules, r#"<thread post="div.post"/>"#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("thread", "needs a `body` selector or a `body-id` pattern"));
+        assert!(!parse(DISCUZ).unwrap().thread.auto_posts);
     }
 
     #[test]

@@ -21,6 +21,14 @@ pub struct RoundRecord {
     pub errors: i64,
 }
 
+/// A board as stored: its id, its first list page, its title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardRow {
+    pub board: String,
+    pub url: String,
+    pub title: Option<String>,
+}
+
 /// A board's schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardSchedule {
@@ -71,11 +79,12 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Every board of `site` with its title, in the order first stored
-    /// (for protocol mode: the users found so far, which later rounds read).
-    pub fn boards(&self, site: &str) -> Result<Vec<(String, Option<String>)>, StoreError> {
-        let mut stmt = self.conn.prepare_cached("SELECT board, title FROM boards WHERE site = ?1 ORDER BY rowid").map_err(|e| self.err(e))?;
-        let rows = stmt.query_map(params![site], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?;
+    /// Every board of `site`, in the order first stored (the boards found
+    /// past the home page, or for protocol mode the users found so far,
+    /// which later rounds read).
+    pub fn boards(&self, site: &str) -> Result<Vec<BoardRow>, StoreError> {
+        let mut stmt = self.conn.prepare_cached("SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY rowid").map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params![site], |r| Ok(BoardRow { board: r.get(0)?, url: r.get(1)?, title: r.get(2)? })).map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 

@@ -37,7 +37,7 @@ use rusqlite::Connection;
 
 use crate::state::ThreadState;
 
-pub use boards::{BoardSchedule, RoundRecord};
+pub use boards::{BoardRow, BoardSchedule, RoundRecord};
 pub use keywords::{KeywordRound, KeywordState};
 pub use threads::{Listing, NewThread, SiteCounts, SiteStatus, ThreadRow, Update};
 

@@ -1,0 +1,1178 @@
+//! Template-based extraction (S4), for a site file that says `post="auto"`:
+//! the posts of a thread page are found as its records, the repeated
+//! sibling subtrees the forum's template draws once per post, and the
+//! author, time, floor and body are found inside each record.
+//!
+//! 1. **Index.** One pass over the DOM numbers the elements in document
+//!    order and counts, per subtree, the text a reader sees (letters and
+//!    digits, not punctuation), the part of it inside links, and whether it
+//!    shows a date. `<script>`-like elements, `<head>` and elements hidden
+//!    with `display:none` or `hidden` are left out.
+//! 2. **Records.** Under every parent, children of one tag that carry text
+//!    are clustered by simple tree matching (S4's STM: roots must match,
+//!    then the best in-order matching of their children, recursively),
+//!    on subtrees cut four levels deep with runs of same-tag children
+//!    counted once (so a post of ten paragraphs has the shape of a post of
+//!    one, and the cost is bounded whatever the page's size). Each cluster
+//!    of two or more is a candidate group. A group qualifies when at least
+//!    half of its records show a date and it holds text; the qualifying
+//!    group with the most text, weighted by its share of text outside
+//!    links and its share of dated records, is the posts. Menus, pagers
+//!    and link lists lose on links, bodies' paragraph lists and padding on
+//!    dates.
+//! 3. **Fields.** Inside the records of the group, a candidate is kept by
+//!    its relative path (tag, classes with digits blurred, index among
+//!    like siblings) and the path most records share wins, so a date or a
+//!    user link quoted in one body does not displace the template's own.
+//!    Time: the deepest element whose text, `datetime` or `title` reads as
+//!    a date. Floor: a short label such as `3#`, `#3`, `3楼`, `沙发`, kept
+//!    only when the floors rise down the page. Author: a link to a user
+//!    page (`uid`, `user`, `member`, `space`, `profile`, `u=` …), else a
+//!    short link at the same path in every record, else a short text at
+//!    the same path in every record, beside the time. Body: from the
+//!    record down, the one child that holds nine tenths of the text that
+//!    is left once author, time, floor, links and the text every other
+//!    record repeats (labels such as "发表于") are set aside; never into
+//!    one of a run of like siblings (paragraphs).
+//! 4. **One post.** A page whose posts are too few to repeat (a thread
+//!    without replies, the last page of a long one) has no group. Its
+//!    record is found by the shape other pages of the same thread showed
+//!    (`Shape`, passed by [`crate::parse::extract_thread`]) when there is
+//!    one. Else, from each date on the page, we go up to the lowest
+//!    ancestor that also holds a block of text (a `div`, `p`, `td` …
+//!    with letters in it) beside the date's own branch, widen it to take
+//!    in a user link when one is a few levels up (Discuz! keeps the
+//!    author in the cell beside the post's), and keep the one of these
+//!    that holds the most text: "the largest text block with a time
+//!    beside it". We chose the date as the anchor because a post always
+//!    shows one while a page's other text blocks (notices, footers,
+//!    padding) seldom sit beside one, and a block rather than any text
+//!    because a post header's own texts (a name, a floor, "由 »") are
+//!    inline. Its limit: a header that keeps the author's name in a block
+//!    of its own (`<div class="name">`) is taken for the post; without
+//!    repetition nothing else tells the two apart. The same fallback is
+//!    taken when the best group holds less than half the page's text and
+//!    a block elsewhere holds more, so that a dated sidebar list does not
+//!    pass for the posts of a one-post page.
+//!
+//! Selectors the site file gives beside `post="auto"` (body, body-id,
+//! author, time, floor) are used inside each record, and a group whose
+//! records they do not match loses; `strip` applies as it does with a
+//! `post` selector.
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use luntan_core::dates::normalize_time;
+use luntan_core::site::ThreadRules;
+use luntan_core::{Post, Site};
+use scraper::{ElementRef, Html, Node};
+
+use crate::parse::{body_in, floor_number, line_text, paragraphs_without, parse_page_auto, time_of, PageExtract};
+
+/// The forum's wall clock when the page was fetched (relative times).
+type Clock = Option<time::PrimitiveDateTime>;
+
+/// Elements whose content is never shown as text (as in `parse`), and
+/// `head`.
+const UNSEEN: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object", "head"];
+
+/// How deep subtrees are compared, and how many children of one node.
+const STM_DEPTH: u32 = 4;
+const STM_CHILDREN: usize = 40;
+/// Most matching-table cells one comparison may fill (bounds a
+/// pathological page).
+const STM_BUDGET: u32 = 20_000;
+/// Least STM similarity for two siblings to count as one record shape.
+const SAME_SHAPE: f64 = 0.75;
+/// Most shapes kept apart among one parent's children of one tag.
+const SHAPES_PER_TAG: usize = 4;
+/// Longest texts (non-space characters) of a time, an author's name and
+/// a floor label.
+const SHORT: u32 = 60;
+const NAME: u32 = 40;
+const LABEL: u32 = 12;
+/// Most letters (besides 年月日…) a date text has ("发表于", "Posted on").
+const DATE_WORDS: usize = 8;
+/// Longest text counted as a label every record repeats.
+const LABEL_TEXT: usize = 20;
+
+/// A record shape learned on one page of a thread, for its pages that
+/// hold a single post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Hash of the tag-and-class path from the root to a record.
+    kpath: u64,
+    fields: Fields,
+}
+
+/// Relative paths (from a record) of the fields, where one was found by
+/// the paths most records share.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Fields {
+    time: Option<String>,
+    floor: Option<String>,
+    author: Option<String>,
+    body: Option<String>,
+}
+
+/// What [`auto_posts`] found on one page.
+#[derive(Debug, Clone)]
+pub(crate) struct AutoPage {
+    /// In page order. `floor` is the number shown when `floors` (0 when
+    /// this post shows none), else the 1-based position.
+    pub(crate) posts: Vec<Post>,
+    /// Whether the page shows floor numbers.
+    pub(crate) floors: bool,
+    /// The shape of a group of two or more records, for other pages.
+    pub(crate) shape: Option<Shape>,
+}
+
+/// Finds the posts of a parsed page (see the module documentation).
+/// `hint` is a shape from another page of the thread, used when this page
+/// has no group of records.
+pub(crate) fn auto_posts(doc: &Html, rules: &ThreadRules, now: Clock, hint: Option<&Shape>) -> AutoPage {
+    let dom = Dom::build(doc);
+    let none = AutoPage { posts: Vec::new(), floors: false, shape: None };
+    if dom.nodes.is_empty() {
+        return none;
+    }
+    let group = best_group(&dom, rules);
+    let total = dom.nodes[dom.body].text;
+    let (records, preset, grouped) = match group {
+        // A group that holds less than half the page's text is checked
+        // against the one-post reading (a dated sidebar beside one post).
+        Some(g) if 2 * group_text(&dom, &g) >= total => (g, None, true),
+        Some(g) => match single_record(&dom) {
+            Some(one) if dom.nodes[one].text > group_text(&dom, &g) && g.iter().all(|&r| !dom.contains(one, r) && !dom.contains(r, one)) => {
+                (vec![one], None, false)
+            }
+            _ => (g, None, true),
+        },
+        None => match hint.map(|h| (dom.with_kpath(h.kpath), h)) {
+            Some((found, h)) if !found.is_empty() => (found, Some(&h.fields), false),
+            _ => match single_record(&dom) {
+                Some(one) => (vec![one], None, false),
+                None => return none,
+            },
+        },
+    };
+    let (posts, floors, fields) = read_records(&dom, &records, rules, now, preset);
+    let shape = grouped.then(|| Shape { kpath: dom.nodes[records[0]].kpath, fields });
+    AutoPage { posts, floors, shape }
+}
+
+/// Every page of a `post="auto"` thread (decoded text and fetch clock):
+/// a page without a group of records is read again with the shape of the
+/// first page that had one. Floors count as shown when every page with
+/// posts shows them.
+pub(crate) fn thread_pages(site: &Site, pages: &[(String, Clock)]) -> (Vec<PageExtract>, bool) {
+    let mut got: Vec<(Option<String>, AutoPage)> = pages.iter().map(|(text, now)| parse_page_auto(site, text, *now, None)).collect();
+    if let Some(shape) = got.iter().find_map(|(_, a)| a.shape.clone()) {
+        for (k, (text, now)) in pages.iter().enumerate() {
+            if got[k].1.shape.is_none() {
+                got[k] = parse_page_auto(site, text, *now, Some(&shape));
+            }
+        }
+    }
+    let with_posts = || got.iter().filter(|(_, a)| !a.posts.is_empty());
+    let floors = with_posts().count() > 0 && with_posts().all(|(_, a)| a.floors);
+    (got.into_iter().map(|(title, a)| PageExtract { title, posts: a.posts }).collect(), floors)
+}
+
+// ---------------------------------------------------------------- the index
+
+/// One element of the page.
+struct El<'a> {
+    el: ElementRef<'a>,
+    tag: &'a str,
+    parent: Option<usize>,
+    children: Vec<usize>,
+    /// One past the last descendant (elements are in document order).
+    end: usize,
+    /// Tag and classes (digits blurred), then `:` and the index among the
+    /// parent's children with the same tag and classes.
+    step: String,
+    /// Hash of the tag-and-class steps from the root.
+    kpath: u64,
+    /// Inside (or is) a link.
+    in_link: bool,
+    /// Letters and digits in the subtree outside links and dates.
+    text: u32,
+    /// Letters and digits inside links.
+    link: u32,
+    /// Non-space characters in the subtree.
+    chars: u32,
+    /// The subtree shows a date (a short text or a `datetime`/`title`).
+    dated: bool,
+    /// A link to a user page, with a short text.
+    user_link: bool,
+    /// The subtree holds a `user_link`.
+    has_user_link: bool,
+}
+
+struct Dom<'a> {
+    nodes: Vec<El<'a>>,
+    /// The `<body>` (else the root).
+    body: usize,
+}
+
+/// Characters that count as text: letters, digits and other symbols that
+/// are not punctuation or spaces (an emoji counts, `|` and `»` do not).
+fn counts(c: char) -> bool {
+    c.is_alphanumeric()
+        || !(c.is_whitespace()
+            || c.is_ascii()
+            || matches!(c, '\u{00A0}'..='\u{00BF}' | '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}' | '\u{FE30}'..='\u{FE4F}' | '\u{FF00}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}' | '\u{FF3B}'..='\u{FF40}' | '\u{FF5B}'..='\u{FF65}'))
+}
+
+fn text_count(s: &str) -> u32 {
+    s.chars().filter(|&c| counts(c)).count() as u32
+}
+
+/// A text that is a date and little else ("发表于 2024-3-5 12:34", not a
+/// paragraph that begins "补充点评 2008年5月2日 ：").
+fn is_date_text(s: &str) -> bool {
+    let words = s.chars().filter(|&c| c.is_alphabetic() && !"年月日时分秒上下午".contains(c)).count();
+    s.bytes().any(|b| b.is_ascii_digit())
+        && words <= DATE_WORDS
+        && s.chars().filter(|c| !c.is_whitespace()).count() <= SHORT as usize
+        && normalize_time(s).is_some()
+}
+
+fn is_date_attr(v: &str) -> bool {
+    v.bytes().any(|b| b.is_ascii_digit()) && v.len() <= 80 && normalize_time(v).is_some()
+}
+
+fn hidden(el: &ElementRef) -> bool {
+    let v = el.value();
+    v.attr("hidden").is_some()
+        || v.attr("style").is_some_and(|s| {
+            let s: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+            s.contains("display:none") || s.contains("visibility:hidden")
+        })
+}
+
+/// A link to a user's page, by the words forum software puts in such URLs.
+fn user_href(href: &str) -> bool {
+    let h = href.to_ascii_lowercase();
+    ["uid", "user", "member", "space", "profile", "people", "/u/", "?u=", "&u="].iter().any(|w| h.contains(w))
+}
+
+/// The number a floor label shows: `3#`, `#3`, `3楼`, `第3楼`, `3F`, or the
+/// names of the first floors; `None` for anything else.
+fn floor_label(s: &str) -> Option<u32> {
+    let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    if ["楼主", "樓主", "沙发", "沙發", "板凳", "地板"].contains(&t.as_str()) {
+        return floor_number(&t);
+    }
+    let t = t.strip_prefix('第').unwrap_or(&t);
+    let (digits, rest) = match t.strip_prefix('#') {
+        Some(d) => (d, ""),
+        None => {
+            let n = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+            (&t[..n], &t[n..])
+        }
+    };
+    let marked = t.starts_with('#') || ["#", "楼", "樓", "F", "f", "层", "層"].contains(&rest);
+    (marked && (1..=7).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok()).flatten()
+}
+
+/// FNV-1a, so shapes hash the same in every run.
+fn fnv(seed: u64, s: &str) -> u64 {
+    s.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Tag and classes, digits blurred (`bg1`/`bg2`, `post_12`): what like
+/// elements of one template share.
+fn key_of(el: &ElementRef) -> String {
+    let v = el.value();
+    let mut classes: Vec<String> = v.classes().map(|c| c.chars().map(|ch| if ch.is_ascii_digit() { '#' } else { ch }).collect()).collect();
+    classes.sort();
+    classes.dedup();
+    let mut key = v.name().to_owned();
+    for c in classes {
+        key.push('.');
+        key.push_str(&c);
+    }
+    key
+}
+
+impl<'a> Dom<'a> {
+    fn build(doc: &'a Html) -> Dom<'a> {
+        let mut nodes: Vec<El<'a>> = Vec::new();
+        // The open elements, each with its children's key counts.
+        let mut stack: Vec<(usize, HashMap<String, u32>)> = Vec::new();
+        let mut skipping: Option<NodeId> = None;
+        let root = doc.root_element();
+        for edge in root.traverse() {
+            match edge {
+                ego_tree::iter::Edge::Open(node) => {
+                    if skipping.is_some() {
+                        continue;
+                    }
+                    match node.value() {
+                        Node::Element(e) => {
+                            let Some(el) = ElementRef::wrap(node) else { continue };
+                            if UNSEEN.contains(&e.name()) || hidden(&el) {
+                                skipping = Some(node.id());
+                                continue;
+                            }
+                            let key = key_of(&el);
+                            let parent = stack.last().map(|(i, _)| *i);
+                            let idx = match stack.last_mut() {
+                                Some((_, counts)) => {
+                                    let n = counts.entry(key.clone()).or_insert(0);
+                                    *n += 1;
+                                    *n - 1
+                                }
+                                None => 0,
+                            };
+                            let i = nodes.len();
+                            let (kpath, in_link) = match parent {
+                                Some(p) => (fnv(nodes[p].kpath, &key), nodes[p].in_link),
+                                None => (fnv(0, &key), false),
+                            };
+                            let in_link = in_link || e.name() == "a";
+                            let user_link = e.name() == "a" && e.attr("href").is_some_and(user_href);
+                            let dated = ["datetime", "title"].iter().any(|a| e.attr(a).is_some_and(is_date_attr));
+                            nodes.push(El {
+                                el,
+                                tag: el.value().name(),
+                                parent,
+                                children: Vec::new(),
+                                end: i + 1,
+                                step: format!("{key}:{idx}"),
+                                kpath,
+                                in_link,
+                                text: 0,
+                                link: 0,
+                                chars: 0,
+                                dated,
+                                user_link,
+                                has_user_link: false,
+                            });
+                            if let Some(p) = parent {
+                                nodes[p].children.push(i);
+                            }
+                            stack.push((i, HashMap::new()));
+                        }
+                        Node::Text(t) => {
+                            let Some(&(i, _)) = stack.last() else { continue };
+                            let n = &mut nodes[i];
+                            let chars = t.chars().filter(|c| !c.is_whitespace()).count() as u32;
+                            n.chars += chars;
+                            if chars > 0 {
+                                if is_date_text(t) {
+                                    n.dated = true;
+                                } else if n.in_link {
+                                    n.link += text_count(t);
+                                } else {
+                                    n.text += text_count(t);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                ego_tree::iter::Edge::Close(node) => {
+                    if let Some(id) = skipping {
+                        if id == node.id() {
+                            skipping = None;
+                        }
+                        continue;
+                    }
+                    if node.value().is_element() {
+                        if let Some((i, _)) = stack.pop() {
+                            nodes[i].end = nodes.len();
+                        }
+                    }
+                }
+            }
+        }
+        for i in (0..nodes.len()).rev() {
+            let n = &mut nodes[i];
+            n.user_link = n.user_link && (1..=NAME).contains(&n.chars) && !n.dated;
+            n.has_user_link |= n.user_link;
+            let (text, link, chars, dated, has_user) = (n.text, n.link, n.chars, n.dated, n.has_user_link);
+            if let Some(p) = n.parent {
+                let p = &mut nodes[p];
+                p.text += text;
+                p.link += link;
+                p.chars += chars;
+                p.dated |= dated;
+                p.has_user_link |= has_user;
+            }
+        }
+        let body = nodes.iter().position(|n| n.tag == "body").unwrap_or(0);
+        Dom { nodes, body }
+    }
+
+    /// Whether `a` is `d` or holds it.
+    fn contains(&self, a: usize, d: usize) -> bool {
+        a <= d && d < self.nodes[a].end
+    }
+
+    fn id_map(&self) -> HashMap<NodeId, usize> {
+        self.nodes.iter().enumerate().map(|(i, n)| (n.el.id(), i)).collect()
+    }
+
+    /// The outermost elements with this tag-and-class path.
+    fn with_kpath(&self, kpath: u64) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.kpath == kpath && n.text > 0 && out.last().is_none_or(|&o| !self.contains(o, i)) {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// The path of `d` relative to its ancestor `r` (empty for `r`).
+    fn rel_path(&self, r: usize, d: usize) -> String {
+        let mut steps = Vec::new();
+        let mut at = d;
+        while at != r {
+            steps.push(self.nodes[at].step.as_str());
+            match self.nodes[at].parent {
+                Some(p) => at = p,
+                None => break,
+            }
+        }
+        steps.reverse();
+        steps.join("/")
+    }
+
+    /// The element at a relative path under `r`.
+    fn at_path(&self, r: usize, path: &str) -> Option<usize> {
+        let mut at = r;
+        for step in path.split('/').filter(|s| !s.is_empty()) {
+            at = *self.nodes[at].children.iter().find(|&&c| self.nodes[c].step == step)?;
+        }
+        Some(at)
+    }
+
+    /// Children for tree matching: runs of one tag counted once, capped.
+    fn collapsed(&self, a: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for &c in &self.nodes[a].children {
+            if out.last().is_some_and(|&l| self.nodes[l].tag == self.nodes[c].tag) {
+                continue;
+            }
+            out.push(c);
+            if out.len() == STM_CHILDREN {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Simple tree matching (S4): 0 when the roots differ, else 1 plus the
+    /// best in-order matching of their children.
+    fn stm(&self, a: usize, b: usize, depth: u32, budget: &mut u32) -> u32 {
+        if self.nodes[a].tag != self.nodes[b].tag {
+            return 0;
+        }
+        if depth <= 1 || *budget == 0 {
+            return 1;
+        }
+        let (ca, cb) = (self.collapsed(a), self.collapsed(b));
+        let w = cb.len() + 1;
+        let mut m = vec![0u32; (ca.len() + 1) * w];
+        for i in 1..=ca.len() {
+            for j in 1..=cb.len() {
+                *budget = budget.saturating_sub(1);
+                let diag = m[(i - 1) * w + j - 1] + self.stm(ca[i - 1], cb[j - 1], depth - 1, budget);
+                m[i * w + j] = diag.max(m[(i - 1) * w + j]).max(m[i * w + j - 1]);
+            }
+        }
+        1 + m[ca.len() * w + cb.len()]
+    }
+
+    fn size(&self, a: usize, depth: u32) -> u32 {
+        if depth <= 1 {
+            return 1;
+        }
+        1 + self.collapsed(a).into_iter().map(|c| self.size(c, depth - 1)).sum::<u32>()
+    }
+
+    fn similar(&self, a: usize, b: usize) -> bool {
+        let mut budget = STM_BUDGET;
+        let m = self.stm(a, b, STM_DEPTH, &mut budget);
+        2.0 * f64::from(m) >= SAME_SHAPE * f64::from(self.size(a, STM_DEPTH) + self.size(b, STM_DEPTH))
+    }
+
+    /// A record's core: below wrappers that hold a single element.
+    fn core(&self, r: usize) -> usize {
+        let mut at = r;
+        while let [only] = self.nodes[at].children.as_slice() {
+            if self.nodes[*only].text + self.nodes[*only].link != self.nodes[at].text + self.nodes[at].link {
+                break;
+            }
+            at = *only;
+        }
+        at
+    }
+
+    /// The lowest common ancestor of two elements.
+    fn lca(&self, a: usize, b: usize) -> usize {
+        let mut at = a;
+        while !self.contains(at, b) {
+            match self.nodes[at].parent {
+                Some(p) => at = p,
+                None => return 0,
+            }
+        }
+        at
+    }
+}
+
+// ---------------------------------------------------------------- records
+
+fn group_text(dom: &Dom, g: &[usize]) -> u32 {
+    g.iter().map(|&r| dom.nodes[r].text).sum()
+}
+
+/// The group of sibling records that best looks like posts.
+fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
+    let helped = rules.body.is_some() || rules.body_id.is_some() || rules.author.is_some() || rules.time.is_some() || rules.floor.is_some();
+    let mut best: Option<(f64, Vec<usize>)> = None;
+    for p in &dom.nodes {
+        if p.children.len() < 2 {
+            continue;
+        }
+        // Children with text, by tag, in order of first appearance.
+        let mut by_tag: Vec<(&str, Vec<usize>)> = Vec::new();
+        for &c in &p.children {
+            let n = &dom.nodes[c];
+            if n.text == 0 {
+                continue;
+            }
+            match by_tag.iter_mut().find(|(t, _)| *t == n.tag) {
+                Some((_, v)) => v.push(c),
+                None => by_tag.push((n.tag, vec![c])),
+            }
+        }
+        for (_, kids) in by_tag.into_iter().filter(|(_, k)| k.len() >= 2) {
+            let mut shapes: Vec<Vec<usize>> = Vec::new();
+            for c in kids {
+                match shapes.iter().position(|s| dom.similar(s[0], c)) {
+                    Some(k) => shapes[k].push(c),
+                    None if shapes.len() < SHAPES_PER_TAG => shapes.push(vec![c]),
+                    None => {}
+                }
+            }
+            for g in shapes.into_iter().filter(|s| s.len() >= 2) {
+                let n = g.len() as f64;
+                let text: u32 = group_text(dom, &g);
+                let link: u32 = g.iter().map(|&r| dom.nodes[r].link).sum();
+                let dated = g.iter().filter(|&&r| dom.nodes[r].dated).count() as f64;
+                if text == 0 || 2.0 * dated < n {
+                    continue;
+                }
+                let mut score = f64::from(text) * f64::from(text) / f64::from(text + link) * dated / n;
+                if helped {
+                    let fits = g.iter().filter(|&&r| helper_fits(rules, dom.nodes[r].el)).count() as f64;
+                    score *= fits / n;
+                }
+                if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                    best = Some((score, g));
+                }
+            }
+        }
+    }
+    best.filter(|(s, _)| *s > 0.0).map(|(_, g)| g)
+}
+
+/// Whether the site file's own selectors, where given, match in a record.
+fn helper_fits(rules: &ThreadRules, r: ElementRef) -> bool {
+    let has = |sel: &Option<scraper::Selector>| sel.as_ref().is_none_or(|s| r.select(s).next().is_some());
+    let body = (rules.body.is_none() && rules.body_id.is_none()) || crate::parse::body_in(rules, r).is_some();
+    body && has(&rules.author) && has(&rules.time) && has(&rules.floor)
+}
+
+/// Elements that start a block of text (as `parse` breaks paragraphs).
+const BLOCKS: &[&str] = &["p", "div", "li", "td", "th", "blockquote", "pre", "section", "article", "dd", "table", "ul", "ol", "main", "center", "font"];
+
+/// The record of a page with one post: for each date, its lowest ancestor
+/// (below `<body>`) that also holds a block of text beside the date's own
+/// branch, widened by up to four levels to take in a user link; of these,
+/// the one holding the most text (see the module documentation).
+fn single_record(dom: &Dom) -> Option<usize> {
+    // Whether each element is, or holds, a block with text.
+    let mut block = vec![false; dom.nodes.len()];
+    for i in (0..dom.nodes.len()).rev() {
+        let n = &dom.nodes[i];
+        block[i] = (n.text > 0 && BLOCKS.contains(&n.tag)) || n.children.iter().any(|&c| block[c]);
+    }
+    let mut best: Option<usize> = None;
+    for (d, n) in dom.nodes.iter().enumerate() {
+        // The deepest dated elements: a date text of their own, or an attribute.
+        if !n.dated || n.chars > SHORT || n.children.iter().any(|&c| dom.nodes[c].dated) {
+            continue;
+        }
+        let mut at = n.parent;
+        let mut found = None;
+        while let Some(a) = at.filter(|&a| a != dom.body && a != 0) {
+            if dom.nodes[a].children.iter().any(|&c| block[c] && !dom.contains(c, d)) {
+                found = Some(a);
+                break;
+            }
+            at = dom.nodes[a].parent;
+        }
+        let Some(a0) = found else { continue };
+        let mut record = a0;
+        if !dom.nodes[a0].has_user_link {
+            let mut up = dom.nodes[a0].parent;
+            for _ in 0..4 {
+                let Some(u) = up.filter(|&u| u != dom.body) else { break };
+                if dom.nodes[u].has_user_link {
+                    record = u;
+                    break;
+                }
+                up = dom.nodes[u].parent;
+            }
+        }
+        if best.is_none_or(|b| dom.nodes[record].text > dom.nodes[b].text) {
+            best = Some(record);
+        }
+    }
+    best
+}
+
+// ---------------------------------------------------------------- fields
+
+/// Paths voted on across records: each path with the records it is in,
+/// in order of first appearance.
+#[derive(Default)]
+struct Votes {
+    paths: Vec<Voted>,
+    index: HashMap<String, usize>,
+}
+
+impl Votes {
+    fn add(&mut self, path: String, record: usize, n: usize, node: usize) {
+        let at = match self.index.get(&path) {
+            Some(&i) => i,
+            None => {
+                self.index.insert(path.clone(), self.paths.len());
+                self.paths.push((path, vec![None; n]));
+                self.paths.len() - 1
+            }
+        };
+        self.paths[at].1[record].get_or_insert(node);
+    }
+
+    fn count(v: &[Option<usize>]) -> usize {
+        v.iter().filter(|x| x.is_some()).count()
+    }
+
+    /// The path in the most records (ties: the first seen), if it is in
+    /// at least half of them.
+    fn winner(&self, n: usize) -> Option<&Voted> {
+        let best = self.paths.iter().rev().max_by_key(|(_, v)| Self::count(v))?;
+        (2 * Self::count(&best.1) >= n).then_some(best)
+    }
+}
+
+/// A relative path and the element it leads to in each record.
+type Voted = (String, Picks);
+
+/// One field per record: an element, by the site file's selector, by a
+/// preset path, by vote, or by the record's own first candidate.
+type Picks = Vec<Option<usize>>;
+
+/// Applies a selector inside each record; elements outside the index
+/// (hidden) are left out.
+fn by_selector(dom: &Dom, ids: &HashMap<NodeId, usize>, records: &[usize], sel: &scraper::Selector) -> Picks {
+    records.iter().map(|&r| dom.nodes[r].el.select(sel).next().and_then(|e| ids.get(&e.id()).copied())).collect()
+}
+
+/// Picks by preset path, then by the votes' winner, then each record's
+/// first candidate; returns the picks and the winning path.
+fn pick(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&String>) -> (Picks, Option<String>) {
+    let n = records.len();
+    let mut votes = Votes::default();
+    for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
+        for &c in cs {
+            votes.add(dom.rel_path(r, c), k, n, c);
+        }
+    }
+    let mut picks: Picks = vec![None; n];
+    let mut path = None;
+    if let Some(p) = preset {
+        for (k, &r) in records.iter().enumerate() {
+            picks[k] = dom.at_path(r, p);
+        }
+        path = Some(p.clone());
+    } else if let Some((p, v)) = votes.winner(n) {
+        picks.clone_from(v);
+        path = Some(p.clone());
+    }
+    for (k, cs) in cands.iter().enumerate() {
+        if picks[k].is_none() {
+            picks[k] = cs.first().copied();
+        }
+    }
+    (picks, path)
+}
+
+/// Reads every record: the posts, whether floors are shown, and the
+/// fields' paths.
+fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, preset: Option<&Fields>) -> (Vec<Post>, bool, Fields) {
+    let ids = dom.id_map();
+    let n = records.len();
+    let mut fields = Fields::default();
+    let inside = |r: usize| r + 1..dom.nodes[r].end;
+
+    // Time: the deepest elements that read as a date.
+    let times: Vec<Option<String>>;
+    let time_picks: Picks = match &rules.time {
+        Some(sel) => {
+            let p = by_selector(dom, &ids, records, sel);
+            times = records.iter().map(|&r| dom.nodes[r].el.select(sel).next().and_then(|e| time_of(e, now))).collect();
+            p
+        }
+        None => {
+            let mut value: HashMap<usize, Option<String>> = HashMap::new();
+            let mut val = |i: usize| value.entry(i).or_insert_with(|| time_of(dom.nodes[i].el, now)).clone();
+            let cands: Vec<Vec<usize>> = records
+                .iter()
+                .map(|&r| {
+                    inside(r)
+                        .filter(|&i| dom.nodes[i].dated && dom.nodes[i].chars <= SHORT)
+                        .filter(|&i| {
+                            let v = val(i);
+                            v.is_some() && !dom.nodes[i].children.iter().any(|&c| dom.nodes[c].dated && dom.nodes[c].chars <= SHORT && val(c) == v)
+                        })
+                        .collect()
+                })
+                .collect();
+            let (p, path) = pick(dom, records, &cands, preset.and_then(|f| f.time.as_ref()));
+            fields.time = path;
+            times = p.iter().map(|x| x.and_then(&mut val)).collect();
+            p
+        }
+    };
+
+    // Floor: short labels, kept when they rise down the page.
+    let floor_picks: Picks = match &rules.floor {
+        Some(sel) => by_selector(dom, &ids, records, sel),
+        None => {
+            let label = |i: usize| (dom.nodes[i].chars <= LABEL).then(|| floor_label(&line_text(dom.nodes[i].el))).flatten();
+            let cands: Vec<Vec<usize>> = records
+                .iter()
+                .map(|&r| {
+                    inside(r)
+                        .filter(|&i| dom.nodes[i].chars > 0 && dom.nodes[i].chars <= LABEL)
+                        .filter(|&i| {
+                            label(i).is_some() && !dom.nodes[i].children.iter().any(|&c| dom.nodes[c].chars == dom.nodes[i].chars && label(c).is_some())
+                        })
+                        .collect()
+                })
+                .collect();
+            let (p, path) = pick(dom, records, &cands, preset.and_then(|f| f.floor.as_ref()));
+            let shown: Vec<u32> = p.iter().filter_map(|x| x.and_then(label)).collect();
+            if path.is_some() && shown.windows(2).all(|w| w[0] < w[1]) {
+                fields.floor = path;
+                p
+            } else {
+                vec![None; n]
+            }
+        }
+    };
+    let floors = rules.floor.is_some() || fields.floor.is_some();
+    let floor_values: Vec<u32> = match &rules.floor {
+        Some(_) => floor_picks.iter().map(|x| x.and_then(|i| floor_number(&line_text(dom.nodes[i].el))).unwrap_or(0)).collect(),
+        None => floor_picks.iter().map(|x| x.and_then(|i| floor_label(&line_text(dom.nodes[i].el))).unwrap_or(0)).collect(),
+    };
+
+    let taken = |k: usize, i: usize| time_picks[k].is_some_and(|t| dom.contains(i, t) || dom.contains(t, i)) || floor_picks[k] == Some(i);
+    // Author: a user link; else a short link at one path in every record;
+    // else a short text at one path in every record, beside the time.
+    let author_picks: Picks = match &rules.author {
+        Some(sel) => by_selector(dom, &ids, records, sel),
+        None => {
+            let preset_author = preset.and_then(|f| f.author.as_ref());
+            let users: Vec<Vec<usize>> =
+                records.iter().enumerate().map(|(k, &r)| inside(r).filter(|&i| dom.nodes[i].user_link && !taken(k, i)).collect()).collect();
+            let (p, path) = pick(dom, records, &users, preset_author);
+            if path.is_some() {
+                fields.author = path;
+                p
+            } else {
+                let short = |k: usize, i: usize, link: bool| {
+                    let e = &dom.nodes[i];
+                    (1..=NAME).contains(&e.chars)
+                        && !e.dated
+                        && !taken(k, i)
+                        && e.text + e.link > 0
+                        && if link { e.tag == "a" } else { !e.in_link && e.link == 0 && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars) }
+                        && floor_label(&line_text(e.el)).is_none()
+                };
+                let core_ok = |k: usize, i: usize| match time_picks[k] {
+                    Some(t) => dom.lca(i, t) != dom.core(records[k]) && dom.contains(dom.core(records[k]), dom.lca(i, t)),
+                    None => true,
+                };
+                let mut found = None;
+                for link in [true, false] {
+                    let cands: Vec<Vec<usize>> =
+                        records.iter().enumerate().map(|(k, &r)| inside(r).filter(|&i| short(k, i, link) && (link || core_ok(k, i))).collect()).collect();
+                    if let Some(best) = shared_varying(dom, records, &cands) {
+                        found = Some(best);
+                        break;
+                    }
+                }
+                match found {
+                    Some((path, picks)) => {
+                        fields.author = Some(path);
+                        picks
+                    }
+                    None => vec![None; n],
+                }
+            }
+        }
+    };
+
+    // Body: the deepest element holding the record's own text.
+    let mut excluded: HashSet<usize> = HashSet::new();
+    for picks in [&time_picks, &floor_picks, &author_picks] {
+        excluded.extend(picks.iter().flatten().copied());
+    }
+    let body_picks = body_elements(dom, records, &excluded, preset.and_then(|f| f.body.as_ref()), &mut fields);
+
+    let excluded_ids: HashSet<NodeId> = excluded.iter().map(|&i| dom.nodes[i].el.id()).collect();
+    let posts = records
+        .iter()
+        .enumerate()
+        .map(|(k, &r)| {
+            let record = dom.nodes[r].el;
+            let body = body_in(rules, record).unwrap_or(dom.nodes[body_picks[k]].el);
+            Post {
+                floor: if floors { floor_values[k] } else { k as u32 + 1 },
+                author: author_picks[k].map(|i| line_text(dom.nodes[i].el)).unwrap_or_default(),
+                time: times[k].clone(),
+                paragraphs: paragraphs_without(body, rules.strip.as_ref(), &excluded_ids),
+            }
+        })
+        .collect();
+    (posts, floors, fields)
+}
+
+/// Of the paths present in every record, the one whose texts differ most
+/// across records (names do, labels do not); ties: the first.
+fn shared_varying(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
+    let n = records.len();
+    let mut votes = Votes::default();
+    for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
+        for &c in cs {
+            votes.add(dom.rel_path(r, c), k, n, c);
+        }
+    }
+    let mut best: Option<(usize, &Voted)> = None;
+    for entry in &votes.paths {
+        if Votes::count(&entry.1) < n {
+            continue;
+        }
+        let texts: HashSet<String> = entry.1.iter().flatten().map(|&i| line_text(dom.nodes[i].el)).collect();
+        if best.is_none_or(|(b, _)| texts.len() > b) {
+            best = Some((texts.len(), entry));
+        }
+    }
+    best.map(|(_, (p, v))| (p.clone(), v.clone()))
+}
+
+/// Short texts of an element's own (not in links), blurred as labels.
+fn own_texts<'a>(el: ElementRef<'a>) -> impl Iterator<Item = &'a str> + 'a {
+    el.children().filter_map(|c| match c.value() {
+        Node::Text(t) => Some(&**t),
+        _ => None,
+    })
+}
+
+fn label_key(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.split_whitespace().collect::<Vec<_>>().join(" ").chars() {
+        // A number blurs to one `#`, whatever its length ("文章: 123").
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
+}
+
+/// The body of each record: from the record down, into the child holding
+/// nine tenths of the weight (text outside links, dates, the picked
+/// fields and the labels most records repeat), never into one of a run
+/// of like siblings.
+fn body_elements(dom: &Dom, records: &[usize], excluded: &HashSet<usize>, preset: Option<&String>, fields: &mut Fields) -> Vec<usize> {
+    let n = records.len();
+    // Labels: short own texts found in at least half the records (two or more).
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    if n >= 2 {
+        for &r in records {
+            let mine: HashSet<String> = (r..dom.nodes[r].end)
+                .flat_map(|i| own_texts(dom.nodes[i].el).map(label_key).collect::<Vec<_>>())
+                .filter(|t| !t.is_empty() && t.chars().count() <= LABEL_TEXT)
+                .collect();
+            for t in mine {
+                *seen.entry(t).or_insert(0) += 1;
+            }
+        }
+    }
+    let labels: HashSet<String> = seen.into_iter().filter(|&(_, c)| 2 * c >= n && c >= 2).map(|(t, _)| t).collect();
+    let mut weight = vec![0u32; dom.nodes.len()];
+    let fill = |labels: &HashSet<String>, weight: &mut Vec<u32>| {
+        for &r in records {
+            for i in (r..dom.nodes[r].end).rev() {
+                if excluded.contains(&i) {
+                    weight[i] = 0;
+                    continue;
+                }
+                let e = &dom.nodes[i];
+                let own: u32 =
+                    if e.in_link { 0 } else { own_texts(e.el).filter(|t| !is_date_text(t) && !labels.contains(&label_key(t))).map(text_count).sum() };
+                weight[i] = own + e.children.iter().map(|&c| weight[c]).sum::<u32>();
+            }
+        }
+    };
+    fill(&labels, &mut weight);
+    if records.iter().all(|&r| weight[r] == 0) {
+        // Every record says the same (two posts of "顶"): no label is set aside.
+        fill(&HashSet::new(), &mut weight);
+    }
+    let mut cur: Vec<usize> = records.to_vec();
+    if let Some(p) = preset {
+        for (k, &r) in records.iter().enumerate() {
+            if let Some(b) = dom.at_path(r, p) {
+                cur[k] = b;
+            }
+        }
+        fields.body = Some(p.clone());
+        return cur;
+    }
+    let mut path: Vec<String> = Vec::new();
+    loop {
+        let total: u64 = cur.iter().map(|&c| u64::from(weight[c])).sum();
+        if total == 0 {
+            break;
+        }
+        // Each child step's weight over the records, in order of first appearance.
+        let mut agg: Vec<(&str, u64)> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for &c in &cur {
+            for &ch in &dom.nodes[c].children {
+                let step = dom.nodes[ch].step.as_str();
+                let at = *index.entry(step).or_insert_with(|| {
+                    agg.push((step, 0));
+                    agg.len() - 1
+                });
+                agg[at].1 += u64::from(weight[ch]);
+            }
+        }
+        let Some(&(step, w)) = agg.iter().rev().max_by_key(|(_, w)| *w) else { break };
+        if w * 10 < total * 9 {
+            break;
+        }
+        // One of a run of like siblings (paragraphs) is not the body.
+        let key = step.rsplit_once(':').map_or(step, |(k, _)| k);
+        if agg.iter().any(|&(s, w)| s != step && w > 0 && s.rsplit_once(':').is_some_and(|(k, _)| k == key)) {
+            break;
+        }
+        for c in &mut cur {
+            if let Some(&ch) = dom.nodes[*c].children.iter().find(|&&ch| dom.nodes[ch].step == step) {
+                *c = ch;
+            }
+        }
+        path.push(step.to_owned());
+    }
+    fields.body = Some(path.join("/"));
+    cur
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_page;
+    use crate::parse::tests::site;
+
+    const AUTO: &str = r#"<thread post="auto"/>"#;
+
+    fn summary(html: &str, rules: &str) -> Vec<(u32, String, Option<String>, Vec<String>)> {
+        parse_page(&site(rules), html).posts.into_iter().map(|p| (p.floor, p.author, p.time, p.paragraphs)).collect()
+    }
+
+    fn post(floor: u32, author: &str, time: &str, paras: &[&str]) -> (u32, String, Option<String>, Vec<String>) {
+        (floor, author.to_owned(), Some(time.to_owned()), paras.iter().map(|s| s.to_string()).collect())
+    }
+
+    const NAV: &str = r#"<div class="nav"><a href="/">首页</a> › <a href="/board/2">讨论区</a></div>"#;
+
+    #[test]
+    fn div_posts_with_names_that_are_not_links() {
+        let p = |f: u32, who: &str, when: &str, body: &str| {
+            format!(
+                r#"<article class="post"><header><span class="name">{who}</span><time>{when}</time><span class="floor">#{f}</span></header><div class="body"><div class="inner">{body}</div></div></article>"#
+            )
+        };
+        let html = format!(
+            r#"<html><head><title>标题</title></head><body>{NAV}<h1>主题</h1><section class="posts">{}{}{}</section><footer>论坛 · 联系我们</footer></body></html>"#,
+            p(1, "王五", "2024-03-05 09:07", "<p>第一段很长很长的文字</p><p>第二段</p>"),
+            p(2, "赵六", "2024-03-05 10:00", "<p>短</p>"),
+            p(3, "王五", "2024-03-06 11:00", "<p>谢谢大家</p>"),
+        );
+        assert_eq!(
+            summary(&html, AUTO),
+            [
+                post(1, "王五", "2024-03-05T09:07:00", &["第一段很长很长的文字", "第二段"]),
+                post(2, "赵六", "2024-03-05T10:00:00", &["短"]),
+                post(3, "王五", "2024-03-06T11:00:00", &["谢谢大家"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn table_row_posts_with_user_links_and_labels() {
+        let row = |uid: u32, who: &str, when: &str, body: &str| {
+            format!(
+                r#"<tr><td class="row1"><a href="profile.php?mode=viewprofile&amp;u={uid}">{who}</a><br>文章: {uid}</td>
+<td class="row1"><span class="postdetails">发表于: {when} 标题: 回复</span><hr><span class="postbody">{body}</span></td></tr>
+<tr><td class="spacer" colspan="2"><img src="s.gif"></td></tr>"#
+            )
+        };
+        let html = format!(
+            r#"<html><body>{NAV}<table class="forumline"><tr><th>作者</th><th>内容</th></tr>{}{}</table>
+<div class="pager"><a href="?p=1">1</a><a href="?p=2">2</a><a href="?p=3">3</a></div></body></html>"#,
+            row(7, "张三", "2024-3-5 12:34", "第一行<br>第二行"),
+            row(9, "李四", "2024-3-5 13:00", "同意"),
+        );
+        assert_eq!(summary(&html, AUTO), [post(1, "张三", "2024-03-05T12:34:00", &["第一行", "第二行"]), post(2, "李四", "2024-03-05T13:00:00", &["同意"]),]);
+    }
+
+    #[test]
+    fn a_quoted_post_inside_a_post_stays_in_its_body() {
+        let p = |pid: u32, who: &str, when: &str, body: &str| {
+            format!(
+                r#"<div id="post_{pid}" class="post"><div class="author"><a href="space-uid-{pid}.html">{who}</a></div>
+<div class="meta"><em>发表于 {when}</em></div><div class="message">{body}</div></div>"#
+            )
+        };
+        // The quote reuses the post markup, with its own author and date.
+        let quoted = p(1, "甲", "2024-1-1 08:00", "原话");
+        let html = format!(
+            "<html><body><div id=\"postlist\">{}{}{}</div></body></html>",
+            p(1, "甲", "2024-1-1 08:00", "原话在这里"),
+            p(2, "乙", "2024-1-1 09:00", &format!("<blockquote>{quoted}</blockquote>我不同意")),
+            p(3, "丙", "2024-1-1 10:00", "路过"),
+        );
+        let got = summary(&html, AUTO);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(got[1].0, 2);
+        assert_eq!((got[1].1.as_str(), got[1].2.as_deref()), ("乙", Some("2024-01-01T09:00:00")));
+        assert_eq!(got[1].3, ["甲", "发表于 2024-1-1 08:00", "原话", "我不同意"]);
+        // `strip` still works inside a found record.
+        let got = summary(&html, r#"<thread post="auto" strip="blockquote"/>"#);
+        assert_eq!(got[1].3, ["我不同意"]);
+    }
+
+    #[test]
+    fn a_page_with_one_post() {
+        let html = r#"<html><body><div class="hd"><a href="/">首页</a><a href="/login">登录</a></div>
+<div class="wrap"><table class="plhin"><tr><td class="pls"><a class="xw1" href="home.php?mod=space&amp;uid=5">小明</a></td>
+<td class="plc"><div class="pi"><strong><a><em>1#</em></a></strong><em>发表于 2024-3-5 12:34</em> | <a href="x?authorid=5">只看该作者</a></div>
+<div class="pct"><table><tr><td class="t_f">这是一个没有回复的帖子。<br>第二段。</td></tr></table></div></td></tr></table></div>
+<div class="ft">Powered by Discuz!</div></body></html>"#;
+        assert_eq!(summary(html, AUTO), [post(1, "小明", "2024-03-05T12:34:00", &["这是一个没有回复的帖子。", "第二段。"])]);
+    }
+
+    #[test]
+    fn a_last_page_with_one_short_post_takes_the_shape_of_the_first() {
+        use crate::parse::{extract_thread, RawPage};
+        // The name sits in a block of its own, so the page alone would be
+        // read wrong (see the module documentation); page 1 shows the shape.
+        let p = |f: u32, who: &str, when: &str, body: &str| {
+            format!(
+                r#"<div class="floor"><div class="head"><div class="who">{who}</div><span class="when">{when}</span><b>{f}楼</b></div><div class="msg">{body}</div></div>"#
+            )
+        };
+        let page = |posts: &[String]| format!("<html><body><h1>主题</h1><div class=\"list\">{}</div><p>页脚文字</p></body></html>", posts.concat());
+        let p1 = page(&[p(1, "一个很长的用户名字", "2024-03-05 09:00", "主楼的内容"), p(2, "乙", "2024-03-05 09:30", "二楼的内容")]);
+        let p2 = page(&[p(3, "一个很长的用户名字", "2024-03-06 10:00", "顶")]);
+        let raw = |name: &str, html: &str| RawPage { path: name.into(), bytes: html.as_bytes().to_vec(), fetched: None };
+        let alone = summary(&p2, AUTO);
+        assert_ne!(alone, [post(1, "一个很长的用户名字", "2024-03-06T10:00:00", &["顶"])], "read alone, the page is misread");
+        let got = extract_thread(&site(AUTO), &crate::parse::tests::row(2), &[raw("1.html", &p1), raw("2.html", &p2)], None).unwrap();
+        let got: Vec<_> = got.doc.posts.into_iter().map(|p| (p.floor, p.author, p.time, p.paragraphs)).collect();
+        assert_eq!(
+            got,
+            [
+                post(1, "一个很长的用户名字", "2024-03-05T09:00:00", &["主楼的内容"]),
+                post(2, "乙", "2024-03-05T09:30:00", &["二楼的内容"]),
+                post(3, "一个很长的用户名字", "2024-03-06T10:00:00", &["顶"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sidebar_list_longer_than_the_posts_loses() {
+        let side: String =
+            (1..=20).map(|i| format!(r#"<li><a href="/t/{i}">热门帖子标题第{i}个很长很长的标题</a> <span>2024-02-{:02}</span></li>"#, i % 28 + 1)).collect();
+        let p = |who: &str, when: &str, body: &str| {
+            format!(r#"<div class="reply"><p class="by"><a href="/user/{who}">{who}</a> <span>{when}</span></p><div class="txt">{body}</div></div>"#)
+        };
+        let html = format!(
+            r#"<html><body><div class="main">{}{}</div><aside><h3>热门</h3><ul class="hot">{side}</ul></aside></body></html>"#,
+            p("甲", "2024-03-05 12:00", "第一个回复的内容"),
+            p("乙", "2024-03-05 12:30", "第二个回复"),
+        );
+        assert_eq!(summary(&html, AUTO), [post(1, "甲", "2024-03-05T12:00:00", &["第一个回复的内容"]), post(2, "乙", "2024-03-05T12:30:00", &["第二个回复"])]);
+    }
+
+    #[test]
+    fn the_site_files_selectors_help_inside_records() {
+        let p = |who: &str, when: &str, body: &str, sig: &str| {
+            format!(r#"<div class="p"><b class="who">{who}</b><i>{when}</i><div class="msg">{body}</div><div class="sig">{sig}</div></div>"#)
+        };
+        let html = format!(
+            "<html><body>{}{}</body></html>",
+            p("甲", "2024-03-05 12:00", "正文一", "签名档很长很长很长很长很长很长很长"),
+            p("乙", "2024-03-05 12:30", "正文二", "另一个很长很长很长很长很长的签名档")
+        );
+        let got = summary(&html, r#"<thread post="auto" body="div.msg" author="b.who"/>"#);
+        assert_eq!(got, [post(1, "甲", "2024-03-05T12:00:00", &["正文一"]), post(2, "乙", "2024-03-05T12:30:00", &["正文二"])]);
+    }
+
+    #[test]
+    fn a_page_without_dates_has_no_posts() {
+        assert!(summary("<html><body><p>404 帖子不存在</p><ul><li>一</li><li>二</li></ul></body></html>", AUTO).is_empty());
+    }
+
+    #[test]
+    fn floor_labels_are_strict() {
+        assert_eq!(floor_label("3#"), Some(3));
+        assert_eq!(floor_label("# 12"), Some(12));
+        assert_eq!(floor_label("第5楼"), Some(5));
+        assert_eq!(floor_label("沙发"), Some(2));
+        assert_eq!(floor_label("文章: 123"), None);
+        assert_eq!(floor_label("123"), None);
+        assert_eq!(floor_label("2024#"), Some(2024));
+    }
+
+    #[test]
+    fn a_big_page_is_read_in_one_pass() {
+        let row = |i: u32| {
+            format!(r#"<div class="post"><a href="u.php?uid={i}">用户{i}</a><span>2024-03-05 12:{:02}</span><div class="c">内容{i}内容</div></div>"#, i % 60)
+        };
+        let posts: String = (0..600).map(row).collect();
+        let pad: String = (0..8000).map(|i| format!("<p>填充 {i} padding 填充</p>")).collect();
+        let html = format!("<html><body><div id=\"l\">{posts}</div><div class=\"pad\">{pad}</div></body></html>");
+        assert!(html.len() > 300_000);
+        let t = std::time::Instant::now();
+        let got = parse_page(&site(AUTO), &html);
+        assert_eq!(got.posts.len(), 600);
+        assert_eq!(got.posts[599].author, "用户599");
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+    }
+}

@@ -1,0 +1,176 @@
+//! `post="auto"` (S4's template-based extraction) measured against the
+//! hand-written selectors on every fixture forum: each thread is extracted
+//! twice, with the forum's site file and with the same file whose
+//! `<thread>` keeps only its title and says `post="auto"`, and the posts
+//! are counted: found (against the fixture's truth) and exactly equal
+//! (floor, author, time, paragraphs) to the selector extraction. Run with
+//! `--nocapture` to see the figures.
+
+use std::path::{Path, PathBuf};
+
+use luntan_core::store::ThreadRow;
+use luntan_core::{Site, ThreadState};
+use luntan_extract::{extract_thread, RawPage};
+use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, Hostility, ThreadTruth};
+
+/// Page `k` of a thread, as the forum links it.
+fn page_path(kind: ForumKind, t: &ThreadTruth, k: u32) -> String {
+    if k <= 1 {
+        return t.url_path.clone();
+    }
+    match kind {
+        ForumKind::Discuz => format!("{}&page={k}", t.url_path),
+        ForumKind::Phpbb => format!("{}&start={}", t.url_path, (k as usize - 1) * kind.thread_page_size()),
+        ForumKind::Bbs => format!("{}?page={k}", t.url_path),
+    }
+}
+
+/// The site file with its `<thread …/>` rules replaced by `post="auto"`,
+/// the title selector kept.
+fn auto_site_file(text: &str) -> String {
+    let start = text.find("<thread title=\"").expect("thread rules with a title");
+    let end = start + text[start..].find("/>").expect("an empty <thread/> element") + 2;
+    let title_start = start + "<thread title=\"".len();
+    let title = &text[title_start..title_start + text[title_start..].find('"').unwrap()];
+    format!("{}<thread title=\"{title}\" post=\"auto\"/>{}", &text[..start], &text[end..])
+}
+
+#[derive(Default)]
+struct Figures {
+    threads: usize,
+    truth_posts: usize,
+    /// Posts auto found, up to the truth's count per thread.
+    found: usize,
+    /// Posts auto found beyond the truth's count.
+    extra: usize,
+    /// Auto posts equal to the selector extraction's, position by position.
+    exact: usize,
+    /// Threads auto could not read at all.
+    failed: usize,
+    /// Threads of a single post (no other page to learn the shape from).
+    lone_threads: usize,
+    /// Later pages holding a single post (read with page 1's shape).
+    lone_pages: usize,
+    /// Pages over 300 KB.
+    big_pages: usize,
+}
+
+fn measure(cfg: FixtureConfig, label: &str) -> Vec<(ForumKind, Figures)> {
+    let fixture = Fixture::new(cfg.clone());
+    let truth = fixture.truth();
+    let mut out = Vec::new();
+    for forum in &truth.forums {
+        let kind = ForumKind::from_site_id(&forum.site).unwrap();
+        let text = site_file(&cfg, kind, "http://127.0.0.1:1/").unwrap();
+        let by_selectors = Site::parse(&text, Path::new("fixture.xml")).unwrap();
+        let auto_text = auto_site_file(&text);
+        let auto = Site::parse(&auto_text, Path::new("fixture-auto.xml")).unwrap_or_else(|e| panic!("{e}\n{auto_text}"));
+        assert!(auto.thread.auto_posts && auto.thread.post.is_none() && auto.thread.body.is_none() && auto.thread.author.is_none());
+        let mut f = Figures::default();
+        for t in forum.threads.iter().filter(|t| !t.deleted && t.unservable.is_none()) {
+            let mut content_type = None;
+            let pages: Vec<RawPage> = (1..=t.pages)
+                .map(|k| {
+                    let resp = fixture.get(&page_path(kind, t, k));
+                    assert_eq!(resp.status, 200, "{} page {k}", t.url_path);
+                    content_type.get_or_insert(resp.content_type.to_owned());
+                    RawPage { path: PathBuf::from(format!("{}/{}/p{k}.html", t.site, t.thread)), bytes: resp.body, fetched: None }
+                })
+                .collect();
+            let row = ThreadRow {
+                site: t.site.clone(),
+                thread: t.thread.clone(),
+                board: t.board.clone(),
+                url: format!("http://127.0.0.1:1{}", t.url_path),
+                title: None,
+                replies: Some(t.replies.into()),
+                last_post: None,
+                post_time: None,
+                save_date: Some("20261130".into()),
+                pages: Some(t.pages),
+                content_type,
+                state: ThreadState::Saved,
+                fail_stage: None,
+                fail_reason: None,
+                attempts: 0,
+            };
+            let want = extract_thread(&by_selectors, &row, &pages, None).unwrap_or_else(|e| panic!("{e}")).doc;
+            f.threads += 1;
+            f.truth_posts += t.posts.len();
+            f.lone_threads += usize::from(t.posts.len() == 1);
+            f.lone_pages += usize::from(t.pages > 1 && t.posts.len() % kind.thread_page_size() == 1);
+            f.big_pages += pages.iter().filter(|p| p.bytes.len() > 300 << 10).count();
+            let got = match extract_thread(&auto, &row, &pages, None) {
+                Ok(got) => got.doc,
+                Err(e) => {
+                    eprintln!("{label} {}/{}: auto: {e}", t.site, t.thread);
+                    f.failed += 1;
+                    continue;
+                }
+            };
+            assert_eq!(got.title, want.title, "{}/{}", t.site, t.thread);
+            f.found += got.posts.len().min(t.posts.len());
+            f.extra += got.posts.len().saturating_sub(t.posts.len());
+            let exact = got.posts.iter().zip(&want.posts).filter(|(g, w)| g == w).count();
+            if exact < want.posts.len().max(got.posts.len()) {
+                let first = got.posts.iter().zip(&want.posts).find(|(g, w)| g != w);
+                eprintln!(
+                    "{label} {}/{}: {} of {} posts exact ({} pages, {} found); first difference: {first:?}",
+                    t.site,
+                    t.thread,
+                    exact,
+                    want.posts.len(),
+                    t.pages,
+                    got.posts.len()
+                );
+            }
+            f.exact += exact;
+        }
+        let pct = |a: usize| 100.0 * a as f64 / f.truth_posts.max(1) as f64;
+        eprintln!(
+            "{label} {:<6} {:>4} threads, {:>5} posts: found {:>5} ({:.1} %), exact {:>5} ({:.1} %), extra {}, threads failed {} \
+             ({} threads of one post, {} later pages of one post, {} pages over 300 KB)",
+            forum.site,
+            f.threads,
+            f.truth_posts,
+            f.found,
+            pct(f.found),
+            f.exact,
+            pct(f.exact),
+            f.extra,
+            f.failed,
+            f.lone_threads,
+            f.lone_pages,
+            f.big_pages
+        );
+        out.push((kind, f));
+    }
+    out
+}
+
+#[test]
+fn auto_finds_every_post_of_the_fixture_forums_as_the_selectors_do() {
+    let cfg = FixtureConfig { threads: 200, boards: 3, ..FixtureConfig::default() };
+    let figures = measure(cfg, "plain");
+    assert_eq!(figures.len(), 3);
+    for (kind, f) in &figures {
+        assert!(f.threads > 60, "{kind:?}: {} threads", f.threads);
+        assert_eq!((f.found, f.extra, f.failed), (f.truth_posts, 0, 0), "{kind:?}: every post found");
+        assert_eq!(f.exact, f.truth_posts, "{kind:?}: every post as the selectors read it");
+    }
+}
+
+/// Hostile pages: traversal and off-host link lists before `</body>`,
+/// lying charsets, invalid bytes, and first pages padded to 300 KB with a
+/// hidden block of paragraphs.
+#[test]
+fn auto_reads_the_hostile_pages_as_the_selectors_do() {
+    let hostility = Hostility { links: true, mislabel_percent: 10, invalid_bytes_percent: 10, big_percent: 15, big_bytes: 300 << 10, ..Hostility::default() };
+    let cfg = FixtureConfig { threads: 40, boards: 2, seed: 7, hostility, ..FixtureConfig::default() };
+    let figures = measure(cfg, "hostile");
+    for (kind, f) in &figures {
+        assert!(f.threads > 30, "{kind:?}: {} threads", f.threads);
+        assert_eq!((f.found, f.extra, f.failed), (f.truth_posts, 0, 0), "{kind:?}: every post found");
+        assert_eq!(f.exact, f.truth_posts, "{kind:?}: every post as the selectors read it");
+    }
+}
