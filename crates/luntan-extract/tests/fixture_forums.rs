@@ -2,28 +2,17 @@
 //! (Discuz!/GBK mislabelled gb2312, phpBB/Big5, modern/undeclared UTF-8),
 //! rendered without a server, checked post by post against the fixture's truth.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use luntan_core::store::ThreadRow;
-use luntan_core::{Site, ThreadState};
-use luntan_extract::{extract_thread, RawPage};
-use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, ThreadTruth};
+use std::path::Path;
+
+use luntan_core::Site;
+use luntan_extract::extract_thread;
+use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind};
 use luntan_text::encoding::Source;
 
 fn fold(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Page `k` of a thread, as the forum links it.
-fn page_path(kind: ForumKind, t: &ThreadTruth, k: u32) -> String {
-    if k <= 1 {
-        return t.url_path.clone();
-    }
-    match kind {
-        ForumKind::Discuz => format!("{}&page={k}", t.url_path),
-        ForumKind::Phpbb => format!("{}&start={}", t.url_path, (k as usize - 1) * kind.thread_page_size()),
-        ForumKind::Bbs => format!("{}?page={k}", t.url_path),
-    }
 }
 
 #[test]
@@ -37,32 +26,7 @@ fn every_fixture_thread_extracts_to_its_truth() {
         let kind = ForumKind::from_site_id(&forum.site).unwrap();
         let site = Site::parse(&site_file(&cfg, kind, "http://127.0.0.1:1/").unwrap(), Path::new("fixture.xml")).unwrap();
         for t in forum.threads.iter().filter(|t| !t.deleted) {
-            let mut content_type = None;
-            let pages: Vec<RawPage> = (1..=t.pages)
-                .map(|k| {
-                    let resp = fixture.get(&page_path(kind, t, k));
-                    assert_eq!(resp.status, 200, "{} page {k}", t.url_path);
-                    content_type.get_or_insert(resp.content_type.to_owned());
-                    RawPage { path: PathBuf::from(format!("{}/{}/p{k}.html", t.site, t.thread)), bytes: resp.body, fetched: None }
-                })
-                .collect();
-            let row = ThreadRow {
-                site: t.site.clone(),
-                thread: t.thread.clone(),
-                board: t.board.clone(),
-                url: format!("http://127.0.0.1:1{}", t.url_path),
-                title: None,
-                replies: Some(t.replies.into()),
-                last_post: None,
-                post_time: None,
-                save_date: Some("20261130".into()),
-                pages: Some(t.pages),
-                content_type,
-                state: ThreadState::Saved,
-                fail_stage: None,
-                fail_reason: None,
-                attempts: 0,
-            };
+            let (pages, row) = common::saved_thread(&fixture, kind, t);
             let got = extract_thread(&site, &row, &pages, None).unwrap_or_else(|e| panic!("{e}"));
             let at = format!("{}/{}", t.site, t.thread);
             for p in &got.pages {

@@ -6,24 +6,13 @@
 //! (floor, author, time, paragraphs) to the selector extraction. Run with
 //! `--nocapture` to see the figures.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use luntan_core::store::ThreadRow;
-use luntan_core::{Site, ThreadState};
-use luntan_extract::{extract_thread, RawPage};
-use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, Hostility, ThreadTruth};
+use std::path::Path;
 
-/// Page `k` of a thread, as the forum links it.
-fn page_path(kind: ForumKind, t: &ThreadTruth, k: u32) -> String {
-    if k <= 1 {
-        return t.url_path.clone();
-    }
-    match kind {
-        ForumKind::Discuz => format!("{}&page={k}", t.url_path),
-        ForumKind::Phpbb => format!("{}&start={}", t.url_path, (k as usize - 1) * kind.thread_page_size()),
-        ForumKind::Bbs => format!("{}?page={k}", t.url_path),
-    }
-}
+use luntan_core::Site;
+use luntan_extract::extract_thread;
+use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, Hostility};
 
 /// The site file with its `<thread …/>` rules replaced by `post="auto"`,
 /// the title selector kept.
@@ -68,32 +57,7 @@ fn measure(cfg: FixtureConfig, label: &str) -> Vec<(ForumKind, Figures)> {
         assert!(auto.thread.auto_posts && auto.thread.post.is_none() && auto.thread.body.is_none() && auto.thread.author.is_none());
         let mut f = Figures::default();
         for t in forum.threads.iter().filter(|t| !t.deleted && t.unservable.is_none()) {
-            let mut content_type = None;
-            let pages: Vec<RawPage> = (1..=t.pages)
-                .map(|k| {
-                    let resp = fixture.get(&page_path(kind, t, k));
-                    assert_eq!(resp.status, 200, "{} page {k}", t.url_path);
-                    content_type.get_or_insert(resp.content_type.to_owned());
-                    RawPage { path: PathBuf::from(format!("{}/{}/p{k}.html", t.site, t.thread)), bytes: resp.body, fetched: None }
-                })
-                .collect();
-            let row = ThreadRow {
-                site: t.site.clone(),
-                thread: t.thread.clone(),
-                board: t.board.clone(),
-                url: format!("http://127.0.0.1:1{}", t.url_path),
-                title: None,
-                replies: Some(t.replies.into()),
-                last_post: None,
-                post_time: None,
-                save_date: Some("20261130".into()),
-                pages: Some(t.pages),
-                content_type,
-                state: ThreadState::Saved,
-                fail_stage: None,
-                fail_reason: None,
-                attempts: 0,
-            };
+            let (pages, row) = common::saved_thread(&fixture, kind, t);
             let want = extract_thread(&by_selectors, &row, &pages, None).unwrap_or_else(|e| panic!("{e}")).doc;
             f.threads += 1;
             f.truth_posts += t.posts.len();
