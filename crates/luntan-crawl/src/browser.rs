@@ -13,7 +13,8 @@
 //!   retries and size caps as any page luntan reads. Images, fonts and media
 //!   are refused unread; so is anything off the forum's hosts.
 //! - **States**: after the page settles (no request in flight and none for
-//!   `settle-ms`, still so after a timer task has run in the page) and after
+//!   `settle-ms`, and none of its scripts' XHRs or fetches unhandled once a
+//!   timer task has run in the page) and after
 //!   each event, the DOM is serialised and compared
 //!   with the states kept so far by S4's test ([`crate::dupstate`]). A
 //!   duplicate is dropped and no further event is fired from it; the others
@@ -145,6 +146,7 @@ impl Renderer {
 
     async fn render_in(&self, live: &Live, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
         let page = cdp(url, "opening a tab", live.browser.new_page("about:blank")).await?;
+        cdp(url, "installing the request counter", page.evaluate_on_new_document(PENDING_HOOK)).await?;
         let traffic = Arc::new(Traffic::new(live.alive.clone()));
         let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
         let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
@@ -239,13 +241,11 @@ impl Renderer {
     }
 
     /// Waits until no request is in flight and none started for `settle`,
-    /// and none since a timer task ran in the page; a page still busy after
-    /// the timeout fails.
+    /// and the page's scripts have no request of theirs unanswered once a
+    /// timer task has run in the page; a page still busy after the timeout
+    /// fails.
     async fn settle(&self, page: &Page, traffic: &Traffic, url: &Url) -> Result<(), BrowserError> {
         let started = Instant::now();
-        // The traffic mark at which the page last looked quiet and was given
-        // a turn of its event loop, and when that turn ended.
-        let mut probed: Option<(Instant, Instant)> = None;
         loop {
             let last = *crate::db::lock(&traffic.last);
             // Quiet is counted from the event too: a click's handler may
@@ -254,20 +254,19 @@ impl Renderer {
             let inflight = traffic.inflight.load(Ordering::Relaxed);
             if inflight == 0 && quiet >= self.rules.settle {
                 // A renderer starved of CPU looks quiet while its next
-                // request still waits in its task queue: on a loaded 2-core
-                // CI machine a page that polls for ever once looked settled.
-                // A timer task run in the page lets such a request start
-                // first; quiet holds only if no traffic came meanwhile.
-                // Quiet for a whole `settle` after the turn too: the request
-                // it let start reaches the interceptor by another channel
-                // than the script's answer, and on a loaded machine later.
-                match probed {
-                    Some((mark, turned)) if mark == last && turned.elapsed() >= self.rules.settle => return Ok(()),
-                    Some((mark, _)) if mark == last => {}
-                    _ => {
-                        eval::<bool>(page, url, "new Promise(function(r){setTimeout(function(){r(true)},0)})").await?;
-                        probed = Some((last, Instant::now()));
-                    }
+                // request still waits in its task queue (on a loaded 2-core
+                // CI machine a page that polls for ever once looked
+                // settled), and a request it starts reaches the interceptor
+                // by another channel than a script's answer, sometimes
+                // later. So the page is asked, after a timer task has run in
+                // it, how many requests its scripts started and have not yet
+                // handled the answer to (`PENDING_HOOK` counts them as they
+                // are made): settled when none, and no traffic came meanwhile.
+                // This replaced a second whole `settle` of quiet after the
+                // turn, which doubled every wait.
+                let pending = eval::<i64>(page, url, "new Promise(function(r){setTimeout(function(){r(window.__luntanPending||0)},0)})").await?;
+                if pending <= 0 && *crate::db::lock(&traffic.last) == last {
+                    return Ok(());
                 }
             }
             if !traffic.alive.load(Ordering::Relaxed) {
@@ -325,6 +324,16 @@ impl States {
         (self.kept.into_iter().map(|(_, h)| h).collect(), self.dropped)
     }
 }
+
+/// Run in every page before its own scripts: counts the XHRs and fetches
+/// they start whose answers' handlers have not run yet (the count drops a
+/// timer task after `loadend`, so a handler that asks again keeps it up).
+const PENDING_HOOK: &str = "(function(){if(window.__luntanPending!==undefined)return;window.__luntanPending=0;\
+var done=function(){setTimeout(function(){window.__luntanPending--;},0);};\
+var send=XMLHttpRequest.prototype.send;XMLHttpRequest.prototype.send=function(){window.__luntanPending++;\
+try{this.addEventListener('loadend',done);return send.apply(this,arguments);}catch(e){window.__luntanPending--;throw e;}};\
+if(window.fetch){var f=window.fetch;window.fetch=function(){window.__luntanPending++;\
+try{return f.apply(this,arguments).then(function(r){done();return r;},function(e){done();throw e;});}catch(e){window.__luntanPending--;throw e;}};}})();";
 
 /// Longest wait for one DevTools command: a browser that died mid-command
 /// may never answer it.
