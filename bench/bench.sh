@@ -25,6 +25,18 @@ if ! command -v wrk >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
   fi
 fi
 
+# s4: luntan's browser mode and the Selenium peer drive Debian's Chromium,
+# the peer through Debian's chromedriver (the same Chromium build).
+if [[ ",${BENCH_SECTIONS:-s4}," == *,s4,* ]] && { ! command -v chromium >/dev/null 2>&1 || [ ! -x /usr/bin/chromedriver ]; }; then
+  echo "== installing chromium and chromium-driver (Debian packages)"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "bench: chromium or chromedriver is missing; install the Debian packages chromium and chromium-driver" >&2
+    exit 1
+  fi
+fi
+
 venv=bench/.venv
 stamp=$venv/.requirements.sha256
 want=$(sha256sum bench/requirements.txt | cut -d' ' -f1)

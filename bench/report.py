@@ -52,6 +52,11 @@ def n(x):
     return "–" if x is None else f"{x:,}"
 
 
+def ni(x):
+    """A count that may be a median of counts."""
+    return "–" if x is None else f"{round(x):,}"
+
+
 def ratio(a, b, digits=1):
     if a is None or b is None or b == 0:
         return None
@@ -83,7 +88,7 @@ def render(res):
     w = L.append
     w("# Benchmarks")
     w("")
-    w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh) and with")
+    w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh; Selenium) and with")
     w("the limit of the same machine (a load generator, a decode-and-tokenize floor, jieba-rs alone), measured in one run,")
     w("in alternation, as ratios. Reproduce with `make bench` (about 55 minutes on the machine below; `make bench")
     w("BENCH_SCALE=small` takes a few minutes and writes `bench/work/BENCHMARKS.small.md`). How it works: `bench/README.md`.")
@@ -99,7 +104,8 @@ def render(res):
     load = m.get("load_at_start")
     if load:
         w(f"| load average at start | {load[0]:.1f} (other builds share the 2 cores: absolute numbers are noisy, ratios of alternated runs less so) |")
-    w(f"| tools | {m['rustc']}; Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["peers"].items()) + f"; {m['wrk']} |")
+    browsers = "".join(f"; {m[k]}" for k in ("chromium", "chromedriver") if m.get(k) and m[k] != "?")
+    w(f"| tools | {m['rustc']}; Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["peers"].items()) + f"; {m['wrk']}{browsers} |")
     if res.get("total_secs"):
         w(f"| run time | {res['total_secs'] / 60:.0f} minutes for the whole `make bench` run (build excluded) |")
     w("")
@@ -293,6 +299,147 @@ def render(res):
         w(f"Building the eight luntan indexes took {f(q.get('build_wall'))} s.")
         w("")
         summary.append(("Search median ≥ 20× faster than Whoosh", f"{f(r)}×", r and r >= 20))
+
+    # --- S4: pages drawn by JavaScript -------------------------------------------
+    j = s.get("s4")
+    if j and (j.get("protocol") or j.get("browser") or j.get("peer")):
+        site, bsite = j.get("site", "mb"), j.get("browser_site", "mb-browser")
+        rows = [("luntan, protocol mode", f"`{site}.xml`", j.get("protocol", [])),
+                ("luntan, browser mode", f"`{bsite}.xml`", j.get("browser", [])),
+                ("Selenium peer", f"`{bsite}.xml`'s actions", j.get("peer", []))]
+        what = ("the fixture's Weibo-style microblog (`/mb/`): user timelines loaded as JSON with cursor paging and more on scroll, "
+                "each status page's comments loaded page by page on click" if site == "mb" else
+                "the fixture's XHR forum (`/xhr/`; the microblog's browser-mode site file did not exist yet): board lists and "
+                "replies loaded as JSON, ten replies a page under the thread's one URL")
+        w("## 6. Pages drawn by JavaScript (S4)")
+        w("")
+        w(f"Discover + download of {what}. Protocol mode reads the JSON endpoints directly (`{site}.xml`); browser mode "
+          f"renders every page in headless Chromium and fires the site file's events (`{bsite}.xml`); the Selenium peer "
+          "(`bench/peers/selenium_timelines.py`, Debian's chromedriver and Chromium, images refused) loads the list pages "
+          "luntan's browser-mode discover read, runs the same `<browser>` actions (scroll until no new item, click until the "
+          "link is gone), waits for quiet (no XHR in flight, the DOM unchanged for the site file's "
+          f"settle-ms = {j.get('settle_ms')} ms) and saves `page_source` after every event. Everyone runs with no delay, no "
+          f"robots.txt and {j.get('concurrency')} requests in flight (luntan's tabs are bounded by the site's concurrency; "
+          f"the peer runs {j.get('concurrency')} drivers in threads). Pages are the thread pages saved (protocol mode: JSON "
+          "responses; browser mode: the DOM states kept after S4's duplicate test; the peer: every state); posts are the posts "
+          "and comments stored (luntan: `<post>`s in the extracted thread XML; the peer: distinct matches of the site file's "
+          "post selector over a thread's states), the work all three have in common.")
+        w("")
+        w("CPU is user + system time of the whole process tree: luntan and Chromium's browser, zygote, renderer, GPU and "
+          "utility processes (the peer: Python, chromedriver and its Chromiums), counted by a reaper that is the tree's child "
+          "subreaper and waits for every descendant (`run.py --reap`). Peak memory is the largest sum of the tree's RSS, "
+          "sampled every 50 ms; shared pages (Chromium's code, shared memory) count once per process, so the PSS peak, which "
+          "splits them, is given too. Figures are per run (discover and download added; peaks the larger of the two), "
+          "medians over the runs.")
+        w("")
+        w("| mode | site file | pages | posts | wall | pages/s | posts/s | CPU ms/page | CPU ms/post | peak MB | peak MB/page | runs |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for name, file, xs in rows:
+            if not xs:
+                continue
+            pg, po = med(xs, "pages"), med(xs, "posts")
+            w(f"| {name} | {file} | {ni(pg)} | {ni(po)} | {f(med(xs, 'wall'), 2, ' s')} | "
+              f"{f(med(xs, 'pages_per_s'))} | {f(med(xs, 'posts_per_s'))} | {f(med(xs, 'cpu_ms_per_page'))} | {f(med(xs, 'cpu_ms_per_post'), 2)} | "
+              f"{f(med(xs, 'rss_mb'), 0)} | {f(med(xs, 'mb_per_page'), 2)} | {spread(xs, 'posts_per_s')} |")
+        w("")
+        w("| mode | boards read | threads | list pages | peak PSS MB | peak anonymous MB | processes at peak | CPU seen by wait4 alone | CPU seen in /proc | server CPU ms/page |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for name, _, xs in rows:
+            if not xs:
+                continue
+            cpu = med(xs, "cpu")
+            share = ratio(med(xs, "cpu_wait4"), cpu)
+            seen = ratio(med(xs, "cpu_proc"), cpu)
+            sv = ratio(med(xs, "server_cpu"), med(xs, "pages"))
+            w(f"| {name} | {ni(med(xs, 'boards'))} | {ni(med(xs, 'threads'))} | {ni(med(xs, 'list_pages'))} | {f(med(xs, 'pss_mb'), 0)} | "
+              f"{f(med(xs, 'anon_mb'), 0)} | {ni(med(xs, 'procs'))} | {f(100 * share if share is not None else None, 0, '%')} | "
+              f"{f(100 * seen if seen is not None else None, 0, '%')} | {f(1000 * sv if sv is not None else None, 2)} |")
+        w("")
+        w("\"CPU seen by wait4 alone\" is the share of the tree's CPU that `wait4` on the top process reports (it counts only the "
+          "descendants each parent waited for); \"seen in /proc\" adds each process's own CPU as last sampled (a lower bound: "
+          "the last 50 ms of each process and processes shorter than a sample are missed).")
+        groups = ["luntan", "Python", "chromedriver", "Chromium browser", "renderer", "gpu-process", "utility", "zygote", "other"]
+
+        def group(kind):
+            if kind.startswith("luntan-"):
+                return "luntan"
+            if kind.startswith("python"):
+                return "Python"
+            if kind == "chromium":
+                return "Chromium browser"
+            if kind.startswith("chromium "):
+                t = kind.split(" ", 1)[1]
+                return t if t in groups else "other"
+            return kind if kind in groups else "other"
+
+        split = []
+        for name, _, xs in rows:
+            runs = [x for x in xs if x.get("cpu_by_kind")]
+            if not runs:
+                continue
+            by = {g: [] for g in groups}
+            for x in runs:
+                tot = {g: 0.0 for g in groups}
+                for k, v in x["cpu_by_kind"].items():
+                    tot[group(k)] += v
+                for g in groups:
+                    by[g].append(tot[g])
+            split.append((name, {g: median(v) for g, v in by.items()}))
+        if split:
+            used = [g for g in groups if any(v[g] for _, v in split)]
+            w("")
+            w("Where the CPU went, in seconds per run (each process's own CPU as sampled in `/proc`, by program and Chromium process type):")
+            w("")
+            w("| mode | " + " | ".join(used) + " |")
+            w("|---|" + "---:|" * len(used))
+            for name, v in split:
+                w(f"| {name} | " + " | ".join(f(v[g], 2) for g in used) + " |")
+        bx, px = j.get("browser", []), j.get("peer", [])
+        notes = []
+        if bx and bx[0].get("discover"):
+            notes.append(f"Wall time: browser mode's discover took {f(median([x['discover']['wall'] for x in bx]), 2)} s (the home page and "
+                         f"the list pages, its own Chromium start included) and its download {f(median([x['download']['wall'] for x in bx]), 2)} s; "
+                         f"it kept {ni(med(bx, 'states_kept'))} states and dropped {ni(med(bx, 'states_dropped'))} as duplicates.")
+        ph = [x["phases"] for x in px if x.get("phases")]
+        if ph and ph[0].get("start_secs") is not None:
+            notes.append("The Selenium peer took " + ", ".join(f"{f(median([p[k] for p in ph]), 2)} s {what}" for k, what in (
+                ("start_secs", "starting its drivers"), ("list_secs", "on list pages"), ("thread_secs", "on thread pages"),
+                ("quit_secs", "closing them"))) + ".")
+
+        def reparented(x):
+            kinds = list(x.get("orphan_kinds") or []) + [k for st in ("discover", "download") for k in (x.get(st) or {}).get("orphan_kinds", [])]
+            counts = {}
+            for k in kinds:
+                counts[k] = counts.get(k, 0) + 1
+            return ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "none"
+
+        if bx or px:
+            notes.append("Processes reparented to the reaper in the first run (their parent exited without waiting for them, so "
+                         "`wait4` on the top process never counts their CPU): " + "; ".join(
+                             f"{name}: {reparented(xs[0])}" for name, _, xs in rows[1:] if xs) + ".")
+        if notes:
+            w("")
+            w(" ".join(notes))
+        pr, br, sr = (med(j.get(k, []), "posts_per_s") for k in ("protocol", "browser", "peer"))
+        pc, bc, sc = (med(j.get(k, []), "cpu_ms_per_post") for k in ("protocol", "browser", "peer"))
+        r_pb, r_bs = ratio(pr, br), ratio(br, sr)
+        c_pb, c_bs = ratio(bc, pc), ratio(sc, bc)
+        bpeak = med(j.get("browser", []), "rss_mb")
+        w("")
+        def less(r):
+            if r is None:
+                return "–"
+            return f"{f(r, 2)}× less" if r >= 1 else f"{f(1 / r, 2)}× more"
+
+        w("| goal | measured (posts/s) | CPU per post | |")
+        w("|---|---:|---:|---|")
+        w(f"| protocol mode ≥ 20× browser mode | **{f(r_pb)}×** | {less(c_pb)} | goal {'met' if r_pb and r_pb >= 20 else '**missed**' if r_pb else '–'} |")
+        w(f"| browser mode ≥ 2× the Selenium peer | **{f(r_bs, 2)}×** | {less(c_bs)} | goal {'met' if r_bs and r_bs >= 2 else '**missed**' if r_bs else '–'} |")
+        w(f"| browser mode peak memory reported | {f(bpeak, 0, ' MB')} summed RSS, {f(med(j.get('browser', []), 'pss_mb'), 0, ' MB')} PSS | | "
+          f"{'reported' if bpeak else '–'} |")
+        w("")
+        summary.append(("S4 protocol mode ≥ 20× browser mode (posts/s)", f"{f(r_pb)}×", r_pb and r_pb >= 20))
+        summary.append(("S4 browser mode ≥ 2× the Selenium peer (posts/s)", f"{f(r_bs, 2)}×", r_bs and r_bs >= 2))
 
     # --- summary and analysis -------------------------------------------------
     if summary:

@@ -16,10 +16,16 @@ Run by `make bench` (bench/bench.sh builds everything first). Sections:
             the limit: jieba-rs segmentation alone of the same text.
   search    luntan-search over 8 indexes vs Whoosh over the same threads,
             query latency (median, p95) and start-up, on bench/queries.txt.
+  s4        pages drawn by JavaScript: luntan's protocol mode (the JSON read
+            directly) vs its browser mode (Chromium) vs a Python Selenium
+            peer (Debian's chromedriver) scrolling the same timelines and
+            clicking through the same comments; discover + download, CPU
+            and memory of the whole process tree (see run_tree).
 
 Every sample records wall time, CPU time (user + sys) and peak RSS of the
-process (wait4's rusage). Results go to bench/results/<scale>-<date>.json and
-are rendered into BENCHMARKS.md (full scale) or bench/work/BENCHMARKS.<scale>.md.
+process (wait4's rusage); s4's of the whole process tree (run_tree).
+Results go to bench/results/<scale>-<date>.json and are rendered into
+BENCHMARKS.md (full scale) or bench/work/BENCHMARKS.<scale>.md.
 
 Settings (environment):
   BENCH_SCALE        full (default: 50,000 threads) or small (3,000 threads)
@@ -31,6 +37,9 @@ Settings (environment):
   BENCH_DIR          work directory (default /dev/shm/luntan-bench: tmpfs,
                      so fsync is free and the disk is not what is measured)
   BENCH_SECTIONS     comma-separated subset of the sections above
+  BENCH_S4_CONCURRENCY  requests in flight / tabs / Selenium drivers in s4
+                     (default: the browser-mode site file's concurrency)
+  BENCH_S4_SITE      mb (the microblog, default) or xhr (the XHR forum)
   BENCH_KEEP         1: leave BENCH_DIR in place afterwards
   BENCH_OUT          where to write the Markdown report
 """
@@ -70,10 +79,11 @@ POLITE_FORUMS = 20
 POLITE_DELAY_MS = 200
 POLITE_THREADS = 100 if FULL else 25
 BOARDS = 8  # the search section makes one forum of each board
+S4_PROTOCOL_REPEATS = 5  # protocol-mode runs per s4 round (each about 0.1 s)
 WRITER_MB = 128
 LIMIT = 10
 WORK = Path(os.environ.get("BENCH_DIR", "/dev/shm/luntan-bench"))
-SECTIONS = [s.strip() for s in os.environ.get("BENCH_SECTIONS", "download,polite,extract,durability,index,search").split(",") if s.strip()]
+SECTIONS = [s.strip() for s in os.environ.get("BENCH_SECTIONS", "download,polite,extract,durability,index,search,s4").split(",") if s.strip()]
 KEEP = os.environ.get("BENCH_KEEP") == "1"
 
 STARTED = time.time()
@@ -173,6 +183,283 @@ def proc_cpu(pid):
         return 0.0
 
 
+# --- process trees (S4: Chromium's processes) ------------------------------------
+#
+# A browser-mode run is a tree: luntan (or Python + chromedriver), Chromium's
+# browser process, its zygotes, renderers, GPU and utility processes, some
+# of them grandchildren and some outliving their parent. wait4 on the top
+# process counts only the descendants each parent waited for, so every tree
+# run goes through a small reaper (`run.py --reap`): it makes itself the
+# child subreaper (prctl PR_SET_CHILD_SUBREAPER), so an orphan is reparented
+# to it instead of to init, and waits for every descendant; its
+# RUSAGE_CHILDREN is then the CPU of the whole tree. The driver meanwhile
+# samples the tree in /proc every 50 ms for memory (summed RSS, summed
+# anonymous RSS, and every 0.5 s summed PSS) and, as a check of the reaper,
+# for each process's own CPU as last seen.
+
+REAP_GRACE_SECS = 20  # how long descendants may outlive the top process before they are killed
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def reap_main(argv):
+    """run.py --reap RESULT_JSON -- CMD…: runs CMD as the subreaper of its
+    whole tree; writes wall time (until CMD exits), CMD's own wait4 rusage
+    and the tree's (RUSAGE_CHILDREN once every descendant is reaped)."""
+    import ctypes
+    import resource
+
+    out, cmd = argv[0], argv[2:]
+    libc = ctypes.CDLL(None, use_errno=True)
+    subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    # The top process's own max RSS through GNU time: a child forked from
+    # this Python process would count its pre-exec image (see run()).
+    rss_path = Path(out + ".rss")
+    rss_path.unlink(missing_ok=True)
+    if TIME:
+        cmd = [TIME, "-f", "%M", "-o", str(rss_path), "--", *cmd]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    try:
+        top_kb = int(rss_path.read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        top_kb = None
+    orphans = killed = 0
+    deadline = time.monotonic() + REAP_GRACE_SECS
+    while True:
+        try:
+            pid, _, _ = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid:
+            orphans += 1
+            continue
+        if time.monotonic() > deadline:
+            for k in children_of(os.getpid()):
+                try:
+                    os.kill(k, signal.SIGKILL)
+                    killed += 1
+                except OSError:
+                    pass
+        time.sleep(0.02)
+    tree = resource.getrusage(resource.RUSAGE_CHILDREN)
+    Path(out).write_text(json.dumps({
+        "rc": p.returncode, "wall": wall, "subreaper": subreaper, "orphans": orphans, "killed": killed,
+        "main_user": ru.ru_utime, "main_sys": ru.ru_stime, "tree_user": tree.ru_utime, "tree_sys": tree.ru_stime,
+        "tree_maxrss_kb": tree.ru_maxrss, "top_maxrss_kb": top_kb,
+    }))
+    sys.exit(p.returncode if p.returncode >= 0 else 128 - p.returncode)
+
+
+def children_of(pid):
+    kids = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                kids += [int(k) for k in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return kids
+
+
+class TreeSampler:
+    """Every process below `root` (not root itself), found by listing /proc
+    and following parent ids; each pid is classified once."""
+
+    PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, root):
+        self.root = root
+        self.inside = {root}
+        self.outside = set()
+        self.cpu = {}  # pid -> CPU seconds as last seen
+        self.kind = {}  # pid -> what it is (program, Chromium's --type)
+        self.peak_kb = self.peak_anon_kb = self.peak_pss_kb = 0
+        self.peak_by_kind = {}  # kind -> MB, in the sample of the peak
+        self.peak_procs = 0
+        self.samples = self.pss_samples = 0
+        self.first_child = None
+        self.orphans = {}  # pid -> kind: processes reparented to the reaper
+
+    @staticmethod
+    def stat(pid):
+        try:
+            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        # state ppid … utime(11) stime(12) … rss(21), counted from the field after the name
+        return int(f[1]), int(f[11]) + int(f[12]), int(f[21])
+
+    @staticmethod
+    def kind_of(pid):
+        """The program's name, with Chromium's --type (zygote, renderer,
+        gpu-process, utility); Chromium rewrites its argv as one string."""
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+        except OSError:
+            return "?"
+        if not argv:
+            return "?"
+        name = os.path.basename(argv[0])
+        if name.startswith("python") and len(argv) > 1:
+            name = "python " + os.path.basename(argv[1])
+        for a in argv[1:]:
+            if a.startswith("--type="):
+                return f"{name} {a[7:]}"
+        return name
+
+    def sample(self):
+        pids = [int(x) for x in os.listdir("/proc") if x.isdigit()]
+        stats = {}
+        new = [p for p in pids if p not in self.inside and p not in self.outside]
+        for p in new:
+            s = self.stat(p)
+            if s:
+                stats[p] = s
+        # Classify the new pids: inside if their parent is (parents first).
+        changed = True
+        while changed:
+            changed = False
+            for p in new:
+                if p in stats and p not in self.inside and stats[p][0] in self.inside:
+                    self.inside.add(p)
+                    changed = True
+        for p in new:
+            if p in stats and p not in self.inside:
+                self.outside.add(p)
+        rss = anon = procs = 0
+        by_kind = {}
+        mine = [p for p in pids if p in self.inside and p != self.root]
+        # PSS (smaps_rollup walks the page tables: dearer) every 10th sample.
+        pss_now = self.samples % 10 == 0 or (self.pss_samples == 0 and mine)
+        pss = 0
+        for p in mine:
+            s = stats.get(p) or self.stat(p)
+            if not s:
+                continue
+            if p not in self.kind or pss_now:  # a shell script or Python exec's its program: look again now and then
+                k = self.kind_of(p)
+                if k != "?" or p not in self.kind:  # a zombie's cmdline is empty: keep what it was
+                    self.kind[p] = k
+            if s[0] == self.root:
+                if self.first_child is None:
+                    self.first_child = p
+                elif p != self.first_child:
+                    self.orphans[p] = self.kind[p]
+            if self.kind[p] == "time":  # GNU time in the reaper: not part of what is measured
+                continue
+            procs += 1
+            self.cpu[p] = s[1] / self.TICK
+            kb = s[2] * self.PAGE_KB
+            rss += kb
+            by_kind[self.kind[p]] = by_kind.get(self.kind[p], 0) + kb
+            try:
+                statm = Path(f"/proc/{p}/statm").read_text().split()
+                anon += (int(statm[1]) - int(statm[2])) * self.PAGE_KB
+            except (OSError, IndexError, ValueError):
+                pass
+            if pss_now:
+                try:
+                    m = re.search(r"^Pss:\s+(\d+)", Path(f"/proc/{p}/smaps_rollup").read_text(), re.M)
+                    pss += int(m.group(1)) if m else 0
+                except OSError:
+                    pass
+        self.samples += 1
+        if rss > self.peak_kb:
+            self.peak_kb = rss
+            self.peak_by_kind = {k: v / 1024 for k, v in by_kind.items()}
+        self.peak_anon_kb = max(self.peak_anon_kb, anon)
+        if pss_now and mine:
+            self.pss_samples += 1
+            self.peak_pss_kb = max(self.peak_pss_kb, pss)
+        self.peak_procs = max(self.peak_procs, procs)
+
+    def cpu_by_kind(self):
+        out = {}
+        for p, c in self.cpu.items():
+            k = self.kind.get(p, "?")
+            out[k] = out.get(k, 0) + c
+        return out
+
+
+class TreeRan:
+    """One finished process tree: wall seconds (the top process), CPU seconds
+    of the whole tree, peak summed RSS (MB), output."""
+
+    def __init__(self, cmd, res, sampler, out, err):
+        self.cmd, self.out, self.err, self.rc = cmd, out, err, res["rc"]
+        self.wall = res["wall"]
+        self.user, self.sys = res["tree_user"], res["tree_sys"]
+        self.cpu = self.user + self.sys
+        self.cpu_wait4 = res["main_user"] + res["main_sys"]  # what wait4 on the top process alone reports
+        self.cpu_proc = sum(sampler.cpu.values())  # each process's own CPU as last seen in /proc (a lower bound)
+        # A run shorter than a few samples may be missed by them; the top
+        # process's own peak (GNU time in the reaper) is a floor.
+        top_kb = res.get("top_maxrss_kb") or 0
+        self.rss_mb = max(sampler.peak_kb, top_kb) / 1024
+        self.anon_mb = sampler.peak_anon_kb / 1024
+        self.pss_mb = sampler.peak_pss_kb / 1024 if sampler.pss_samples else None
+        self.top_rss_mb = top_kb / 1024 if top_kb else None
+        self.cpu_by_kind = sampler.cpu_by_kind()
+        self.rss_by_kind = sampler.peak_by_kind
+        self.orphan_kinds = sorted(sampler.orphans.values())
+        self.procs = sampler.peak_procs
+        self.orphans, self.killed, self.subreaper = res["orphans"], res["killed"], res["subreaper"]
+
+    def sample(self, **extra):
+        d = {"wall": self.wall, "cpu": self.cpu, "user": self.user, "sys": self.sys, "cpu_wait4": self.cpu_wait4,
+             "cpu_proc": self.cpu_proc, "rss_mb": self.rss_mb, "anon_mb": self.anon_mb, "pss_mb": self.pss_mb,
+             "procs": self.procs, "orphans": self.orphans, "killed": self.killed, "subreaper": self.subreaper, "top_rss_mb": self.top_rss_mb,
+             "cpu_by_kind": self.cpu_by_kind, "rss_by_kind": self.rss_by_kind, "orphan_kinds": self.orphan_kinds}
+        d.update(extra)
+        return d
+
+
+def run_tree(cmd, cwd=None, env=None, check=True):
+    """Runs cmd under the reaper; CPU of every descendant, memory of the tree."""
+    cmd = [str(c) for c in cmd]
+    out_path, err_path, res_path = WORK / ".out", WORK / ".err", WORK / ".tree.json"
+    res_path.unlink(missing_ok=True)
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        p = subprocess.Popen([str(PY), str(Path(__file__).resolve()), "--reap", str(res_path), "--", *cmd],
+                             cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        sampler = TreeSampler(p.pid)
+        done = threading.Event()
+
+        def sample():
+            t0 = time.monotonic()
+            while not done.is_set():
+                try:
+                    sampler.sample()
+                except Exception:  # noqa: BLE001 - a process vanishing mid-read is expected
+                    pass
+                # Every 10 ms in the first second (a protocol-mode run is over in less), then every 50 ms.
+                done.wait(0.01 if time.monotonic() - t0 < 1 else 0.05)
+
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        p.wait()
+        done.set()
+        t.join()
+    o = out_path.read_text(errors="replace")
+    e = err_path.read_text(errors="replace")
+    try:
+        res = json.loads(res_path.read_text())
+    except (OSError, ValueError):
+        sys.exit(f"the reaper wrote no result ({p.returncode}): {' '.join(cmd)}\n{e[-3000:]}")
+    r = TreeRan(cmd, res, sampler, o, e)
+    if not r.subreaper:
+        log("  warning: prctl(PR_SET_CHILD_SUBREAPER) failed: the CPU of orphaned descendants is not counted")
+    if check and r.rc != 0:
+        sys.exit(f"failed ({r.rc}): {' '.join(cmd)}\n{o[-3000:]}\n{e[-3000:]}")
+    return r
+
+
 class Fixture:
     """A luntan-fixture server on a free loopback port."""
 
@@ -256,6 +543,24 @@ def set_politeness(site_file, politeness, new_id=None):
     site_file.write_text(text)
 
 
+def mb_or(x):
+    return "–" if x is None else f"{x:.0f} MB"
+
+
+def set_attrs(site_file, tag, attrs):
+    """Sets attributes of the site file's one <tag …/> (added when absent)."""
+    text = site_file.read_text()
+    m = re.search(rf"<{tag}\b[^>]*/>", text)
+    assert m, f"{site_file}: no <{tag}/>"
+    el = m.group(0)
+    for k, v in attrs.items():
+        if re.search(rf'\s{k}="[^"]*"', el):
+            el = re.sub(rf'(\s){k}="[^"]*"', rf'\g<1>{k}="{v}"', el)
+        else:
+            el = el[:-2].rstrip() + f' {k}="{v}"/>'
+    site_file.write_text(text[:m.start()] + el + text[m.end():])
+
+
 def files_under(root, pattern):
     return sorted(str(p) for p in Path(root).rglob(pattern))
 
@@ -315,7 +620,9 @@ def machine():
         "rustc": version(["rustc", "--version"]),
         "python": platform.python_version(),
         "wrk": version(["wrk", "-v"]) if shutil.which("wrk") else "?",
-        "peers": {p: pyver(p) for p in ("scrapy", "whoosh", "jieba", "lxml", "cssselect", "charset-normalizer")},
+        "peers": {p: pyver(p) for p in ("scrapy", "whoosh", "jieba", "lxml", "cssselect", "charset-normalizer", "selenium")},
+        "chromium": version(["/usr/lib/chromium/chromium", "--version"]) if os.access("/usr/lib/chromium/chromium", os.X_OK) else version(["chromium", "--version"]),
+        "chromedriver": version(["chromedriver", "--version"]) if shutil.which("chromedriver") else "?",
         "work_dir": str(WORK),
         "work_fs": subprocess.run(["df", "--output=fstype", str(WORK)], capture_output=True, text=True).stdout.split()[-1],
         "load_at_start": os.getloadavg(),
@@ -758,6 +1065,121 @@ class Bench:
         finally:
             shutil.rmtree(disk_root, ignore_errors=True)
 
+    def section_s4(self):
+        """Pages drawn by JavaScript (S4): luntan's protocol mode (the JSON
+        read directly) vs its browser mode (Chromium) vs a Selenium peer
+        doing what browser mode does, over the fixture's microblog; each
+        side's discover + download, the whole process tree measured."""
+        sec = self.results["sections"].setdefault("s4", {"protocol": [], "browser": [], "peer": []})
+        root = fresh(WORK / "s4")
+        written = root / "fixture-sites"
+        fx = Fixture("s4", ["--microblog", "--threads", 10, "--boards", 1, "--forums", "dz"], sites_out=written)
+        try:
+            self.s4_rounds(sec, root, written, fx)
+        finally:
+            fx.stop()
+
+    def s4_rounds(self, sec, root, written, fx):
+        import xml.etree.ElementTree as ET
+
+        # The microblog once the fixture writes its browser-mode site file;
+        # until then the XHR forum, which both modes read today.
+        want = os.environ.get("BENCH_S4_SITE") or ("mb" if (written / "mb-browser.xml").exists() else "xhr")
+        pair = (want, f"{want}-browser")
+        proto_id, browser_id = pair
+        browser_site = ET.parse(written / f"{browser_id}.xml").getroot()
+        pol, brw = browser_site.find("politeness"), browser_site.find("browser")
+        conc = int(os.environ.get("BENCH_S4_CONCURRENCY") or (pol.get("concurrency") if pol is not None else None) or 2)
+        sites = root / "sites"
+        sites.mkdir()
+        for sid in pair:
+            shutil.copyfile(written / f"{sid}.xml", sites / f"{sid}.xml")
+            # No delay, no robots.txt (the peer reads none), the same requests in flight on every side.
+            set_attrs(sites / f"{sid}.xml", "politeness", {"delay-ms": 0, "concurrency": conc, "robots": "false"})
+        sec.update(site=proto_id, browser_site=browser_id, concurrency=conc, settle_ms=int(brw.get("settle-ms", 300)),
+                   timeout_ms=int(brw.get("timeout-ms", 30000)), base=fx.base)
+        log(f"s4: {proto_id}.xml (protocol mode) vs {browser_id}.xml (browser mode) vs Selenium, concurrency {conc}, no delay")
+        boards_file = root / "boards.txt"
+
+        def per_page(d, pages, posts):
+            d.update(pages=pages, posts=posts,
+                     pages_per_s=pages / d["wall"] if d["wall"] else None, posts_per_s=posts / d["wall"] if d["wall"] else None,
+                     cpu_ms_per_page=1000 * d["cpu"] / pages if pages else None, cpu_ms_per_post=1000 * d["cpu"] / posts if posts else None,
+                     mb_per_page=d["rss_mb"] / pages if pages else None)
+            return d
+
+        def luntan(mode, sid, r):
+            data = fresh(root / f"data-{mode}")
+            (data / "sites").mkdir()
+            shutil.copyfile(sites / f"{sid}.xml", data / "sites" / f"{sid}.xml")
+            log(f"s4 round {r + 1}: luntan {mode} mode ({sid}): discover + download")
+            cpu0 = fx.cpu()
+            d = run_tree([BIN / "luntan-discover", "--data", data, "-q"])
+            dl = run_tree([BIN / "luntan-download", "--data", data, "-q"])
+            server_cpu = fx.cpu() - cpu0
+            md = re.search(r"discover: \d+ sites, (\d+) boards .*?, (\d+) list pages, (\d+) requests, (\d+) new threads", d.out)
+            mdl = re.search(r"download: (\d+) saved, (\d+) failed, (\d+) left, (\d+) pages, ([\d.]+) MB", dl.out)
+            if not md or not mdl:
+                raise RuntimeError(f"unexpected luntan output: {d.out[-500:]} {dl.out[-500:]} {dl.err[-1000:]}")
+            mbr = re.search(r"in the browser: (\d+) DOM states kept, (\d+) dropped as duplicates, (\d+) requests, (\d+) refused off the forum, "
+                            r"(\d+) images/fonts/media blocked, (\d+) browser restarts", dl.out)
+            pages = len(list((data / "pages").rglob(f"article*.{'json' if mode == 'protocol' else 'html'}")))
+            # The posts and comments stored: extract (not measured) and count them in the thread XML.
+            run([BIN / "luntan-extract", "--data", data, "-q"])
+            posts = sum(p.read_text().count("<post ") for p in (data / "pages").rglob("article*.xml"))
+            with sqlite3.connect(data / "luntan.db") as db:
+                boards = [u for (u,) in db.execute("select url from boards where site = ? and last_visit is not null order by rowid", (sid,))]
+                threads = db.execute("select count(*) from threads where site = ?", (sid,)).fetchone()[0]
+            if mode == "browser" and not boards_file.exists():
+                boards_file.write_text("".join(u + "\n" for u in boards))
+            stages = (d.sample(), dl.sample())
+            s = {k: sum(x[k] for x in stages) for k in ("wall", "cpu", "user", "sys", "cpu_wait4", "cpu_proc", "orphans", "killed")}
+            s.update({k: max((x[k] for x in stages if x[k] is not None), default=None) for k in ("rss_mb", "anon_mb", "pss_mb", "procs")})
+            kinds = {}
+            for x in stages:
+                for k, v in x["cpu_by_kind"].items():
+                    kinds[k] = kinds.get(k, 0) + v
+            s.update(cpu_by_kind=kinds, discover=stages[0], download=stages[1], server_cpu=server_cpu, boards=len(boards), threads=threads,
+                     list_pages=int(md[2]), requests=int(md[3]), saved=int(mdl[1]), failed=int(mdl[2]), left=int(mdl[3]),
+                     reported_pages=int(mdl[4]), mb=float(mdl[5]))
+            if mbr:
+                s.update(states_kept=int(mbr[1]), states_dropped=int(mbr[2]), browser_requests=int(mbr[3]), refused=int(mbr[4]),
+                         blocked=int(mbr[5]), restarts=int(mbr[6]))
+            if dl.err.strip() or d.err.strip():
+                s["stderr"] = (d.err + dl.err)[-2000:]
+            sec[mode].append(per_page(s, pages, posts))
+            log(f"  {len(boards)} boards, {threads} threads, {pages} pages, {posts} posts in {s['wall']:.2f}s = {pages / s['wall']:.1f} pages/s; "
+                f"cpu {s['cpu']:.2f}s (wait4 alone {s['cpu_wait4']:.2f}s, /proc {s['cpu_proc']:.2f}s, server {server_cpu:.2f}s), "
+                f"peak {s['rss_mb']:.0f} MB summed RSS ({mb_or(s['pss_mb'])} PSS, {s['procs']} processes)")
+
+        def peer(r):
+            out = fresh(root / "peer-out")
+            log(f"s4 round {r + 1}: Selenium peer, {conc} drivers, {len(boards_file.read_text().split())} boards")
+            cpu0 = fx.cpu()
+            ran = run_tree([PY, PEERS / "selenium_timelines.py", sites / f"{browser_id}.xml", boards_file, out])
+            server_cpu = fx.cpu() - cpu0
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            s = ran.sample(server_cpu=server_cpu, boards=j["boards"], threads=j["threads"], failed=j["failed"], errors=j["errors"],
+                           mb=j["bytes"] / 1e6, drivers=j["drivers"],
+                           phases={k: j.get(k) for k in ("start_secs", "list_secs", "thread_secs", "quit_secs")})
+            sec["peer"].append(per_page(s, j["pages"], j["posts"]))
+            log(f"  {j['boards']} boards, {j['threads']} threads, {j['pages']} pages, {j['posts']} posts in {ran.wall:.2f}s = "
+                f"{j['pages'] / ran.wall:.1f} pages/s; cpu {ran.cpu:.2f}s (wait4 alone {ran.cpu_wait4:.2f}s, /proc {ran.cpu_proc:.2f}s, "
+                f"server {server_cpu:.2f}s), peak {ran.rss_mb:.0f} MB summed RSS ({mb_or(ran.pss_mb)} PSS, {ran.procs} processes)"
+                + (f"; {j['failed']} failed: {j['errors'][:2]}" if j["failed"] else ""))
+            shutil.rmtree(out)
+
+        # The fixture's microblog has the same size at every scale, and a
+        # Selenium run takes about as long as a browser-mode one: the peer
+        # runs every round.
+        # A protocol-mode run is over in about 0.1 s, mostly process start-up,
+        # so one run is noise: it runs S4_PROTOCOL_REPEATS times a round.
+        def protocol(r):
+            for _ in range(S4_PROTOCOL_REPEATS):
+                luntan("protocol", proto_id, r)
+
+        alternate(ROUNDS, ROUNDS, lambda r: luntan("browser", browser_id, r), peer, [protocol])
+
     def run(self):
         fresh(WORK)
         log(f"luntan benchmarks, scale {SCALE}: {THREADS} threads, {ROUNDS} rounds (peers {PEER_ROUNDS}), work dir {WORK}")
@@ -806,6 +1228,8 @@ def report(res):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--reap":
+        reap_main(sys.argv[2:])
     sys.path.insert(0, str(BENCH))
     if len(sys.argv) == 3 and sys.argv[1] == "--render":
         # Re-render a results file (no measuring): run.py --render bench/results/X.json
