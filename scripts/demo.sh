@@ -40,7 +40,6 @@ for q in 质量 明月 '"服务态度"' '早餐 OR 前台' '春風 -秋' '转发
 done
 # The same forum read two ways finds the same threads.
 step "$bin/luntan-search" --index-dir "$demo/index" --limit 3 --site xhr --site xhr-browser 酒店
-step "$bin/luntan-search" --index-dir "$demo/index" --limit 4 --site mb --site mb-browser 转发微博
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo
 printf 'demo: pipeline done in %d.%03ds; data in %s/data, indexes in %s/index\n' $((ms / 1000)) $((ms % 1000)) "$demo" "$demo"
