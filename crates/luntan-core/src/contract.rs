@@ -171,10 +171,11 @@ mod tests {
         let day = t.path().join("pages/dz/board2/board2_20261130");
         std::fs::create_dir_all(&day).unwrap();
         std::fs::write(day.join("article7.html.9.luntan-tmp"), b"half").unwrap();
+        std::fs::write(day.join("article7.fetched.9.luntan-tmp"), b"half").unwrap();
         std::fs::write(day.join("article7.xml.9.luntan-tmp"), b"half").unwrap();
         let begin = |stage| StageRun::begin(&data, stage, Stop::new());
         let download = begin(Stage::Download).unwrap();
-        assert_eq!(download.swept(), 1);
+        assert_eq!(download.swept(), 2, "a killed download's page and fetch-clock temp files");
         assert!(day.join("article7.xml.9.luntan-tmp").exists(), "extract's temp file is extract's to sweep");
         let busy = begin(Stage::Download).unwrap_err();
         assert!(matches!(busy, BeginError::Lock(LockError::Busy { .. })), "{busy:?}");

@@ -41,7 +41,8 @@ impl Stage {
     /// whose temp files a killed run of it may leave.
     pub fn temp_file_kinds(self) -> &'static [&'static str] {
         match self {
-            Stage::Download => &["html", "json"],
+            // `fetched`: the forum's clock of each page (protocol and browser mode).
+            Stage::Download => &["html", "json", "fetched"],
             Stage::Extract => &["xml"],
             Stage::Discover | Stage::Index => &[],
         }
