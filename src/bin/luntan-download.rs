@@ -95,15 +95,17 @@ fn download(config: &Config) -> anyhow::Result<()> {
     let sum = |f: fn(&DownloadReport) -> usize| reports.iter().map(f).sum::<usize>();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let left = sum(|r| r.left);
+    let kept = sum(|r| r.pages_kept);
     println!(
-        "download: {} saved, {} failed, {} left, {} pages, {:.1} MB in {} ({:.0} pages/s)",
+        "download: {} saved, {} failed, {} left, {} pages, {:.1} MB in {} ({:.0} pages/s){}",
         sum(|r| r.saved),
         sum(|r| r.failed),
         left,
         sum(|r| r.pages),
         bytes as f64 / 1e6,
         cli::elapsed(start.elapsed()),
-        sum(|r| r.pages) as f64 / secs
+        sum(|r| r.pages) as f64 / secs,
+        if kept > 0 { format!("; {kept} of the pages kept from the threads' last download, not fetched again") } else { String::new() }
     );
     if run.stopped() {
         println!("download: stopped by Ctrl-C; run again to fetch the {left} threads left");

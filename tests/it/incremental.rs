@@ -192,3 +192,60 @@ fn later_rounds_read_only_what_changed() {
         assert_eq!(indexed, n, "{site}: indexed rows");
     }
 }
+
+/// A thread re-queued for a new reply is read from its last stored page on
+/// (that page again, it may have grown, then any new one); its earlier pages
+/// come from its last download. Its thread XML is byte for byte what a
+/// whole download of the forum at the same moment gives.
+#[test]
+fn a_new_reply_is_read_from_the_threads_last_page_and_the_xml_is_what_a_whole_download_gives() {
+    let cfg = FixtureConfig { threads: 240, boards: 2, ..FixtureConfig::default() };
+    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    let sites = load_sites(&work.sites());
+    let base = server.base_url();
+    for stage in ["discover", "download", "extract"] {
+        work.ok(stage, &[]);
+    }
+    let before = work.rows();
+    let changes = server.add_replies(60);
+
+    server.clear_requests();
+    work.ok("discover", &["--all-boards"]);
+    let out = work.ok("download", &[]);
+    let mut asked: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for r in server.requests() {
+        if let Requested::Thread(site, thread, _) = classify(&sites, &base, &r.path_and_query) {
+            *asked.entry((site, thread)).or_default() += 1;
+        }
+    }
+    work.ok("extract", &[]);
+
+    // The same forum downloaded whole, into a data directory of its own.
+    let whole = Work::new();
+    server.write_site_files(&whole.sites()).unwrap();
+    for stage in ["discover", "download", "extract"] {
+        whole.ok(stage, &[]);
+    }
+    let (after, whole_rows) = (work.rows(), whole.rows());
+    let (mut requests, mut full, mut long) = (0, 0, 0);
+    for c in &changes {
+        let key = (c.site.clone(), c.thread.clone());
+        let old = before[&key].3.expect("saved before");
+        let (_, reason, date, pages) = &after[&key];
+        let new = pages.unwrap_or_else(|| panic!("{}/{}: not saved again: {reason:?}", c.site, c.thread));
+        let got = asked.get(&key).copied().unwrap_or(0);
+        let want = if old >= 2 { 1 + (new - old) } else { new };
+        assert_eq!(got as u32, want, "{}/{}: {old} pages before, {new} after: pages fetched", c.site, c.thread);
+        requests += got;
+        full += new as usize;
+        long += usize::from(old >= 3);
+        let path = |w: &Work, date: &Option<String>| w.layout().xml_path(&common::loc(&c.site, &c.board, date.as_deref().unwrap(), &c.thread));
+        let (updated, fresh) = (std::fs::read(path(&work, date)).unwrap(), std::fs::read(path(&whole, &whole_rows[&key].2)).unwrap());
+        assert!(updated == fresh, "{}/{}: the updated thread's XML differs from a whole download's", c.site, c.thread);
+    }
+    assert!(long >= 5, "only {long} of the replies went to threads of 3 pages or more");
+    assert!(out.contains("pages kept from the threads' last download"), "{out}");
+    println!("{} new replies: {requests} thread pages fetched, against {full} for a whole download of those threads\n{out}", changes.len());
+}

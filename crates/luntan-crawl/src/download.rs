@@ -15,6 +15,7 @@ use luntan_core::ids::SaveDate;
 use luntan_core::layout::write_atomic;
 use luntan_core::state::{Stage, ThreadState};
 use luntan_core::store::{Store, StoreError, ThreadRow, Update};
+use luntan_core::{DataDir, Site};
 use url::Url;
 
 use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
@@ -34,6 +35,9 @@ pub struct DownloadReport {
     /// Threads left for a later run (stopped by Ctrl-C).
     pub left: usize,
     pub pages: usize,
+    /// Of `pages`, those kept from a thread's last download instead of
+    /// fetched again (a re-queued thread is read from its last page on).
+    pub pages_kept: usize,
     pub bytes: u64,
     /// `(site/thread, reason)` of each thread marked failed.
     pub failures: Vec<(String, String)>,
@@ -153,10 +157,11 @@ pub async fn download_site(
         let Some(joined) = tasks.join_next().await else { break };
         let (row, outcome) = joined.expect("download task panicked");
         match outcome {
-            Ok((pages, bytes)) => {
+            Ok(saved) => {
                 report.saved += 1;
-                report.pages += pages;
-                report.bytes += bytes;
+                report.pages += saved.pages;
+                report.pages_kept += saved.kept;
+                report.bytes += saved.bytes;
             }
             Err(Failure::Local(path, source)) => {
                 // The row stays `Discovered`: the next run, with space, takes it.
@@ -202,9 +207,19 @@ fn write_page(path: std::path::PathBuf, bytes: &[u8]) -> Result<(), Failure> {
     })
 }
 
+/// What saving one thread wrote: pages (of them `kept` from its last
+/// download) and bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Saved {
+    pages: usize,
+    kept: usize,
+    bytes: u64,
+}
+
 /// Fetches every page of a thread, writes them, moves the row to `Saved`.
-/// Returns (pages, bytes).
-async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<(usize, u64), Failure> {
+/// A re-queued thread whose pages are on disk from its last download is
+/// read from its last page on (see [`kept_pages`]).
+async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
     // Ids were checked at discovery; checked again because they name files.
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
@@ -212,10 +227,64 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     if let Some(rules) = &fetcher.site().json {
         return save_json_thread(run, fetcher, rules, store, row, loc).await;
     }
-    let pages = fetch_pages(fetcher, &url, loc.thread.as_str()).await.map_err(|e| Failure::Thread(e.into()))?;
-    let content_type = pages[0].content_type.clone();
+    let thread = loc.thread.as_str();
+    let data = run.data().clone();
+    let (site, row_in, url_in, thread_in) = (fetcher.site().clone(), row.clone(), url.clone(), thread.to_owned());
+    let kept = tokio::task::spawn_blocking(move || kept_pages(&data, &site, &row_in, &url_in, &thread_in)).await.expect("reading kept pages panicked");
+    let (pages, kept) = match kept {
+        Some(k) => {
+            let n = k.pages.len();
+            match fetch_pages_from(fetcher, k.pages, k.last, thread).await {
+                Ok(pages) => (pages, n),
+                // The thread shrank (posts deleted: its last page is gone)
+                // or moved: read it whole, as if it were new.
+                Err(e) => {
+                    tracing::debug!("{}/{}: reading from the last stored page failed ({e}); reading it whole", row.site, row.thread);
+                    (fetch_pages(fetcher, &url, thread).await.map_err(|e| Failure::Thread(e.into()))?, 0)
+                }
+            }
+        }
+        None => (fetch_pages(fetcher, &url, thread).await.map_err(|e| Failure::Thread(e.into()))?, 0),
+    };
+    // The content type the forum sends now (page 1 may be a kept one).
+    let content_type = pages.last().and_then(|p| p.content_type.clone());
     let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
-    save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, ..Default::default() }).await
+    let saved = save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, ..Default::default() }).await?;
+    Ok(Saved { kept, ..saved })
+}
+
+/// The pages of a re-queued thread that need not be fetched again: every
+/// page but the last of its last download, read from disk, and the last
+/// page's number and URL, where reading starts again (it may have grown,
+/// and a new page after it is linked from it). A new reply to a thread of
+/// 40 pages then costs 1 or 2 requests, not 40; the posts are the same as
+/// a whole download's, so is the thread XML. `None` (read it whole) when
+/// the thread has one page, no pager, or a page is missing or names no
+/// later page: the pages are found as download found them, page `k`'s URL
+/// being the `k`-th page value (in order) the pagers of pages before it link.
+fn kept_pages(data: &DataDir, site: &Site, row: &ThreadRow, url: &Url, thread: &str) -> Option<KeptPages> {
+    let pattern = site.links.thread_page.as_ref()?;
+    let n = usize::try_from(row.pages.filter(|&n| n >= 2)?).ok()?;
+    let old = row.location(None).ok()?;
+    let mut urls: BTreeMap<u64, Url> = BTreeMap::from([(pattern.first_page, url.clone())]);
+    let mut pages: BTreeMap<u64, Fetched> = BTreeMap::new();
+    for k in 1..n {
+        let (&value, page_url) = urls.iter().nth(k - 1)?;
+        let page_url = page_url.clone();
+        let body = std::fs::read(data.html_path(&old, k as u32)).ok()?;
+        for (v, u) in page_links_in(site, &body, row.content_type.as_deref(), &page_url, pattern, thread, |m| m.thread.as_deref()) {
+            urls.entry(v).or_insert(u);
+        }
+        pages.insert(value, Fetched { url: page_url, status: 200, content_type: row.content_type.clone(), body, date: None });
+    }
+    let (&value, last) = urls.iter().nth(n - 1)?;
+    Some(KeptPages { pages, last: (value, last.clone()) })
+}
+
+/// See [`kept_pages`].
+struct KeptPages {
+    pages: BTreeMap<u64, Fetched>,
+    last: (u64, Url),
 }
 
 /// A thread's HTML pages as download saves them.
@@ -240,7 +309,7 @@ async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
     store: &Arc<Mutex<Store>>,
     loc: luntan_core::ids::ThreadLoc,
     html: HtmlPages<P>,
-) -> Result<(usize, u64), Failure> {
+) -> Result<Saved, Failure> {
     let n = html.pages.len();
     let bytes: u64 = html.pages.iter().map(|p| p.as_ref().len() as u64).sum();
     let (data, store) = (run.data().clone(), store.clone());
@@ -268,7 +337,7 @@ async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
                 s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
             })
             .map_err(Failure::Store)?;
-        Ok((n, bytes))
+        Ok(Saved { pages: n, kept: 0, bytes })
     })
     .await
     .expect("write task panicked")
@@ -284,7 +353,7 @@ async fn save_browser_thread(
     store: &Arc<Mutex<Store>>,
     opts: &DownloadOptions,
     row: &ThreadRow,
-) -> Result<(usize, u64), Failure> {
+) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
@@ -322,7 +391,7 @@ async fn save_json_thread(
     store: &Arc<Mutex<Store>>,
     row: &ThreadRow,
     loc: luntan_core::ids::ThreadLoc,
-) -> Result<(usize, u64), Failure> {
+) -> Result<Saved, Failure> {
     let pages = crate::protocol::fetch_thread(fetcher, rules, loc.thread.as_str()).await.map_err(|e| match e {
         crate::protocol::JsonPageError::Fetch(f) => Failure::Thread(f.into()),
         other => Failure::Thread(ThreadError::Row { url: row.url.clone(), why: other.to_string() }),
@@ -353,7 +422,7 @@ async fn save_json_thread(
                 s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
             })
             .map_err(Failure::Store)?;
-        Ok((n, bytes))
+        Ok(Saved { pages: n, kept: 0, bytes })
     })
     .await
     .expect("write task panicked")
@@ -361,15 +430,21 @@ async fn save_json_thread(
 
 /// Page 1, then every later page its pagers link to, in page order.
 async fn fetch_pages(fetcher: &Fetcher, url: &Url, thread: &str) -> Result<Vec<Fetched>, FetchError> {
+    let first = fetcher.site().links.thread_page.as_ref().map_or(1, |p| p.first_page);
+    fetch_pages_from(fetcher, BTreeMap::new(), (first, url.clone()), thread).await
+}
+
+/// [`fetch_pages`] from page `start` (its page value and URL) on, beside
+/// the pages already in hand (`pages`, by page value), which are not
+/// fetched again.
+async fn fetch_pages_from(fetcher: &Fetcher, mut pages: BTreeMap<u64, Fetched>, start: (u64, Url), thread: &str) -> Result<Vec<Fetched>, FetchError> {
     let site = fetcher.site();
-    let first = fetcher.get_html(url).await?;
+    let (mut current_page, url) = start;
+    let mut current = fetcher.get_html(&url).await?;
     let Some(pattern) = &site.links.thread_page else {
-        return Ok(vec![first]);
+        return Ok(vec![current]);
     };
-    let mut pages: BTreeMap<u64, Fetched> = BTreeMap::new();
     let mut queue: BTreeMap<u64, Url> = BTreeMap::new();
-    let mut current = first;
-    let mut current_page = pattern.first_page;
     loop {
         // Pages are kept as sent, so their links are all that is read here:
         // no DOM and no decoding of the whole page unless the scan needs them.
