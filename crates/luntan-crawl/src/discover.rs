@@ -168,6 +168,11 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         }
         next.extend(found.into_iter().filter(|b| met.insert(b.id.clone())));
         wave = std::mem::take(&mut next);
+        if run.stopped() {
+            // The next wave is not started; the next round reads it.
+            report.boards_interrupted += wave.len();
+            break;
+        }
     }
     Ok(report)
 }
