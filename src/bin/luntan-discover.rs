@@ -210,7 +210,7 @@ fn print_keyword_summary(reports: &[KeywordReport], keywords: usize, took: Durat
 fn print_summary(reports: &[DiscoverReport], took: Duration, stopped: bool) {
     let sum = |f: fn(&DiscoverReport) -> usize| reports.iter().map(f).sum::<usize>();
     println!(
-        "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} off-topic, {} refused links, {} errors in {}",
+        "discover: {} sites, {} boards ({} not due), {} list pages, {} requests, {} new threads, {} updated, {} known, {} off-topic, {} refused links, {} errors in {}; {:.1} kB received{}",
         reports.len(),
         sum(|r| r.boards),
         sum(|r| r.boards_skipped),
@@ -222,7 +222,12 @@ fn print_summary(reports: &[DiscoverReport], took: Duration, stopped: bool) {
         sum(|r| r.off_topic),
         sum(|r| r.refused_links),
         sum(|r| r.errors.len()),
-        cli::elapsed(took)
+        cli::elapsed(took),
+        reports.iter().map(|r| r.bytes).sum::<u64>() as f64 / 1e3,
+        match sum(|r| r.not_modified) {
+            0 => String::new(),
+            n => format!(", {n} pages unchanged since the last round (304, no body)"),
+        }
     );
     if stopped {
         println!("discover: stopped by Ctrl-C; {} boards not walked or left part-way (the next round reads them in full)", sum(|r| r.boards_interrupted));

@@ -249,3 +249,61 @@ fn a_new_reply_is_read_from_the_threads_last_page_and_the_xml_is_what_a_whole_do
     assert!(out.contains("pages kept from the threads' last download"), "{out}");
     println!("{} new replies: {requests} thread pages fetched, against {full} for a whole download of those threads\n{out}", changes.len());
 }
+
+/// Bytes a discover run received, from its summary line.
+fn received_kb(out: &str) -> f64 {
+    let at = out.find(" kB received").unwrap_or_else(|| panic!("no byte count: {out}"));
+    out[..at].rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// A round with nothing new asks for each page with what the forum said
+/// identified it last time, and a forum that keeps validators answers 304
+/// with no body: the Discuz! fixture sends ETags, the modern one
+/// Last-Modified, the phpBB one neither (and is read as before). A forum
+/// that changed is read as before too.
+#[test]
+fn a_round_with_nothing_new_costs_an_empty_304_per_page_where_the_forum_keeps_validators() {
+    let cfg = FixtureConfig { threads: 300, boards: 3, ..FixtureConfig::default() };
+    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    let sites = load_sites(&work.sites());
+    let base = server.base_url();
+    work.ok("discover", &[]);
+    work.ok("download", &[]);
+
+    let mut figures = Vec::new();
+    for (site, supports) in [("dz", true), ("bbs", true), ("phpbb", false)] {
+        server.clear_requests();
+        let with = work.ok("discover", &["--site", site, "--all-boards"]);
+        let log = server.requests();
+        let pages: Vec<&luntan_fixture::RequestRecord> =
+            log.iter().filter(|r| matches!(classify(&sites, &base, &r.path_and_query), Requested::List(..) | Requested::Home(_))).collect();
+        let boards = server.truth().forums.iter().find(|f| f.site == site).unwrap().boards.len();
+        assert_eq!(pages.len(), boards + 1, "{site}: the home page and one list page a board: {with}");
+        let unchanged = pages.iter().filter(|r| r.status == 304).count();
+        assert_eq!(unchanged, if supports { boards + 1 } else { 0 }, "{site}: {with}");
+        assert!(with.contains(" 0 new threads, 0 updated"), "{with}");
+        // The same round without validators: every page whole.
+        let db = rusqlite::Connection::open(work.layout().db_path()).unwrap();
+        assert_eq!(db.execute("DELETE FROM validators WHERE site = ?1", [site]).unwrap() > 0, supports, "{site}: validators kept");
+        drop(db);
+        let without = work.ok("discover", &["--site", site, "--all-boards"]);
+        let (a, b) = (received_kb(&with), received_kb(&without));
+        figures.push(format!("{site}: {a:.1} kB with validators, {b:.1} kB without"));
+        if supports {
+            assert!(a <= 0.10 * b, "{site}: {a} kB received against {b} kB without validators");
+        } else {
+            assert_eq!(a, b, "{site}");
+        }
+    }
+    println!("a round with nothing new: {}", figures.join("; "));
+
+    // After new replies a changed page is read whole, and only its threads are queued.
+    let changes = server.add_replies(6);
+    let out = work.ok("discover", &["--all-boards"]);
+    let queued: BTreeSet<(String, String)> =
+        Store::open(&work.layout().db_path()).unwrap().threads(None, ThreadState::Discovered).unwrap().into_iter().map(|r| (r.site, r.thread)).collect();
+    let changed: BTreeSet<(String, String)> = changes.iter().map(|c| (c.site.clone(), c.thread.clone())).collect();
+    assert_eq!(queued, changed, "{out}");
+}

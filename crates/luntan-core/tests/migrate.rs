@@ -234,10 +234,11 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
 
     let mut s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     assert!(has_column(&watch, "keyword_rounds", "error"), "migration 2 ran");
     assert!(has_table(&watch, "search_accounts"), "migration 3 ran");
     assert!(has_column(&watch, "threads", "states_kept") && has_column(&watch, "threads", "states_dropped"), "migration 4 ran");
+    assert!(has_table(&watch, "validators"), "migration 5 ran");
     assert_fixture_rows(&s);
 
     // The new column works on the old rows' table.
@@ -289,7 +290,7 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
     let after = schema(&watch);
-    assert_eq!(after.len(), before.len() + 1, "only migrations 3 and 4 ran: {after:?}");
+    assert_eq!(after.len(), before.len() + 2, "only migrations 3, 4 and 5 ran (search_accounts, validators): {after:?}");
     assert!(unlike_threads(&before).iter().all(|sql| after.contains(sql)), "nothing made anew");
     assert!(has_table(&watch, "search_accounts"));
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
@@ -299,7 +300,7 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
 }
 
 #[test]
-fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and_gains_browser_states() {
+fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and_gains_browser_states_and_validators() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("luntan.db");
     let sql = format!(
@@ -314,8 +315,10 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
 
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    // Recognised as version 3: only migration 4's columns are new.
-    assert_eq!(unlike_threads(&schema(&watch)), unlike_threads(&before), "recognised, not migrated again or made anew");
+    // Recognised as version 3: only migration 4's columns and migration 5's table are new.
+    let after: Vec<String> = unlike_threads(&schema(&watch)).into_iter().filter(|sql| !sql.starts_with("CREATE TABLE validators")).collect();
+    assert_eq!(after, unlike_threads(&before), "recognised, not migrated again or made anew");
+    assert!(has_table(&watch, "validators"), "migration 5 ran");
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
     assert_fixture_rows(&s);
     assert_eq!(s.keyword_rounds(None).unwrap()[0].error.as_deref(), Some("search: 503 Service Unavailable"));

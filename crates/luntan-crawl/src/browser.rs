@@ -441,6 +441,10 @@ async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &Rende
                 let _ = page.execute(redirect).await;
             }
         }
+        // Asked without validators: never answered so.
+        Ok(Outcome::NotModified) => {
+            let _ = page.execute(refuse(ErrorReason::Failed)).await;
+        }
         Ok(Outcome::Page(got)) => {
             stats.requests.fetch_add(1, Ordering::Relaxed);
             if is_document {

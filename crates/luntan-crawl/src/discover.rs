@@ -8,11 +8,11 @@
 //! re-queued; and each board has an adaptive re-check interval, so a round
 //! skips boards that are not due.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
-use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError};
+use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError, Validators};
 use scraper::Html;
 use url::Url;
 
@@ -41,6 +41,11 @@ pub struct DiscoverReport {
     pub promoted: usize,
     /// Requests made (robots.txt included).
     pub requests: u64,
+    /// Bytes of the bodies received (after decompression).
+    pub bytes: u64,
+    /// Home and list pages the forum answered 304 Not Modified: unchanged
+    /// since the last round (see [`walk_board`]).
+    pub not_modified: usize,
     /// Links whose ids were refused (path tricks, odd bytes).
     pub refused_links: usize,
     /// Thread rows the Bloom filter showed to be new, inserted without a lookup.
@@ -76,9 +81,11 @@ pub(crate) fn utc_stamp() -> String {
 /// as after a crash. Progress advances once per board walked or skipped.
 pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let started_at = utc_stamp();
-    let requests_before = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let stats = &fetcher.stats;
+    let (requests_before, bytes_before) = (stats.requests.load(std::sync::atomic::Ordering::Relaxed), stats.bytes.load(std::sync::atomic::Ordering::Relaxed));
     let mut report = discover_round(&run, &fetcher, &store, &opts).await?;
-    report.requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
+    report.requests = stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
+    report.bytes = stats.bytes.load(std::sync::atomic::Ordering::Relaxed) - bytes_before;
     let round = RoundRecord {
         site: report.site.clone(),
         started_at,
@@ -98,9 +105,12 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
 async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = Arc::new(fetcher.site().clone());
     let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
-    with_store(store, {
+    let validators = with_store(store, {
         let site = site.clone();
-        move |s| s.upsert_site(&site)
+        move |s| {
+            s.upsert_site(&site)?;
+            s.validators(&site.id)
+        }
     })
     .await?;
     if site.json.is_some() {
@@ -108,7 +118,11 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         return crate::protocol::discover_round(run, fetcher, store, report).await;
     }
     let renderer = Renderer::for_site(fetcher.clone()).map(Arc::new);
-    let home = match get_page(fetcher, renderer.as_deref(), &site.home, PageKind::Home).await {
+    // An unchanged home page (304) lists the boards the store has; with
+    // `<board depth>` the store holds boards from past the home page too,
+    // so then the page is read.
+    let home_cond = validators.get(site.home.as_str()).filter(|_| site.links.follow.is_none());
+    let home = match get_page_if(fetcher, renderer.as_deref(), &site.home, PageKind::Home, home_cond).await {
         Ok(f) => f,
         Err(e) => {
             tracing::warn!("{}: home page: {e}", site.id);
@@ -116,12 +130,21 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
             return Ok(report);
         }
     };
-    let boards = {
-        let html = decode(&site, &home.body, home.content_type.as_deref());
-        let doc = Html::parse_document(&html);
-        let (boards, refused) = links::board_links(&site, &doc, &links::base_url(&doc, &home.url));
-        report.refused_links += refused;
-        boards
+    let boards = match home {
+        Some(home) => {
+            remember_validators(store, &site.id, &home.url, &home.validators, &validators).await?;
+            let html = decode(&site, &home.body, home.content_type.as_deref());
+            let doc = Html::parse_document(&html);
+            let (boards, refused) = links::board_links(&site, &doc, &links::base_url(&doc, &home.url));
+            report.refused_links += refused;
+            boards
+        }
+        None => {
+            report.not_modified += 1;
+            let site_id = site.id.clone();
+            let stored = with_store(store, move |s| s.boards(&site_id)).await?;
+            stored.into_iter().filter_map(|b| Some(BoardLink { url: Url::parse(&b.url).ok()?, id: b.board, title: b.title })).collect()
+        }
     };
     if boards.is_empty() {
         let line = format!("{}: no link on the home page matches the board pattern", site.home);
@@ -144,6 +167,7 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     .await?;
     report.promoted = promoted;
     let seen = Arc::new(seen);
+    let validators = Arc::new(validators);
     let mut wave: Vec<BoardLink> = boards;
     let mut met: BTreeSet<String> = wave.iter().map(|b| b.id.clone()).collect();
     let mut next: Vec<BoardLink> = known
@@ -161,7 +185,8 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     // a timeline).
     while !wave.is_empty() {
         wave.truncate(max_boards.saturating_sub(report.boards));
-        let found = walk_wave(run, fetcher, renderer.as_ref(), store, &seen, scorer.as_ref(), opts, std::mem::take(&mut wave), &mut report).await?;
+        let lists = Lists { seen: &seen, scorer: scorer.as_ref(), validators: &validators };
+        let found = walk_wave(run, fetcher, renderer.as_ref(), store, &lists, opts, std::mem::take(&mut wave), &mut report).await?;
         depth += 1;
         if depth > max_depth || report.boards >= max_boards {
             break;
@@ -177,6 +202,23 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     Ok(report)
 }
 
+/// What every board walk of a round shares.
+struct Lists<'a> {
+    seen: &'a Arc<Seen>,
+    scorer: Option<&'a Arc<Scorer>>,
+    /// The forum's validators for its list pages, from the last round.
+    validators: &'a Arc<HashMap<String, Validators>>,
+}
+
+/// One board's walk.
+struct Walk {
+    board: BoardLink,
+    interval: std::time::Duration,
+    scorer: Option<Arc<Scorer>>,
+    known: Arc<Seen>,
+    validators: Arc<HashMap<String, Validators>>,
+}
+
 /// Walks one wave of boards side by side (the fetcher's gate keeps the
 /// forum's limits); returns the boards their list pages link to.
 #[allow(clippy::too_many_arguments)]
@@ -185,8 +227,7 @@ async fn walk_wave(
     fetcher: &Arc<Fetcher>,
     renderer: Option<&Arc<Renderer>>,
     store: &Arc<Mutex<Store>>,
-    seen: &Arc<Seen>,
-    scorer: Option<&Arc<Scorer>>,
+    lists: &Lists<'_>,
     opts: &DiscoverOptions,
     boards: Vec<BoardLink>,
     report: &mut DiscoverReport,
@@ -210,7 +251,8 @@ async fn walk_wave(
             continue;
         }
         let interval = schedule.interval_secs.map_or(site.incremental.initial_interval, |s| std::time::Duration::from_secs(s.max(0) as u64));
-        tasks.spawn(walk_board(fetcher.clone(), renderer.cloned(), store.clone(), board, interval, scorer.cloned(), seen.clone(), run.clone()));
+        let walk = Walk { board, interval, scorer: lists.scorer.cloned(), known: lists.seen.clone(), validators: lists.validators.clone() };
+        tasks.spawn(walk_board(fetcher.clone(), renderer.cloned(), store.clone(), walk, run.clone()));
     }
     let mut found = Vec::new();
     while let Some(joined) = tasks.join_next().await {
@@ -222,6 +264,7 @@ async fn walk_wave(
         report.known_threads += r.known_threads;
         report.refused_links += r.refused_links;
         report.lookups_saved += r.lookups_saved;
+        report.not_modified += r.not_modified;
         report.off_topic += r.off_topic;
         report.boards_interrupted += r.boards_interrupted;
         report.errors.extend(r.errors);
@@ -230,36 +273,54 @@ async fn walk_wave(
     Ok(found)
 }
 
+/// Keeps the validators a page came with for the next round (and forgets
+/// those of a page that no longer sends any).
+async fn remember_validators(store: &Arc<Mutex<Store>>, site: &str, url: &Url, got: &Validators, had: &HashMap<String, Validators>) -> Result<(), StoreError> {
+    if had.get(url.as_str()) == Some(got) || (got.is_empty() && !had.contains_key(url.as_str())) {
+        return Ok(());
+    }
+    let (site, url, v) = (site.to_owned(), url.to_string(), got.clone());
+    with_store(store, move |s| s.set_validators(&site, &url, &v)).await
+}
+
 /// A home or list page: as the forum sent it, or, in browser mode, the DOM
 /// its list actions reached (every kept state, so links a pager replaced
-/// are read too).
-async fn get_page(fetcher: &Fetcher, renderer: Option<&Renderer>, url: &Url, kind: PageKind) -> Result<Fetched, String> {
+/// are read too). `cond`, the validators the forum gave for the page last
+/// time, makes the request conditional (not in a browser): `None` when the
+/// forum answers 304.
+async fn get_page_if(fetcher: &Fetcher, renderer: Option<&Renderer>, url: &Url, kind: PageKind, cond: Option<&Validators>) -> Result<Option<Fetched>, String> {
     let Some(renderer) = renderer else {
-        return fetcher.get_html(url).await.map_err(|e| e.to_string());
+        return match cond {
+            Some(v) => fetcher.get_html_if(url, v).await.map_err(|e| e.to_string()),
+            None => fetcher.get_html(url).await.map(Some).map_err(|e| e.to_string()),
+        };
     };
     let rendered = renderer.render(url, kind).await.map_err(|e| e.to_string())?;
-    Ok(Fetched {
+    Ok(Some(Fetched {
         url: rendered.url,
         status: 200,
         content_type: Some("text/html; charset=utf-8".into()),
         body: rendered.states.join("\n").into_bytes(),
         date: rendered.date,
-    })
+        validators: Validators::default(),
+    }))
 }
 
 /// Walks a board's list pages in page order, up to the site's limit, and
 /// stops early once `stop-after` consecutive rows are known and unchanged.
-#[allow(clippy::too_many_arguments)]
+///
+/// A list page the forum answers 304 (it sent validators last round, and
+/// the page is as it was) ends the walk: a list is newest first, and a
+/// thread that changed anywhere below a page would have moved to the top,
+/// through it. So a round with nothing new costs a board one empty answer.
 async fn walk_board(
     fetcher: Arc<Fetcher>,
     renderer: Option<Arc<Renderer>>,
     store: Arc<Mutex<Store>>,
-    board: BoardLink,
-    interval: std::time::Duration,
-    scorer: Option<Arc<Scorer>>,
-    known: Arc<Seen>,
+    walk: Walk,
     run: Arc<StageRun>,
 ) -> Result<(DiscoverReport, Vec<BoardLink>), StoreError> {
+    let Walk { board, interval, scorer, known, validators } = walk;
     let site = fetcher.site().clone();
     let mut report = DiscoverReport::default();
     let mut boards_met: Vec<BoardLink> = Vec::new();
@@ -283,8 +344,15 @@ async fn walk_board(
             break;
         }
         seen.insert(page);
-        let fetched = match get_page(&fetcher, renderer.as_deref(), &url, PageKind::List).await {
-            Ok(f) => f,
+        // After a walk that broke off, every page is read whatever it says.
+        let cond = validators.get(url.as_str()).filter(|_| !resume);
+        let fetched = match get_page_if(&fetcher, renderer.as_deref(), &url, PageKind::List, cond).await {
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                report.not_modified += 1;
+                tracing::debug!("{}: board {}: page {page} unchanged (304); stopping", site.id, board.id);
+                break;
+            }
             Err(e) => {
                 tracing::warn!("{}: board {}: {e}", site.id, board.id);
                 report.errors.push(e.to_string());
@@ -292,6 +360,7 @@ async fn walk_board(
             }
         };
         report.list_pages += 1;
+        remember_validators(&store, &site.id, &url, &fetched.validators, &validators).await?;
         let (threads, more) = {
             let html = decode(&site, &fetched.body, fetched.content_type.as_deref());
             let doc = Html::parse_document(&html);

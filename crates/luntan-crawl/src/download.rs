@@ -275,7 +275,7 @@ fn kept_pages(data: &DataDir, site: &Site, row: &ThreadRow, url: &Url, thread: &
         for (v, u) in page_links_in(site, &body, row.content_type.as_deref(), &page_url, pattern, thread, |m| m.thread.as_deref()) {
             urls.entry(v).or_insert(u);
         }
-        pages.insert(value, Fetched { url: page_url, status: 200, content_type: row.content_type.clone(), body, date: None });
+        pages.insert(value, Fetched { url: page_url, status: 200, content_type: row.content_type.clone(), body, date: None, validators: Default::default() });
     }
     let (&value, last) = urls.iter().nth(n - 1)?;
     Some(KeptPages { pages, last: (value, last.clone()) })

@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luntan_core::site::{Politeness, Site};
+use luntan_core::store::Validators;
 use reqwest::cookie::CookieStore as _;
-use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use url::Url;
@@ -42,6 +43,8 @@ pub struct Fetched {
     /// The server's `Date` header: its clock, against which protocol mode
     /// reads times such as "3分钟前".
     pub date: Option<String>,
+    /// Its `ETag` and `Last-Modified`, to ask with next time.
+    pub validators: Validators,
 }
 
 /// Why a URL could not be fetched. Every variant names the URL.
@@ -280,6 +283,14 @@ impl Fetcher {
         on_io(url, async move { core.fetch(&core.client, &target, None).await }).await
     }
 
+    /// [`Fetcher::get_html`], asking with what the forum said identified the
+    /// page last time (`If-None-Match`, `If-Modified-Since`): `None` when it
+    /// answers 304, the page unchanged and no body sent.
+    pub async fn get_html_if(&self, url: &Url, validators: &Validators) -> Result<Option<Fetched>, FetchError> {
+        let (core, target, v) = (self.core.clone(), url.clone(), validators.clone());
+        on_io(url, async move { core.fetch_cond(&core.client, &target, None, Want::Html, Some(&v)).await }).await
+    }
+
     /// GETs a JSON endpoint (protocol mode, S4) exactly as [`Fetcher::get_html`]
     /// gets a page (hosts, robots.txt, gate, retries, caps), accepting JSON
     /// content types instead of HTML ones.
@@ -308,7 +319,7 @@ impl Fetcher {
             if core.site.politeness.robots {
                 core.check_robots(&target).await?;
             }
-            core.get_with_retries(&core.client, &target, None, Want::Any).await
+            core.get_with_retries(&core.client, &target, None, Want::Any, None).await
         })
         .await
     }
@@ -406,7 +417,21 @@ impl Core {
         Ok(())
     }
 
-    async fn fetch_as(&self, client: &reqwest::Client, url: &Url, mut form: Option<String>, want: Want) -> Result<Fetched, FetchError> {
+    async fn fetch_as(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want) -> Result<Fetched, FetchError> {
+        // No validators were sent, so a 304 is not `None` but an error (`once`).
+        Ok(self.fetch_cond(client, url, form, want, None).await?.expect("a 304 comes only to a conditional request"))
+    }
+
+    /// One page, following redirects by hand; `cond` makes the first request
+    /// conditional, and `None` is its 304.
+    async fn fetch_cond(
+        &self,
+        client: &reqwest::Client,
+        url: &Url,
+        mut form: Option<String>,
+        want: Want,
+        mut cond: Option<&Validators>,
+    ) -> Result<Option<Fetched>, FetchError> {
         self.check_target(url)?;
         let mut visited = vec![url.clone()];
         loop {
@@ -416,8 +441,9 @@ impl Core {
             }
             // After a POST, the redirect is fetched with GET (RFC 9110 lets
             // 301/302 change the method, and every browser does).
-            let next = match self.get_with_retries(client, &current, form.take(), want).await? {
-                Outcome::Page(f) => return Ok(f),
+            let next = match self.get_with_retries(client, &current, form.take(), want, cond.take()).await? {
+                Outcome::Page(f) => return Ok(Some(f)),
+                Outcome::NotModified => return Ok(None),
                 Outcome::Redirect(next) => next,
             };
             let refuse = |why: String| Err(FetchError::Refused { url: url.clone(), why });
@@ -434,7 +460,14 @@ impl Core {
         }
     }
 
-    async fn get_with_retries(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want) -> Result<Outcome, FetchError> {
+    async fn get_with_retries(
+        &self,
+        client: &reqwest::Client,
+        url: &Url,
+        form: Option<String>,
+        want: Want,
+        cond: Option<&Validators>,
+    ) -> Result<Outcome, FetchError> {
         let retries = self.site.politeness.retries;
         // Opened (and its clock started) before any request it will time.
         let log = request_log();
@@ -442,7 +475,7 @@ impl Core {
         loop {
             let (permit, started) = self.gate.enter().await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
-            let result = self.once(client, url, form.clone(), want).await;
+            let result = self.once(client, url, form.clone(), want, cond).await;
             if let Some(log) = log {
                 log.record(&self.site.id, url, started, &result);
             }
@@ -486,15 +519,26 @@ impl Core {
         }
     }
 
-    async fn once(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want) -> Result<Outcome, FetchError> {
+    async fn once(&self, client: &reqwest::Client, url: &Url, form: Option<String>, want: Want, cond: Option<&Validators>) -> Result<Outcome, FetchError> {
         let p = &self.site.politeness;
         let net = |e: reqwest::Error| classify(url, e, p.timeout);
-        let request = match form {
+        let mut request = match form {
             Some(body) => client.post(url.clone()).header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(body),
             None => client.get(url.clone()),
         };
+        if let Some(v) = cond {
+            if let Some(etag) = &v.etag {
+                request = request.header(IF_NONE_MATCH, etag.as_str());
+            }
+            if let Some(lm) = &v.last_modified {
+                request = request.header(IF_MODIFIED_SINCE, lm.as_str());
+            }
+        }
         let mut resp = request.send().await.map_err(net)?;
         let status = resp.status().as_u16();
+        if status == 304 && cond.is_some_and(|v| !v.is_empty()) {
+            return Ok(Outcome::NotModified);
+        }
         if matches!(status, 301 | 302 | 303 | 307 | 308) {
             let location = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok());
             if let Some(next) = location.and_then(|l| url.join(l.trim()).ok()) {
@@ -525,7 +569,9 @@ impl Core {
                 (false, _) => return Err(FetchError::NotHtml { url: url.clone(), content_type: ct.clone() }),
             }
         }
-        let date = resp.headers().get(reqwest::header::DATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let header = |name: reqwest::header::HeaderName| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let date = header(reqwest::header::DATE);
+        let validators = Validators { etag: header(ETAG), last_modified: header(LAST_MODIFIED) };
         let limit = p.max_body_bytes;
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(FetchError::TooLarge { url: url.clone(), limit });
@@ -538,7 +584,7 @@ impl Core {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body, date }))
+        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body, date, validators }))
     }
 
     async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {
@@ -566,8 +612,9 @@ impl Core {
         };
         let mut hops = 0;
         let fetched = loop {
-            match self.get_with_retries(&self.client, &url, None, Want::Any).await {
+            match self.get_with_retries(&self.client, &url, None, Want::Any, None).await {
                 Ok(Outcome::Page(f)) => break Ok(f),
+                Ok(Outcome::NotModified) => return RobotsRule::AllowAll,
                 Ok(Outcome::Redirect(next)) if hops < 5 && self.site.host_allowed(&next) => {
                     hops += 1;
                     url = next;
@@ -630,6 +677,7 @@ impl RequestLog {
         let outcome = match outcome {
             Ok(Outcome::Page(f)) => f.status.to_string(),
             Ok(Outcome::Redirect(to)) => format!("redirect {to}"),
+            Ok(Outcome::NotModified) => "304".to_owned(),
             Err(e) => e.to_string(),
         };
         let line = serde_json::json!({
@@ -647,11 +695,13 @@ impl RequestLog {
     }
 }
 
-/// What one request got: a page, or a redirect to follow.
+/// What one request got: a page, a redirect to follow, or (to a
+/// conditional request) word that the page has not changed.
 #[derive(Debug)]
 pub enum Outcome {
     Page(Fetched),
     Redirect(Url),
+    NotModified,
 }
 
 /// `base · 2^attempt`, ±50 % jitter so many threads do not retry in step.

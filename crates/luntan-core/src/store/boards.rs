@@ -29,6 +29,21 @@ pub struct BoardRow {
     pub title: Option<String>,
 }
 
+/// What identifies a page's content for a conditional request: the
+/// forum's `ETag` and `Last-Modified` for it, as it sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether the forum gave anything to ask with.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+}
+
 /// A board's schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardSchedule {
@@ -77,6 +92,33 @@ impl Store {
             )
             .map(drop)
             .map_err(|e| self.err(e))
+    }
+
+    /// The validators kept for every page of `site` (list pages), by URL.
+    pub fn validators(&self, site: &str) -> Result<std::collections::HashMap<String, Validators>, StoreError> {
+        let mut stmt = self.conn.prepare_cached("SELECT url, etag, last_modified FROM validators WHERE site = ?1").map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![site], |r| Ok((r.get::<_, String>(0)?, Validators { etag: r.get(1)?, last_modified: r.get(2)? })))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Keeps what the forum last said identifies `url`'s content; a page
+    /// sent without validators forgets them.
+    pub fn set_validators(&self, site: &str, url: &str, v: &Validators) -> Result<(), StoreError> {
+        let sql = match v.is_empty() {
+            true => "DELETE FROM validators WHERE site = ?1 AND url = ?2",
+            false => {
+                "INSERT INTO validators (site, url, etag, last_modified) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(site, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified"
+            }
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
+        let done = match v.is_empty() {
+            true => stmt.execute(params![site, url]),
+            false => stmt.execute(params![site, url, v.etag, v.last_modified]),
+        };
+        done.map(drop).map_err(|e| self.err(e))
     }
 
     /// Every board of `site`, in the order first stored (the boards found

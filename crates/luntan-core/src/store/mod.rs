@@ -37,7 +37,7 @@ use rusqlite::Connection;
 
 use crate::state::ThreadState;
 
-pub use boards::{BoardRow, BoardSchedule, RoundRecord};
+pub use boards::{BoardRow, BoardSchedule, RoundRecord, Validators};
 pub use keywords::{KeywordRound, KeywordState};
 pub use threads::{Listing, NewThread, SiteCounts, SiteStatus, ThreadRow, Update};
 
@@ -63,6 +63,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_keyword_round_error.sql"),
     include_str!("migrations/0003_search_accounts.sql"),
     include_str!("migrations/0004_browser_states.sql"),
+    include_str!("migrations/0005_validators.sql"),
 ];
 
 /// The schema version this code reads and writes (SQLite's `user_version`).
