@@ -646,7 +646,8 @@ impl Core {
 /// log: `pid`, `site`, `url`, `start_us`/`end_us` (when the gate let it go
 /// and when it was over, microseconds on this process's monotonic clock, so
 /// spacing is exact), `unix_us` (its start on the wall clock, to match the
-/// server's log) and `outcome` (the status, or the error).
+/// server's log), `outcome` (the status, or the error) and `bytes` (the
+/// body received, after decompression; 0 for a redirect, a 304 or an error).
 struct RequestLog {
     file: Mutex<std::fs::File>,
     epoch: Instant,
@@ -674,6 +675,10 @@ impl RequestLog {
     fn record(&self, site: &str, url: &Url, start: Instant, outcome: &Result<Outcome, FetchError>) {
         use std::io::Write as _;
         let us = |t: Instant| t.saturating_duration_since(self.epoch).as_micros() as u64;
+        let bytes = match outcome {
+            Ok(Outcome::Page(f)) => f.body.len(),
+            _ => 0,
+        };
         let outcome = match outcome {
             Ok(Outcome::Page(f)) => f.status.to_string(),
             Ok(Outcome::Redirect(to)) => format!("redirect {to}"),
@@ -688,6 +693,7 @@ impl RequestLog {
             "end_us": us(Instant::now()),
             "unix_us": (self.epoch_wall + start.saturating_duration_since(self.epoch)).duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64),
             "outcome": outcome,
+            "bytes": bytes,
         });
         // One write per line: appends from several processes stay whole lines.
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());

@@ -31,6 +31,9 @@ pub struct FixtureConfig {
     pub topics: Option<Topics>,
     /// Posts arriving while serving, accounts, search speed.
     pub activity: Activity,
+    /// One thread in five runs to up to 120 posts (12 pages) instead of 40:
+    /// long threads for measuring updates. Nothing else changes.
+    pub long_threads: bool,
 }
 
 impl Default for FixtureConfig {
@@ -46,6 +49,7 @@ impl Default for FixtureConfig {
             hostility: Hostility::default(),
             topics: None,
             activity: Activity::default(),
+            long_threads: false,
         }
     }
 }

@@ -95,6 +95,9 @@ struct ModelArgs {
     /// the truth marking on-topic threads and the site files carrying a <focus>.
     #[arg(long)]
     topics: bool,
+    /// One thread in five up to 120 posts (12 pages) instead of 40.
+    #[arg(long)]
+    long_threads: bool,
 }
 
 /// Hostile mode: `--hostile PERCENT` turns every fault and trap on; the
@@ -222,6 +225,7 @@ impl ModelArgs {
             forums: if self.forums.is_empty() { ForumKind::ALL.to_vec() } else { self.forums.clone() },
             hostility: self.hostile.hostility(),
             topics: self.topics.then(luntan_fixture::Topics::default),
+            long_threads: self.long_threads,
             ..FixtureConfig::default()
         }
     }

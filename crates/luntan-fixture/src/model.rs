@@ -481,7 +481,8 @@ fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
         let posts = match r.u32(0..10) {
             0..=4 => r.u32(1..=10),
             5..=7 => r.u32(11..=25),
-            _ => r.u32(26..=40),
+            // One draw either way: the long-thread knob changes nothing else.
+            _ => r.u32(26..=if cfg.long_threads { 120 } else { 40 }),
         };
         let last_post = newest() - r.u32(0..400 * 1440);
         let mut title = match script {

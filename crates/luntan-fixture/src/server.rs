@@ -494,6 +494,13 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
             return transient(shared, conn, fault, path_and_query, guard).await;
         }
     }
+    // The benchmark's hand on the model from another process: one reply to
+    // each of N threads, the changes as JSON (what `add_replies` returns to a test).
+    if let Some(n) = path_and_query.strip_prefix("/__fixture/add-replies?n=").and_then(|n| n.parse::<usize>().ok()) {
+        let changes = shared.fixture.add_replies(n);
+        let body = serde_json::to_vec(&changes).unwrap_or_default();
+        return Reply::plain(Response::builder().header(header::CONTENT_TYPE, "application/json").body(Body::from(body)).unwrap_or_default(), guard);
+    }
     // The XHR forum's short links: a redirect to the thread page, one level
     // deeper, whose script asks for its JSON by relative URL.
     if let Some(tid) = path_and_query.strip_prefix("/xhr/go?tid=").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {

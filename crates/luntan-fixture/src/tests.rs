@@ -697,3 +697,25 @@ fn site_file_selectors_find_titles_posts_authors_times_and_bodies() {
         }
     }
 }
+
+#[test]
+fn long_threads_reach_past_four_pages_and_change_no_shorter_thread() {
+    let cfg = FixtureConfig { threads: 200, ..small() };
+    let (plain, long) = (Fixture::new(cfg.clone()).truth(), Fixture::new(FixtureConfig { long_threads: true, ..cfg }).truth());
+    let mut longer = 0;
+    for (p, l) in plain.forums.iter().zip(&long.forums) {
+        assert_eq!(p.threads.len(), l.threads.len());
+        for (a, b) in p.threads.iter().zip(&l.threads) {
+            assert_eq!((&a.thread, &a.title, &a.board), (&b.thread, &b.title, &b.board));
+            if a.replies < 25 {
+                assert_eq!(a, b, "{}/{}: a thread outside the long bucket changed", a.site, a.thread);
+            } else {
+                // A longer thread spreads its posts over a longer time: the same posts, other times.
+                let said = |t: &ThreadTruth| t.posts.iter().take(25).map(|p| (p.author.clone(), p.text.clone())).collect::<Vec<_>>();
+                assert_eq!(said(a), said(b), "{}/{}", a.site, a.thread);
+            }
+            longer += usize::from(b.pages >= 5);
+        }
+    }
+    assert!(longer > 10, "only {longer} threads of 5 pages or more");
+}
