@@ -40,6 +40,7 @@ Settings (environment):
   BENCH_S4_CONCURRENCY  requests in flight / tabs / Selenium drivers in s4
                      (default: the browser-mode site file's concurrency)
   BENCH_S4_SITE      mb (the microblog, default) or xhr (the XHR forum)
+  BENCH_UPDATE_THREADS  threads of the updates section's forum (10,000 / 2,000)
   BENCH_KEEP         1: leave BENCH_DIR in place afterwards
   BENCH_OUT          where to write the Markdown report
 """
@@ -56,6 +57,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +77,8 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", 3))
 PEER_ROUNDS = min(ROUNDS, int(os.environ.get("BENCH_PEER_ROUNDS", 1 if FULL else 3)))
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", 16))
 WRK_SECS = 10 if FULL else 5
+# The watched forum of the updates section (issue 13): crawled whole each round.
+UPDATE_THREADS = int(os.environ.get("BENCH_UPDATE_THREADS", 10_000 if FULL else 2_000))
 POLITE_FORUMS = 20
 POLITE_DELAY_MS = 200
 POLITE_THREADS = 100 if FULL else 25
@@ -83,7 +87,7 @@ S4_PROTOCOL_REPEATS = 5  # protocol-mode runs per s4 round (each about 0.1 s)
 WRITER_MB = 128
 LIMIT = 10
 WORK = Path(os.environ.get("BENCH_DIR", "/dev/shm/luntan-bench"))
-SECTIONS = [s.strip() for s in os.environ.get("BENCH_SECTIONS", "download,polite,extract,durability,index,search,s4").split(",") if s.strip()]
+SECTIONS = [s.strip() for s in os.environ.get("BENCH_SECTIONS", "download,polite,extract,durability,index,search,s4,updates").split(",") if s.strip()]
 KEEP = os.environ.get("BENCH_KEEP") == "1"
 
 STARTED = time.time()
@@ -1064,6 +1068,89 @@ class Bench:
                     log(f"durability round {r + 1}: luntan-extract of {len(rows)} threads on {kind}: {len(rows) / ran.wall:.0f} threads/s")
         finally:
             shutil.rmtree(disk_root, ignore_errors=True)
+
+    def section_updates(self):
+        """Issue 13: what a watched forum costs per round. A Discuz!/GBK forum
+        (ETags on every page) is crawled whole; then (a) a round with nothing
+        new, discover with the validators the forum gave last round against
+        the same round without them; (b) 1 % of the threads get one reply
+        each (through the fixture's /__fixture/add-replies), and the changed
+        threads are downloaded from their last stored page on, against a
+        whole re-download of the same threads. Requests and bytes (bodies
+        after decompression) come from luntan's own request log."""
+        n = max(UPDATE_THREADS // 100, 1)
+        sec = self.results["sections"].setdefault("updates", {"threads": UPDATE_THREADS, "replies": n, "rounds": []})
+        sites = fresh(WORK / "sites-updates")
+        # --long-threads: one thread in five up to 12 pages, for the goal's "threads of ≥ 5 pages".
+        fx = Fixture("updates", ["--threads", UPDATE_THREADS, "--boards", BOARDS, "--forums", "dz", "--long-threads"], sites_out=sites)
+        try:
+            set_politeness(sites / "dz.xml", f'<politeness delay-ms="0" concurrency="{CONCURRENCY}" robots="false"/>')
+            for r in range(ROUNDS):
+                log(f"updates round {r + 1}: {UPDATE_THREADS} threads crawled whole, then a round with nothing new and {n} new replies")
+                sec["rounds"].append(self.updates_round(fx, sites, n, r))
+        finally:
+            fx.stop()
+
+    def updates_round(self, fx, sites, n, r):
+        data = fresh(WORK / "updates")
+        shutil.copytree(sites, data / "sites")
+        logs = fresh(WORK / "updates-logs")
+
+        def stage(name, *args, db=None):
+            path = logs / f"{name}-{len(list(logs.iterdir()))}.jsonl"
+            env = dict(os.environ, LUNTAN_REQUEST_LOG=str(path))
+            run([BIN / f"luntan-{name}", "--data", db or data, "-q", *args], env=env)
+            lines = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+            per_thread = {}
+            for l in lines:
+                m = re.search(r"[?&]tid=(\d+)", l["url"])
+                if m:
+                    per_thread[m.group(1)] = per_thread.get(m.group(1), 0) + 1
+            return {"requests": len(lines), "bytes": sum(l.get("bytes", 0) for l in lines),
+                    "not_modified": sum(1 for l in lines if l["outcome"] == "304"), "per_thread": per_thread}
+
+        stage("discover")
+        stage("download")
+        out = {}
+        out["nothing_new_with"] = stage("discover", "--all-boards")
+        with sqlite3.connect(data / "luntan.db") as db:
+            db.execute("delete from validators")
+        out["nothing_new_without"] = stage("discover", "--all-boards")
+        # The fixture's model grows for good; a fresh forum each round would
+        # cost a server start, so later rounds add to the replies before.
+        with urllib.request.urlopen(f"{fx.base.rstrip('/')}/__fixture/add-replies?n={n}") as resp:
+            changes = json.load(resp)
+        stage("discover", "--all-boards")
+        with sqlite3.connect(data / "luntan.db") as db:
+            before = dict(db.execute("select thread, pages from threads where state = 0").fetchall())
+        whole = fresh(WORK / "updates-whole")
+        shutil.copytree(data / "sites", whole / "sites")
+        copy_db(data / "luntan.db", whole)
+        with sqlite3.connect(whole / "luntan.db") as db:
+            # The same queued threads with no trace of their last download.
+            db.execute("update threads set pages = null, save_date = null where state = 0")
+        out["update"] = stage("download")
+        out["whole"] = stage("download", db=whole)
+        with sqlite3.connect(data / "luntan.db") as db:
+            after = dict(db.execute("select thread, pages from threads where thread in (%s)" % ",".join("?" * len(before)), list(before)).fetchall())
+        out["changed"] = len(changes)
+        out["queued"] = len(before)
+        out["pages_before"] = sum(p or 0 for p in before.values())
+        out["pages_after"] = sum(p or 0 for p in after.values())
+        a, b = out["nothing_new_with"], out["nothing_new_without"]
+        u, w = out["update"], out["whole"]
+        long = [t for t, p in before.items() if (p or 0) >= 5]
+        out["long_threads"] = len(long)
+        out["long_update"] = sum(u["per_thread"].get(t, 0) for t in long)
+        out["long_whole"] = sum(w["per_thread"].get(t, 0) for t in long)
+        for x in out.values():
+            if isinstance(x, dict):
+                x.pop("per_thread", None)
+        log(f"  nothing new: {a['bytes'] / 1e3:.1f} kB with validators ({a['not_modified']} answered 304), {b['bytes'] / 1e3:.1f} kB without")
+        log(f"  {len(before)} threads re-queued after {len(changes)} replies: {u['requests']} requests, {u['bytes'] / 1e3:.1f} kB; "
+            f"a whole re-download {w['requests']} requests, {w['bytes'] / 1e3:.1f} kB; the {len(long)} of 5 pages or more: "
+            f"{out['long_update']} requests against {out['long_whole']}")
+        return out
 
     def section_s4(self):
         """Pages drawn by JavaScript (S4): luntan's protocol mode (the JSON
