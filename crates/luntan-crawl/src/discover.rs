@@ -130,9 +130,10 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
             return Ok(report);
         }
     };
+    let mut home_validators = None;
     let boards = match home {
         Some(home) => {
-            remember_validators(store, &site.id, &home.url, &home.validators, &validators).await?;
+            home_validators = Some((home.url.clone(), home.validators.clone()));
             let html = decode(&site, &home.body, home.content_type.as_deref());
             let doc = Html::parse_document(&html);
             let (boards, refused) = links::board_links(&site, &doc, &links::base_url(&doc, &home.url));
@@ -187,6 +188,11 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         wave.truncate(max_boards.saturating_sub(report.boards));
         let lists = Lists { seen: &seen, scorer: scorer.as_ref(), validators: &validators };
         let found = walk_wave(run, fetcher, renderer.as_ref(), store, &lists, opts, std::mem::take(&mut wave), &mut report).await?;
+        // The home page's boards are stored now (walk_wave's first step):
+        // only then may an unchanged home page stand for them.
+        if let Some((url, v)) = home_validators.take() {
+            remember_validators(store, &site.id, &url, &v, &validators).await?;
+        }
         depth += 1;
         if depth > max_depth || report.boards >= max_boards {
             break;
@@ -360,7 +366,7 @@ async fn walk_board(
             }
         };
         report.list_pages += 1;
-        remember_validators(&store, &site.id, &url, &fetched.validators, &validators).await?;
+        let page_validators = fetched.validators.clone();
         let (threads, more) = {
             let html = decode(&site, &fetched.body, fetched.content_type.as_deref());
             let doc = Html::parse_document(&html);
@@ -446,6 +452,9 @@ async fn walk_board(
             }
             unchanged_run = if l == Listing::Unchanged { unchanged_run + 1 } else { 0 };
         }
+        // Only once its rows are recorded: a page kept as "seen" and then
+        // answered 304 would never have its rows read.
+        remember_validators(&store, &site.id, &url, &page_validators, &validators).await?;
         if unchanged_run >= stop_after {
             tracing::debug!("{}: board {}: {unchanged_run} known threads in a row; stopping at page {page}", site.id, board.id);
             break;
