@@ -228,9 +228,15 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
         return save_json_thread(run, fetcher, rules, store, row, loc).await;
     }
     let thread = loc.thread.as_str();
-    let data = run.data().clone();
-    let (site, row_in, url_in, thread_in) = (fetcher.site().clone(), row.clone(), url.clone(), thread.to_owned());
-    let kept = tokio::task::spawn_blocking(move || kept_pages(&data, &site, &row_in, &url_in, &thread_in)).await.expect("reading kept pages panicked");
+    // Only a thread downloaded before, in pages, has pages to keep: a new
+    // one (most of a first crawl) skips the blocking task and the copies.
+    let kept = if row.pages.is_some_and(|n| n >= 2) && row.save_date.is_some() && fetcher.site().links.thread_page.is_some() {
+        let data = run.data().clone();
+        let (site, row_in, url_in, thread_in) = (fetcher.site().clone(), row.clone(), url.clone(), thread.to_owned());
+        tokio::task::spawn_blocking(move || kept_pages(&data, &site, &row_in, &url_in, &thread_in)).await.expect("reading kept pages panicked")
+    } else {
+        None
+    };
     let (pages, kept) = match kept {
         Some(k) => {
             let n = k.pages.len();
