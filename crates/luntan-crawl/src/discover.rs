@@ -144,7 +144,7 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
             report.not_modified += 1;
             let site_id = site.id.clone();
             let stored = with_store(store, move |s| s.boards(&site_id)).await?;
-            stored.into_iter().filter_map(|b| Some(BoardLink { url: Url::parse(&b.url).ok()?, id: b.board, title: b.title })).collect()
+            stored.into_iter().filter_map(BoardLink::from_row).collect()
         }
     };
     if boards.is_empty() {
@@ -171,11 +171,7 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     let validators = Arc::new(validators);
     let mut wave: Vec<BoardLink> = boards;
     let mut met: BTreeSet<String> = wave.iter().map(|b| b.id.clone()).collect();
-    let mut next: Vec<BoardLink> = known
-        .into_iter()
-        .filter(|b| met.insert(b.board.clone()))
-        .filter_map(|b| Some(BoardLink { url: Url::parse(&b.url).ok()?, id: b.board, title: b.title }))
-        .collect();
+    let mut next: Vec<BoardLink> = known.into_iter().filter(|b| met.insert(b.board.clone())).filter_map(BoardLink::from_row).collect();
     if wave.is_empty() {
         wave = std::mem::take(&mut next);
     }

@@ -309,7 +309,7 @@ struct HtmlPages<P> {
 /// Writes a thread's HTML pages (`article<T>.html`, `_p2`, …) durably, then
 /// moves its row to `Saved` with their count, their content type and, from
 /// a browser, the number of DOM states dropped as duplicates, recording the
-/// boards met in the same transaction. Returns (pages, bytes).
+/// boards met in the same transaction.
 async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
     run: &StageRun,
     store: &Arc<Mutex<Store>>,
@@ -372,8 +372,11 @@ async fn save_browser_thread(
     if site.links.follow.is_some() {
         for state in &rendered.states {
             let doc = scraper::Html::parse_document(state);
-            let (met, _) = crate::links::board_links(site, &doc, &crate::links::base_url(&doc, &url));
-            boards.extend(met.into_iter().filter(|b| !boards.iter().any(|k| k.id == b.id)).collect::<Vec<_>>());
+            for b in crate::links::board_links(site, &doc, &crate::links::base_url(&doc, &url)).0 {
+                if !boards.iter().any(|k| k.id == b.id) {
+                    boards.push(b);
+                }
+            }
         }
     }
     // The DOM is serialised as UTF-8, whatever the forum sent.

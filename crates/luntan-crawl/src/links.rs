@@ -89,6 +89,13 @@ pub struct BoardLink {
     pub title: Option<String>,
 }
 
+impl BoardLink {
+    /// A board as the store keeps it; `None` if its URL no longer parses.
+    pub fn from_row(row: luntan_core::store::BoardRow) -> Option<BoardLink> {
+        Some(BoardLink { url: Url::parse(&row.url).ok()?, id: row.board, title: row.title })
+    }
+}
+
 /// The distinct boards a page links to, in page order (the first link to a
 /// board names it), and the count of board links whose ids were refused.
 pub fn board_links(site: &Site, doc: &Html, base: &Url) -> (Vec<BoardLink>, usize) {
