@@ -30,6 +30,7 @@ pub mod query;
 pub mod schema;
 pub mod search;
 pub mod snippet;
+mod termsum;
 #[cfg(test)]
 mod testutil;
 mod topkey;

@@ -28,6 +28,7 @@ use crate::proximity::{ProximityQuery, Word};
 use crate::query::{Node, Query, QueryError, Scope};
 use crate::schema::{format_posted, LuntanSchema, KEY};
 use crate::snippet::{highlight, make_snippet, Snippet};
+use crate::termsum::{Clause, TermSum};
 use crate::topkey::{rank, SortKey, TopKeyed, TopList};
 
 #[derive(Debug, thiserror::Error)]
@@ -393,6 +394,11 @@ fn search_one(searcher: &Searcher, q: &dyn TQuery, k: usize, sort: SortOrder, st
     if k == 0 {
         return Ok((searcher.search_with_statistics_provider(q, &Count, stats)?, Vec::new()));
     }
+    if sort == SortOrder::Relevance && q.is::<TermSum>() {
+        // Counting apart (without scores) lets the top k skip what cannot enter.
+        let count = searcher.search_with_statistics_provider(q, &Count, stats)?;
+        return Ok((count, searcher.search_with_statistics_provider(q, &TopKeyed { k, sort }, stats)?));
+    }
     searcher.search_with_statistics_provider(q, &(Count, TopKeyed { k, sort }), stats)
 }
 
@@ -468,6 +474,11 @@ fn substring_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dy
 /// letting them match alone would widen the set to threads holding the
 /// words apart.
 fn term_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn TQuery>> {
+    single_gram_clause(s, text, scope).or_else(|| nested_term_clause(s, text, scope))
+}
+
+/// [`term_clause`] in general: the gram substring required, each jieba word optional.
+pub(crate) fn nested_term_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn TQuery>> {
     let required = substring_clause(s, text, scope)?;
     let mut clauses: Vec<(Occur, Box<dyn TQuery>)> = vec![(Occur::Must, required)];
     for w in query_words(text) {
@@ -478,6 +489,27 @@ fn term_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn TQu
         clauses.extend(should(qs).map(|q| (Occur::Should, q)));
     }
     Some(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// [`term_clause`] for a term that is one CJK gram whose only jieba word
+/// is that gram (`好`, `中国`): a thread holding the word holds the gram,
+/// so requiring the gram and adding the word's score is the same as a flat
+/// sum of the four, which [`TermSum`] ranks without scoring every match.
+pub(crate) fn single_gram_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn TQuery>> {
+    let [(_, gram)] = &gram_query_terms(text)[..] else { return None };
+    if !gram.chars().all(is_cjk) || query_words(text).iter().any(|w| w != gram) {
+        return None;
+    }
+    let clause = |field: Field, boost: Score, selects: bool| Clause { term: Term::from_field_text(field, gram), boost, selects };
+    let mut clauses = vec![clause(s.title_gram, TITLE_GRAM, true)];
+    if scope == Scope::TitleOrBody {
+        clauses.push(clause(s.body_gram, BODY_GRAM, true));
+    }
+    clauses.push(clause(s.title, TITLE_WORD, false));
+    if scope == Scope::TitleOrBody {
+        clauses.push(clause(s.body, BODY_WORD, false));
+    }
+    Some(Box::new(TermSum::new(clauses)))
 }
 
 /// A score bonus for threads where the plain words and phrases of one AND
@@ -537,6 +569,10 @@ pub(crate) fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
                 clauses.push((Occur::Must, filter(Box::new(AllQuery))));
             }
             clauses.extend(proximity_clause(s, &near).map(|q| (Occur::Should, q)));
+            if let [(Occur::Must, _)] = &clauses[..] {
+                // One required clause scores as itself; unwrapped, a [`TermSum`] keeps its pruning.
+                return clauses.pop().map(|(_, q)| q);
+            }
             Some(Box::new(BooleanQuery::new(clauses)))
         }
     }

@@ -15,6 +15,7 @@ use std::collections::BinaryHeap;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
+use tantivy::query::Weight;
 use tantivy::{DateTime, DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::schema::TIEBREAK;
@@ -110,11 +111,46 @@ impl Collector for TopKeyed {
         true
     }
 
+    /// Under relevance, asks the query for only the matches that can still
+    /// enter (a [`crate::termsum::TermSum`] skips the rest unscored; other
+    /// queries score every match, as the default does).
+    fn collect_segment(&self, weight: &dyn Weight, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<TopList> {
+        let mut child = self.for_segment(segment, reader)?;
+        let alive = reader.alive_bitset();
+        if self.sort == SortOrder::Relevance {
+            weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    child.collect(doc, score);
+                }
+                child.threshold()
+            })?;
+        } else {
+            weight.for_each(reader, &mut |doc, score| {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    child.collect(doc, score);
+                }
+            })?;
+        }
+        Ok(child.harvest())
+    }
+
     fn merge_fruits(&self, fruits: Vec<TopList>) -> tantivy::Result<TopList> {
         let mut all: Vec<Entry> = fruits.into_iter().flatten().map(|(key, addr)| Entry { key, addr }).collect();
         all.sort_unstable_by(|a, b| b.cmp(a));
         all.truncate(self.k);
         Ok(all.into_iter().map(|e| (e.key, e.addr)).collect())
+    }
+}
+
+impl TopKeyedSegment {
+    /// Under relevance, the score a match must exceed to be worth offering:
+    /// just below the worst kept, since an equal score may still enter on
+    /// its date or tiebreak.
+    fn threshold(&self) -> Score {
+        match self.heap.peek() {
+            Some(w) if self.heap.len() >= self.k => w.0.key.1.next_down(),
+            _ => Score::MIN,
+        }
     }
 }
 
