@@ -66,7 +66,7 @@ impl Query for TermSum {
         let mut parts = Vec::with_capacity(self.clauses.len());
         let mut maxima = Vec::with_capacity(self.clauses.len());
         for c in self.clauses.iter().filter(|c| scored || c.selects) {
-            parts.push((TermQuery::new(c.term.clone(), option).weight(scoring)?, c.boost));
+            parts.push((TermQuery::new(c.term.clone(), option).weight(scoring)?, c.boost, c.selects));
             // The same BM25 weight TermQuery scores with, so its maximum bounds every score.
             if let EnableScoring::Enabled { statistics_provider, .. } = scoring {
                 maxima.push(Bm25Weight::for_terms(statistics_provider, std::slice::from_ref(&c.term))?.boost_by(c.boost).max_score());
@@ -83,20 +83,21 @@ impl Query for TermSum {
 }
 
 struct TermSumWeight {
-    /// In clause order, which is the order scores are added in.
-    parts: Vec<(Box<dyn Weight>, Score)>,
+    /// `(weight, boost, selects)` in clause order, which is the order scores are added in.
+    parts: Vec<(Box<dyn Weight>, Score, bool)>,
     /// Each part's highest possible score; empty when nothing is scored.
     maxima: Vec<Score>,
 }
 
 impl TermSumWeight {
-    /// The clauses' scorers that match anything in `reader`, with their clause numbers.
-    fn scorers(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Vec<(usize, Box<dyn Scorer>)>> {
+    /// The clauses' scorers that match anything in `reader`, with their
+    /// clause numbers and whether they select.
+    fn scorers(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Vec<(usize, Box<dyn Scorer>, bool)>> {
         let mut out = Vec::with_capacity(self.parts.len());
-        for (i, (w, b)) in self.parts.iter().enumerate() {
+        for (i, (w, b, selects)) in self.parts.iter().enumerate() {
             let s = w.scorer(reader, boost * b)?;
             if s.doc() != TERMINATED {
-                out.push((i, s));
+                out.push((i, s, *selects));
             }
         }
         Ok(out)
@@ -114,7 +115,7 @@ impl Weight for TermSumWeight {
             return Err(TantivyError::InvalidArgument(format!("document {doc} does not match")));
         }
         let mut e = Explanation::new("sum of", scorer.score());
-        for (w, b) in &self.parts {
+        for (w, b, _) in &self.parts {
             if let Ok(part) = w.explain(reader, doc) {
                 let mut boosted = Explanation::new_with_string(format!("boost ×{b}"), part.value() * b);
                 boosted.add_detail(part);
@@ -128,7 +129,7 @@ impl Weight for TermSumWeight {
         // Two lists and no deletions (title and body gram, the usual count):
         // |A| + |B| − |A ∩ B|, the intersection walked from the shorter list,
         // instead of a union over both.
-        if let ([(a, _), (b, _)], None) = (&self.parts[..], reader.alive_bitset()) {
+        if let ([(a, _, _), (b, _, _)], None) = (&self.parts[..], reader.alive_bitset()) {
             let (na, nb) = (a.count(reader)?, b.count(reader)?);
             let (mut short, mut long) = (a.scorer(reader, 1.0)?, b.scorer(reader, 1.0)?);
             if nb < na {
@@ -162,7 +163,8 @@ impl Weight for TermSumWeight {
             // Not scoring: no bound to prune with.
             return unpruned(self.scorer(reader, 1.0)?, threshold, reader, callback);
         }
-        let parts = self.scorers(reader, 1.0)?.into_iter().map(|(clause, scorer)| Part { clause, max: self.maxima[clause] * (1.0 + SLACK), scorer }).collect();
+        let parts =
+            self.scorers(reader, 1.0)?.into_iter().map(|(clause, scorer, _)| Part { clause, max: self.maxima[clause] * (1.0 + SLACK), scorer }).collect();
         max_score(parts, self.parts.len(), threshold, reader, callback);
         Ok(())
     }
@@ -246,17 +248,20 @@ fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader:
     }
 }
 
-/// The union of the clauses' lists, scoring the sum of those at the
-/// current document, added in clause order.
+/// The union of the selecting clauses' lists, scoring the sum of every
+/// clause at the current document, added in clause order. Clauses that
+/// only add score (their threads are a subset of the others') are not
+/// walked: each is moved to a document only when that document is scored,
+/// which inside an intersection is a small part of the union.
 pub(crate) struct SumScorer {
-    /// `(clause, scorer)` in clause order.
-    parts: Vec<(usize, Box<dyn Scorer>)>,
+    /// `(clause, scorer, selects)` in clause order.
+    parts: Vec<(usize, Box<dyn Scorer>, bool)>,
     doc: DocId,
 }
 
 impl SumScorer {
-    fn new(parts: Vec<(usize, Box<dyn Scorer>)>) -> SumScorer {
-        let doc = parts.iter().map(|(_, s)| s.doc()).min().unwrap_or(TERMINATED);
+    fn new(parts: Vec<(usize, Box<dyn Scorer>, bool)>) -> SumScorer {
+        let doc = parts.iter().filter(|p| p.2).map(|p| p.1.doc()).min().unwrap_or(TERMINATED);
         SumScorer { parts, doc }
     }
 }
@@ -270,7 +275,7 @@ impl fmt::Debug for SumScorer {
 impl DocSet for SumScorer {
     fn advance(&mut self) -> DocId {
         let mut next = TERMINATED;
-        for (_, s) in &mut self.parts {
+        for (_, s, _) in self.parts.iter_mut().filter(|p| p.2) {
             let d = if s.doc() == self.doc { s.advance() } else { s.doc() };
             next = next.min(d);
         }
@@ -280,7 +285,7 @@ impl DocSet for SumScorer {
 
     fn seek(&mut self, target: DocId) -> DocId {
         let mut next = TERMINATED;
-        for (_, s) in &mut self.parts {
+        for (_, s, _) in self.parts.iter_mut().filter(|p| p.2) {
             let d = if s.doc() < target { s.seek(target) } else { s.doc() };
             next = next.min(d);
         }
@@ -293,18 +298,27 @@ impl DocSet for SumScorer {
     }
 
     fn size_hint(&self) -> u32 {
-        self.parts.iter().map(|(_, s)| s.size_hint()).max().unwrap_or(0)
+        self.parts.iter().filter(|p| p.2).map(|p| p.1.size_hint()).max().unwrap_or(0)
     }
 
     fn cost(&self) -> u64 {
-        self.parts.iter().map(|(_, s)| s.cost()).sum()
+        self.parts.iter().filter(|p| p.2).map(|p| p.1.cost()).sum()
     }
 }
 
 impl Scorer for SumScorer {
     fn score(&mut self) -> Score {
         let doc = self.doc;
-        self.parts.iter_mut().filter(|(_, s)| s.doc() == doc).fold(0.0, |acc, (_, s)| acc + s.score())
+        let mut total: Score = 0.0;
+        for (_, s, _) in &mut self.parts {
+            if s.doc() < doc {
+                s.seek(doc);
+            }
+            if s.doc() == doc {
+                total += s.score();
+            }
+        }
+        total
     }
 }
 

@@ -7,8 +7,9 @@
 //! matches, a score (or date) below the worst of them rules a match out
 //! before any fast field is read, so the key is computed only for matches
 //! that might enter. The result is the same top `k` (a unit test checks it
-//! against the brute force); on the 200,000-thread benchmark indexes this
-//! is what kept one-word searches served at the HTTP API's target rate.
+//! against the brute force). Under relevance the collector hands the query
+//! its threshold (`for_each_pruning`), so a query that can skip matches
+//! below it ([`crate::termsum::TermSum`]) never scores them.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
