@@ -82,6 +82,9 @@ impl Query for TermSum {
     }
 }
 
+/// A clause's scorer: `(clause, scorer, selects)`.
+type ClauseScorer = (usize, Box<dyn Scorer>, bool);
+
 struct TermSumWeight {
     /// `(weight, boost, selects)` in clause order, which is the order scores are added in.
     parts: Vec<(Box<dyn Weight>, Score, bool)>,
@@ -92,7 +95,7 @@ struct TermSumWeight {
 impl TermSumWeight {
     /// The clauses' scorers that match anything in `reader`, with their
     /// clause numbers and whether they select.
-    fn scorers(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Vec<(usize, Box<dyn Scorer>, bool)>> {
+    fn scorers(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Vec<ClauseScorer>> {
         let mut out = Vec::with_capacity(self.parts.len());
         for (i, (w, b, selects)) in self.parts.iter().enumerate() {
             let s = w.scorer(reader, boost * b)?;
@@ -255,12 +258,12 @@ fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader:
 /// which inside an intersection is a small part of the union.
 pub(crate) struct SumScorer {
     /// `(clause, scorer, selects)` in clause order.
-    parts: Vec<(usize, Box<dyn Scorer>, bool)>,
+    parts: Vec<ClauseScorer>,
     doc: DocId,
 }
 
 impl SumScorer {
-    fn new(parts: Vec<(usize, Box<dyn Scorer>, bool)>) -> SumScorer {
+    fn new(parts: Vec<ClauseScorer>) -> SumScorer {
         let doc = parts.iter().filter(|p| p.2).map(|p| p.1.doc()).min().unwrap_or(TERMINATED);
         SumScorer { parts, doc }
     }
