@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test lint discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
+.PHONY: all build demo test check-warc lint discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
 
 all: build
 
@@ -21,9 +21,14 @@ demo: build chromium
 	bash scripts/demo.sh
 
 # The formatting and lint checks come first: CI fails on either. The
-# luntan-serve page test drives Debian's chromium.
+# luntan-serve page test drives Debian's chromium. check-warc gives
+# luntan-export's WARC to warcio and pywb (a virtualenv from PyPI).
 test: lint chromium
 	$(CARGO) test --workspace --no-fail-fast
+	bash scripts/check-warc.sh
+
+check-warc: chromium
+	bash scripts/check-warc.sh
 
 chromium:
 	@{ command -v chromium >/dev/null && fc-list :lang=zh | grep -q .; } || { apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei; }

@@ -2,7 +2,7 @@
 //!
 //! This package holds the stage binaries (`luntan-discover`,
 //! `luntan-download`, `luntan-extract`, `luntan-index`, `luntan-search`,
-//! `luntan-status`, `luntan-serve`, `luntan-fixture`) and the little they share ([`cli`]).
+//! `luntan-status`, `luntan-serve`, `luntan-export`, `luntan-fixture`) and the little they share ([`cli`]).
 //! The work is done by the library crates:
 //!
 //! - `luntan-core`: site files, the thread state machine, crawl state, layout, thread XML;
@@ -11,6 +11,7 @@
 //! - `luntan-extract`: decoded HTML → normalized XML;
 //! - `luntan-search`: per-forum tantivy indexes and search across them;
 //! - `luntan-serve`: the search page and JSON API;
+//! - `luntan-export`: the pages as WARC, the threads as NDJSON, for other tools;
 //! - `luntan-fixture`: the fixture forum server for tests, the demo and benchmarks.
 //!
 //! ```

@@ -23,6 +23,7 @@ pub fn bin(name: &str) -> PathBuf {
         "index" => env!("CARGO_BIN_EXE_luntan-index"),
         "search" => env!("CARGO_BIN_EXE_luntan-search"),
         "status" => env!("CARGO_BIN_EXE_luntan-status"),
+        "export" => env!("CARGO_BIN_EXE_luntan-export"),
         other => panic!("no binary {other}"),
     };
     PathBuf::from(path)

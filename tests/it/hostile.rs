@@ -199,7 +199,7 @@ fn assert_nothing_written_outside(work: &Work) {
     assert!(!Path::new("/tmp/luntan-canary-pwned.html").exists(), "/tmp/luntan-canary-pwned.html was written");
     // Inside data/, files only where the layout puts them.
     let shape = regex::Regex::new(
-        r"^(luntan\.db(-wal|-shm)?|\.[a-z]+\.lock|sites/[a-z]+\.xml|pages/[a-z]+/board[0-9A-Za-z_-]+/board[0-9A-Za-z_-]+_[0-9]{8}/article[0-9A-Za-z_-]+(_p[0-9]+)?\.(html|xml))$",
+        r"^(luntan\.db(-wal|-shm)?|\.[a-z]+\.lock|sites/[a-z]+\.xml|pages/[a-z]+/board[0-9A-Za-z_-]+/board[0-9A-Za-z_-]+_[0-9]{8}/article[0-9A-Za-z_-]+((_p[0-9]+)?\.html|\.http|\.xml))$",
     )
     .unwrap();
     for f in files_under(&work.data()) {

@@ -210,6 +210,12 @@ fn a_new_reply_is_read_from_the_threads_last_page_and_the_xml_is_what_a_whole_do
     }
     let before = work.rows();
     let changes = server.add_replies(60);
+    // Each page's line in article<T>.http (URL, time, status, headers).
+    let lines = |w: &Work, c: &luntan_fixture::Change, date: &Option<String>| {
+        let path = w.layout().http_path(&common::loc(&c.site, &c.board, date.as_deref().unwrap(), &c.thread));
+        luntan_core::capture::read(&path).unwrap().unwrap_or_else(|| panic!("{}: missing", path.display()))
+    };
+    let lines_before: Vec<_> = changes.iter().map(|c| lines(&work, c, &before[&(c.site.clone(), c.thread.clone())].2)).collect();
 
     server.clear_requests();
     work.ok("discover", &["--all-boards"]);
@@ -230,11 +236,18 @@ fn a_new_reply_is_read_from_the_threads_last_page_and_the_xml_is_what_a_whole_do
     }
     let (after, whole_rows) = (work.rows(), whole.rows());
     let (mut requests, mut full, mut long) = (0, 0, 0);
-    for c in &changes {
+    for (c, lines_before) in changes.iter().zip(&lines_before) {
         let key = (c.site.clone(), c.thread.clone());
         let old = before[&key].3.expect("saved before");
         let (_, reason, date, pages) = &after[&key];
         let new = pages.unwrap_or_else(|| panic!("{}/{}: not saved again: {reason:?}", c.site, c.thread));
+        // A kept page keeps the line of the response it came from; the
+        // pages fetched again get lines of their own.
+        let lines_after = lines(&work, c, date);
+        assert_eq!(lines_after.len() as u32, new, "{}/{}: one line a page", c.site, c.thread);
+        let kept = if old >= 2 { old as usize - 1 } else { 0 };
+        assert_eq!(lines_after[..kept], lines_before[..kept], "{}/{}: the kept pages' lines", c.site, c.thread);
+        assert!(lines_after[kept..].iter().all(|l| l.at > lines_before[0].at), "{}/{}: pages fetched again, lines from before", c.site, c.thread);
         let got = asked.get(&key).copied().unwrap_or(0);
         let want = if old >= 2 { 1 + (new - old) } else { new };
         assert_eq!(got as u32, want, "{}/{}: {old} pages before, {new} after: pages fetched", c.site, c.thread);

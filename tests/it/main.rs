@@ -6,6 +6,7 @@ mod bad_input;
 mod browser;
 mod common;
 mod crash;
+mod export;
 mod focus;
 mod hostile;
 mod incremental;

@@ -6,6 +6,7 @@
 //!   sites/<site>.xml                            site files
 //!   pages/<site>/board<B>/board<B>_<YYYYMMDD>/  one directory per board and save day (S3)
 //!       article<T>.html  article<T>_p2.html …   raw bytes as served
+//!       article<T>.http                         each page's URL, time, status and headers
 //!       article<T>.xml                          normalized thread
 //! index/<site>.index/                           one tantivy index per forum
 //! ```
@@ -82,6 +83,12 @@ impl DataDir {
     /// extracting again gives the same times.
     pub fn fetched_path(&self, loc: &ThreadLoc) -> PathBuf {
         self.thread_dir(loc).join(format!("article{}.fetched", loc.thread))
+    }
+
+    /// What download kept of each page's HTTP exchange (request URL, time,
+    /// status and headers; see [`crate::capture`]), one JSON line a page.
+    pub fn http_path(&self, loc: &ThreadLoc) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}.http", loc.thread))
     }
 
     /// The normalized XML of a thread.
@@ -216,23 +223,78 @@ pub fn is_local_fault(e: &io::Error) -> bool {
 /// write a temporary sibling, fsync it, rename it over `path`, fsync the
 /// directory. Creates missing parent directories.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
-    fs::create_dir_all(dir)?;
-    let file_name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    // The pid keeps two processes that race on one file from sharing a temp file.
-    let tmp = dir.join(format!("{}.{}{TEMP_SUFFIX}", file_name.to_string_lossy(), std::process::id()));
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+/// A file written as [`write_atomic`] writes one, for output too large to
+/// hold in memory (an export): written through a temporary sibling, and
+/// published under its name only by [`AtomicFile::commit`]. Dropped
+/// uncommitted (an error, a stop), it removes the temporary file and
+/// leaves whatever `path` held before.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+    published: bool,
+}
+
+impl AtomicFile {
+    /// Creates the temporary sibling of `path` (and missing parent directories).
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        let dir = parent_dir(path)?;
+        fs::create_dir_all(dir)?;
+        let file_name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+        // The pid keeps two processes that race on one file from sharing a temp file.
+        let tmp = dir.join(format!("{}.{}{TEMP_SUFFIX}", file_name.to_string_lossy(), std::process::id()));
+        let file = File::create(&tmp)?;
+        Ok(AtomicFile { path: path.to_owned(), tmp, file: Some(file), published: false })
     }
-    result
+
+    /// Where the file is being written until [`AtomicFile::commit`].
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// fsyncs the file, renames it over its final name, fsyncs the directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("an AtomicFile is committed once");
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.tmp, &self.path)?;
+        self.published = true;
+        sync_dir(parent_dir(&self.path)?)
+    }
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> io::Result<&Path> {
+    match path.parent() {
+        Some(d) if d.as_os_str().is_empty() => Ok(Path::new(".")),
+        Some(d) => Ok(d),
+        None => Err(io::Error::new(io::ErrorKind::InvalidInput, "path has no parent")),
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.as_mut().expect("not committed yet").write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().expect("not committed yet").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Unless it became the final file, the temp file goes.
+        if !self.published {
+            drop(self.file.take());
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Makes a rename or a new entry in `dir` durable.
@@ -340,5 +402,23 @@ mod tests {
         assert_eq!(sweep_temp_files(t.path(), "html").unwrap(), 1);
         assert!(t.path().join("a/x.xml.1.luntan-tmp").exists(), "another stage's temp file is left alone");
         assert_eq!(sweep_temp_files(t.path(), "xml").unwrap(), 1);
+    }
+
+    #[test]
+    fn an_atomic_file_dropped_uncommitted_leaves_the_old_file_and_no_temp() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("out.warc.gz");
+        write_atomic(&p, b"old").unwrap();
+        let mut f = AtomicFile::create(&p).unwrap();
+        f.write_all(b"half of the new").unwrap();
+        assert!(f.temp_path().exists());
+        drop(f);
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        assert_eq!(fs::read_dir(t.path()).unwrap().count(), 1, "the temp file is gone");
+        let mut f = AtomicFile::create(&p).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"new");
+        assert_eq!(fs::read_dir(t.path()).unwrap().count(), 1);
     }
 }

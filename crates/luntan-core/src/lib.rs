@@ -5,6 +5,7 @@
 //! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`).
 //! - [`layout::DataDir`]: where pages, XML and indexes live; [`layout::write_atomic`].
 //! - [`doc::ThreadDoc`]: the normalized thread XML.
+//! - [`capture::PageCapture`]: each saved page's URL, time, status and headers (`article<T>.http`).
 //! - [`contract::StageRun`]: what every stage does the same way (lock, temp-file sweep, stop, progress).
 //! - [`ids`]: the checked ids and save date that name files ([`ids::ThreadLoc`]).
 //!
@@ -15,6 +16,7 @@
 //! assert!(ThreadState::Saved.can_become(ThreadState::Extracted));
 //! ```
 
+pub mod capture;
 pub mod contract;
 pub mod dates;
 pub mod doc;

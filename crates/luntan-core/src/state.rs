@@ -41,8 +41,9 @@ impl Stage {
     /// whose temp files a killed run of it may leave.
     pub fn temp_file_kinds(self) -> &'static [&'static str] {
         match self {
-            // `fetched`: the forum's clock of each page (protocol and browser mode).
-            Stage::Download => &["html", "json", "fetched"],
+            // `fetched`: the forum's clock of each page (protocol and browser
+            // mode); `http`: each page's URL, time, status and headers.
+            Stage::Download => &["html", "json", "fetched", "http"],
             Stage::Extract => &["xml"],
             Stage::Discover | Stage::Index => &[],
         }

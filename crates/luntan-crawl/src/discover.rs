@@ -305,6 +305,7 @@ async fn get_page_if(fetcher: &Fetcher, renderer: Option<&Renderer>, url: &Url, 
         body: rendered.states.join("\n").into_bytes(),
         date: rendered.date,
         validators: Validators::default(),
+        head: None,
     }))
 }
 

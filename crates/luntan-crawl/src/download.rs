@@ -1,6 +1,8 @@
 //! Stage 2, download (S3): every `Discovered` thread's pages, saved as the
 //! raw bytes the forum sent under
-//! `pages/<site>/board<B>/board<B>_<YYYYMMDD>/article<T>[_pN].html`.
+//! `pages/<site>/board<B>/board<B>_<YYYYMMDD>/article<T>[_pN].html`, and
+//! beside them `article<T>.http`: each page's URL, arrival time, status and
+//! headers ([`luntan_core::capture`]), what a web archive needs to replay it.
 //!
 //! A thread is saved whole or not at all: every page is fetched first, then
 //! each file is written atomically, and only then does the row become
@@ -10,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use luntan_core::capture::{self, Exchange, PageCapture};
 use luntan_core::contract::StageRun;
 use luntan_core::ids::SaveDate;
 use luntan_core::layout::write_atomic;
@@ -20,7 +23,7 @@ use url::Url;
 
 use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
 use crate::db::{lock, with_store};
-use crate::fetch::{FetchError, Fetched, Fetcher};
+use crate::fetch::{FetchError, Fetched, Fetcher, ResponseHead};
 use crate::links::{page_links_in, BoardLink};
 
 /// Most pages luntan reads of one thread; a pager that never ends is a trap.
@@ -254,8 +257,9 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     };
     // The content type the forum sends now (page 1 may be a kept one).
     let content_type = pages.last().and_then(|p| p.content_type.clone());
+    let captures = captures_of(&pages);
     let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
-    let saved = save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, ..Default::default() }).await?;
+    let saved = save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, captures, ..Default::default() }).await?;
     Ok(Saved { kept, ..saved })
 }
 
@@ -269,22 +273,75 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
 /// later page: the pages are found as download found them, page `k`'s URL
 /// being the `k`-th page value (in order) the pagers of pages before it link.
 fn kept_pages(data: &DataDir, site: &Site, row: &ThreadRow, url: &Url, thread: &str) -> Option<KeptPages> {
-    let pattern = site.links.thread_page.as_ref()?;
     let n = usize::try_from(row.pages.filter(|&n| n >= 2)?).ok()?;
     let old = row.location(None).ok()?;
-    let mut urls: BTreeMap<u64, Url> = BTreeMap::from([(pattern.first_page, url.clone())]);
+    let (urls, read) = stored_pages(data, site, row, &old, url, thread, n - 1)?;
+    // What the last download kept of each page's response, carried over
+    // with the page (a page saved before captures were kept has none).
+    let old_captures = capture::read(&data.http_path(&old)).unwrap_or_else(|e| {
+        tracing::debug!("{}/{}: {e}; the kept pages go without their HTTP heads", row.site, row.thread);
+        None
+    });
     let mut pages: BTreeMap<u64, Fetched> = BTreeMap::new();
-    for k in 1..n {
-        let (&value, page_url) = urls.iter().nth(k - 1)?;
-        let page_url = page_url.clone();
-        let body = std::fs::read(data.html_path(&old, k as u32)).ok()?;
-        for (v, u) in page_links_in(site, &body, row.content_type.as_deref(), &page_url, pattern, thread, |m| m.thread.as_deref()) {
-            urls.entry(v).or_insert(u);
+    for (i, (value, page_url, body)) in read.into_iter().enumerate() {
+        let mut kept =
+            Fetched { url: page_url, status: 200, content_type: row.content_type.clone(), body, date: None, validators: Default::default(), head: None };
+        if let Some(c) = old_captures.iter().flatten().find(|c| c.page == i as u32 + 1) {
+            if let (Exchange::Response { status, version, headers }, Ok(url)) = (&c.exchange, Url::parse(&c.url)) {
+                kept.url = url;
+                kept.status = *status;
+                kept.head = Some(ResponseHead { version: version.clone(), headers: headers.clone(), at: c.at.clone() });
+            }
         }
-        pages.insert(value, Fetched { url: page_url, status: 200, content_type: row.content_type.clone(), body, date: None, validators: Default::default() });
+        pages.insert(value, kept);
     }
     let (&value, last) = urls.iter().nth(n - 1)?;
     Some(KeptPages { pages, last: (value, last.clone()) })
+}
+
+/// The URL of each page of a saved thread (its row's save date, page
+/// count and URL), found as download found them (see [`kept_pages`]), for
+/// pages saved before download kept each page's URL (`article<T>.http`).
+/// `None` when they cannot be told: no pager pattern in the site file, a
+/// page missing, or a page naming no later one.
+pub fn stored_page_urls(data: &DataDir, site: &Site, row: &ThreadRow) -> Option<Vec<Url>> {
+    let url = Url::parse(&row.url).ok()?;
+    let n = usize::try_from(row.pages?).ok()?;
+    if n <= 1 {
+        return Some(vec![url]);
+    }
+    let old = row.location(None).ok()?;
+    let (urls, _) = stored_pages(data, site, row, &old, &url, &row.thread, n - 1)?;
+    (urls.len() >= n).then(|| urls.into_values().take(n).collect())
+}
+
+/// Pages `1..=upto` of the thread saved at `old`, read from disk, with the
+/// page values and URLs that page 1's `url` and their pagers give, in page
+/// order: page `k` is the `k`-th page value. `None` when the site file has
+/// no pager pattern, or a page is missing or not linked from those before it.
+#[allow(clippy::type_complexity)]
+fn stored_pages(
+    data: &DataDir,
+    site: &Site,
+    row: &ThreadRow,
+    old: &luntan_core::ids::ThreadLoc,
+    url: &Url,
+    thread: &str,
+    upto: usize,
+) -> Option<(BTreeMap<u64, Url>, Vec<(u64, Url, Vec<u8>)>)> {
+    let pattern = site.links.thread_page.as_ref()?;
+    let mut urls: BTreeMap<u64, Url> = BTreeMap::from([(pattern.first_page, url.clone())]);
+    let mut read = Vec::with_capacity(upto);
+    for k in 1..=upto {
+        let (&value, page_url) = urls.iter().nth(k - 1)?;
+        let page_url = page_url.clone();
+        let body = std::fs::read(data.html_path(old, k as u32)).ok()?;
+        for (v, u) in page_links_in(site, &body, row.content_type.as_deref(), &page_url, pattern, thread, |m| m.thread.as_deref()) {
+            urls.entry(v).or_insert(u);
+        }
+        read.push((value, page_url, body));
+    }
+    Some((urls, read))
 }
 
 /// See [`kept_pages`].
@@ -293,11 +350,27 @@ struct KeptPages {
     last: (u64, Url),
 }
 
+/// Each page's line of `article<T>.http`: its URL, time, status and
+/// headers; pages without a head (kept from a download before captures
+/// were kept) have none.
+fn captures_of<'a>(pages: impl IntoIterator<Item = &'a Fetched>) -> Vec<PageCapture> {
+    let mut out = Vec::new();
+    for (i, p) in pages.into_iter().enumerate() {
+        if let Some(h) = &p.head {
+            let exchange = Exchange::Response { status: p.status, version: h.version.clone(), headers: h.headers.clone() };
+            out.push(PageCapture { page: i as u32 + 1, url: p.url.to_string(), at: h.at.clone(), exchange });
+        }
+    }
+    out
+}
+
 /// A thread's HTML pages as download saves them.
 #[derive(Default)]
 struct HtmlPages<P> {
     pages: Vec<P>,
     content_type: Option<String>,
+    /// `article<T>.http`'s lines (see [`luntan_core::capture`]).
+    captures: Vec<PageCapture>,
     /// From a browser: the DOM states dropped as duplicates, the forum's
     /// clock of the render (`article<T>.fetched`, one line a state, against
     /// which "3分钟前" is read), and the boards the states link to.
@@ -328,6 +401,9 @@ async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
         if let Some(fetched) = &html.fetched {
             write_page(data.fetched_path(&loc), fetched.as_bytes())?;
         }
+        // Written even when empty, so no line of an earlier save the same
+        // day outlives its page.
+        write_page(data.http_path(&loc), capture::to_lines(&html.captures).as_bytes())?;
         let up = Update {
             save_date: Some(loc.saved.as_str()),
             pages: Some(n as u32),
@@ -366,6 +442,11 @@ async fn save_browser_thread(
     let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
     let at = crate::protocol::server_clock(rendered.date.as_deref());
     let fetched: String = rendered.states.iter().map(|_| format!("{at}\t{url}\n")).collect();
+    // A DOM state is no response: its line says what was rendered, and when.
+    let now = capture::format_time(std::time::SystemTime::now());
+    let captures = (1..=rendered.states.len() as u32)
+        .map(|page| PageCapture { page, url: rendered.url.to_string(), at: now.clone(), exchange: Exchange::Snapshot })
+        .collect();
     let site = renderer.site();
     // Users met under a post (commenters) join the boards, as in protocol mode.
     let mut boards: Vec<BoardLink> = Vec::new();
@@ -383,6 +464,7 @@ async fn save_browser_thread(
     let html = HtmlPages {
         pages: rendered.states,
         content_type: Some("text/html; charset=utf-8".into()),
+        captures,
         dropped: Some(rendered.dropped),
         fetched: Some(fetched),
         boards,
@@ -416,12 +498,14 @@ async fn save_json_thread(
     let bytes: u64 = pages.iter().map(|p| p.fetched.body.len() as u64).sum();
     let n = pages.len();
     let fetched: String = pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect();
+    let captures = capture::to_lines(&captures_of(pages.iter().map(|p| &p.fetched)));
     let (data, store) = (run.data().clone(), store.clone());
     tokio::task::spawn_blocking(move || {
         for (i, page) in pages.iter().enumerate() {
             write_page(data.json_path(&loc, i as u32 + 1), &page.fetched.body)?;
         }
         write_page(data.fetched_path(&loc), fetched.as_bytes())?;
+        write_page(data.http_path(&loc), captures.as_bytes())?;
         let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: Some("application/json"), ..Default::default() };
         lock(&store)
             .batch(|s| {

@@ -45,6 +45,34 @@ pub struct Fetched {
     pub date: Option<String>,
     /// Its `ETag` and `Last-Modified`, to ask with next time.
     pub validators: Validators,
+    /// The response's version and headers, and when it arrived, for the
+    /// page's line in `article<T>.http` (see [`luntan_core::capture`]);
+    /// `None` for a page not received just now (kept from an earlier
+    /// download without one, or drawn by a browser).
+    pub head: Option<ResponseHead>,
+}
+
+/// What an archive needs of a response besides its status and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// `HTTP/1.1`.
+    pub version: String,
+    /// Every header as the HTTP client handed it over (names lower-cased,
+    /// values of one name together, each value as ISO-8859-1 text:
+    /// [`luntan_core::capture::latin1`]). A body the client decompressed
+    /// comes without `Content-Encoding` and `Content-Length`, so the
+    /// headers describe the body as kept.
+    pub headers: Vec<(String, String)>,
+    /// When the response's head arrived, RFC 3339 UTC
+    /// ([`luntan_core::capture::format_time`]).
+    pub at: String,
+}
+
+impl ResponseHead {
+    fn of(resp: &reqwest::Response, at: std::time::SystemTime) -> ResponseHead {
+        let headers = resp.headers().iter().map(|(k, v)| (k.as_str().to_owned(), luntan_core::capture::latin1(v.as_bytes()))).collect();
+        ResponseHead { version: format!("{:?}", resp.version()), headers, at: luntan_core::capture::format_time(at) }
+    }
 }
 
 /// Why a URL could not be fetched. Every variant names the URL.
@@ -535,6 +563,7 @@ impl Core {
             }
         }
         let mut resp = request.send().await.map_err(net)?;
+        let arrived = std::time::SystemTime::now();
         let status = resp.status().as_u16();
         if status == 304 && cond.is_some_and(|v| !v.is_empty()) {
             return Ok(Outcome::NotModified);
@@ -572,6 +601,7 @@ impl Core {
         let header = |name: reqwest::header::HeaderName| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let date = header(reqwest::header::DATE);
         let validators = Validators { etag: header(ETAG), last_modified: header(LAST_MODIFIED) };
+        let head = ResponseHead::of(&resp, arrived);
         let limit = p.max_body_bytes;
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(FetchError::TooLarge { url: url.clone(), limit });
@@ -584,7 +614,7 @@ impl Core {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body, date, validators }))
+        Ok(Outcome::Page(Fetched { url: url.clone(), status, content_type, body, date, validators, head: Some(head) }))
     }
 
     async fn check_robots(&self, url: &Url) -> Result<(), FetchError> {
