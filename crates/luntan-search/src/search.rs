@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -29,7 +29,7 @@ use crate::query::{Node, Query, QueryError, Scope};
 use crate::schema::{format_posted, LuntanSchema, KEY};
 use crate::snippet::{highlight, make_snippet, Snippet};
 use crate::termsum::{Clause, TermSum};
-use crate::topkey::{rank, SortKey, TopKeyed, TopList};
+use crate::topkey::{rank, SharedThreshold, SortKey, TopKeyed, TopList};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -303,9 +303,10 @@ impl Catalog {
         let stats = GlobalStats::new(searchers.clone());
         // More than every document cannot be returned; tantivy allocates for k up front.
         let k = opts.offset.saturating_add(opts.limit).min(usize::try_from(stats.total_docs).unwrap_or(usize::MAX));
+        let shared = Arc::new(SharedThreshold::default());
         let run = |&i: &usize| -> Result<(usize, usize, TopList), SearchError> {
-            let (count, top) =
-                search_one(&searchers[i], &*tq, k, opts.sort, &stats).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+            let (count, top) = search_one(&searchers[i], &*tq, k, opts.sort, &stats, &shared)
+                .map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
             Ok((i, count, top))
         };
         let per_index: Vec<(usize, usize, TopList)> = if worth_parallel(&*tq, &stats, opts) {
@@ -390,16 +391,26 @@ impl Catalog {
     }
 }
 
-fn search_one(searcher: &Searcher, q: &dyn TQuery, k: usize, sort: SortOrder, stats: &GlobalStats) -> tantivy::Result<(usize, TopList)> {
+/// One index's match count and top `k`. Under relevance `shared` carries
+/// the pruning threshold between the indexes of one search (see
+/// [`SharedThreshold`]).
+fn search_one(
+    searcher: &Searcher,
+    q: &dyn TQuery,
+    k: usize,
+    sort: SortOrder,
+    stats: &GlobalStats,
+    shared: &Arc<SharedThreshold>,
+) -> tantivy::Result<(usize, TopList)> {
     if k == 0 {
         return Ok((searcher.search_with_statistics_provider(q, &Count, stats)?, Vec::new()));
     }
     if sort == SortOrder::Relevance && q.is::<TermSum>() {
         // Counting apart (without scores) lets the top k skip what cannot enter.
         let count = searcher.search_with_statistics_provider(q, &Count, stats)?;
-        return Ok((count, searcher.search_with_statistics_provider(q, &TopKeyed { k, sort }, stats)?));
+        return Ok((count, searcher.search_with_statistics_provider(q, &TopKeyed { k, sort, shared: Some(shared.clone()) }, stats)?));
     }
-    searcher.search_with_statistics_provider(q, &(Count, TopKeyed { k, sort }), stats)
+    searcher.search_with_statistics_provider(q, &(Count, TopKeyed { k, sort, shared: None }), stats)
 }
 
 /// Below this many postings (summed over the query's terms and every

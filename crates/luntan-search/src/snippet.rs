@@ -3,14 +3,18 @@
 //! with every occurrence of every query word marked.
 //!
 //! Matching is done on a folded, lowercased copy that has one char per
-//! original char, so a simplified query word marks traditional text.
+//! original char, so a simplified query word marks traditional text. Every
+//! hit's whole body is folded, so the fold is by table
+//! ([`normalize_chars_by_table`], the same chars as [`normalize_chars`]).
 //! tantivy's `SnippetGenerator` is not used: it counts its size limit in
 //! bytes and highlights only whole jieba tokens, not the substrings the gram
 //! fields matched.
 
 use serde::Serialize;
 
-use crate::analysis::{is_cjk, normalize_chars};
+#[cfg(test)]
+use crate::analysis::normalize_chars;
+use crate::analysis::{is_cjk, normalize_chars_by_table};
 
 /// A piece of text with highlighted byte ranges (`start..end` into `text`,
 /// sorted, not overlapping).
@@ -106,10 +110,14 @@ fn find_matches(norm: &[char], needles: &[Vec<char>]) -> Vec<(usize, usize, usiz
     out
 }
 
-fn normalized_needles(needles: &[String]) -> Vec<Vec<char>> {
+/// How text is folded and lowercased: [`normalize_chars_by_table`], or in
+/// tests the reference it must equal.
+type Normalize = fn(&str) -> Vec<char>;
+
+fn normalized_needles(needles: &[String], normalize: Normalize) -> Vec<Vec<char>> {
     let mut out: Vec<Vec<char>> = Vec::new();
     for n in needles {
-        let n = normalize_chars(n.trim());
+        let n = normalize(n.trim());
         if !n.is_empty() && !out.contains(&n) {
             out.push(n);
         }
@@ -133,8 +141,12 @@ fn byte_ranges(mut ranges: Vec<(usize, usize)>, offs: &[usize], base_char: usize
 
 /// Highlights every occurrence of `needles` in the whole of `text` (for titles).
 pub fn highlight(text: &str, needles: &[String]) -> Snippet {
-    let needles = normalized_needles(needles);
-    let norm = normalize_chars(text);
+    highlight_with(text, needles, normalize_chars_by_table)
+}
+
+fn highlight_with(text: &str, needles: &[String], normalize: Normalize) -> Snippet {
+    let needles = normalized_needles(needles, normalize);
+    let norm = normalize(text);
     let offs = char_offsets(text);
     let ranges = find_matches(&norm, &needles).into_iter().map(|(s, e, _)| (s, e)).collect();
     Snippet { text: text.to_string(), highlights: byte_ranges(ranges, &offs, 0, 0) }
@@ -193,9 +205,13 @@ fn posts(norm: &[char]) -> Vec<(usize, usize)> {
 /// densest stretch, with every match in it marked. Without any match, the
 /// start of the first post.
 pub fn make_snippet(text: &str, needles: &[String], max_chars: usize) -> Snippet {
+    make_snippet_with(text, needles, max_chars, normalize_chars_by_table)
+}
+
+fn make_snippet_with(text: &str, needles: &[String], max_chars: usize, normalize: Normalize) -> Snippet {
     let max_chars = max_chars.max(1);
-    let needles = normalized_needles(needles);
-    let norm = normalize_chars(text);
+    let needles = normalized_needles(needles, normalize);
+    let norm = normalize(text);
     let offs = char_offsets(text);
     let matches = find_matches(&norm, &needles);
     let blocks = posts(&norm);
@@ -315,5 +331,44 @@ mod tests {
         assert_eq!(s.text, "你好世界…");
         assert!(s.highlights.is_empty());
         assert_eq!(make_snippet("", &words(&["x"]), 10).text, "");
+    }
+
+    #[test]
+    fn snippets_by_table_are_the_snippets_of_the_full_fold() {
+        let filler = "天气一般，".repeat(30);
+        let texts = [
+            "乾隆的乾兒子一邊乾淨利落地擲出了一個乾卦，一邊嘴裡嚼着芒果乾。".to_string(),
+            "企畫 計畫 企劃 計劃 畫圖 畫畫\n\n看著他，藉口太多，慰藉也無用".to_string(),
+            // Matches at the very start and end, contextual chars at both ends.
+            "乾坤大挪移，學習學習再學習乾".to_string(),
+            format!("畫{filler}學習ＡＢＣ１２３😀学习{filler}看著"),
+            format!("{filler}\n\n答覆：學習資料😀emoji全角ｉＰｈｏｎｅ１５，半角iPhone15\n\n{filler}学习"),
+            "鍾書讀書，闔家歡樂；校讎仇讎，苧麻瞭望，幺麽甚夥，兒寬樊於期".to_string(),
+            crate::testutil::POEMS.to_string(),
+        ];
+        let needles = [
+            vec!["学习"],
+            vec!["乾", "干"],
+            vec!["画", "划"],
+            vec!["着", "借", "藉"],
+            vec!["iphone15", "ｉｐｈｏｎｅ", "15"],
+            vec!["锺书", "合家", "雠", "苎麻", "瞭望", "甚夥", "儿宽", "樊於"],
+            vec!["万里", "明月", "故乡"],
+            vec!["😀"],
+        ];
+        let mut marked = 0;
+        for text in &texts {
+            assert_eq!(normalize_chars_by_table(text), normalize_chars(text), "{text}");
+            for n in &needles {
+                let n = words(n);
+                for max in [1, 8, 40, 100, 10_000] {
+                    let (fast, full) = (make_snippet(text, &n, max), make_snippet_with(text, &n, max, normalize_chars));
+                    assert_eq!(fast, full, "{n:?} {max} in {text}");
+                    marked += fast.highlights.len();
+                }
+                assert_eq!(highlight(text, &n), highlight_with(text, &n, normalize_chars), "{n:?} in {text}");
+            }
+        }
+        assert!(marked > 100, "only {marked} highlights: the texts do not exercise the needles");
     }
 }

@@ -17,15 +17,19 @@
 //! other lists are walked, and the prefix's lists are consulted only for a
 //! thread that could still make it. For a common character the title
 //! clauses soon outweigh every body clause together and the 150,000-entry
-//! body lists are skipped. Bounds use BM25's exact per-term maximum, not
-//! tantivy's per-block maxima (those are chosen at index time against the
-//! segment's own average length, while luntan scores with the statistics
-//! of all forums together, so they may undershoot); the result is exactly
-//! the unpruned top `k`. Scores are summed in clause order on both paths,
-//! so a thread scores the same to the last bit whichever path saw it.
+//! body lists are skipped. The walked lists are skipped too, a block of
+//! postings at a time, where their blocks cannot reach the threshold. Block
+//! bounds are luntan's own ([`Part::block_max`]): tantivy's per-block maxima
+//! are chosen at index time against the segment's own average length, while
+//! luntan scores with the statistics of all forums together, so they may
+//! undershoot; the result is exactly the unpruned top `k`. Scores are summed
+//! in clause order on both paths, so a thread scores the same to the last
+//! bit whichever path saw it.
 
 use std::fmt;
 
+use tantivy::fieldnorm::FieldNormReader;
+use tantivy::postings::BlockSegmentPostings;
 use tantivy::query::{Bm25Weight, EnableScoring, Explanation, Query, Scorer, TermQuery, Weight};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, DocSet, Score, SegmentReader, TantivyError, Term, TERMINATED};
@@ -61,18 +65,7 @@ impl TermSum {
 
 impl Query for TermSum {
     fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
-        let scored = scoring.is_scoring_enabled();
-        let option = if scored { IndexRecordOption::WithFreqs } else { IndexRecordOption::Basic };
-        let mut parts = Vec::with_capacity(self.clauses.len());
-        let mut maxima = Vec::with_capacity(self.clauses.len());
-        for c in self.clauses.iter().filter(|c| scored || c.selects) {
-            parts.push((TermQuery::new(c.term.clone(), option).weight(scoring)?, c.boost, c.selects));
-            // The same BM25 weight TermQuery scores with, so its maximum bounds every score.
-            if let EnableScoring::Enabled { statistics_provider, .. } = scoring {
-                maxima.push(Bm25Weight::for_terms(statistics_provider, std::slice::from_ref(&c.term))?.boost_by(c.boost).max_score());
-            }
-        }
-        Ok(Box::new(TermSumWeight { parts, maxima }))
+        Ok(Box::new(self.sum_weight(scoring)?))
     }
 
     fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
@@ -82,14 +75,46 @@ impl Query for TermSum {
     }
 }
 
+impl TermSum {
+    fn sum_weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<TermSumWeight> {
+        let scored = scoring.is_scoring_enabled();
+        let option = if scored { IndexRecordOption::WithFreqs } else { IndexRecordOption::Basic };
+        let mut parts = Vec::with_capacity(self.clauses.len());
+        let mut maxima = Vec::with_capacity(self.clauses.len());
+        for c in self.clauses.iter().filter(|c| scored || c.selects) {
+            parts.push((TermQuery::new(c.term.clone(), option).weight(scoring)?, c.boost, c.selects));
+            // The BM25 weight TermQuery scores with (boosted as its scorer is), so its maximum bounds every score.
+            if let EnableScoring::Enabled { statistics_provider, .. } = scoring {
+                let bm25 = Bm25Weight::for_terms(statistics_provider, std::slice::from_ref(&c.term))?.boost_by(c.boost);
+                // The average length that weight scores with, computed as it computes it.
+                let average = statistics_provider.total_num_tokens(c.term.field())? as Score / statistics_provider.total_num_docs()? as Score;
+                maxima.push(Maximum { max: bm25.max_score(), term: c.term.clone(), bm25, average });
+            }
+        }
+        Ok(TermSumWeight { parts, maxima })
+    }
+}
+
 /// A clause's scorer: `(clause, scorer, selects)`.
 type ClauseScorer = (usize, Box<dyn Scorer>, bool);
 
 struct TermSumWeight {
     /// `(weight, boost, selects)` in clause order, which is the order scores are added in.
     parts: Vec<(Box<dyn Weight>, Score, bool)>,
-    /// Each part's highest possible score; empty when nothing is scored.
-    maxima: Vec<Score>,
+    /// Each part's bounds; empty when nothing is scored.
+    maxima: Vec<Maximum>,
+}
+
+/// What scores and bounds one clause under MaxScore.
+#[derive(Clone)]
+struct Maximum {
+    term: Term,
+    /// The clause's boosted BM25 weight.
+    bm25: Bm25Weight,
+    /// Its highest possible score (unbounded term frequency).
+    max: Score,
+    /// The field's average length over every index, as the weight scores with.
+    average: Score,
 }
 
 impl TermSumWeight {
@@ -104,6 +129,78 @@ impl TermSumWeight {
             }
         }
         Ok(out)
+    }
+}
+
+impl TermSumWeight {
+    /// The scoring clauses' postings with their bounds, for [`max_score`].
+    fn max_score_parts(&self, reader: &SegmentReader) -> tantivy::Result<Vec<Part>> {
+        let mut parts = Vec::with_capacity(self.maxima.len());
+        for (clause, m) in self.maxima.iter().enumerate() {
+            let field = m.term.field();
+            let index = reader.inverted_index(field)?;
+            let Some(info) = index.get_term_info(&m.term)? else { continue };
+            // As TermWeight reads them, so that a score is the same to the last bit.
+            let fieldnorms = reader.fieldnorms_readers().get_field(field)?.unwrap_or_else(|| FieldNormReader::constant(reader.max_doc(), 1));
+            let postings = index.read_block_postings_from_terminfo(&info, IndexRecordOption::WithFreqs)?;
+            let cursor = TermCursor { postings, at: 0, fieldnorms, bm25: m.bm25.clone() };
+            if cursor.doc() == TERMINATED {
+                continue;
+            }
+            // tantivy's BM25 (k1 = 1.2, b = 0.75) is w · tf / (tf + K(len)), K(len) = k1 (1 − b) + k1 b len / average,
+            // and a segment's block maxima are chosen with its own average (see Part::block_max).
+            let segment_average = index.total_num_tokens() as Score / reader.max_doc() as Score;
+            let loosen = 1.2 * (1.0 - 0.75) * (1.0 - segment_average / m.average).abs();
+            parts.push(Part { clause, full: m.max, max: m.max * (1.0 + SLACK), loosen, block: None, cursor });
+        }
+        Ok(parts)
+    }
+}
+
+/// One term's postings read a block at a time, scored as tantivy's
+/// `TermScorer` scores them (which tantivy does not export), with the
+/// current block's bounds at hand.
+struct TermCursor {
+    postings: BlockSegmentPostings,
+    /// The current posting's place in the loaded block.
+    at: usize,
+    fieldnorms: FieldNormReader,
+    bm25: Bm25Weight,
+}
+
+impl TermCursor {
+    fn doc(&self) -> DocId {
+        self.postings.docs().get(self.at).copied().unwrap_or(TERMINATED)
+    }
+
+    fn advance(&mut self) -> DocId {
+        if self.doc() == TERMINATED {
+            return TERMINATED;
+        }
+        self.at += 1;
+        if self.at >= self.postings.block_len() {
+            self.postings.advance();
+            self.at = 0;
+        }
+        self.doc()
+    }
+
+    /// The first document at or after `target`.
+    fn seek(&mut self, target: DocId) -> DocId {
+        if self.doc() >= target {
+            return self.doc();
+        }
+        self.at = self.postings.seek(target);
+        self.doc()
+    }
+
+    fn score(&self) -> Score {
+        self.bm25.score(self.fieldnorms.fieldnorm_id(self.doc()), self.postings.freq(self.at))
+    }
+
+    /// The last document of the current block (TERMINATED past the end).
+    fn last_doc_in_block(&self) -> DocId {
+        self.postings.docs().last().copied().unwrap_or(TERMINATED)
     }
 }
 
@@ -166,9 +263,7 @@ impl Weight for TermSumWeight {
             // Not scoring: no bound to prune with.
             return unpruned(self.scorer(reader, 1.0)?, threshold, reader, callback);
         }
-        let parts =
-            self.scorers(reader, 1.0)?.into_iter().map(|(clause, scorer, _)| Part { clause, max: self.maxima[clause] * (1.0 + SLACK), scorer }).collect();
-        max_score(parts, self.parts.len(), threshold, reader, callback);
+        max_score(self.max_score_parts(reader)?, self.parts.len(), threshold, reader, callback);
         Ok(())
     }
 }
@@ -191,14 +286,57 @@ fn unpruned(mut scorer: Box<dyn Scorer>, mut threshold: Score, reader: &SegmentR
 
 struct Part {
     clause: usize,
+    /// The clause's BM25 weight's own maximum.
+    full: Score,
     /// The most this clause can add, inflated by [`SLACK`].
     max: Score,
-    scorer: Box<dyn Scorer>,
+    /// How far this segment's block maxima can be off ([`Part::block_max`]).
+    loosen: Score,
+    /// The current block's last document and its bound, once asked.
+    block: Option<(DocId, Score)>,
+    cursor: TermCursor,
+}
+
+impl Part {
+    /// The most this clause can add for any document of its current block
+    /// of postings, inflated by [`SLACK`].
+    ///
+    /// tantivy stores, per block of 128 postings, the `(tf, len)` that
+    /// maximises BM25 with the segment's own average length, and scores that
+    /// pair with the query's weight: with luntan's average over all forums
+    /// another posting of the block may score higher. But the pair minimises
+    /// `K_seg(len) / tf`, and `K(len) = c (1 − ρ) + ρ K_seg(len)` with
+    /// `c = k1 (1 − b)` and `ρ` the segment's average over luntan's, so every
+    /// posting has `K(len) / tf ≥ q* − c |1 − ρ|`, where `q* = K(len*) / tf*`
+    /// is read back from the pair's score `w / (1 + q*)`. Hence the bound
+    /// `w / (1 + q* − c |1 − ρ|)`, exact whatever the averages; tantivy's own
+    /// maximum where that is not positive or the block has none.
+    fn block_max(&mut self) -> Score {
+        let last = self.cursor.last_doc_in_block();
+        match self.block {
+            Some((at, bound)) if at == last => bound,
+            _ => {
+                let c = &mut self.cursor;
+                let pair = c.postings.block_max_score(&c.fieldnorms, &c.bm25);
+                let low = self.full / pair - 1.0 - self.loosen;
+                let bound = if pair > 0.0 && low > 0.0 { (self.full / (1.0 + low) * (1.0 + SLACK)).min(self.max) } else { self.max };
+                self.block = Some((last, bound));
+                bound
+            }
+        }
+    }
 }
 
 /// Calls `callback` with every match scoring above the threshold it keeps
 /// returning, by MaxScore (see the module doc). Only deletions and matches
 /// that cannot pass the threshold are skipped.
+///
+/// The lists walked are also skipped a block at a time: where the blocks
+/// the walked lists are in cannot reach the threshold together with the
+/// other lists' maxima, none of their documents up to the first block's
+/// end can, and every walked list moves past it unscored. A title holds a
+/// character once or twice, so most blocks of the title lists score well
+/// below BM25's maximum for an unbounded frequency.
 fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader: &SegmentReader, callback: &mut dyn FnMut(DocId, Score) -> Score) {
     let alive = reader.alive_bitset();
     parts.sort_by(|a, b| a.max.total_cmp(&b.max));
@@ -213,14 +351,33 @@ fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader:
         // parts[..lead] cannot reach the threshold together: a thread only
         // they hold is out, so only the lists from `lead` on are walked.
         let lead = bound.iter().skip(1).take_while(|&&b| b <= threshold).count();
-        let Some(doc) = parts[lead..].iter().map(|p| p.scorer.doc()).min() else { return };
+        let Some(doc) = parts[lead..].iter().map(|p| p.cursor.doc()).min() else { return };
         if doc == TERMINATED {
             return;
         }
-        if alive.is_none_or(|a| a.is_alive(doc)) {
+        // Up to `upto`, every walked list's documents lie in its current block.
+        let upto = parts[lead..].iter().filter(|p| p.cursor.doc() != TERMINATED).map(|p| p.cursor.last_doc_in_block()).min().unwrap_or(TERMINATED);
+        let (mut region, mut here) = (bound[lead], bound[lead]);
+        for p in parts[lead..].iter_mut().filter(|p| p.cursor.doc() <= upto) {
+            let m = p.block_max();
+            region += m;
+            if p.cursor.doc() == doc {
+                here += m;
+            }
+        }
+        if region <= threshold {
+            if upto == TERMINATED {
+                return;
+            }
+            for p in parts[lead..].iter_mut().filter(|p| p.cursor.doc() <= upto) {
+                p.cursor.seek(upto + 1);
+            }
+            continue;
+        }
+        if here > threshold && alive.is_none_or(|a| a.is_alive(doc)) {
             let mut known: Score = 0.0;
-            for p in parts[lead..].iter_mut().filter(|p| p.scorer.doc() == doc) {
-                let s = p.scorer.score();
+            for p in parts[lead..].iter_mut().filter(|p| p.cursor.doc() == doc) {
+                let s = p.cursor.score();
                 scores[p.clause] = Some(s);
                 known += s;
             }
@@ -229,9 +386,9 @@ fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader:
             while rest > 0 && known * (1.0 + SLACK) + bound[rest] > threshold {
                 rest -= 1;
                 let p = &mut parts[rest];
-                let at = if p.scorer.doc() < doc { p.scorer.seek(doc) } else { p.scorer.doc() };
+                let at = if p.cursor.doc() < doc { p.cursor.seek(doc) } else { p.cursor.doc() };
                 if at == doc {
-                    let s = p.scorer.score();
+                    let s = p.cursor.score();
                     scores[p.clause] = Some(s);
                     known += s;
                 }
@@ -245,8 +402,8 @@ fn max_score(mut parts: Vec<Part>, clauses: usize, mut threshold: Score, reader:
             }
             scores.iter_mut().for_each(|s| *s = None);
         }
-        for p in parts[lead..].iter_mut().filter(|p| p.scorer.doc() == doc) {
-            p.scorer.advance();
+        for p in parts[lead..].iter_mut().filter(|p| p.cursor.doc() == doc) {
+            p.cursor.advance();
         }
     }
 }
@@ -387,6 +544,43 @@ mod tests {
         }
     }
 
+    /// The top `k` scores by [`Weight::for_each_pruning`] over every segment,
+    /// each segment's threshold just below its k-th, and how many matches
+    /// were offered.
+    fn pruned_top(searcher: &tantivy::Searcher, q: &dyn Query, k: usize) -> (Vec<Score>, usize) {
+        let weight = q.weight(EnableScoring::enabled_from_searcher(searcher)).unwrap();
+        let mut offered = 0;
+        let mut top: Vec<Score> = Vec::new();
+        for reader in searcher.segment_readers() {
+            let mut kept: Vec<Score> = Vec::new();
+            weight
+                .for_each_pruning(Score::MIN, reader, &mut |_, score| {
+                    offered += 1;
+                    top.push(score);
+                    kept.push(score);
+                    kept.sort_by(|a, b| b.total_cmp(a));
+                    kept.truncate(k);
+                    if kept.len() == k {
+                        kept[k - 1].next_down()
+                    } else {
+                        Score::MIN
+                    }
+                })
+                .unwrap();
+        }
+        top.sort_by(|a, b| b.total_cmp(a));
+        top.truncate(k);
+        (top, offered)
+    }
+
+    /// Every match's score, the top `k` of them.
+    fn unpruned_top(searcher: &tantivy::Searcher, q: &dyn Query, k: usize) -> Vec<Score> {
+        let mut want: Vec<Score> = all_scores(searcher, q).into_values().collect();
+        want.sort_by(|a, b| b.total_cmp(a));
+        want.truncate(k);
+        want
+    }
+
     #[test]
     fn max_score_offers_fewer_matches_than_it_holds_and_keeps_the_exact_top_k() {
         let (_dir, catalog) = catalog(1200);
@@ -396,37 +590,68 @@ mod tests {
         for (text, k) in [("的", 10), ("的", 1), ("很", 10), ("酒店", 5)] {
             let q = single_gram_clause(schema, text, Scope::TitleOrBody).unwrap();
             let weight = q.weight(EnableScoring::enabled_from_searcher(searcher)).unwrap();
-            let (mut offered, mut matches) = (0, 0);
-            let mut top: Vec<(Score, u32, u32)> = Vec::new();
-            for (ord, reader) in searcher.segment_readers().iter().enumerate() {
-                matches += weight.count(reader).unwrap();
-                // A top k by score alone, its threshold just below the k-th.
-                let mut kept: Vec<Score> = top.iter().map(|t| t.0).collect();
-                weight
-                    .for_each_pruning(Score::MIN, reader, &mut |doc, score| {
-                        offered += 1;
-                        top.push((score, ord as u32, doc));
-                        kept.push(score);
-                        kept.sort_by(|a, b| b.total_cmp(a));
-                        kept.truncate(k);
-                        if kept.len() == k {
-                            kept[k - 1].next_down()
-                        } else {
-                            Score::MIN
-                        }
-                    })
-                    .unwrap();
-            }
-            let mut want: Vec<Score> = all_scores(searcher, &*q).into_values().collect();
-            assert_eq!(want.len() as u32, matches, "{text}: count");
-            want.sort_by(|a, b| b.total_cmp(a));
-            want.truncate(k);
-            let mut got: Vec<Score> = top.iter().map(|t| t.0).collect();
-            got.sort_by(|a, b| b.total_cmp(a));
-            got.truncate(k);
+            let matches: u32 = searcher.segment_readers().iter().map(|r| weight.count(r).unwrap()).sum();
+            assert_eq!(all_scores(searcher, &*q).len() as u32, matches, "{text}: count");
+            let (got, offered) = pruned_top(searcher, &*q, k);
             // Bit for bit: both paths add the clauses in the same order.
-            assert_eq!(got, want, "{text} k={k}");
-            assert!(offered * 2 < matches, "{text} k={k}: {offered} of {matches} matches offered");
+            assert_eq!(got, unpruned_top(searcher, &*q, k), "{text} k={k}");
+            assert!(offered * 2 < matches as usize, "{text} k={k}: {offered} of {matches} matches offered");
+        }
+    }
+
+    /// One index of two segments whose titles differ wildly in length: in
+    /// the first, 的 alone or thrice in a longer title; in the second, once
+    /// in a long one. The first segment's average title is far shorter than
+    /// the index's, so the posting tantivy keeps as its blocks' best (a
+    /// one-character title) is not the best with the index's average (the
+    /// title holding 的 three times).
+    fn skewed() -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = crate::indexer::IndexOptions { writer_mb: 40, commit_every: usize::MAX };
+        let path = dir.path().join("s.index");
+        let body = "房间很大，早餐也不错，服务的态度很好";
+        let mut w = crate::indexer::SiteWriter::open(&path, &opts).unwrap();
+        for i in 0..300 {
+            let title = if i % 3 == 0 { "的的的房间很大早餐不错" } else { "的" };
+            w.add(&crate::testutil::thread("s", &format!("a{i}"), title, &[("x", body)], None)).unwrap();
+        }
+        w.finish().unwrap();
+        let mut w = crate::indexer::SiteWriter::open(&path, &opts).unwrap();
+        for i in 0..600 {
+            let title = "这家酒店的房间很大，早餐也不错，服务态度很好，下次还会再来住一次吧";
+            w.add(&crate::testutil::thread("s", &format!("b{i}"), title, &[("x", body)], None)).unwrap();
+        }
+        w.finish().unwrap();
+        let c = Catalog::open(dir.path()).unwrap();
+        (dir, c)
+    }
+
+    #[test]
+    fn block_bounds_cover_every_score_of_their_block_where_tantivys_do_not() {
+        let (_dir, catalog) = skewed();
+        let (schema, snapshots) = catalog.snapshots(&[]).unwrap();
+        let searcher = &snapshots[0].2;
+        assert!(searcher.segment_readers().len() >= 2, "one segment only");
+        let q = single_gram_clause(schema, "的", Scope::TitleOrBody).unwrap();
+        let sum = q.downcast_ref::<TermSum>().unwrap();
+        let weight = sum.sum_weight(EnableScoring::enabled_from_searcher(searcher)).unwrap();
+        let (mut checked, mut undershot, mut below_max) = (0, 0, 0);
+        for reader in searcher.segment_readers() {
+            for mut p in weight.max_score_parts(reader).unwrap() {
+                while p.cursor.doc() != TERMINATED {
+                    let (score, bound) = (p.cursor.score(), p.block_max());
+                    assert!(score <= bound, "clause {} doc {}: {score} above its block's bound {bound}", p.clause, p.cursor.doc());
+                    undershot += usize::from(score > p.cursor.postings.block_max_score(&p.cursor.fieldnorms, &p.cursor.bm25));
+                    below_max += usize::from(bound < p.max);
+                    checked += 1;
+                    p.cursor.advance();
+                }
+            }
+        }
+        assert!(undershot > 0, "tantivy's block maxima hold here: the test shows nothing");
+        assert!(below_max * 2 > checked, "the bounds are hardly tighter than the maximum: {below_max} of {checked}");
+        for k in [1, 3, 10, 100] {
+            assert_eq!(pruned_top(searcher, &*q, k).0, unpruned_top(searcher, &*q, k), "k={k}");
         }
     }
 }

@@ -10,9 +10,17 @@
 //! against the brute force). Under relevance the collector hands the query
 //! its threshold (`for_each_pruning`), so a query that can skip matches
 //! below it ([`crate::termsum::TermSum`]) never scores them.
+//!
+//! The indexes of one search are searched in parallel, each keeping its own
+//! top `k`, and a thread only one of them ranks high may still lose to `k`
+//! better ones elsewhere. A [`SharedThreshold`] lets every index (and every
+//! segment after the first) prune against the best `k`-th score any other
+//! has already found, not only its own.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
@@ -76,10 +84,58 @@ impl PartialEq for Entry {
 
 impl Eq for Entry {}
 
+/// The highest pruning threshold any collector of one search has reached,
+/// shared by the collectors of all its indexes and segments.
+///
+/// A collector's threshold is just below the `k`-th score it holds: `k`
+/// matches score at least that much, so a match scoring no more than the
+/// threshold has `k` matches ranking above it, in its own index or another,
+/// and cannot be in the merged top `k` (under relevance the score comes
+/// first in the [`SortKey`]; an equal score stays above the threshold and
+/// is still offered for its date and tiebreak). The largest such threshold
+/// is therefore as safe as a collector's own.
+#[derive(Debug)]
+pub(crate) struct SharedThreshold(AtomicU32);
+
+impl Default for SharedThreshold {
+    fn default() -> Self {
+        SharedThreshold(AtomicU32::new(ordered_bits(Score::MIN)))
+    }
+}
+
+impl SharedThreshold {
+    pub fn get(&self) -> Score {
+        from_ordered_bits(self.0.load(AtomicOrdering::Relaxed))
+    }
+
+    /// Raises the shared threshold to `threshold` if that is higher.
+    pub fn raise(&self, threshold: Score) {
+        self.0.fetch_max(ordered_bits(threshold), AtomicOrdering::Relaxed);
+    }
+}
+
+/// `s`'s bits arranged so that unsigned order is [`Score::total_cmp`]'s
+/// order, for an atomic max over scores.
+fn ordered_bits(s: Score) -> u32 {
+    let b = s.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | 1 << 31
+    }
+}
+
+fn from_ordered_bits(b: u32) -> Score {
+    Score::from_bits(if b >> 31 == 1 { b & !(1 << 31) } else { !b })
+}
+
 /// Collects the top `k` (`k` ≥ 1) matches by [`SortKey`].
 pub(crate) struct TopKeyed {
     pub k: usize,
     pub sort: SortOrder,
+    /// Under relevance, a threshold to prune with and to raise, shared with
+    /// the collectors of the other indexes this search merges with.
+    pub shared: Option<Arc<SharedThreshold>>,
 }
 
 pub(crate) struct TopKeyedSegment {
@@ -119,11 +175,24 @@ impl Collector for TopKeyed {
         let mut child = self.for_segment(segment, reader)?;
         let alive = reader.alive_bitset();
         if self.sort == SortOrder::Relevance {
-            weight.for_each_pruning(Score::MIN, reader, &mut |doc, score| {
+            let shared = self.shared.as_deref();
+            let start = shared.map_or(Score::MIN, SharedThreshold::get);
+            let mut published = Score::MIN;
+            weight.for_each_pruning(start, reader, &mut |doc, score| {
                 if alive.is_none_or(|a| a.is_alive(doc)) {
                     child.collect(doc, score);
                 }
-                child.threshold()
+                let own = child.threshold();
+                match shared {
+                    Some(s) => {
+                        if own > published {
+                            s.raise(own);
+                            published = own;
+                        }
+                        own.max(s.get())
+                    }
+                    None => own,
+                }
             })?;
         } else {
             weight.for_each(reader, &mut |doc, score| {
@@ -194,11 +263,24 @@ impl SegmentCollector for TopKeyedSegment {
 mod tests {
     use super::*;
     use crate::query::Query;
-    use crate::search::{compile, Catalog};
+    use crate::search::{compile, Catalog, GlobalStats};
+    use crate::termsum::TermSum;
+    use crate::testutil::{synthetic, thread, write_index};
     use tantivy::collector::TopDocs;
 
     /// The brute force: every match keyed, sorted, cut at k.
     fn brute(searcher: &tantivy::Searcher, q: &dyn tantivy::query::Query, k: usize, sort: SortOrder) -> TopList {
+        brute_with(searcher, q, k, sort, searcher)
+    }
+
+    /// [`brute`] scoring with `stats`.
+    fn brute_with(
+        searcher: &tantivy::Searcher,
+        q: &dyn tantivy::query::Query,
+        k: usize,
+        sort: SortOrder,
+        stats: &dyn tantivy::query::Bm25StatisticsProvider,
+    ) -> TopList {
         let all = TopDocs::with_limit(100_000).tweak_score(move |seg: &SegmentReader| {
             let posted = seg.fast_fields().date("posted").ok();
             let tiebreak = seg.fast_fields().u64(TIEBREAK).ok();
@@ -207,7 +289,8 @@ mod tests {
                 (date_key(sort, ts), score, ts.unwrap_or(i64::MIN), u64::MAX - tiebreak.as_ref().and_then(|c| c.first(doc)).unwrap_or(0))
             }
         });
-        let mut got: Vec<Entry> = searcher.search(q, &all).unwrap().into_iter().map(|(key, addr)| Entry { key, addr }).collect();
+        let mut got: Vec<Entry> =
+            searcher.search_with_statistics_provider(q, &all, stats).unwrap().into_iter().map(|(key, addr)| Entry { key, addr }).collect();
         got.sort_unstable_by(|a, b| b.cmp(a));
         got.truncate(k);
         got.into_iter().map(|e| (e.key, e.addr)).collect()
@@ -233,12 +316,73 @@ mod tests {
             let q = compile(&Query::parse(text).unwrap().root, schema).unwrap();
             for sort in [SortOrder::Relevance, SortOrder::Newest, SortOrder::Oldest] {
                 for k in [1, 3, 10, 1000] {
-                    let mut got = searcher.search(&*q, &TopKeyed { k, sort }).unwrap();
+                    let mut got = searcher.search(&*q, &TopKeyed { k, sort, shared: None }).unwrap();
                     got.sort_unstable_by(|a, b| Entry { key: b.0, addr: b.1 }.cmp(&Entry { key: a.0, addr: a.1 }));
                     let want = brute(searcher, &*q, k, sort);
                     assert!(!want.is_empty(), "{text}");
                     assert_eq!(got, want, "{text} {sort:?} k={k}");
                 }
+            }
+        }
+    }
+
+    /// Per-index top lists merged the way `Catalog::search` merges them.
+    fn merge(lists: Vec<(usize, TopList)>, k: usize) -> Vec<(SortKey, usize, DocAddress)> {
+        let mut all: Vec<(SortKey, usize, DocAddress)> = lists.into_iter().flat_map(|(i, l)| l.into_iter().map(move |(key, addr)| (key, i, addr))).collect();
+        all.sort_by(|a, b| rank(&b.0, &a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        all.truncate(k);
+        all
+    }
+
+    #[test]
+    fn a_threshold_shared_across_indexes_keeps_the_merged_top_k_ties_included() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut docs = synthetic(450);
+        // Twelve threads alike but for their dates, spread over the three
+        // indexes: they score the same, above every other thread for 的, so
+        // a top 5 is cut inside the tie and decided by date, then tiebreak.
+        for j in 0..12 {
+            let posted = (j % 4 != 0).then(|| format!("2021-0{}-01T00:00:00", 1 + j % 3));
+            docs.push(thread(&format!("s{}", j % 3), &format!("tie{j}"), "的的的", &[("x", "的")], posted.as_deref()));
+        }
+        for site in ["s0", "s1", "s2"] {
+            write_index(&dir.path().join(format!("{site}.index")), &docs.iter().filter(|d| d.site == site).collect::<Vec<_>>());
+        }
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let (schema, snapshots) = catalog.snapshots(&[]).unwrap();
+        let searchers: Vec<tantivy::Searcher> = snapshots.into_iter().map(|s| s.2).collect();
+        let stats = GlobalStats::new(searchers.clone());
+        let relevance = SortOrder::Relevance;
+        for text in ["的", "好", "很", "酒店"] {
+            let q = compile(&Query::parse(text).unwrap().root, schema).unwrap();
+            assert!(q.is::<TermSum>(), "{text}");
+            for k in [1, 5, 10, 40] {
+                let want = merge(searchers.iter().enumerate().map(|(i, s)| (i, brute_with(s, &*q, k, relevance, &stats))).collect(), k);
+                assert_eq!(want.len(), k, "{text} k={k}");
+                // Every order the indexes may be searched in on the thread pool, one after another.
+                for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+                    let shared = Arc::new(SharedThreshold::default());
+                    let collector = TopKeyed { k, sort: relevance, shared: Some(shared.clone()) };
+                    let lists = order.iter().map(|&i| (i, searchers[i].search_with_statistics_provider(&*q, &collector, &stats).unwrap())).collect();
+                    assert_eq!(merge(lists, k), want, "{text} k={k} order {order:?}");
+                    let threshold = shared.get();
+                    assert!(threshold > Score::MIN && threshold < want[k - 1].0 .1, "{text} k={k}: threshold {threshold}");
+                }
+            }
+            if text == "的" {
+                let top = merge(searchers.iter().enumerate().map(|(i, s)| (i, brute_with(s, &*q, 12, relevance, &stats))).collect(), 12);
+                assert!(top.iter().all(|t| t.0 .1 == top[0].0 .1), "the twelve alike threads tie at the top");
+            }
+        }
+    }
+
+    #[test]
+    fn ordered_bits_order_scores_as_total_cmp_does() {
+        let scores = [Score::MIN, -1.5, -0.0, 0.0, 1e-30, 0.25, 1.0, 7.5, Score::MAX];
+        for a in scores {
+            assert_eq!(from_ordered_bits(ordered_bits(a)).to_bits(), a.to_bits());
+            for b in scores {
+                assert_eq!(ordered_bits(a).cmp(&ordered_bits(b)), a.total_cmp(&b), "{a} {b}");
             }
         }
     }
