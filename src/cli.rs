@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use luntan_core::contract::{Progress, StageRun, Stop};
 use luntan_core::ids::SiteId;
 use luntan_core::site::Site;
+use luntan_core::store::{Claims, StateUrl, Store};
 use luntan_core::{DataDir, Stage};
 
 /// The arguments every stage over a data directory takes (flattened into
@@ -22,11 +23,50 @@ pub struct DataArgs {
     /// Only this forum (its site file's id).
     #[arg(long, value_name = "ID")]
     pub site: Option<SiteId>,
+    /// Crawl state: a PostgreSQL URL (postgres://user@host/db), shared by
+    /// workers on many hosts, or a SQLite file. Default: $LUNTAN_STATE,
+    /// else DATA/luntan.db.
+    #[arg(long, value_name = "URL")]
+    pub state: Option<String>,
 }
 
 impl DataArgs {
     pub fn site(&self) -> Option<&str> {
         self.site.as_ref().map(SiteId::as_str)
+    }
+
+    /// Where the crawl state is (checked: a bad URL is one clear line).
+    pub fn state(&self) -> anyhow::Result<StateUrl> {
+        StateUrl::resolve(self.state.as_deref(), &DataDir::new(&self.data)).map_err(|e| anyhow::anyhow!("--state/${}: {e}", StateUrl::ENV))
+    }
+}
+
+/// How a stage shares its work with other workers of the same stage.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkerArgs {
+    /// Run beside other workers of this stage on the same crawl (other
+    /// processes, or other hosts sharing the data directory): the data
+    /// directory is not locked, and each worker claims its threads in
+    /// batches under a lease. Always on when --state is PostgreSQL.
+    #[arg(long)]
+    pub shared: bool,
+    /// Seconds a worker's claim lasts unrenewed: a worker that dies holds
+    /// its threads this long, then the others take them.
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_secs: u64,
+    /// Threads claimed at a time.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub claim_batch: u64,
+}
+
+impl WorkerArgs {
+    /// Whether this worker shares `state` with others.
+    pub fn shared(&self, state: &StateUrl) -> bool {
+        self.shared || state.is_shared()
+    }
+
+    pub fn claims(&self) -> Claims {
+        Claims { lease: Duration::from_secs(self.lease_secs), batch: self.claim_batch as usize }
     }
 }
 
@@ -99,18 +139,28 @@ impl Progress for Bar {
 }
 
 /// Begins `stage` on `data` as every binary does: the stage contract's
-/// lock and temp-file sweep, a stop that Ctrl-C sets, a progress bar.
-pub fn begin(data: &DataDir, stage: Stage, quiet: bool) -> anyhow::Result<(Arc<StageRun>, Arc<Bar>)> {
+/// lock (none for a worker sharing `state`) and temp-file sweep, how
+/// threads are claimed, a stop that Ctrl-C sets, a progress bar.
+pub fn begin(data: &DataDir, stage: Stage, worker: &WorkerArgs, state: &StateUrl, quiet: bool) -> anyhow::Result<(Arc<StageRun>, Arc<Bar>)> {
     let name: &'static str = match stage {
         Stage::Discover => "luntan-discover",
         Stage::Download => "luntan-download",
         Stage::Extract => "luntan-extract",
         Stage::Index => "luntan-index",
     };
-    let run = StageRun::begin(data, stage, Stop::new())?;
+    let run = match worker.shared(state) {
+        true => StageRun::begin_shared(data, stage, Stop::new())?,
+        false => StageRun::begin(data, stage, Stop::new())?,
+    };
+    let run = run.with_claims(worker.claims());
     let bar = Bar::new(stage.as_str(), quiet);
     let run = run.with_stop(Stop::on_ctrl_c(name)).with_progress(bar.clone());
     Ok((Arc::new(run), bar))
+}
+
+/// Opens the crawl state, naming it when it cannot be opened.
+pub fn open_store(state: &StateUrl) -> anyhow::Result<Store> {
+    Store::connect(state).map_err(|e| anyhow::anyhow!("cannot open the crawl state: {e}"))
 }
 
 /// Loads the site files under `<data>/sites`, printing one line per broken

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
+use luntan_core::store::StateUrl;
 use luntan_core::{DataDir, Site, Stage, StageRun, Store};
 use luntan_crawl::db::with_store;
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
@@ -24,6 +25,8 @@ use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
 struct Args {
     #[command(flatten)]
     common: cli::DataArgs,
+    #[command(flatten)]
+    worker: cli::WorkerArgs,
     /// Visit every board now, whatever its schedule says.
     #[arg(long)]
     all_boards: bool,
@@ -48,6 +51,8 @@ struct Args {
 
 struct Config {
     data: DataDir,
+    state: StateUrl,
+    worker: cli::WorkerArgs,
     sites: Vec<Site>,
     bad_site_file: bool,
     options: DiscoverOptions,
@@ -64,6 +69,10 @@ fn main() -> ExitCode {
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.quiet);
     let data = DataDir::new(&args.common.data);
+    let state = match args.common.state() {
+        Ok(s) => s,
+        Err(e) => return cli::exit_code("luntan-discover", Err(e), false),
+    };
     let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
     let keywords = match &args.keywords {
         None => None,
@@ -81,6 +90,8 @@ fn run(args: Args) -> ExitCode {
     };
     let config = Config {
         data,
+        state,
+        worker: args.worker,
         sites,
         bad_site_file,
         options: DiscoverOptions { all_boards: args.all_boards },
@@ -95,10 +106,18 @@ fn run(args: Args) -> ExitCode {
 fn discover(config: &Config) -> anyhow::Result<()> {
     // Discover is idempotent, but two copies would fetch every list page twice.
     // A bar that grew round after round would say nothing under --watch.
-    let (run, bar) = cli::begin(&config.data, Stage::Discover, config.quiet || config.watch)?;
-    let store = Arc::new(Mutex::new(Store::open(&config.data.db_path())?));
+    let (run, bar) = cli::begin(&config.data, Stage::Discover, &config.worker, &config.state, config.quiet || config.watch)?;
+    let store = Arc::new(Mutex::new(cli::open_store(&config.state)?));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let fetchers: Vec<Arc<Fetcher>> = config.sites.iter().map(|s| Fetcher::new(Arc::new(s.clone())).map(Arc::new)).collect::<Result<_, _>>()?;
+    let mut fetchers: Vec<Arc<Fetcher>> = Vec::new();
+    for site in &config.sites {
+        let mut fetcher = Fetcher::new(Arc::new(site.clone()))?;
+        if config.worker.shared(&config.state) {
+            // Every worker's requests to a forum pass one gate.
+            fetcher = fetcher.share_politeness(&config.state, config.worker.claims().lease)?;
+        }
+        fetchers.push(Arc::new(fetcher));
+    }
     if let Some(keywords) = &config.keywords {
         return rt.block_on(keyword_rounds(config, &run, &fetchers, &store, keywords));
     }

@@ -9,7 +9,8 @@ use clap::Parser;
 use luntan::cli;
 use luntan_core::ids::SaveDate;
 use luntan_core::state::Stage;
-use luntan_core::{DataDir, Site, Store};
+use luntan_core::store::StateUrl;
+use luntan_core::{DataDir, Site};
 use luntan_crawl::download::{download_site, DownloadOptions, DownloadReport};
 use luntan_crawl::fetch::Fetcher;
 
@@ -24,6 +25,8 @@ struct Args {
     common: cli::DataArgs,
     #[command(flatten)]
     stage: cli::StageArgs,
+    #[command(flatten)]
+    worker: cli::WorkerArgs,
     /// Threads in flight per forum (requests still obey the site's limits).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
     in_flight: u16,
@@ -31,9 +34,11 @@ struct Args {
 
 struct Config {
     data: DataDir,
+    state: StateUrl,
     sites: Vec<Site>,
     bad_site_file: bool,
     stage: cli::StageArgs,
+    worker: cli::WorkerArgs,
     in_flight: usize,
 }
 
@@ -44,15 +49,19 @@ fn main() -> ExitCode {
 fn run(args: Args) -> ExitCode {
     cli::init_tracing(args.stage.quiet);
     let data = DataDir::new(&args.common.data);
+    let state = match args.common.state() {
+        Ok(s) => s,
+        Err(e) => return cli::exit_code("luntan-download", Err(e), false),
+    };
     let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
-    let config = Config { data, sites, bad_site_file, stage: args.stage, in_flight: args.in_flight.into() };
+    let config = Config { data, state, sites, bad_site_file, stage: args.stage, worker: args.worker, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 
 fn download(config: &Config) -> anyhow::Result<()> {
     let start = Instant::now();
-    let (run, bar) = cli::begin(&config.data, Stage::Download, config.stage.quiet)?;
-    let store = Store::open(&config.data.db_path())?;
+    let (run, bar) = cli::begin(&config.data, Stage::Download, &config.worker, &config.state, config.stage.quiet)?;
+    let store = cli::open_store(&config.state)?;
     for site in &config.sites {
         store.upsert_site(site)?;
         if config.stage.retry_failed {
@@ -61,10 +70,20 @@ fn download(config: &Config) -> anyhow::Result<()> {
     }
     let store = Arc::new(Mutex::new(store));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    // Made outside the runtime: a shared gate opens its store connection,
+    // which blocks.
+    let mut fetchers = Vec::new();
+    for site in &config.sites {
+        let mut fetcher = Fetcher::new(Arc::new(site.clone()))?;
+        if config.worker.shared(&config.state) {
+            // Every worker's requests to a forum pass one gate.
+            fetcher = fetcher.share_politeness(&config.state, config.worker.claims().lease)?;
+        }
+        fetchers.push(Arc::new(fetcher));
+    }
     let reports = rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
-        for site in &config.sites {
-            let fetcher = Arc::new(Fetcher::new(Arc::new(site.clone()))?);
+        for fetcher in fetchers {
             let opts = DownloadOptions { save_date: SaveDate::today(), in_flight: config.in_flight };
             tasks.spawn(download_site(run.clone(), fetcher, store.clone(), opts));
         }

@@ -8,6 +8,7 @@ use clap::Parser;
 use luntan::cli;
 use luntan_core::contract::Stop;
 use luntan_core::ids::SiteId;
+use luntan_core::store::StateUrl;
 use luntan_core::{DataDir, Site, Store};
 use luntan_export::{ExportOptions, ExportReport};
 
@@ -29,6 +30,10 @@ struct Args {
     /// Only this forum (its site file's id); repeat for several. Default: every forum.
     #[arg(long, value_name = "ID")]
     site: Vec<SiteId>,
+    /// Crawl state: a PostgreSQL URL (postgres://user@host/db) or a SQLite
+    /// file. Default: $LUNTAN_STATE, else DATA/luntan.db.
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     /// Write every saved page to FILE as a WARC/1.1 record: `response` with
     /// the forum's status line and headers before the body as saved, or
     /// `resource` for a DOM state a browser drew (browser mode). Each
@@ -53,6 +58,7 @@ struct Args {
 /// Checked arguments.
 struct Config {
     data: DataDir,
+    state: StateUrl,
     opts: ExportOptions,
     quiet: bool,
 }
@@ -71,7 +77,7 @@ fn run(args: Args) -> ExitCode {
         }
     };
     let start = Instant::now();
-    let store = match Store::open(&config.data.db_path()) {
+    let store = match Store::connect(&config.state) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("luntan-export: {e}");
@@ -107,8 +113,9 @@ fn run(args: Args) -> ExitCode {
 /// Turns arguments into a config; a usage problem comes back as the line to print.
 fn check(args: Args) -> Result<Config, String> {
     let data = DataDir::new(&args.data);
-    if !data.db_path().exists() {
-        return Err(format!("{}: no crawl database (run luntan-discover and luntan-download first)", data.db_path().display()));
+    let state = StateUrl::resolve(args.state.as_deref(), &data).map_err(|e| format!("--state/${}: {e}", StateUrl::ENV))?;
+    if !state.exists() {
+        return Err(format!("{state}: no crawl database (run luntan-discover and luntan-download first)"));
     }
     if let (Some(w), Some(n)) = (&args.warc, &args.ndjson) {
         if w == n {
@@ -128,7 +135,7 @@ fn check(args: Args) -> Result<Config, String> {
     sites.sort();
     sites.dedup();
     let opts = ExportOptions { sites, warc: args.warc, ndjson: args.ndjson, bulk_index: args.bulk_index, site_files };
-    Ok(Config { data, opts, quiet: args.quiet })
+    Ok(Config { data, state, opts, quiet: args.quiet })
 }
 
 /// Elasticsearch's (and OpenSearch's) rules for an index name.

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
+use luntan_core::store::StateUrl;
 use luntan_core::{DataDir, Site, Stage, Store};
 use luntan_extract::ExtractConfig;
 use luntan_text::encoding::{self, Encoding};
@@ -30,12 +30,14 @@ struct Args {
     again: bool,
     #[command(flatten)]
     stage: cli::StageArgs,
+    #[command(flatten)]
+    worker: cli::WorkerArgs,
 }
 
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
     Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
-    Extract { data: DataDir, cfg: ExtractConfig, stage: cli::StageArgs, again: bool, bad_site_file: bool },
+    Extract { data: DataDir, state: StateUrl, cfg: ExtractConfig, stage: cli::StageArgs, worker: cli::WorkerArgs, again: bool, bad_site_file: bool },
 }
 
 fn main() -> ExitCode {
@@ -55,8 +57,8 @@ fn run(args: Args) -> ExitCode {
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
-        Config::Extract { data, cfg, stage, again, bad_site_file } => {
-            extract(&data, &cfg, &stage, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
+        Config::Extract { data, state, cfg, stage, worker, again, bad_site_file } => {
+            extract(&data, &state, &cfg, &stage, &worker, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
         }
     };
     match result {
@@ -87,6 +89,7 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
         };
         return Ok(Config::Detect { files: args.detect, forced });
     }
+    let state = args.common.state().map_err(|e| vec![format!("luntan-extract: {e}")])?;
     let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
     if sites.is_empty() && !bad_site_file {
         return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
@@ -95,7 +98,8 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
     if args.again && !sites.iter().any(|s| Some(&s.id) == site.as_ref()) {
         return Err(vec![format!("--again: no usable site file for --site {}", site.unwrap_or_default())]);
     }
-    Ok(Config::Extract { data, cfg: ExtractConfig { site, ..ExtractConfig::new(sites) }, stage: args.stage, again: args.again, bad_site_file })
+    let cfg = ExtractConfig { site, ..ExtractConfig::new(sites) };
+    Ok(Config::Extract { data, state, cfg, stage: args.stage, worker: args.worker, again: args.again, bad_site_file })
 }
 
 fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {
@@ -115,10 +119,9 @@ fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Resul
     Ok(code)
 }
 
-fn extract(data: &DataDir, cfg: &ExtractConfig, stage: &cli::StageArgs, again: bool) -> anyhow::Result<ExitCode> {
-    let (run, bar) = cli::begin(data, Stage::Extract, stage.quiet)?;
-    let db = data.db_path();
-    let mut store = Store::open(&db).with_context(|| format!("{}: cannot open the crawl database", db.display()))?;
+fn extract(data: &DataDir, state: &StateUrl, cfg: &ExtractConfig, stage: &cli::StageArgs, worker: &cli::WorkerArgs, again: bool) -> anyhow::Result<ExitCode> {
+    let (run, bar) = cli::begin(data, Stage::Extract, worker, state, stage.quiet)?;
+    let mut store = cli::open_store(state)?;
     if stage.retry_failed || again {
         let n = store.retry_failed(cfg.site.as_deref(), Some(Stage::Extract))?;
         if n > 0 {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 use luntan::cli;
-use luntan_core::{DataDir, IndexDir, Stage, Store};
+use luntan_core::{DataDir, IndexDir, Stage};
 use luntan_search::{analysis, index_threads, rebuild_all, rebuild_site, IndexOptions};
 
 #[derive(Parser, Debug)]
@@ -30,6 +30,8 @@ struct Args {
     commit_every: u64,
     #[command(flatten)]
     stage: cli::StageArgs,
+    #[command(flatten)]
+    worker: cli::WorkerArgs,
 }
 
 fn main() -> ExitCode {
@@ -49,9 +51,10 @@ fn run(args: Args) -> ExitCode {
 
 fn index(args: Args) -> anyhow::Result<()> {
     let data = DataDir::new(&args.common.data);
+    let state = args.common.state()?;
     // The first Ctrl-C commits what is indexed and stops; a second one
     // (or SIGKILL) loses nothing either, since rows move after commits.
-    let (run, bar) = cli::begin(&data, Stage::Index, args.stage.quiet)?;
+    let (run, bar) = cli::begin(&data, Stage::Index, &args.worker, &state, args.stage.quiet)?;
     let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
     let index = IndexDir::new(&args.index_dir);
     std::fs::create_dir_all(index.root()).with_context(|| format!("{}", index.root().display()))?;
@@ -59,16 +62,16 @@ fn index(args: Args) -> anyhow::Result<()> {
 
     let report = if args.rebuild {
         // A rebuild needs no database; rows only move if one exists.
-        let mut store = if data.db_path().exists() { Some(Store::open(&data.db_path())?) } else { None };
+        let mut store = if state.exists() { Some(cli::open_store(&state)?) } else { None };
         match &args.common.site {
             Some(site) => rebuild_site(&run, store.as_mut(), &index, site, &opts)?,
             None => rebuild_all(&run, store.as_mut(), &index, &opts)?,
         }
     } else {
-        if !data.db_path().exists() {
-            bail!("{}: no crawl database (run the earlier stages, or use --rebuild)", data.db_path().display());
+        if !state.exists() {
+            bail!("{state}: no crawl database (run the earlier stages, or use --rebuild)");
         }
-        let mut store = Store::open(&data.db_path())?;
+        let mut store = cli::open_store(&state)?;
         if args.stage.retry_failed {
             let n = store.retry_failed(args.common.site(), Some(Stage::Index))?;
             if n > 0 {

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use luntan::cli;
-use luntan_core::{DataDir, Store};
+use luntan_core::Store;
 
 /// Per-forum counts of boards and of threads in each state (like Nutch's
 /// `readdb -stats`), with the most common failure reasons.
@@ -23,12 +23,18 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    let db = DataDir::new(&args.common.data).db_path();
+    let db = match args.common.state() {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("luntan-status: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     if !db.exists() {
-        eprintln!("{}: no crawl database yet (run luntan-discover first)", db.display());
+        eprintln!("{db}: no crawl database yet (run luntan-discover first)");
         return ExitCode::FAILURE;
     }
-    let status = match Store::open(&db).and_then(|s| s.status(args.common.site())) {
+    let status = match Store::connect(&db).and_then(|s| s.status(args.common.site())) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("luntan-status: {e}");

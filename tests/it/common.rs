@@ -24,6 +24,7 @@ pub fn bin(name: &str) -> PathBuf {
         "search" => env!("CARGO_BIN_EXE_luntan-search"),
         "status" => env!("CARGO_BIN_EXE_luntan-status"),
         "export" => env!("CARGO_BIN_EXE_luntan-export"),
+        "state" => env!("CARGO_BIN_EXE_luntan-state"),
         other => panic!("no binary {other}"),
     };
     PathBuf::from(path)
@@ -469,4 +470,29 @@ pub fn phrase_not_in(text: &str, others: &[&str], len: usize) -> Option<String> 
 /// Seconds since `t`, for the figures tests print.
 pub fn secs(t: std::time::Instant) -> String {
     format!("{:.1} s", t.elapsed().as_secs_f64())
+}
+
+/// Every live document's `key` in every index under `index_dir`, duplicates kept.
+pub fn index_keys(index_dir: &Path) -> Vec<String> {
+    use tantivy::schema::Value as _;
+    let mut keys = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(index_dir) else { return keys };
+    for d in dirs.flatten().filter(|d| d.file_name().to_string_lossy().ends_with(".index")) {
+        // An index the first run had not committed yet has no meta.json.
+        if !d.path().join("meta.json").exists() {
+            continue;
+        }
+        let index = tantivy::Index::open_in_dir(d.path()).unwrap_or_else(|e| panic!("{}: {e}", d.path().display()));
+        let key = index.schema().get_field("key").unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        for seg in searcher.segment_readers() {
+            let store = seg.get_store_reader(0).unwrap();
+            for id in seg.doc_ids_alive() {
+                let doc: tantivy::TantivyDocument = store.get(id).unwrap();
+                keys.push(doc.get_first(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned());
+            }
+        }
+    }
+    keys.sort();
+    keys
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::{assert_every_xml_parses, files_under, temp_files, Work};
+use common::{assert_every_xml_parses, files_under, index_keys, temp_files, Work};
 use luntan_core::lock::StageLock;
 use luntan_core::{Stage, Store, ThreadState};
 use luntan_fixture::{FixtureConfig, FixtureServer};
@@ -78,31 +78,6 @@ fn comparable(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
         }
     }
     capture::to_lines(&lines).into_bytes()
-}
-
-/// Every live document's `key` in every index under `index_dir`, duplicates kept.
-fn index_keys(index_dir: &Path) -> Vec<String> {
-    use tantivy::schema::Value as _;
-    let mut keys = Vec::new();
-    let Ok(dirs) = std::fs::read_dir(index_dir) else { return keys };
-    for d in dirs.flatten().filter(|d| d.file_name().to_string_lossy().ends_with(".index")) {
-        // An index the first run had not committed yet has no meta.json.
-        if !d.path().join("meta.json").exists() {
-            continue;
-        }
-        let index = tantivy::Index::open_in_dir(d.path()).unwrap_or_else(|e| panic!("{}: {e}", d.path().display()));
-        let key = index.schema().get_field("key").unwrap();
-        let searcher = index.reader().unwrap().searcher();
-        for seg in searcher.segment_readers() {
-            let store = seg.get_store_reader(0).unwrap();
-            for id in seg.doc_ids_alive() {
-                let doc: tantivy::TantivyDocument = store.get(id).unwrap();
-                keys.push(doc.get_first(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned());
-            }
-        }
-    }
-    keys.sort();
-    keys
 }
 
 /// Rows by (site, thread): state, save date, pages, fail reason.

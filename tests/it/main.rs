@@ -20,3 +20,5 @@ mod search_ranking;
 mod search_recall;
 mod serve;
 mod serve_browser;
+mod state_copy;
+mod workers;

@@ -25,6 +25,11 @@ use std::sync::Arc;
 use crate::layout::{DataDir, PathError};
 use crate::lock::{LockError, StageLock};
 use crate::state::Stage;
+use crate::store::Claims;
+
+/// How old a temp file must be for a worker sharing the data directory to
+/// take it for a dead writer's (see [`StageRun::begin_shared`]).
+pub const STALE_TEMP_FILE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// A request to stop, shared by a stage and whoever may stop it.
 #[derive(Debug, Clone, Default)]
@@ -98,7 +103,9 @@ pub struct StageRun {
     stop: Stop,
     progress: Arc<dyn Progress>,
     swept: usize,
-    _lock: StageLock,
+    claims: Claims,
+    /// `None` for a worker sharing the directory ([`StageRun::begin_shared`]).
+    lock: Option<StageLock>,
 }
 
 impl std::fmt::Debug for StageRun {
@@ -118,7 +125,36 @@ impl StageRun {
         for ext in stage.temp_file_kinds() {
             swept += data.sweep_temp_files(ext)?;
         }
-        Ok(StageRun { stage, data: data.clone(), stop, progress: Arc::new(Silent), swept, _lock: lock })
+        Ok(StageRun { stage, data: data.clone(), stop, progress: Arc::new(Silent), swept, claims: Claims::default(), lock: Some(lock) })
+    }
+
+    /// Begins `stage` as one of several workers on `data` (other processes,
+    /// or other hosts on a shared file system): no lock, since the workers
+    /// claim their threads from the store under leases instead, and only
+    /// temp files older than [`STALE_TEMP_FILE`] are swept, since a younger
+    /// one may be another worker's file in flight.
+    pub fn begin_shared(data: &DataDir, stage: Stage, stop: Stop) -> Result<StageRun, BeginError> {
+        let mut swept = 0;
+        for ext in stage.temp_file_kinds() {
+            swept += data.sweep_stale_temp_files(ext, STALE_TEMP_FILE)?;
+        }
+        Ok(StageRun { stage, data: data.clone(), stop, progress: Arc::new(Silent), swept, claims: Claims::default(), lock: None })
+    }
+
+    /// Takes threads in batches of `claims.batch` under leases of `claims.lease` from now on.
+    pub fn with_claims(mut self, claims: Claims) -> StageRun {
+        self.claims = claims;
+        self
+    }
+
+    /// How this run's workers claim their threads.
+    pub fn claims(&self) -> Claims {
+        self.claims
+    }
+
+    /// Whether other workers may run this stage on the same data at once.
+    pub fn is_shared(&self) -> bool {
+        self.lock.is_none()
     }
 
     /// Stops when `stop` is set, from now on.

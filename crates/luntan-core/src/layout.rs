@@ -19,6 +19,7 @@
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::ids::{SaveDate, SiteId, ThreadId, ThreadLoc};
 
@@ -146,8 +147,16 @@ impl DataDir {
     /// Removes the temp files a killed writer left for final files ending in
     /// `.{ext}` anywhere under `pages/`; returns how many. See [`sweep_temp_files`].
     pub fn sweep_temp_files(&self, ext: &str) -> Result<usize, PathError> {
+        self.sweep_stale_temp_files(ext, Duration::ZERO)
+    }
+
+    /// [`DataDir::sweep_temp_files`], but only files last written at least
+    /// `age` ago: workers sharing the directory cannot tell a dead writer's
+    /// file from a live one's on another host, but no live writer leaves a
+    /// temp file untouched that long.
+    pub fn sweep_stale_temp_files(&self, ext: &str, age: Duration) -> Result<usize, PathError> {
         let pages = self.root.join("pages");
-        sweep_temp_files(&pages, ext).map_err(PathError::at(&pages))
+        sweep_stale(&pages, ext, age).map_err(PathError::at(&pages))
     }
 }
 
@@ -315,6 +324,10 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// only its own kind, under its own lock, so it never deletes a temp file
 /// another stage is writing at that moment.
 pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
+    sweep_stale(dir, ext, Duration::ZERO)
+}
+
+fn sweep_stale(dir: &Path, ext: &str, age: Duration) -> io::Result<usize> {
     let infix = format!(".{ext}.");
     let mut n = 0;
     if !dir.exists() {
@@ -328,6 +341,9 @@ pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
             if ty.is_dir() {
                 stack.push(entry.path());
             } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) && entry.file_name().to_string_lossy().contains(&infix) {
+                if !age.is_zero() && entry.metadata()?.modified()?.elapsed().unwrap_or_default() < age {
+                    continue;
+                }
                 fs::remove_file(entry.path())?;
                 n += 1;
             }

@@ -2,7 +2,7 @@
 //!
 //! - [`site::Site`]: a forum as its site file (`data/sites/<id>.xml`) describes it.
 //! - [`state::ThreadState`]: the one thread state machine (S3's `visitedFlag`).
-//! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`).
+//! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`) or PostgreSQL, shared by workers under leases.
 //! - [`layout::DataDir`]: where pages, XML and indexes live; [`layout::write_atomic`].
 //! - [`doc::ThreadDoc`]: the normalized thread XML.
 //! - [`capture::PageCapture`]: each saved page's URL, time, status and headers (`article<T>.http`).

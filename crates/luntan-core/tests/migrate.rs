@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use luntan_core::state::{FailureGroup, Stage, ThreadState};
-use luntan_core::store::{BoardSchedule, KeywordRound, KeywordState, RoundRecord, Store, StoreError, ThreadRow, SCHEMA_VERSION};
+use luntan_core::store::{BoardSchedule, KeywordRound, KeywordState, RoundRecord, StateUrl, Store, StoreError, ThreadRow, SCHEMA_VERSION};
 use rusqlite::Connection;
 
 /// The tables before 229a7cd, verbatim.
@@ -234,7 +234,7 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
 
     let mut s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
     assert!(has_column(&watch, "keyword_rounds", "error"), "migration 2 ran");
     assert!(has_table(&watch, "search_accounts"), "migration 3 ran");
     assert!(has_column(&watch, "threads", "states_kept") && has_column(&watch, "threads", "states_dropped"), "migration 4 ran");
@@ -290,7 +290,7 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
     let after = schema(&watch);
-    assert_eq!(after.len(), before.len() + 2, "only migrations 3, 4 and 5 ran (search_accounts, validators): {after:?}");
+    assert_eq!(after.len(), before.len() + 5, "only migrations 3 to 6 ran (search_accounts, validators, site_locks, gates, gate_slots): {after:?}");
     assert!(unlike_threads(&before).iter().all(|sql| after.contains(sql)), "nothing made anew");
     assert!(has_table(&watch, "search_accounts"));
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
@@ -315,8 +315,10 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
 
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    // Recognised as version 3: only migration 4's columns and migration 5's table are new.
-    let after: Vec<String> = unlike_threads(&schema(&watch)).into_iter().filter(|sql| !sql.starts_with("CREATE TABLE validators")).collect();
+    // Recognised as version 3: only migration 4's and 6's columns and 5's and 6's tables are new.
+    let new_tables = ["validators", "site_locks", "gates", "gate_slots"];
+    let after: Vec<String> =
+        unlike_threads(&schema(&watch)).into_iter().filter(|sql| !new_tables.iter().any(|t| sql.starts_with(&format!("CREATE TABLE {t} ")))).collect();
     assert_eq!(after, unlike_threads(&before), "recognised, not migrated again or made anew");
     assert!(has_table(&watch, "validators"), "migration 5 ran");
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
@@ -377,7 +379,7 @@ fn a_database_from_a_newer_luntan_is_refused_untouched() {
     let before = schema(&c);
 
     let e = Store::open(&db).err().expect("a newer schema is refused");
-    assert!(matches!(&e, StoreError::NewerSchema { path, version } if path == &db && *version == SCHEMA_VERSION + 1), "{e:?}");
+    assert!(matches!(&e, StoreError::NewerSchema { db: StateUrl::Sqlite(p), version } if p == &db && *version == SCHEMA_VERSION + 1), "{e:?}");
     let msg = e.to_string();
     assert!(msg.starts_with(&db.display().to_string()), "{msg}");
     assert!(msg.contains(&format!("schema version {}", SCHEMA_VERSION + 1)) && msg.contains("newer"), "{msg}");

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
+use luntan_core::state::Stage;
 use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError, Validators};
 use scraper::Html;
 use url::Url;
@@ -54,6 +55,9 @@ pub struct DiscoverReport {
     pub errors: Vec<String>,
     /// Boards left unwalked or mid-walk because the round was stopped.
     pub boards_interrupted: usize,
+    /// Another worker sharing the crawl was discovering this forum, so this
+    /// one left it alone (nothing else in the report is set).
+    pub busy: bool,
 }
 
 /// Settings of one discover round.
@@ -81,6 +85,23 @@ pub(crate) fn utc_stamp() -> String {
 /// as after a crash. Progress advances once per board walked or skipped.
 pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, opts: DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let started_at = utc_stamp();
+    // Workers sharing the crawl take turns on a forum by its site lock; a
+    // run alone holds the data directory's lock, which is enough.
+    let _keeper = match run.is_shared() {
+        false => None,
+        true => {
+            let (site, lease) = (fetcher.site().id.clone(), run.claims().lease);
+            let held = with_store(&store, move |s| match s.lock_site(Stage::Discover, &site, lease)? {
+                true => s.keep_leases(lease).map(Some),
+                false => Ok(None),
+            })
+            .await?;
+            match held {
+                Some(keeper) => Some(keeper),
+                None => return Ok(DiscoverReport { site: fetcher.site().id.clone(), busy: true, ..Default::default() }),
+            }
+        }
+    };
     let stats = &fetcher.stats;
     let (requests_before, bytes_before) = (stats.requests.load(std::sync::atomic::Ordering::Relaxed), stats.bytes.load(std::sync::atomic::Ordering::Relaxed));
     let mut report = discover_round(&run, &fetcher, &store, &opts).await?;
@@ -98,7 +119,16 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
         updated_threads: report.updated_threads as i64,
         errors: report.errors.len() as i64,
     };
-    with_store(&store, move |s| s.record_round(&round)).await?;
+    let (site, shared) = (report.site.clone(), run.is_shared());
+    with_store(&store, move |s| {
+        s.record_round(&round)?;
+        if shared {
+            s.release(Some(&site))?;
+            s.unlock_site(Stage::Discover, &site)?;
+        }
+        Ok::<_, StoreError>(())
+    })
+    .await?;
     Ok(report)
 }
 

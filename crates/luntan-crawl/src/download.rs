@@ -125,29 +125,58 @@ pub async fn download_site(
     opts: DownloadOptions,
 ) -> Result<DownloadReport, DownloadError> {
     let site_id = fetcher.site().id.clone();
-    let rows = with_store(&store, {
-        let site_id = site_id.clone();
-        move |s| s.threads(Some(&site_id), ThreadState::Discovered)
-    })
-    .await?;
-    let mut report = DownloadReport { site: site_id, ..Default::default() };
+    let claims = run.claims();
+    let mut report = DownloadReport { site: site_id.clone(), ..Default::default() };
     let renderer = Renderer::for_site(fetcher.clone()).map(Arc::new);
-    if renderer.is_some() && !rows.is_empty() {
+    if renderer.is_some() {
         // No browser is this machine's matter, not the threads': one line,
-        // and the rows wait for a run that has one.
+        // and the rows wait, unclaimed, for a worker that has one.
         if let Err(e) = crate::browser::find_chromium() {
-            report.error = Some(format!("{}: {e}", fetcher.site().id));
-            report.left = rows.len();
+            let site = site_id.clone();
+            let waiting = with_store(&store, move |s| s.threads(Some(&site), ThreadState::Discovered)).await?.len();
+            if waiting > 0 {
+                report.error = Some(format!("{}: {e}", fetcher.site().id));
+                report.left = waiting;
+            }
             return Ok(report);
         }
     }
-    run.progress().grow(rows.len() as u64);
+    let (site, alone) = (site_id.clone(), !run.is_shared());
+    let _keeper = with_store(&store, move |s| {
+        if alone {
+            s.free_leases(Some(&site), ThreadState::Discovered)?;
+        }
+        s.keep_leases(claims.lease)
+    })
+    .await?;
     let mut tasks = tokio::task::JoinSet::new();
-    let mut pending = rows.into_iter();
+    // Claimed a batch at a time, so that workers on other hosts share the
+    // queue and a killed one holds only its batch, for one lease.
+    let mut pending = std::collections::VecDeque::new();
+    let mut drained = false;
     let mut local = None;
     loop {
         while tasks.len() < opts.in_flight.max(1) && !run.stopped() {
-            let Some(row) = pending.next() else { break };
+            if pending.is_empty() && !drained {
+                let site = site_id.clone();
+                let (batch, held) = with_store(&store, move |s| {
+                    let batch = s.claim(Some(&site), ThreadState::Discovered, claims.lease, claims.batch)?;
+                    let held = if batch.is_empty() { s.held_by_others(Some(&site), ThreadState::Discovered)? } else { 0 };
+                    Ok::<_, StoreError>((batch, held))
+                })
+                .await?;
+                if batch.is_empty() && held > 0 && tasks.is_empty() {
+                    // Other workers hold the rest. Wait for them: should one
+                    // have died, its threads are this worker's once its lease
+                    // runs out.
+                    tokio::time::sleep(lease_poll(claims.lease)).await;
+                    continue;
+                }
+                drained = batch.is_empty() && held == 0;
+                run.progress().grow(batch.len() as u64);
+                pending.extend(batch);
+            }
+            let Some(row) = pending.pop_front() else { break };
             let (run, fetcher, store, opts, renderer) = (run.clone(), fetcher.clone(), store.clone(), opts.clone(), renderer.clone());
             tasks.spawn(async move {
                 let outcome = match &renderer {
@@ -183,12 +212,24 @@ pub async fn download_site(
         }
         run.progress().advance(1);
     }
+    // What this worker claimed and did not finish is free again at once.
+    let site = site_id.clone();
+    with_store(&store, move |s| s.release(Some(&site))).await?;
     if let Some(e) = local {
         return Err(e);
     }
-    report.left = pending.len();
+    if run.stopped() {
+        let site = site_id.clone();
+        report.left = with_store(&store, move |s| s.threads(Some(&site), ThreadState::Discovered)).await?.len();
+    }
     report.browser = renderer.map(|r| BrowserReport::of(&r.stats));
     Ok(report)
+}
+
+/// How often a worker with nothing to claim looks again while others hold
+/// threads: often enough to take a dead worker's soon after its lease ends.
+pub(crate) fn lease_poll(lease: std::time::Duration) -> std::time::Duration {
+    (lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_secs(5))
 }
 
 enum Failure {

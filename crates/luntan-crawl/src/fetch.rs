@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luntan_core::site::{Politeness, Site};
-use luntan_core::store::Validators;
+use luntan_core::store::{StateUrl, Store, StoreError, Validators};
 use reqwest::cookie::CookieStore as _;
 use reqwest::header::{CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use tokio::sync::{OnceCell, Semaphore, SemaphorePermit};
@@ -146,11 +146,99 @@ struct Gate {
     next: Mutex<Instant>,
     delay: Mutex<Duration>,
     consecutive_failures: AtomicU32,
+    /// The same limits held for every worker of a shared crawl together.
+    shared: Option<Arc<SharedGate>>,
+}
+
+/// A site's gate in the crawl state, for workers in other processes and on
+/// other hosts (`luntan_core::store`'s gates): a request slot leased from
+/// the site's `concurrency` and a turn reserved `delay` after the last one
+/// any worker reserved. The store calls block, so they run on tokio's
+/// blocking pool.
+struct SharedGate {
+    store: Mutex<Store>,
+    site: String,
+    concurrency: usize,
+    /// How long a slot stays this worker's unrenewed (the stage's lease
+    /// keeper renews it): a killed worker's slot comes back after this.
+    lease: Duration,
+}
+
+impl std::fmt::Debug for SharedGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedGate").field("site", &self.site).field("concurrency", &self.concurrency).finish_non_exhaustive()
+    }
+}
+
+impl SharedGate {
+    async fn call<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Store, &SharedGate) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
+        let gate = self.clone();
+        match tokio::task::spawn_blocking(move || f(&gate.store.lock().unwrap_or_else(|p| p.into_inner()), &gate)).await {
+            Ok(out) => out,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+}
+
+/// What lets a request go: a slot of this process's gate and, in a shared
+/// crawl, one of the site's shared slots, given back when dropped.
+struct Pass<'a> {
+    _permit: SemaphorePermit<'a>,
+    shared: Option<(Arc<SharedGate>, i64)>,
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if let Some((gate, slot)) = self.shared.take() {
+            // Dropped in async code: the store's call goes to the blocking pool.
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn_blocking(move || {
+                    if let Err(e) = gate.store.lock().unwrap_or_else(|p| p.into_inner()).gate_release(&gate.site, slot) {
+                        tracing::warn!("{}: cannot give back a shared request slot ({e}); it comes back when its lease runs out", gate.site);
+                    }
+                });
+            }
+        }
+    }
 }
 
 impl Gate {
     fn new(p: &Politeness) -> Gate {
-        Gate { slots: Semaphore::new(p.concurrency), next: Mutex::new(Instant::now()), delay: Mutex::new(p.delay), consecutive_failures: AtomicU32::new(0) }
+        Gate {
+            slots: Semaphore::new(p.concurrency),
+            next: Mutex::new(Instant::now()),
+            delay: Mutex::new(p.delay),
+            consecutive_failures: AtomicU32::new(0),
+            shared: None,
+        }
+    }
+
+    /// Waits, in a shared crawl, for one of the site's shared slots and then
+    /// for the site's turn, taken once it has come; returns the slot
+    /// (`None` if the store failed, said once: the local gate still holds).
+    async fn enter_shared(&self, shared: &Arc<SharedGate>) -> Option<(Arc<SharedGate>, i64)> {
+        let delay = *self.delay.lock().expect("gate lock");
+        let poll = (delay / 2).clamp(Duration::from_millis(5), Duration::from_millis(50));
+        let slot = loop {
+            match shared.call(|s, g| s.gate_slot(&g.site, g.concurrency, g.lease)).await {
+                Ok(Some(slot)) => break slot,
+                Ok(None) => tokio::time::sleep(poll).await,
+                Err(e) => {
+                    tracing::warn!("{}: shared politeness unavailable ({e}); this worker keeps its own limits only", shared.site);
+                    return None;
+                }
+            }
+        };
+        loop {
+            match shared.call(move |s, g| s.gate_turn(&g.site, delay)).await {
+                Ok(None) => return Some((shared.clone(), slot)),
+                Ok(Some(wait)) => tokio::time::sleep(wait).await,
+                Err(e) => {
+                    tracing::warn!("{}: shared politeness unavailable ({e}); this worker keeps its own limits only", shared.site);
+                    return Some((shared.clone(), slot));
+                }
+            }
+        }
     }
 
     /// Waits for a free slot and for the request's turn.
@@ -160,8 +248,16 @@ impl Gate {
     /// request) still applies to it, and a late timer wake-up moves the next
     /// start later instead of eating into the delay.
     /// Returns the slot and the moment the turn was claimed.
-    async fn enter(&self) -> (SemaphorePermit<'_>, Instant) {
+    async fn enter(&self) -> (Pass<'_>, Instant) {
         let permit = self.slots.acquire().await.expect("gate semaphore is never closed");
+        if let Some(g) = &self.shared {
+            // The shared turn spaces this worker's requests too; a local
+            // turn on top would start some late and eat into the next
+            // worker's delay. Holds reach the shared gate (`hold_off`).
+            let shared = self.enter_shared(g).await;
+            return (Pass { _permit: permit, shared }, Instant::now());
+        }
+        let permit = Pass { _permit: permit, shared: None };
         loop {
             let wait_until = {
                 let delay = *self.delay.lock().expect("gate lock");
@@ -181,10 +277,19 @@ impl Gate {
         }
     }
 
-    /// Holds every request to the site back until `wait` from now.
+    /// Holds every request to the site back until `wait` from now (every
+    /// worker's, in a shared crawl).
     fn hold_off(&self, wait: Duration) {
         let mut next = self.next.lock().expect("gate lock");
         *next = (*next).max(Instant::now() + wait);
+        if let (Some(g), Ok(rt)) = (&self.shared, tokio::runtime::Handle::try_current()) {
+            let g = g.clone();
+            rt.spawn_blocking(move || {
+                if let Err(e) = g.store.lock().unwrap_or_else(|p| p.into_inner()).gate_hold(&g.site, wait) {
+                    tracing::warn!("{}: cannot hold the other workers off ({e})", g.site);
+                }
+            });
+        }
     }
 
     fn raise_delay(&self, to: Duration) {
@@ -286,6 +391,23 @@ impl Fetcher {
             stats: stats.clone(),
         };
         Ok(Fetcher { core: Arc::new(core), stats })
+    }
+
+    /// Holds the site's delay and concurrency for every worker sharing the
+    /// crawl state at `state` together (per-site slots and turns kept in the
+    /// store, on a connection of this fetcher's own), not just for this
+    /// process. `lease` is how long a slot stays taken once its worker stops
+    /// renewing it (killed): the stage's lease keeper renews it meanwhile.
+    pub fn share_politeness(mut self, state: &StateUrl, lease: Duration) -> Result<Fetcher, StoreError> {
+        let store = Store::connect(state)?;
+        // A turn is taken when its commit returns; an fsync in between
+        // would start the request late by however long the disk took.
+        store.relax_durability()?;
+        let core = Arc::get_mut(&mut self.core).expect("a new fetcher is not shared yet");
+        let concurrency = core.site.politeness.concurrency;
+        store.gate_open(&core.site.id, concurrency)?;
+        core.gate.shared = Some(Arc::new(SharedGate { store: Mutex::new(store), site: core.site.id.clone(), concurrency, lease }));
+        Ok(self)
     }
 
     /// Shortens the first retry wait (tests against a local server).

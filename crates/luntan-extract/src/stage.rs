@@ -108,18 +108,13 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
         }
     }
     let sites: HashMap<&str, &Site> = cfg.sites.iter().map(|s| (s.id.as_str(), s)).collect();
-    let rows = store.threads(cfg.site.as_deref(), ThreadState::Saved)?;
     let mut summary = ExtractSummary::default();
-    let (rows, orphans): (Vec<ThreadRow>, Vec<ThreadRow>) = rows.into_iter().partition(|r| sites.contains_key(r.site.as_str()));
-    summary.skipped += orphans.len();
-
-    let mut cache = SiteCache::default();
-    for id in rows.iter().map(|r| r.site.as_str()).collect::<HashSet<_>>() {
-        // set_site_encoding only updates, so the site's row must exist.
-        store.upsert_site(sites[id])?;
-        let enc = store.site_encoding(id)?.and_then(|label| Encoding::for_label(label.as_bytes()));
-        cache.known.insert(id.to_owned(), enc);
+    let claims = run.claims();
+    if !run.is_shared() {
+        store.free_leases(cfg.site.as_deref(), ThreadState::Saved)?;
     }
+    let _keeper = store.keep_leases(claims.lease)?;
+    let mut cache = SiteCache::default();
 
     let threads = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -140,36 +135,86 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
         })
     };
 
-    run.progress().grow(rows.len() as u64);
-    let mut pending: Option<(&[ThreadRow], Outcomes)> = None;
-    let mut started_rows = 0;
-    for chunk in rows.chunks(cfg.chunk.max(1)).map(Some).chain([None]) {
-        // Once stopped, no new chunk starts; the one in flight is settled below.
-        let chunk = chunk.filter(|_| !run.stopped());
-        started_rows += chunk.map_or(0, <[ThreadRow]>::len);
+    let mut pending: Option<(Vec<ThreadRow>, Outcomes)> = None;
+    loop {
+        // Once stopped, no new chunk is claimed; the one in flight is settled below.
+        let chunk = match run.stopped() {
+            true => None,
+            false => Some(claim_chunk(store, cfg, &sites, claims.lease, cfg.chunk.max(1), &mut summary, &mut cache)?).filter(|c| !c.is_empty()),
+        };
+        // Other workers hold the rest. Wait for them, once this worker's own
+        // chunk is settled (two workers each waiting on the other's unsettled
+        // chunk would wait for ever): should one have died, its threads are
+        // this worker's once its lease runs out.
+        let waiting = chunk.is_none() && !run.stopped() && store.held_by_others(cfg.site.as_deref(), ThreadState::Saved)? > 0;
+        if waiting && pending.is_none() {
+            std::thread::sleep((claims.lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_secs(5)));
+            continue;
+        }
+        run.progress().grow(chunk.as_ref().map_or(0, Vec::len) as u64);
         let known = cache.known.clone();
         let (fresh, settled) = std::thread::scope(|s| {
-            let worker = chunk.map(|c| s.spawn(|| extract_chunk(c, &known)));
+            let worker = chunk.as_deref().map(|c| s.spawn(|| extract_chunk(c, &known)));
             let settled = match pending.take() {
                 // The chunk's XML files are already durable; its rows move in one commit.
-                Some((done, results)) => store.batch(|store| settle(store, done, results, &mut summary, &mut cache)),
+                Some((done, results)) => store.batch(|store| settle(store, &done, results, &mut summary, &mut cache)),
                 None => Ok(None),
             };
             let fresh = worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
             (fresh, settled)
         });
         if let Some(local) = settled? {
+            store.release(cfg.site.as_deref())?;
             return Err(ExtractError::Local(Box::new(local)));
         }
         pending = chunk.zip(fresh);
-        if chunk.is_none() {
+        if pending.is_none() && !waiting {
             break;
         }
     }
-    summary.left = rows.len() - started_rows;
+    // What this worker claimed and did not finish is free again at once.
+    store.release(cfg.site.as_deref())?;
     summary.stopped = run.stopped();
+    if summary.stopped {
+        summary.left = store.threads(cfg.site.as_deref(), ThreadState::Saved)?.len();
+    }
     summary.elapsed = started.elapsed();
     Ok(summary)
+}
+
+/// Claims up to `size` `Saved` threads of the run's sites. A thread of a
+/// forum with no site file is counted skipped and kept claimed, so it is not
+/// offered again this run. The first time a forum shows up, its row is made
+/// sure of and its cached encoding read.
+fn claim_chunk(
+    store: &mut Store,
+    cfg: &ExtractConfig,
+    sites: &HashMap<&str, &Site>,
+    lease: std::time::Duration,
+    size: usize,
+    summary: &mut ExtractSummary,
+    cache: &mut SiteCache,
+) -> Result<Vec<ThreadRow>, ExtractError> {
+    loop {
+        let claimed = store.claim(cfg.site.as_deref(), ThreadState::Saved, lease, size)?;
+        if claimed.is_empty() {
+            return Ok(claimed);
+        }
+        let (rows, orphans): (Vec<ThreadRow>, Vec<ThreadRow>) = claimed.into_iter().partition(|r| sites.contains_key(r.site.as_str()));
+        summary.skipped += orphans.len();
+        for id in rows.iter().map(|r| r.site.as_str()).collect::<HashSet<_>>() {
+            if cache.known.contains_key(id) {
+                continue;
+            }
+            // set_site_encoding only updates, so the site's row must exist.
+            store.upsert_site(sites[id])?;
+            let enc = store.site_encoding(id)?.and_then(|label| Encoding::for_label(label.as_bytes()));
+            cache.known.insert(id.to_owned(), enc);
+        }
+        if !rows.is_empty() {
+            return Ok(rows);
+        }
+    }
 }
 
 /// Encodings per site: what the store had, and which sites this run already cached.

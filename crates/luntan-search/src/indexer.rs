@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use luntan_core::contract::StageRun;
 use luntan_core::ids::SiteId;
 use luntan_core::layout::{sync_dir, IndexDir, PathError};
-use luntan_core::store::StoreError;
+use luntan_core::store::{StoreError, ThreadRow};
 use luntan_core::{Stage, Store, ThreadDoc, ThreadState};
 use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
@@ -84,6 +84,8 @@ pub struct IndexReport {
     pub stopped_with_left: Option<(usize, &'static str)>,
     /// Forums whose index an older luntan wrote, rebuilt from their XML.
     pub upgraded: Vec<String>,
+    /// Forums left alone because another worker was writing their index.
+    pub busy: Vec<String>,
 }
 
 impl IndexReport {
@@ -98,8 +100,12 @@ impl IndexReport {
             [] => String::new(),
             sites => format!(" ({} rebuilt from XML: written by an older luntan)", sites.join(", ")),
         };
+        let busy = match self.busy.as_slice() {
+            [] => String::new(),
+            sites => format!("; {} left to the worker writing its index", sites.join(", ")),
+        };
         format!(
-            "index: {stopped}{} indexed, {} failed{upgraded} in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
+            "index: {stopped}{} indexed, {} failed{upgraded}{busy} in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
             self.indexed,
             self.failed,
             self.elapsed.as_secs_f64(),
@@ -118,6 +124,7 @@ impl IndexReport {
         self.failures.extend(other.failures);
         self.stopped_with_left = self.stopped_with_left.or(other.stopped_with_left);
         self.upgraded.extend(other.upgraded);
+        self.busy.extend(other.busy);
     }
 }
 
@@ -394,7 +401,13 @@ fn load(path: &Path, site: &str, thread: &str) -> Result<(ThreadDoc, u64), Strin
 /// indexed so far is committed and its rows moved, and the rest wait.
 pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: Option<&str>, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
-    let data = run.data();
+    let claims = run.claims();
+    // Workers sharing the crawl hold a forum's index by a site lock; a run
+    // alone holds the data directory's lock, which is enough.
+    let _keeper = match run.is_shared() {
+        true => Some(store.keep_leases(claims.lease)?),
+        false => None,
+    };
     let rows = store.threads(site, ThreadState::Extracted)?;
     let total = rows.len() as u64;
     run.progress().grow(total);
@@ -421,54 +434,31 @@ pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: 
                 continue;
             }
         };
-        let mut writer = match SiteWriter::open(&index.site_index(&site_id), opts) {
-            Err(IndexError::Previous { .. }) => {
-                // Every XML file of the forum, this group's included, goes
-                // into a new index; their rows move with it.
-                let rebuilt = rebuild_site(run, Some(&mut *store), index, &site_id, opts)?;
-                done += group.len() as u64;
-                run.progress().advance(group.len() as u64);
-                if rebuilt.stopped_with_left.is_none() {
-                    report.upgraded.push(site.clone());
-                }
-                report.merge(rebuilt);
-                if report.stopped_with_left.is_some() {
-                    break;
-                }
-                continue;
-            }
-            other => other?,
-        };
-        let mut pending: Vec<(String, String)> = Vec::new();
-        for row in group {
-            if run.stopped() {
-                // What was added is committed below; the rest stays `Extracted`.
-                report.stopped_with_left = Some(((total - done) as usize, "threads"));
-                break;
-            }
-            done += 1;
-            match row.location(None) {
-                Err(why) => fail(store, &mut report, &row.thread, why)?,
-                Ok(loc) => {
-                    let path = data.xml_path(&loc);
-                    match load(&path, &site, &row.thread) {
-                        Err(reason) => fail(store, &mut report, &row.thread, reason)?,
-                        Ok((doc, bytes)) => {
-                            writer.add(&doc)?;
-                            report.bytes += bytes;
-                            pending.push((site.clone(), row.thread.clone()));
-                        }
-                    }
-                }
-            }
-            if pending.len() >= opts.commit_every.max(1) {
-                writer.commit()?;
-                rows_indexed(store, &mut report, &site, &mut pending)?;
-            }
-            run.progress().advance(1);
+        // One writer per forum's index, whichever host it runs on.
+        if run.is_shared() && !store.lock_site(Stage::Index, &site, claims.lease)? {
+            done += group.len() as u64;
+            run.progress().advance(group.len() as u64);
+            report.busy.push(site.clone());
+            continue;
         }
-        writer.finish()?;
-        rows_indexed(store, &mut report, &site, &mut pending)?;
+        // Under the lock, the forum's rows as they are now: a worker that
+        // held it before may have indexed some of those read above.
+        let fresh;
+        let group = match run.is_shared() {
+            true => {
+                fresh = store.threads(Some(&site), ThreadState::Extracted)?;
+                let gone = group.len().saturating_sub(fresh.len());
+                done += gone as u64;
+                run.progress().advance(gone as u64);
+                &fresh[..]
+            }
+            false => group,
+        };
+        let written = index_group(run, store, index, &site_id, group, opts, &mut report, &mut done, total);
+        if run.is_shared() {
+            store.unlock_site(Stage::Index, &site)?;
+        }
+        written?;
         if report.stopped_with_left.is_some() {
             break;
         }
@@ -477,11 +467,81 @@ pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: 
     Ok(report)
 }
 
+/// Indexes one forum's threads (`group`, all `Extracted`) into its index,
+/// under its site lock; see [`index_threads`].
+#[allow(clippy::too_many_arguments)]
+fn index_group(
+    run: &StageRun,
+    store: &mut Store,
+    index: &IndexDir,
+    site_id: &SiteId,
+    group: &[ThreadRow],
+    opts: &IndexOptions,
+    report: &mut IndexReport,
+    done: &mut u64,
+    total: u64,
+) -> Result<(), IndexError> {
+    let data = run.data();
+    let site = site_id.as_str().to_owned();
+    let fail = |store: &Store, report: &mut IndexReport, thread: &str, reason: String| -> Result<(), IndexError> {
+        store.fail(&site, thread, ThreadState::Extracted, Stage::Index, &reason)?;
+        report.failed += 1;
+        report.failures.push(Failure { site: site.clone(), thread: thread.to_string(), reason });
+        Ok(())
+    };
+    let mut writer = match SiteWriter::open(&index.site_index(site_id), opts) {
+        Err(IndexError::Previous { .. }) => {
+            // Every XML file of the forum, this group's included, goes
+            // into a new index; their rows move with it.
+            let rebuilt = rebuild_site(run, Some(&mut *store), index, site_id, opts)?;
+            *done += group.len() as u64;
+            run.progress().advance(group.len() as u64);
+            if rebuilt.stopped_with_left.is_none() {
+                report.upgraded.push(site.clone());
+            }
+            report.merge(rebuilt);
+            return Ok(());
+        }
+        other => other?,
+    };
+    let mut pending: Vec<(String, String)> = Vec::new();
+    for row in group {
+        if run.stopped() {
+            // What was added is committed below; the rest stays `Extracted`.
+            report.stopped_with_left = Some((total.saturating_sub(*done) as usize, "threads"));
+            break;
+        }
+        *done += 1;
+        match row.location(None) {
+            Err(why) => fail(store, report, &row.thread, why)?,
+            Ok(loc) => {
+                let path = data.xml_path(&loc);
+                match load(&path, &site, &row.thread) {
+                    Err(reason) => fail(store, report, &row.thread, reason)?,
+                    Ok((doc, bytes)) => {
+                        writer.add(&doc)?;
+                        report.bytes += bytes;
+                        pending.push((site.clone(), row.thread.clone()));
+                    }
+                }
+            }
+        }
+        if pending.len() >= opts.commit_every.max(1) {
+            writer.commit()?;
+            rows_indexed(store, report, &site, &mut pending)?;
+        }
+        run.progress().advance(1);
+    }
+    writer.finish()?;
+    rows_indexed(store, report, &site, &mut pending)
+}
+
 /// Moves the rows of committed threads to `Indexed` and counts them.
 fn rows_indexed(store: &mut Store, report: &mut IndexReport, site: &str, pending: &mut Vec<(String, String)>) -> Result<(), IndexError> {
-    store.transition_many(pending, ThreadState::Extracted, ThreadState::Indexed)?;
-    report.indexed += pending.len();
-    *report.per_site.entry(site.to_owned()).or_default() += pending.len();
+    // Counted as moved: a row another worker moved first is not this run's.
+    let moved = store.transition_many(pending, ThreadState::Extracted, ThreadState::Indexed)?;
+    report.indexed += moved;
+    *report.per_site.entry(site.to_owned()).or_default() += moved;
     pending.clear();
     Ok(())
 }

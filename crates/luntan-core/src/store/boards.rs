@@ -1,8 +1,7 @@
 //! Sites, boards, discover rounds and skipped links: what discover keeps
 //! about a forum beside its threads, grouped because one round writes them together.
 
-use rusqlite::{params, OptionalExtension};
-
+use super::sql::{vals, Dialect};
 use super::{NewThread, Store, StoreError};
 use crate::site::Site;
 
@@ -54,80 +53,67 @@ pub struct BoardSchedule {
 impl Store {
     /// Records (or refreshes) a site's name and home.
     pub fn upsert_site(&self, site: &Site) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO sites (id, name, home) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, home = excluded.home",
-                params![site.id, site.name, site.home.as_str()],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO sites (id, name, home) VALUES (?1, ?2, ?3)
+             ON CONFLICT(id) DO UPDATE SET name = excluded.name, home = excluded.home",
+            vals![&site.id, &site.name, site.home.as_str()],
+        )
+        .map(drop)
     }
 
     /// The cached encoding of a site, if one was detected.
     pub fn site_encoding(&self, site: &str) -> Result<Option<String>, StoreError> {
-        self.conn
-            .query_row("SELECT encoding FROM sites WHERE id = ?1", [site], |r| r.get::<_, Option<String>>(0))
-            .optional()
-            .map(Option::flatten)
-            .map_err(|e| self.err(e))
+        self.query_first("SELECT encoding FROM sites WHERE id = ?1", vals![site], |r| r.get::<Option<String>>(0)).map(Option::flatten)
     }
 
     pub fn set_site_encoding(&self, site: &str, encoding: &str, why: &str) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE sites SET encoding = ?2, encoding_why = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
-                params![site, encoding, why],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE sites SET encoding = ?2, encoding_why = ?3, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
+            vals![site, encoding, why],
+        )
+        .map(drop)
     }
 
     pub fn upsert_board(&self, site: &str, board: &str, url: &str, title: Option<&str>) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO boards (site, board, url, title) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(site, board) DO UPDATE SET title = COALESCE(excluded.title, boards.title)",
-                params![site, board, url, title],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO boards (site, board, url, title) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(site, board) DO UPDATE SET title = COALESCE(excluded.title, boards.title)",
+            vals![site, board, url, title],
+        )
+        .map(drop)
     }
 
     /// The validators kept for every page of `site` (list pages), by URL.
     pub fn validators(&self, site: &str) -> Result<std::collections::HashMap<String, Validators>, StoreError> {
-        let mut stmt = self.conn.prepare_cached("SELECT url, etag, last_modified FROM validators WHERE site = ?1").map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![site], |r| Ok((r.get::<_, String>(0)?, Validators { etag: r.get(1)?, last_modified: r.get(2)? })))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+        let rows = self.query("SELECT url, etag, last_modified FROM validators WHERE site = ?1", vals![site], |r| {
+            Ok((r.get::<String>(0)?, Validators { etag: r.get(1)?, last_modified: r.get(2)? }))
+        })?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Keeps what the forum last said identifies `url`'s content; a page
     /// sent without validators forgets them.
     pub fn set_validators(&self, site: &str, url: &str, v: &Validators) -> Result<(), StoreError> {
-        let sql = match v.is_empty() {
-            true => "DELETE FROM validators WHERE site = ?1 AND url = ?2",
-            false => {
+        match v.is_empty() {
+            true => self.exec("DELETE FROM validators WHERE site = ?1 AND url = ?2", vals![site, url]),
+            false => self.exec(
                 "INSERT INTO validators (site, url, etag, last_modified) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(site, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified"
-            }
-        };
-        let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
-        let done = match v.is_empty() {
-            true => stmt.execute(params![site, url]),
-            false => stmt.execute(params![site, url, v.etag, v.last_modified]),
-        };
-        done.map(drop).map_err(|e| self.err(e))
+                 ON CONFLICT(site, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified",
+                vals![site, url, &v.etag, &v.last_modified],
+            ),
+        }
+        .map(drop)
     }
 
     /// Every board of `site`, in the order first stored (the boards found
     /// past the home page, or for protocol mode the users found so far,
     /// which later rounds read).
     pub fn boards(&self, site: &str) -> Result<Vec<BoardRow>, StoreError> {
-        let mut stmt = self.conn.prepare_cached("SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY rowid").map_err(|e| self.err(e))?;
-        let rows = stmt.query_map(params![site], |r| Ok(BoardRow { board: r.get(0)?, url: r.get(1)?, title: r.get(2)? })).map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        let sql = match self.dialect() {
+            Dialect::Sqlite => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY rowid",
+            Dialect::Postgres => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY seq",
+        };
+        self.query(sql, vals![site], |r| Ok(BoardRow { board: r.get(0)?, url: r.get(1)?, title: r.get(2)? }))
     }
 
     /// Marks a walk of a board's list pages as started; returns whether the
@@ -136,12 +122,8 @@ impl Store {
     /// down were never read, so S1's stop rule would wrongly end the walk.
     pub fn begin_board_walk(&self, site: &str, board: &str) -> Result<bool, StoreError> {
         self.batch(|s| {
-            let open: Option<i64> = s
-                .conn
-                .query_row("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| r.get(0))
-                .optional()
-                .map_err(|e| s.err(e))?;
-            s.conn.execute("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", params![site, board]).map_err(|e| s.err(e))?;
+            let open: Option<i64> = s.query_first("SELECT walk_open FROM boards WHERE site = ?1 AND board = ?2", vals![site, board], |r| r.get(0))?;
+            s.exec("UPDATE boards SET walk_open = 1 WHERE site = ?1 AND board = ?2", vals![site, board])?;
             Ok(open == Some(1))
         })
     }
@@ -149,13 +131,11 @@ impl Store {
     /// Notes a visit of a board's list pages; `finished` when every page it
     /// meant to read was read.
     pub fn board_visited(&self, site: &str, board: &str, pages_read: u32, finished: bool) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "UPDATE boards SET pages_read = ?3, walk_open = ?4, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
-                params![site, board, pages_read, i64::from(!finished)],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "UPDATE boards SET pages_read = ?3, walk_open = ?4, last_visit = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE site = ?1 AND board = ?2",
+            vals![site, board, pages_read, !finished],
+        )
+        .map(drop)
     }
 
     /// Records thread links a topic focus left out, with their scores;
@@ -163,23 +143,19 @@ impl Store {
     pub fn record_skipped(&mut self, links: &[(NewThread, f64)]) -> Result<Vec<bool>, StoreError> {
         self.batch(|s| {
             let mut fresh = Vec::with_capacity(links.len());
-            let mut known = s.conn.prepare_cached("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
-            let mut upsert = s
-                .conn
-                .prepare_cached(
-                    "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
-                )
-                .map_err(|e| s.err(e))?;
-            let mut exists = s.conn.prepare_cached("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
+            let exists = |sql: &'static str, t: &NewThread| s.query_first(sql, vals![&t.site, &t.thread], |_| Ok(())).map(|r| r.is_some());
             for (t, score) in links {
                 // A thread queued earlier (a lower threshold then) stays queued.
-                if known.exists(params![t.site, t.thread]).map_err(|e| s.err(e))? {
+                if exists("SELECT 1 FROM threads WHERE site = ?1 AND thread = ?2", t)? {
                     fresh.push(false);
                     continue;
                 }
-                fresh.push(!exists.exists(params![t.site, t.thread]).map_err(|e| s.err(e))?);
-                upsert.execute(params![t.site, t.thread, t.board, t.url, t.title, score]).map_err(|e| s.err(e))?;
+                fresh.push(!exists("SELECT 1 FROM skipped_links WHERE site = ?1 AND thread = ?2", t)?);
+                s.exec(
+                    "INSERT INTO skipped_links (site, thread, board, url, anchor, score) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(site, thread) DO UPDATE SET score = excluded.score, anchor = excluded.anchor, url = excluded.url",
+                    vals![&t.site, &t.thread, &t.board, &t.url, &t.title, *score],
+                )?;
             }
             Ok(fresh)
         })
@@ -190,44 +166,35 @@ impl Store {
     /// again; returns how many.
     pub fn promote_skipped(&mut self, site: &str, threshold: f64) -> Result<usize, StoreError> {
         self.batch(|s| {
-            let n = s
-                .conn
-                .execute(
-                    "INSERT INTO threads (site, thread, board, url, title, state)
-                     SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
-                     ON CONFLICT(site, thread) DO NOTHING",
-                    params![site, threshold],
-                )
-                .map_err(|e| s.err(e))?;
-            s.conn.execute("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", params![site, threshold]).map_err(|e| s.err(e))?;
+            let n = s.exec(
+                "INSERT INTO threads (site, thread, board, url, title, state)
+                 SELECT site, thread, board, url, anchor, 0 FROM skipped_links WHERE site = ?1 AND score >= ?2
+                 ON CONFLICT(site, thread) DO NOTHING",
+                vals![site, threshold],
+            )?;
+            s.exec("DELETE FROM skipped_links WHERE site = ?1 AND score >= ?2", vals![site, threshold])?;
             Ok(n)
         })
     }
 
     /// A board's schedule (interval and next visit).
     pub fn board_schedule(&self, site: &str, board: &str) -> Result<BoardSchedule, StoreError> {
-        self.conn
-            .query_row("SELECT interval_secs, next_visit FROM boards WHERE site = ?1 AND board = ?2", params![site, board], |r| {
-                Ok(BoardSchedule { interval_secs: r.get(0)?, next_visit: r.get(1)? })
-            })
-            .optional()
-            .map(|o| o.unwrap_or(BoardSchedule { interval_secs: None, next_visit: None }))
-            .map_err(|e| self.err(e))
+        self.query_first("SELECT interval_secs, next_visit FROM boards WHERE site = ?1 AND board = ?2", vals![site, board], |r| {
+            Ok(BoardSchedule { interval_secs: r.get(0)?, next_visit: r.get(1)? })
+        })
+        .map(|o| o.unwrap_or(BoardSchedule { interval_secs: None, next_visit: None }))
     }
 
     pub fn set_board_schedule(&self, site: &str, board: &str, interval_secs: i64, next_visit: i64) -> Result<(), StoreError> {
-        self.conn
-            .execute("UPDATE boards SET interval_secs = ?3, next_visit = ?4 WHERE site = ?1 AND board = ?2", params![site, board, interval_secs, next_visit])
+        self.exec("UPDATE boards SET interval_secs = ?3, next_visit = ?4 WHERE site = ?1 AND board = ?2", vals![site, board, interval_secs, next_visit])
             .map(drop)
-            .map_err(|e| self.err(e))
     }
 
     /// The earliest scheduled board visit (unix seconds), over all boards of the given sites.
     pub fn next_board_visit(&self, sites: &[String]) -> Result<Option<i64>, StoreError> {
         let mut best: Option<i64> = None;
         for site in sites {
-            let v: Option<i64> =
-                self.conn.query_row("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", [site], |r| r.get(0)).map_err(|e| self.err(e))?;
+            let v: Option<i64> = self.query_first("SELECT min(COALESCE(next_visit, 0)) FROM boards WHERE site = ?1", vals![site], |r| r.get(0))?.flatten();
             if let Some(v) = v {
                 best = Some(best.map_or(v, |b: i64| b.min(v)));
             }
@@ -236,52 +203,36 @@ impl Store {
     }
 
     pub fn record_round(&self, r: &RoundRecord) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO rounds (site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    r.site,
-                    r.started_at,
-                    r.finished_at,
-                    r.requests,
-                    r.list_pages,
-                    r.boards_visited,
-                    r.boards_skipped,
-                    r.new_threads,
-                    r.updated_threads,
-                    r.errors
-                ],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO rounds (site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            vals![
+                &r.site,
+                &r.started_at,
+                &r.finished_at,
+                r.requests,
+                r.list_pages,
+                r.boards_visited,
+                r.boards_skipped,
+                r.new_threads,
+                r.updated_threads,
+                r.errors
+            ],
+        )
+        .map(drop)
     }
 
     pub fn last_round(&self, site: &str) -> Result<Option<RoundRecord>, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors
-                 FROM rounds WHERE site = ?1 ORDER BY id DESC LIMIT 1",
-                [site],
-                |r| {
-                    Ok(read_row!(
-                        r,
-                        RoundRecord {
-                            site,
-                            started_at,
-                            finished_at,
-                            requests,
-                            list_pages,
-                            boards_visited,
-                            boards_skipped,
-                            new_threads,
-                            updated_threads,
-                            errors
-                        }
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.err(e))
+        self.query_first(
+            "SELECT site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors
+             FROM rounds WHERE site = ?1 ORDER BY id DESC LIMIT 1",
+            vals![site],
+            |r| {
+                Ok(read_row!(
+                    r,
+                    RoundRecord { site, started_at, finished_at, requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors }
+                ))
+            },
+        )
     }
 }

@@ -1,8 +1,7 @@
 //! Keyword monitoring (S0): each keyword's record, its round history and
 //! when each search account last searched, kept apart from the threads they feed.
 
-use rusqlite::{params, OptionalExtension};
-
+use super::sql::vals;
 use super::{Store, StoreError};
 
 /// A monitored keyword's record (S0's `{keyword, lastresult, pagenum, date}`).
@@ -67,55 +66,44 @@ impl Store {
     }
 
     fn keyword_states_where(&self, site: Option<&str>, keyword: Option<&str>) -> Result<Vec<KeywordState>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT site, keyword, lastresult, pagenum, watermark, rounds,
-                    (SELECT error FROM keyword_rounds r WHERE r.site = k.site AND r.keyword = k.keyword ORDER BY id DESC LIMIT 1)
-                 FROM keywords k WHERE (?1 IS NULL OR site = ?1) AND (?2 IS NULL OR keyword = ?2) ORDER BY site, keyword",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![site, keyword], |r| Ok(read_row!(r, KeywordState { site, keyword, lastresult, pagenum, watermark, rounds, last_error })))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e));
-        rows
+        self.query(
+            "SELECT site, keyword, lastresult, pagenum, watermark, rounds,
+                (SELECT error FROM keyword_rounds r WHERE r.site = k.site AND r.keyword = k.keyword ORDER BY id DESC LIMIT 1)
+             FROM keywords k WHERE (CAST(?1 AS TEXT) IS NULL OR site = ?1) AND (CAST(?2 AS TEXT) IS NULL OR keyword = ?2) ORDER BY site, keyword",
+            vals![site, keyword],
+            |r| Ok(read_row!(r, KeywordState { site, keyword, lastresult, pagenum, watermark, rounds, last_error })),
+        )
     }
 
     /// Stores a keyword's round: its new record and a line of history, in one transaction.
     pub fn record_keyword_round(&mut self, r: &KeywordRound) -> Result<(), StoreError> {
         self.batch(|s| {
-            s.conn
-                .execute(
-                    "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+            s.exec(
+                "INSERT INTO keywords (site, keyword, lastresult, pagenum, watermark, rounds) VALUES (?1, ?2, ?3, ?4, ?5, 1)
                  ON CONFLICT(site, keyword) DO UPDATE SET lastresult = excluded.lastresult, pagenum = excluded.pagenum,
                     watermark = excluded.watermark, rounds = keywords.rounds + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')",
-                    params![r.site, r.keyword, r.lastresult, r.next_pagenum, r.watermark_after],
-                )
-                .map_err(|e| s.err(e))?;
-            s.conn
-                .execute(
-                    "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                vals![&r.site, &r.keyword, r.lastresult, r.next_pagenum, &r.watermark_after],
+            )?;
+            s.exec(
+                "INSERT INTO keyword_rounds (site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
                     results, new_threads, updated_threads, errors, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                    params![
-                        r.site,
-                        r.keyword,
-                        r.started_at,
-                        r.budget,
-                        r.pages_read,
-                        r.lastresult,
-                        r.next_pagenum,
-                        r.watermark_before,
-                        r.watermark_after,
-                        r.results,
-                        r.new_threads,
-                        r.updated_threads,
-                        r.errors,
-                        r.error
-                    ],
-                )
-                .map_err(|e| s.err(e))?;
+                vals![
+                    &r.site,
+                    &r.keyword,
+                    &r.started_at,
+                    r.budget,
+                    r.pages_read,
+                    r.lastresult,
+                    r.next_pagenum,
+                    &r.watermark_before,
+                    &r.watermark_after,
+                    r.results,
+                    r.new_threads,
+                    r.updated_threads,
+                    r.errors,
+                    &r.error
+                ],
+            )?;
             Ok(())
         })
     }
@@ -123,34 +111,26 @@ impl Store {
     /// When `account` (`""` without one) last started a search on `site`, in
     /// Unix milliseconds: a forum's interval between searches spans runs.
     pub fn last_search(&self, site: &str, account: &str) -> Result<Option<i64>, StoreError> {
-        self.conn
-            .query_row("SELECT last_search_ms FROM search_accounts WHERE site = ?1 AND account = ?2", params![site, account], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
+        self.query_first("SELECT last_search_ms FROM search_accounts WHERE site = ?1 AND account = ?2", vals![site, account], |r| r.get(0))
     }
 
     pub fn set_last_search(&self, site: &str, account: &str, unix_ms: i64) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO search_accounts (site, account, last_search_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(site, account) DO UPDATE SET last_search_ms = max(last_search_ms, excluded.last_search_ms)",
-                params![site, account, unix_ms],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        self.exec(
+            "INSERT INTO search_accounts (site, account, last_search_ms) VALUES (?1, ?2, ?3)
+             ON CONFLICT(site, account) DO UPDATE SET last_search_ms = CASE
+                WHEN excluded.last_search_ms > search_accounts.last_search_ms THEN excluded.last_search_ms ELSE search_accounts.last_search_ms END",
+            vals![site, account, unix_ms],
+        )
+        .map(drop)
     }
 
     /// The keyword round history of a site (or all), oldest first.
     pub fn keyword_rounds(&self, site: Option<&str>) -> Result<Vec<KeywordRound>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
-                    results, new_threads, updated_threads, errors, error FROM keyword_rounds WHERE ?1 IS NULL OR site = ?1 ORDER BY id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([site], |r| {
+        self.query(
+            "SELECT site, keyword, started_at, budget, pages_read, lastresult, next_pagenum, watermark_before, watermark_after,
+                results, new_threads, updated_threads, errors, error FROM keyword_rounds WHERE CAST(?1 AS TEXT) IS NULL OR site = ?1 ORDER BY id",
+            vals![site],
+            |r| {
                 Ok(read_row!(
                     r,
                     KeywordRound {
@@ -170,10 +150,7 @@ impl Store {
                         error
                     }
                 ))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e));
-        rows
+            },
+        )
     }
 }

@@ -1,18 +1,72 @@
+//! The store's behaviour, checked on both engines: every test below runs
+//! once on a SQLite file and once on a scratch PostgreSQL database.
+
+use std::cell::Cell;
+
+use super::scratch::ScratchDb;
 use super::*;
 use crate::state::{Stage, ThreadState};
 
-/// The store file in `t`, opened (and created or migrated) as a stage opens it.
-fn open(t: &tempfile::TempDir) -> Store {
-    Store::open(&t.path().join("luntan.db")).unwrap()
+thread_local! {
+    /// The engine the running test uses (set by `on_both_engines!`).
+    static ENGINE: Cell<Dialect> = const { Cell::new(Dialect::Sqlite) };
 }
 
-/// A new store in its own temp dir, holding dz threads `threads` as
-/// discovered; the dir is returned to keep it alive and to reopen the store.
-fn store_with(threads: &[&str]) -> (tempfile::TempDir, Store) {
-    let t = tempfile::tempdir().unwrap();
-    let mut s = open(&t);
+/// Writes each test twice, as `sqlite::name` and `postgres::name`.
+macro_rules! on_both_engines {
+    ($(#[test] fn $name:ident() $body:block)*) => {
+        mod sqlite {
+            use super::*;
+            $(#[test] fn $name() { ENGINE.set(Dialect::Sqlite); $body })*
+        }
+        mod postgres {
+            use super::*;
+            $(#[test] fn $name() { ENGINE.set(Dialect::Postgres); $body })*
+        }
+    };
+}
+
+/// A test's database, kept alive as long as this is.
+enum Db {
+    Sqlite(tempfile::TempDir),
+    Postgres(ScratchDb),
+}
+
+impl Db {
+    fn new() -> Db {
+        match ENGINE.get() {
+            Dialect::Sqlite => Db::Sqlite(tempfile::tempdir().unwrap()),
+            Dialect::Postgres => Db::Postgres(ScratchDb::create().unwrap_or_else(|e| panic!("{e}"))),
+        }
+    }
+
+    fn url(&self) -> StateUrl {
+        match self {
+            Db::Sqlite(t) => StateUrl::Sqlite(t.path().join("luntan.db")),
+            Db::Postgres(p) => p.url().clone(),
+        }
+    }
+}
+
+/// The store in `db`, opened (and created or migrated) as a stage opens it.
+fn open(db: &Db) -> Store {
+    Store::connect(&db.url()).unwrap()
+}
+
+/// A new store holding dz threads `threads` as discovered; the database is
+/// returned to keep it alive and to reopen the store.
+fn store_with(threads: &[&str]) -> (Db, Store) {
+    let db = Db::new();
+    let mut s = open(&db);
     s.insert_new_threads(&threads.iter().map(|th| nt(th)).collect::<Vec<_>>()).unwrap();
-    (t, s)
+    (db, s)
+}
+
+/// A second worker on `db`, named `name` in leases.
+fn worker(db: &Db, name: &str) -> Store {
+    let mut s = open(db);
+    s.set_worker(name);
+    s
 }
 
 /// What a download records when it saves a thread of `pages` pages.
@@ -36,9 +90,86 @@ fn nt(thread: &str) -> NewThread {
     }
 }
 
+fn ids(rows: &[ThreadRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.thread.as_str()).collect()
+}
+
+on_both_engines! {
+
+#[test]
+fn claims_are_disjoint_and_a_dead_workers_threads_go_to_another_after_its_lease() {
+    let (db, _s) = store_with(&["1", "2", "3", "4", "5"]);
+    let (a, b) = (worker(&db, "a"), worker(&db, "b"));
+    let lease = std::time::Duration::from_millis(300);
+    assert_eq!(ids(&a.claim(Some("dz"), ThreadState::Discovered, lease, 3).unwrap()), ["1", "2", "3"]);
+    assert_eq!(ids(&b.claim(Some("dz"), ThreadState::Discovered, lease, 3).unwrap()), ["4", "5"], "a's live lease is passed over");
+    assert!(b.claim(None, ThreadState::Discovered, lease, 3).unwrap().is_empty());
+    assert!(b.transition("dz", "4", ThreadState::Discovered, ThreadState::Saved, &saved(1)).unwrap());
+    // a dies holding 1-3: once its lease runs out, b takes them.
+    std::thread::sleep(lease + std::time::Duration::from_millis(100));
+    assert_eq!(ids(&b.claim(Some("dz"), ThreadState::Discovered, lease, 10).unwrap()), ["1", "2", "3", "5"]);
+    // a wakes up and finishes 1: refused, it is b's now; b's move goes through, once.
+    assert!(!a.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &saved(1)).unwrap());
+    assert!(!a.fail("dz", "2", ThreadState::Discovered, Stage::Download, "late").unwrap());
+    assert!(b.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &saved(1)).unwrap());
+    assert_eq!((state_of(&b, "1"), state_of(&b, "2")), (ThreadState::Saved, ThreadState::Discovered));
+}
+
+#[test]
+fn a_renewed_lease_holds_and_a_released_claim_is_free_at_once() {
+    let (db, _s) = store_with(&["1", "2"]);
+    let (a, b) = (worker(&db, "a"), worker(&db, "b"));
+    let lease = std::time::Duration::from_millis(400);
+    assert_eq!(a.claim(None, ThreadState::Discovered, lease, 10).unwrap().len(), 2);
+    for _ in 0..3 {
+        std::thread::sleep(lease / 2);
+        assert_eq!(a.renew(lease).unwrap(), 2);
+    }
+    assert!(b.claim(None, ThreadState::Discovered, lease, 10).unwrap().is_empty(), "renewed past the first lease");
+    assert!(a.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &saved(1)).unwrap());
+    assert_eq!(a.renew(lease).unwrap(), 1, "a move ends the thread's lease");
+    assert_eq!(a.release(Some("dz")).unwrap(), 1);
+    assert_eq!(ids(&b.claim(None, ThreadState::Discovered, lease, 10).unwrap()), ["2"]);
+    // A worker alone on the state may end every lease on it (a killed run's).
+    assert_eq!(a.free_leases(None, ThreadState::Discovered).unwrap(), 1);
+    assert_eq!(ids(&a.claim(None, ThreadState::Discovered, lease, 10).unwrap()), ["2"]);
+}
+
+#[test]
+fn a_lease_keeper_renews_until_dropped() {
+    let (db, _s) = store_with(&["1"]);
+    let (a, b) = (worker(&db, "a"), worker(&db, "b"));
+    let lease = std::time::Duration::from_millis(300);
+    assert_eq!(a.claim(None, ThreadState::Discovered, lease, 10).unwrap().len(), 1);
+    let keeper = a.keep_leases(lease).unwrap();
+    std::thread::sleep(lease * 3);
+    assert!(b.claim(None, ThreadState::Discovered, lease, 10).unwrap().is_empty(), "kept alive past three leases");
+    drop(keeper);
+    std::thread::sleep(lease + std::time::Duration::from_millis(100));
+    assert_eq!(b.claim(None, ThreadState::Discovered, lease, 10).unwrap().len(), 1);
+}
+
+#[test]
+fn a_site_lock_has_one_holder_until_its_lease_runs_out() {
+    let (db, _s) = store_with(&[]);
+    let (a, b) = (worker(&db, "a"), worker(&db, "b"));
+    let lease = std::time::Duration::from_millis(300);
+    assert!(a.lock_site(Stage::Index, "dz", lease).unwrap());
+    assert!(a.lock_site(Stage::Index, "dz", lease).unwrap(), "the holder renews");
+    assert!(!b.lock_site(Stage::Index, "dz", lease).unwrap());
+    assert!(b.lock_site(Stage::Discover, "dz", lease).unwrap(), "each stage has its own");
+    assert!(b.lock_site(Stage::Index, "bbs", lease).unwrap(), "and each site");
+    std::thread::sleep(lease + std::time::Duration::from_millis(100));
+    assert!(b.lock_site(Stage::Index, "dz", lease).unwrap(), "a's ran out");
+    a.unlock_site(Stage::Index, "dz").unwrap();
+    assert!(!a.lock_site(Stage::Index, "dz", lease).unwrap(), "unlocking another's lock does nothing");
+    b.unlock_site(Stage::Index, "dz").unwrap();
+    assert!(a.lock_site(Stage::Index, "dz", lease).unwrap());
+}
+
 #[test]
 fn new_threads_are_inserted_once() {
-    let (_t, mut s) = store_with(&[]);
+    let (_db, mut s) = store_with(&[]);
     assert_eq!(s.insert_new_threads(&[nt("1"), nt("2")]).unwrap(), 2);
     assert_eq!(s.insert_new_threads(&[nt("2"), nt("3")]).unwrap(), 1);
     let rows = s.threads(Some("dz"), ThreadState::Discovered).unwrap();
@@ -47,7 +178,7 @@ fn new_threads_are_inserted_once() {
 
 #[test]
 fn listings_insert_new_requeue_grown_and_leave_the_rest() {
-    let (_t, mut s) = store_with(&[]);
+    let (_db, mut s) = store_with(&[]);
     let row = |thread: &str, replies: i64, last: &str| NewThread { replies: Some(replies), last_post: Some(last.into()), ..nt(thread) };
     let first = s.record_listings(&[row("1", 3, "2024-03-05T10:00:00"), row("2", 0, "2024-03-04T10:00:00")]).unwrap();
     assert_eq!(first, [Listing::New, Listing::New]);
@@ -67,7 +198,7 @@ fn listings_insert_new_requeue_grown_and_leave_the_rest() {
 
 #[test]
 fn keyword_records_start_at_the_limit_and_keep_their_history() {
-    let (_t, mut s) = store_with(&[]);
+    let (_db, mut s) = store_with(&[]);
     let fresh = s.keyword_state("dz", "考研", 30).unwrap();
     assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
     let r = KeywordRound {
@@ -90,7 +221,7 @@ fn keyword_records_start_at_the_limit_and_keep_their_history() {
 
 #[test]
 fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
-    let (_t, mut s) = store_with(&[]);
+    let (_db, mut s) = store_with(&[]);
     let row = |thread: &str, replies: i64| NewThread { replies: Some(replies), last_post: Some("2024-03-05T10:00:00".into()), ..nt(thread) };
     let (l, saved) = s.record_listings_hinted(&[row("1", 1), row("2", 1)], &[false, false]).unwrap();
     assert_eq!((l, saved), (vec![Listing::New, Listing::New], 2));
@@ -105,7 +236,7 @@ fn hinted_listings_skip_lookups_and_survive_a_wrong_hint() {
 
 #[test]
 fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
-    let (_t, mut s) = store_with(&["1"]);
+    let (_db, mut s) = store_with(&["1"]);
     assert_eq!(s.record_skipped(&[(nt("1"), 0.0), (nt("2"), 0.15), (nt("3"), 0.05)]).unwrap(), [false, true, true], "a queued thread is not skipped");
     assert_eq!(s.record_skipped(&[(nt("2"), 0.15)]).unwrap(), [false]);
     let c = &s.counts().unwrap()[0];
@@ -118,7 +249,7 @@ fn skipped_links_are_kept_with_scores_and_promoted_when_the_threshold_drops() {
 
 #[test]
 fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
-    let (_t, s) = store_with(&[]);
+    let (_db, s) = store_with(&[]);
     s.upsert_board("dz", "2", "http://h/b/2", None).unwrap();
     assert!(!s.begin_board_walk("dz", "2").unwrap(), "a new board has no broken walk");
     // Killed here: the next start must know.
@@ -131,7 +262,7 @@ fn a_board_walk_that_broke_off_is_reported_at_the_next_start() {
 
 #[test]
 fn a_failed_batch_keeps_none_of_its_changes() {
-    let (_t, s) = store_with(&["1", "2"]);
+    let (_db, s) = store_with(&["1", "2"]);
     let up = saved(1);
     let r: Result<(), StoreError> = s.batch(|s| {
         s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up)?;
@@ -146,7 +277,7 @@ fn a_failed_batch_keeps_none_of_its_changes() {
 
 #[test]
 fn a_batch_inside_a_batch_fails_alone_and_commits_with_the_outer_one() {
-    let (t, s) = store_with(&["1", "2"]);
+    let (db, s) = store_with(&["1", "2"]);
     s.fail("dz", "2", ThreadState::Discovered, Stage::Download, "timeout").unwrap();
     let up = saved(1);
     s.batch(|s| {
@@ -161,12 +292,12 @@ fn a_batch_inside_a_batch_fails_alone_and_commits_with_the_outer_one() {
     .unwrap();
     assert_eq!((state_of(&s, "1"), state_of(&s, "2")), (ThreadState::Saved, ThreadState::Failed), "the inner retry was undone, the outer move kept");
     // Committed, not left open: another connection sees it.
-    assert_eq!(state_of(&open(&t), "1"), ThreadState::Saved);
+    assert_eq!(state_of(&open(&db), "1"), ThreadState::Saved);
 }
 
 #[test]
 fn a_batch_that_panics_is_rolled_back_and_the_store_stays_usable() {
-    let (t, s) = store_with(&["1"]);
+    let (db, s) = store_with(&["1"]);
     let up = saved(1);
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _: Result<(), StoreError> = s.batch(|s| {
@@ -175,15 +306,15 @@ fn a_batch_that_panics_is_rolled_back_and_the_store_stays_usable() {
         });
     }));
     assert!(caught.is_err());
-    assert!(s.conn.is_autocommit(), "no transaction left open");
+    assert!(!s.conn.in_transaction(), "no transaction left open");
     assert_eq!(state_of(&s, "1"), ThreadState::Discovered);
     assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
-    assert_eq!(state_of(&open(&t), "1"), ThreadState::Saved);
+    assert_eq!(state_of(&open(&db), "1"), ThreadState::Saved);
 }
 
 #[test]
 fn transitions_follow_the_machine_and_are_compare_and_set() {
-    let (_t, mut s) = store_with(&["1"]);
+    let (_db, mut s) = store_with(&["1"]);
     let up = saved(2);
     assert!(s.transition("dz", "1", ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
     // A second worker that read the row as discovered loses the race.
@@ -197,4 +328,6 @@ fn transitions_follow_the_machine_and_are_compare_and_set() {
     assert_eq!(s.retry_failed(None, None).unwrap(), 1);
     assert_eq!(state_of(&s, "1"), ThreadState::Saved);
     assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
+}
+
 }

@@ -2,11 +2,8 @@
 //! per-site counts `luntan-status` shows; kept apart because the state machine
 //! lives here and nowhere else.
 
-use std::path::Path;
-
-use rusqlite::{params, OptionalExtension};
-
-use super::{RoundRecord, Store, StoreError};
+use super::sql::{vals, DbError, Dialect, Row};
+use super::{RoundRecord, StateUrl, Store, StoreError};
 use crate::ids::{BoardId, SaveDate, SiteId, ThreadId, ThreadLoc};
 use crate::state::{FailureGroup, Stage, ThreadState};
 
@@ -121,23 +118,24 @@ pub struct Update<'a> {
     pub states: Option<(u32, u32)>,
 }
 
-const ROW_COLUMNS: &str =
-    "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts";
+/// The columns a [`ThreadRow`] is read from, in its fields' order.
+macro_rules! row_columns {
+    () => {
+        "site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts"
+    };
+}
+pub(super) use row_columns;
+
+const INSERT_NEW: &str = "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING";
 
 impl Store {
     /// Inserts the threads not seen before, in one transaction; returns how many were new.
     pub fn insert_new_threads(&mut self, threads: &[NewThread]) -> Result<usize, StoreError> {
         self.batch(|s| {
             let mut n = 0;
-            let mut stmt = s
-                .conn
-                .prepare_cached(
-                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
-                )
-                .map_err(|e| s.err(e))?;
             for t in threads {
-                n += stmt.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))?;
+                n += s.exec(INSERT_NEW, vals![&t.site, &t.thread, &t.board, &t.url, &t.title, t.replies, &t.last_post])?;
             }
             Ok(n)
         })
@@ -159,47 +157,24 @@ impl Store {
         self.batch(|s| {
             let mut out = Vec::with_capacity(threads.len());
             let mut saved = 0;
-            let mut get = s.conn.prepare_cached("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2").map_err(|e| s.err(e))?;
-            let mut insert = s
-                .conn
-                .prepare_cached(
-                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0)",
-                )
-                .map_err(|e| s.err(e))?;
-            let mut requeue = s
-                .conn
-                .prepare_cached(
-                    "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
-                        state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
-                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                     WHERE site = ?1 AND thread = ?2",
-                )
-                .map_err(|e| s.err(e))?;
-            let mut insert_new = s
-                .conn
-                .prepare_cached(
-                    "INSERT INTO threads (site, thread, board, url, title, replies, last_post, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT(site, thread) DO NOTHING",
-                )
-                .map_err(|e| s.err(e))?;
             for (i, t) in threads.iter().enumerate() {
-                if !maybe_stored.get(i).copied().unwrap_or(true)
-                    && insert_new.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))? == 1
-                {
+                let insert = || s.exec(INSERT_NEW, vals![&t.site, &t.thread, &t.board, &t.url, &t.title, t.replies, &t.last_post]);
+                if !maybe_stored.get(i).copied().unwrap_or(true) && insert()? == 1 {
                     saved += 1;
                     out.push(Listing::New);
                     continue;
                 }
-                let stored = get
-                    .query_row(params![t.site, t.thread], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<String>>(2)?)))
-                    .optional()
-                    .map_err(|e| s.err(e))?;
+                let stored =
+                    s.query_first("SELECT state, replies, last_post FROM threads WHERE site = ?1 AND thread = ?2", vals![&t.site, &t.thread], |r| {
+                        Ok((r.get::<i64>(0)?, r.get::<Option<i64>>(1)?, r.get::<Option<String>>(2)?))
+                    })?;
                 let listing = match stored {
-                    None => {
-                        insert.execute(params![t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post]).map_err(|e| s.err(e))?;
-                        Listing::New
-                    }
+                    // Another worker may insert it between the lookup and
+                    // here; it is then theirs to report as new.
+                    None => match insert()? {
+                        1 => Listing::New,
+                        _ => Listing::Unchanged,
+                    },
                     Some((code, replies, last_post)) => {
                         let more_replies = matches!((t.replies, replies), (Some(new), Some(old)) if new > old);
                         // Normalized times compare as strings.
@@ -208,14 +183,20 @@ impl Store {
                             let from = ThreadState::from_code(code).unwrap_or(ThreadState::Failed);
                             if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
                                 return Err(StoreError::Transition {
-                                    path: s.path.clone(),
+                                    db: s.db.clone(),
                                     site: t.site.clone(),
                                     thread: t.thread.clone(),
                                     from,
                                     to: ThreadState::Discovered,
                                 });
                             }
-                            requeue.execute(params![t.site, t.thread, t.replies, t.last_post, t.title]).map_err(|e| s.err(e))?;
+                            s.exec(
+                                "UPDATE threads SET replies = COALESCE(?3, replies), last_post = COALESCE(?4, last_post), title = COALESCE(?5, title),
+                                    state = 0, attempts = 0, fail_stage = NULL, fail_reason = NULL,
+                                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                                 WHERE site = ?1 AND thread = ?2",
+                                vals![&t.site, &t.thread, t.replies, &t.last_post, &t.title],
+                            )?;
                             Listing::Updated
                         } else {
                             Listing::Unchanged
@@ -233,10 +214,7 @@ impl Store {
     pub fn for_each_known_thread(&self, site: &str, mut f: impl FnMut(&str)) -> Result<usize, StoreError> {
         let mut n = 0;
         for sql in ["SELECT thread FROM threads WHERE site = ?1", "SELECT thread FROM skipped_links WHERE site = ?1"] {
-            let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
-            let mut rows = stmt.query([site]).map_err(|e| self.err(e))?;
-            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-                let id: String = r.get(0).map_err(|e| self.err(e))?;
+            for id in self.query(sql, vals![site], |r| r.get::<String>(0))? {
                 f(&id);
                 n += 1;
             }
@@ -246,98 +224,98 @@ impl Store {
 
     /// Threads of `state`, optionally of one site, in (site, thread) order.
     pub fn threads(&self, site: Option<&str>, state: ThreadState) -> Result<Vec<ThreadRow>, StoreError> {
-        let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE state = ?1 AND (?2 IS NULL OR site = ?2) ORDER BY site, length(thread), thread");
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows =
-            stmt.query_map(params![state.code(), site], row_from_sql).map_err(|e| self.err(e))?.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))?;
-        rows.into_iter().map(|r| r.into_row(&self.path)).collect()
+        let sql = concat!(
+            "SELECT ",
+            row_columns!(),
+            " FROM threads WHERE state = ?1 AND (CAST(?2 AS TEXT) IS NULL OR site = ?2) ORDER BY site, length(thread), thread"
+        );
+        let rows = self.query(sql, vals![state.code(), site], row_from_sql)?;
+        rows.into_iter().map(|r| r.into_row(&self.db)).collect()
     }
 
     /// One thread's row.
     pub fn thread(&self, site: &str, thread: &str) -> Result<Option<ThreadRow>, StoreError> {
-        let sql = format!("SELECT {ROW_COLUMNS} FROM threads WHERE site = ?1 AND thread = ?2");
-        let raw = self.conn.query_row(&sql, params![site, thread], row_from_sql).optional().map_err(|e| self.err(e))?;
-        raw.map(|r| r.into_row(&self.path)).transpose()
+        let sql = concat!("SELECT ", row_columns!(), " FROM threads WHERE site = ?1 AND thread = ?2");
+        let raw = self.query_first(sql, vals![site, thread], row_from_sql)?;
+        raw.map(|r| r.into_row(&self.db)).transpose()
     }
 
     /// Moves one thread `from → to` (checked against the state machine),
-    /// setting the columns in `update`. Returns false, changing nothing, when
-    /// the row is no longer in `from` (someone else moved it).
+    /// setting the columns in `update`, and ends any lease on it. Returns
+    /// false, changing nothing, when the row is no longer in `from` or
+    /// another worker has claimed it since (this worker's lease ran out):
+    /// the thread is then that worker's to finish.
     pub fn transition(&self, site: &str, thread: &str, from: ThreadState, to: ThreadState, update: &Update) -> Result<bool, StoreError> {
         if !from.can_become(to) {
-            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to });
+            return Err(StoreError::Transition { db: self.db.clone(), site: site.into(), thread: thread.into(), from, to });
         }
         let clears_failure = to != ThreadState::Failed;
-        let n = self
-            .conn
-            .execute(
-                "UPDATE threads SET state = ?4,
-                    save_date = COALESCE(?5, save_date),
-                    pages = COALESCE(?6, pages),
-                    content_type = COALESCE(?7, content_type),
-                    post_time = COALESCE(?8, post_time),
-                    title = COALESCE(?9, title),
-                    states_kept = COALESCE(?11, states_kept),
-                    states_dropped = COALESCE(?12, states_dropped),
-                    fail_stage = CASE WHEN ?10 THEN NULL ELSE fail_stage END,
-                    fail_reason = CASE WHEN ?10 THEN NULL ELSE fail_reason END,
-                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
-                params![
-                    site,
-                    thread,
-                    from.code(),
-                    to.code(),
-                    update.save_date,
-                    update.pages,
-                    update.content_type,
-                    update.post_time,
-                    update.title,
-                    clears_failure,
-                    update.states.map(|s| s.0),
-                    update.states.map(|s| s.1)
-                ],
-            )
-            .map_err(|e| self.err(e))?;
+        let n = self.exec(
+            "UPDATE threads SET state = ?4,
+                save_date = COALESCE(?5, save_date),
+                pages = COALESCE(?6, pages),
+                content_type = COALESCE(?7, content_type),
+                post_time = COALESCE(?8, post_time),
+                title = COALESCE(?9, title),
+                states_kept = COALESCE(?11, states_kept),
+                states_dropped = COALESCE(?12, states_dropped),
+                fail_stage = CASE WHEN ?10 = 1 THEN NULL ELSE fail_stage END,
+                fail_reason = CASE WHEN ?10 = 1 THEN NULL ELSE fail_reason END,
+                lease_owner = NULL, lease_until = NULL,
+                updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+             WHERE site = ?1 AND thread = ?2 AND state = ?3 AND (lease_owner IS NULL OR lease_owner = ?13)",
+            vals![
+                site,
+                thread,
+                from.code(),
+                to.code(),
+                update.save_date,
+                update.pages,
+                update.content_type,
+                update.post_time,
+                update.title,
+                clears_failure,
+                update.states.map(|s| s.0),
+                update.states.map(|s| s.1),
+                self.worker.as_str()
+            ],
+        )?;
         Ok(n == 1)
     }
 
-    /// Marks a thread failed at `stage` with a one-line reason.
+    /// Marks a thread failed at `stage` with a one-line reason (ending any
+    /// lease on it, as [`Store::transition`] does).
     pub fn fail(&self, site: &str, thread: &str, from: ThreadState, stage: Stage, reason: &str) -> Result<bool, StoreError> {
         if !from.can_become(ThreadState::Failed) {
-            return Err(StoreError::Transition { path: self.path.clone(), site: site.into(), thread: thread.into(), from, to: ThreadState::Failed });
+            return Err(StoreError::Transition { db: self.db.clone(), site: site.into(), thread: thread.into(), from, to: ThreadState::Failed });
         }
-        let n = self
-            .conn
-            .execute(
-                "UPDATE threads SET state = -1, fail_stage = ?4, fail_reason = ?5, attempts = attempts + 1,
-                    updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                 WHERE site = ?1 AND thread = ?2 AND state = ?3",
-                params![site, thread, from.code(), stage.as_str(), reason],
-            )
-            .map_err(|e| self.err(e))?;
+        let n = self.exec(
+            "UPDATE threads SET state = -1, fail_stage = ?4, fail_reason = ?5, attempts = attempts + 1,
+                lease_owner = NULL, lease_until = NULL,
+                updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+             WHERE site = ?1 AND thread = ?2 AND state = ?3 AND (lease_owner IS NULL OR lease_owner = ?6)",
+            vals![site, thread, from.code(), stage.as_str(), reason, self.worker.as_str()],
+        )?;
         Ok(n == 1)
     }
 
     /// Moves many threads `from → to` in one transaction (the index stage
-    /// commits its index first, then calls this once).
+    /// commits its index first, then calls this once), as
+    /// [`Store::transition`] would one by one.
     pub fn transition_many(&mut self, keys: &[(String, String)], from: ThreadState, to: ThreadState) -> Result<usize, StoreError> {
         if !from.can_become(to) {
             let (site, thread) = keys.first().cloned().unwrap_or_default();
-            return Err(StoreError::Transition { path: self.path.clone(), site, thread, from, to });
+            return Err(StoreError::Transition { db: self.db.clone(), site, thread, from, to });
         }
         self.batch(|s| {
             let mut n = 0;
-            let mut stmt = s
-                .conn
-                .prepare_cached(
-                    "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL,
-                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                     WHERE site = ?1 AND thread = ?2 AND state = ?3",
-                )
-                .map_err(|e| s.err(e))?;
             for (site, thread) in keys {
-                n += stmt.execute(params![site, thread, from.code(), to.code()]).map_err(|e| s.err(e))?;
+                n += s.exec(
+                    "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL, lease_owner = NULL, lease_until = NULL,
+                        updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE site = ?1 AND thread = ?2 AND state = ?3 AND (lease_owner IS NULL OR lease_owner = ?5)",
+                    vals![site, thread, from.code(), to.code(), s.worker.as_str()],
+                )?;
             }
             Ok(n)
         })
@@ -353,14 +331,11 @@ impl Store {
                 if stage.is_some_and(|x| x != st) {
                     continue;
                 }
-                total += s
-                    .conn
-                    .execute(
-                        "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
-                         WHERE state = -1 AND fail_stage = ?2 AND (?3 IS NULL OR site = ?3)",
-                        params![st.input().code(), st.as_str(), site],
-                    )
-                    .map_err(|e| s.err(e))?;
+                total += s.exec(
+                    "UPDATE threads SET state = ?1, updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
+                     WHERE state = -1 AND fail_stage = ?2 AND (CAST(?3 AS TEXT) IS NULL OR site = ?3)",
+                    vals![st.input().code(), st.as_str(), site],
+                )?;
             }
             Ok(total)
         })
@@ -382,30 +357,17 @@ impl Store {
 
     /// Per-site counts for `luntan-status`, sites in id order.
     pub fn counts(&self) -> Result<Vec<SiteCounts>, StoreError> {
-        let mut out: Vec<SiteCounts> = Vec::new();
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT s.site, COALESCE(b.n, 0) FROM
-                   (SELECT id AS site FROM sites UNION SELECT DISTINCT site FROM threads) s
-                   LEFT JOIN (SELECT site, count(*) AS n FROM boards GROUP BY site) b ON b.site = s.site
-                 ORDER BY s.site",
-            )
-            .map_err(|e| self.err(e))?;
-        let sites = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        for (site, boards) in sites {
-            out.push(SiteCounts { site, boards, ..Default::default() });
-        }
-        let mut stmt = self.conn.prepare("SELECT site, state, count(*) FROM threads GROUP BY site, state").map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
+        let sites = self.query(
+            "SELECT s.site, COALESCE(b.n, 0) FROM
+               (SELECT id AS site FROM sites UNION SELECT DISTINCT site FROM threads) s
+               LEFT JOIN (SELECT site, count(*) AS n FROM boards GROUP BY site) b ON b.site = s.site
+             ORDER BY s.site",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
+        )?;
+        let mut out: Vec<SiteCounts> = sites.into_iter().map(|(site, boards)| SiteCounts { site, boards, ..Default::default() }).collect();
+        let rows = self
+            .query("SELECT site, state, count(*) FROM threads GROUP BY site, state", &[], |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)))?;
         for (site, code, n) in rows {
             let Some(c) = out.iter_mut().find(|c| c.site == site) else { continue };
             match ThreadState::from_code(code) {
@@ -417,29 +379,27 @@ impl Store {
                 None => {}
             }
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT site, SUM(states_kept), SUM(states_dropped) FROM threads WHERE states_kept IS NOT NULL GROUP BY site")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
+        // CAST: PostgreSQL sums BIGINTs as NUMERIC.
+        let rows = self.query(
+            "SELECT site, CAST(SUM(states_kept) AS BIGINT), CAST(SUM(states_dropped) AS BIGINT) FROM threads WHERE states_kept IS NOT NULL GROUP BY site",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
+        )?;
         for (site, kept, dropped) in rows {
             if let Some(c) = out.iter_mut().find(|c| c.site == site) {
                 (c.states_kept, c.states_dropped) = (kept, dropped);
             }
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT site, COALESCE(fail_stage, '?'), thread, COALESCE(fail_reason, '?') FROM threads WHERE state = -1 ORDER BY site, rowid")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
+        // In the order the threads were stored: SQLite's rowid; PostgreSQL
+        // has none, and takes when the thread was found.
+        let failed = match self.dialect() {
+            Dialect::Sqlite => "SELECT site, COALESCE(fail_stage, '?'), thread, COALESCE(fail_reason, '?') FROM threads WHERE state = -1 ORDER BY site, rowid",
+            Dialect::Postgres => {
+                "SELECT site, COALESCE(fail_stage, '?'), thread, COALESCE(fail_reason, '?') FROM threads WHERE state = -1
+                 ORDER BY site, discovered_at, length(thread), thread"
+            }
+        };
+        let rows = self.query(failed, &[], |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?, r.get::<String>(2)?, r.get::<String>(3)?)))?;
         for c in &mut out {
             let mine: Vec<(&str, String, &str)> = rows
                 .iter()
@@ -450,19 +410,16 @@ impl Store {
         }
         for c in &mut out {
             c.last_round = self.last_round(&c.site)?;
-            c.skipped_links = self.conn.query_row("SELECT count(*) FROM skipped_links WHERE site = ?1", [&c.site], |r| r.get(0)).map_err(|e| self.err(e))?;
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5")
-                .map_err(|e| self.err(e))?;
-            c.top_skipped =
-                stmt.query_map([&c.site], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))?;
+            c.skipped_links = self.query_first("SELECT count(*) FROM skipped_links WHERE site = ?1", vals![&c.site], |r| r.get(0))?.unwrap_or(0);
+            c.top_skipped = self.query("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5", vals![&c.site], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         }
         Ok(out)
     }
 }
 
-struct RawRow {
+pub(super) struct RawRow {
     site: String,
     thread: String,
     board: String,
@@ -480,7 +437,7 @@ struct RawRow {
     attempts: i64,
 }
 
-fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<RawRow> {
+pub(super) fn row_from_sql(r: &Row) -> Result<RawRow, DbError> {
     Ok(read_row!(
         r,
         RawRow { site, thread, board, url, title, replies, last_post, post_time, save_date, pages, content_type, state, fail_stage, fail_reason, attempts }
@@ -488,9 +445,9 @@ fn row_from_sql(r: &rusqlite::Row) -> rusqlite::Result<RawRow> {
 }
 
 impl RawRow {
-    fn into_row(self, path: &Path) -> Result<ThreadRow, StoreError> {
+    pub(super) fn into_row(self, db: &StateUrl) -> Result<ThreadRow, StoreError> {
         let state = ThreadState::from_code(self.state).ok_or_else(|| StoreError::BadState {
-            path: path.to_owned(),
+            db: db.clone(),
             site: self.site.clone(),
             thread: self.thread.clone(),
             code: self.state,

@@ -1,0 +1,198 @@
+//! Work claimed, not assumed: the leases that let many workers (processes,
+//! hosts) share one crawl. A worker claims a batch of threads under a lease
+//! and keeps it alive while it works ([`LeaseKeeper`]); moving a thread
+//! ends its lease; a worker that dies holds its threads only until the lease
+//! runs out. A stage that must have one writer per site (index, discover)
+//! takes a site lock, a lease on one row of `site_locks`.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::sql::{now_ms, vals, Dialect};
+use super::threads::{row_columns, row_from_sql};
+use super::{Store, StoreError, ThreadRow};
+use crate::state::{Stage, ThreadState};
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
+}
+
+impl Store {
+    /// Claims up to `limit` threads of `state` (optionally of one site) for
+    /// this worker ([`Store::worker`]) for `lease`, in (site, thread) order,
+    /// and returns them. A thread another worker holds under a live lease is
+    /// passed over; one whose lease ran out (its worker died or stalled) is
+    /// taken. PostgreSQL locks the rows it picks with `SKIP LOCKED`, so
+    /// workers claiming at once get disjoint batches without waiting; SQLite
+    /// has one writer at a time anyway. A claimed thread is this worker's
+    /// until it moves it ([`Store::transition`], [`Store::fail`]) or
+    /// [`Store::release`]s it; [`Store::renew`] keeps the lease alive.
+    pub fn claim(&self, site: Option<&str>, state: ThreadState, lease: Duration, limit: usize) -> Result<Vec<ThreadRow>, StoreError> {
+        let sql = match self.dialect() {
+            Dialect::Sqlite => concat!(
+                "UPDATE threads SET lease_owner = ?1, lease_until = ",
+                now_ms!(),
+                " + ?2
+                 WHERE rowid IN (SELECT rowid FROM threads WHERE state = ?3 AND (CAST(?4 AS TEXT) IS NULL OR site = ?4)
+                    AND (lease_until IS NULL OR lease_until < ",
+                now_ms!(),
+                ") ORDER BY site, length(thread), thread LIMIT ?5)
+                 RETURNING ",
+                row_columns!()
+            ),
+            Dialect::Postgres => concat!(
+                "UPDATE threads t SET lease_owner = ?1, lease_until = ",
+                now_ms!(),
+                " + ?2
+                 FROM (SELECT site, thread FROM threads WHERE state = ?3 AND (CAST(?4 AS TEXT) IS NULL OR site = ?4)
+                    AND (lease_until IS NULL OR lease_until < ",
+                now_ms!(),
+                ") ORDER BY site, length(thread), thread LIMIT ?5 FOR UPDATE SKIP LOCKED) c
+                 WHERE t.site = c.site AND t.thread = c.thread
+                 RETURNING t.site, t.thread, t.board, t.url, t.title, t.replies, t.last_post, t.post_time, t.save_date, t.pages,
+                    t.content_type, t.state, t.fail_stage, t.fail_reason, t.attempts"
+            ),
+        };
+        let lease_ms = millis(lease);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let raw = self.batch(|s| s.query(sql, vals![s.worker.as_str(), lease_ms, state.code(), site, limit], row_from_sql))?;
+        let mut rows = raw.into_iter().map(|r| r.into_row(&self.db)).collect::<Result<Vec<_>, _>>()?;
+        // RETURNING gives no order.
+        rows.sort_by(|a, b| (&a.site, a.thread.len(), &a.thread).cmp(&(&b.site, b.thread.len(), &b.thread)));
+        Ok(rows)
+    }
+
+    /// Extends every lease this worker holds (threads, site locks and
+    /// request slots) to
+    /// `lease` from now; returns how many threads it holds.
+    pub fn renew(&self, lease: Duration) -> Result<usize, StoreError> {
+        let lease_ms = millis(lease);
+        self.batch(|s| {
+            s.exec(concat!("UPDATE site_locks SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"), vals![s.worker.as_str(), lease_ms])?;
+            s.exec(concat!("UPDATE gate_slots SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"), vals![s.worker.as_str(), lease_ms])?;
+            s.exec(concat!("UPDATE threads SET lease_until = ", now_ms!(), " + ?2 WHERE lease_owner = ?1"), vals![s.worker.as_str(), lease_ms])
+        })
+    }
+
+    /// How many threads of `state` (of `site`, or all) other workers hold
+    /// under a live lease: work that is not this worker's yet, but will be if
+    /// their holder dies before moving them.
+    pub fn held_by_others(&self, site: Option<&str>, state: ThreadState) -> Result<usize, StoreError> {
+        let n: Option<i64> = self.query_first(
+            concat!(
+                "SELECT count(*) FROM threads WHERE state = ?1 AND (CAST(?2 AS TEXT) IS NULL OR site = ?2) AND lease_owner <> ?3 AND lease_until >= ",
+                now_ms!()
+            ),
+            vals![state.code(), site, self.worker.as_str()],
+            |r| r.get(0),
+        )?;
+        Ok(n.unwrap_or(0) as usize)
+    }
+
+    /// Gives back the threads (of `site`, or all) this worker still holds,
+    /// claimed but left in their state, for any worker to take at once.
+    /// Its request slots of those sites go back too: a slot whose release
+    /// was still on its way when the stage ended would otherwise hold back
+    /// every worker until its lease ran out.
+    pub fn release(&self, site: Option<&str>) -> Result<usize, StoreError> {
+        self.batch(|s| {
+            s.exec(
+                "UPDATE gate_slots SET owner = NULL, until_ms = NULL WHERE owner = ?1 AND (CAST(?2 AS TEXT) IS NULL OR site = ?2)",
+                vals![s.worker.as_str(), site],
+            )?;
+            s.exec(
+                "UPDATE threads SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?1 AND (CAST(?2 AS TEXT) IS NULL OR site = ?2)",
+                vals![s.worker.as_str(), site],
+            )
+        })
+    }
+
+    /// Ends every lease on threads of `state` (of `site`, or all), whoever
+    /// holds it: for a stage that knows it is the only worker on this state
+    /// (it holds the data directory's lock), so that the leases of a run
+    /// killed a moment ago do not hold its threads back for a whole lease.
+    pub fn free_leases(&self, site: Option<&str>, state: ThreadState) -> Result<usize, StoreError> {
+        self.exec(
+            "UPDATE threads SET lease_owner = NULL, lease_until = NULL WHERE state = ?1 AND lease_owner IS NOT NULL AND (CAST(?2 AS TEXT) IS NULL OR site = ?2)",
+            vals![state.code(), site],
+        )
+    }
+
+    /// Takes (or renews) `stage`'s lock on `site` for `lease`; returns
+    /// false when another worker holds it under a live lease. Held until
+    /// [`Store::unlock_site`], or until the lease runs out unrenewed
+    /// ([`LeaseKeeper`] renews it with the threads).
+    pub fn lock_site(&self, stage: Stage, site: &str, lease: Duration) -> Result<bool, StoreError> {
+        let n = self.exec(
+            concat!(
+                "INSERT INTO site_locks (stage, site, owner, until_ms) VALUES (?1, ?2, ?3, ",
+                now_ms!(),
+                " + ?4)
+                 ON CONFLICT(stage, site) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms
+                 WHERE site_locks.owner = excluded.owner OR site_locks.until_ms < ",
+                now_ms!()
+            ),
+            vals![stage.as_str(), site, self.worker.as_str(), millis(lease)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Gives up `stage`'s lock on `site` if this worker holds it.
+    pub fn unlock_site(&self, stage: Stage, site: &str) -> Result<(), StoreError> {
+        self.exec("DELETE FROM site_locks WHERE stage = ?1 AND site = ?2 AND owner = ?3", vals![stage.as_str(), site, self.worker.as_str()]).map(drop)
+    }
+
+    /// Keeps this worker's leases (threads and site locks) alive until the
+    /// returned keeper is dropped: a thread of its own, on a connection of
+    /// its own, renews them every third of `lease`. A worker that stops
+    /// renewing (killed, hung, cut off from the database) loses them once
+    /// `lease` has passed.
+    pub fn keep_leases(&self, lease: Duration) -> Result<LeaseKeeper, StoreError> {
+        let mut keeper = Store::connect(&self.db)?;
+        keeper.set_worker(self.worker.clone());
+        let (stop, stopped) = mpsc::channel::<()>();
+        let every = (lease / 3).max(Duration::from_millis(50));
+        let thread = std::thread::Builder::new()
+            .name("luntan-lease".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    if let Err(e) = keeper.renew(lease) {
+                        tracing::warn!("cannot renew this worker's leases ({e}); its threads go to other workers once the lease runs out");
+                    }
+                }
+            })
+            .map_err(|e| self.err(super::DbError::Value(format!("cannot start the lease thread: {e}"))))?;
+        Ok(LeaseKeeper { stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+/// Renews a worker's leases while it lives; see [`Store::keep_leases`].
+#[derive(Debug)]
+pub struct LeaseKeeper {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for LeaseKeeper {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How a stage's worker takes its threads: in batches of `batch`, each
+/// under a lease of `lease`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claims {
+    pub lease: Duration,
+    pub batch: usize,
+}
+
+impl Default for Claims {
+    fn default() -> Claims {
+        Claims { lease: Duration::from_secs(120), batch: 64 }
+    }
+}
