@@ -67,11 +67,44 @@ impl Store {
     /// request slots) to
     /// `lease` from now; returns how many threads it holds.
     pub fn renew(&self, lease: Duration) -> Result<usize, StoreError> {
+        // The keeper renews on a connection of its own while the worker's
+        // connection moves the same rows in a transaction: waiting for those
+        // rows (and holding others meanwhile) would deadlock the two. Rows
+        // locked at the moment are being moved, which ends their lease
+        // anyway, so PostgreSQL passes them over; SQLite has one writer at
+        // a time and nothing to pass over.
         let lease_ms = millis(lease);
+        let (locks, slots, threads) = match self.dialect() {
+            Dialect::Sqlite => (
+                concat!("UPDATE site_locks SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"),
+                concat!("UPDATE gate_slots SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"),
+                concat!("UPDATE threads SET lease_until = ", now_ms!(), " + ?2 WHERE lease_owner = ?1"),
+            ),
+            Dialect::Postgres => (
+                concat!(
+                    "UPDATE site_locks l SET until_ms = ",
+                    now_ms!(),
+                    " + ?2 FROM (SELECT stage, site FROM site_locks WHERE owner = ?1 FOR UPDATE SKIP LOCKED) k
+                     WHERE l.stage = k.stage AND l.site = k.site"
+                ),
+                concat!(
+                    "UPDATE gate_slots g SET until_ms = ",
+                    now_ms!(),
+                    " + ?2 FROM (SELECT site, slot FROM gate_slots WHERE owner = ?1 FOR UPDATE SKIP LOCKED) k
+                     WHERE g.site = k.site AND g.slot = k.slot"
+                ),
+                concat!(
+                    "UPDATE threads t SET lease_until = ",
+                    now_ms!(),
+                    " + ?2 FROM (SELECT site, thread FROM threads WHERE lease_owner = ?1 FOR UPDATE SKIP LOCKED) k
+                     WHERE t.site = k.site AND t.thread = k.thread"
+                ),
+            ),
+        };
         self.batch(|s| {
-            s.exec(concat!("UPDATE site_locks SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"), vals![s.worker.as_str(), lease_ms])?;
-            s.exec(concat!("UPDATE gate_slots SET until_ms = ", now_ms!(), " + ?2 WHERE owner = ?1"), vals![s.worker.as_str(), lease_ms])?;
-            s.exec(concat!("UPDATE threads SET lease_until = ", now_ms!(), " + ?2 WHERE lease_owner = ?1"), vals![s.worker.as_str(), lease_ms])
+            s.exec(locks, vals![s.worker.as_str(), lease_ms])?;
+            s.exec(slots, vals![s.worker.as_str(), lease_ms])?;
+            s.exec(threads, vals![s.worker.as_str(), lease_ms])
         })
     }
 

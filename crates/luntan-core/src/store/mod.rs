@@ -152,8 +152,10 @@ impl fmt::Debug for StateUrl {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{db}: {source}")]
-    Db { db: StateUrl, source: DbError },
+    /// The engine's error, in the message (not a `source`, so that `{:#}`
+    /// does not print it twice).
+    #[error("{db}: {error}")]
+    Db { db: StateUrl, error: DbError },
     #[error("{db}: refused transition {from} → {to} for thread {site}/{thread}")]
     Transition { db: StateUrl, site: String, thread: String, from: ThreadState, to: ThreadState },
     #[error("{db}: unknown state code {code} for thread {site}/{thread}")]
@@ -212,7 +214,7 @@ impl Store {
     /// brings its schema up to [`SCHEMA_VERSION`]; a database from a newer
     /// luntan is refused before anything in it changes.
     pub fn connect(db: &StateUrl) -> Result<Store, StoreError> {
-        let err = |source: DbError| StoreError::Db { db: db.clone(), source };
+        let err = |error: DbError| StoreError::Db { db: db.clone(), error };
         let conn = match db {
             StateUrl::Sqlite(path) => {
                 if let Some(dir) = path.parent() {
@@ -420,8 +422,8 @@ impl Store {
         Ok(version)
     }
 
-    fn err(&self, source: DbError) -> StoreError {
-        StoreError::Db { db: self.db.clone(), source }
+    fn err(&self, error: DbError) -> StoreError {
+        StoreError::Db { db: self.db.clone(), error }
     }
 }
 

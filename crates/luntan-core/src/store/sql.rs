@@ -25,14 +25,29 @@ pub(crate) enum Dialect {
 }
 
 /// Why a statement failed, by engine, or a value the store cannot read.
+///
+/// The engine's error is the message, not a `source`: the message says all
+/// of it already, and a chain would repeat it (`{:#}` prints causes).
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
-    #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Sqlite(rusqlite::Error),
     #[error("{}", postgres_message(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
     #[error("{0}")]
     Value(String),
+}
+
+impl From<rusqlite::Error> for DbError {
+    fn from(e: rusqlite::Error) -> DbError {
+        DbError::Sqlite(e)
+    }
+}
+
+impl From<postgres::Error> for DbError {
+    fn from(e: postgres::Error) -> DbError {
+        DbError::Postgres(e)
+    }
 }
 
 /// PostgreSQL's own message for a server error (its `Display` says only
