@@ -227,9 +227,10 @@ pub async fn download_site(
 }
 
 /// How often a worker with nothing to claim looks again while others hold
-/// threads: often enough to take a dead worker's soon after its lease ends.
+/// threads: soon after they finish (the run then ends), and soon after a
+/// dead worker's lease ends (its threads are then this worker's).
 pub(crate) fn lease_poll(lease: std::time::Duration) -> std::time::Duration {
-    (lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_secs(5))
+    (lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_millis(500))
 }
 
 enum Failure {

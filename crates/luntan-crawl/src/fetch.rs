@@ -156,7 +156,8 @@ struct Gate {
 /// any worker reserved. The store calls block, so they run on tokio's
 /// blocking pool.
 struct SharedGate {
-    store: Mutex<Store>,
+    /// One connection for every forum's gate in this process.
+    store: Arc<Mutex<Store>>,
     site: String,
     concurrency: usize,
     /// How long a slot stays this worker's unrenewed (the stage's lease
@@ -178,6 +179,25 @@ impl SharedGate {
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
+}
+
+/// The connection this process's shared gates use on `state`, opened by
+/// the first fetcher that shares its politeness and kept while any does: a
+/// query or two per request does not need a connection per forum.
+fn gate_store(state: &StateUrl) -> Result<Arc<Mutex<Store>>, StoreError> {
+    static STORES: Mutex<Vec<(StateUrl, std::sync::Weak<Mutex<Store>>)>> = Mutex::new(Vec::new());
+    let mut stores = STORES.lock().unwrap_or_else(|p| p.into_inner());
+    stores.retain(|(_, s)| s.strong_count() > 0);
+    if let Some(s) = stores.iter().filter(|(at, _)| at == state).find_map(|(_, s)| s.upgrade()) {
+        return Ok(s);
+    }
+    let store = Store::connect(state)?;
+    // A turn is taken when its commit returns; an fsync in between would
+    // start the request late by however long the disk took.
+    store.relax_durability()?;
+    let store = Arc::new(Mutex::new(store));
+    stores.push((state.clone(), Arc::downgrade(&store)));
+    Ok(store)
 }
 
 /// What lets a request go: a slot of this process's gate and, in a shared
@@ -399,14 +419,11 @@ impl Fetcher {
     /// process. `lease` is how long a slot stays taken once its worker stops
     /// renewing it (killed): the stage's lease keeper renews it meanwhile.
     pub fn share_politeness(mut self, state: &StateUrl, lease: Duration) -> Result<Fetcher, StoreError> {
-        let store = Store::connect(state)?;
-        // A turn is taken when its commit returns; an fsync in between
-        // would start the request late by however long the disk took.
-        store.relax_durability()?;
+        let store = gate_store(state)?;
         let core = Arc::get_mut(&mut self.core).expect("a new fetcher is not shared yet");
         let concurrency = core.site.politeness.concurrency;
-        store.gate_open(&core.site.id, concurrency)?;
-        core.gate.shared = Some(Arc::new(SharedGate { store: Mutex::new(store), site: core.site.id.clone(), concurrency, lease }));
+        store.lock().unwrap_or_else(|p| p.into_inner()).gate_open(&core.site.id, concurrency)?;
+        core.gate.shared = Some(Arc::new(SharedGate { store, site: core.site.id.clone(), concurrency, lease }));
         Ok(self)
     }
 

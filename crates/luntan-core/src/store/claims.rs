@@ -5,13 +5,13 @@
 //! runs out. A stage that must have one writer per site (index, discover)
 //! takes a site lock, a lease on one row of `site_locks`.
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::sql::{now_ms, vals, Dialect};
 use super::threads::{row_columns, row_from_sql};
-use super::{Store, StoreError, ThreadRow};
+use super::{StateUrl, Store, StoreError, ThreadRow};
 use crate::state::{Stage, ThreadState};
 
 fn millis(d: Duration) -> i64 {
@@ -176,12 +176,25 @@ impl Store {
         self.exec("DELETE FROM site_locks WHERE stage = ?1 AND site = ?2 AND owner = ?3", vals![stage.as_str(), site, self.worker.as_str()]).map(drop)
     }
 
-    /// Keeps this worker's leases (threads and site locks) alive until the
-    /// returned keeper is dropped: a thread of its own, on a connection of
-    /// its own, renews them every third of `lease`. A worker that stops
-    /// renewing (killed, hung, cut off from the database) loses them once
-    /// `lease` has passed.
-    pub fn keep_leases(&self, lease: Duration) -> Result<LeaseKeeper, StoreError> {
+    /// Keeps this worker's leases (threads, site locks, request slots)
+    /// alive while the returned keeper lives: a thread of its own, on a
+    /// connection of its own, renews them every third of `lease`. A worker
+    /// that stops renewing (killed, hung, cut off from the database) loses
+    /// them once `lease` has passed. One keeper serves the whole process: a
+    /// second call for the same database, worker and lease (another forum's
+    /// download, say) shares the first one's thread and connection.
+    pub fn keep_leases(&self, lease: Duration) -> Result<Arc<LeaseKeeper>, StoreError> {
+        static KEEPERS: Mutex<Vec<(String, Weak<LeaseKeeper>)>> = Mutex::new(Vec::new());
+        let db = match &self.db {
+            StateUrl::Sqlite(p) => p.display().to_string(),
+            StateUrl::Postgres(u) => u.clone(),
+        };
+        let key = format!("{db}\n{}\n{}", self.worker, lease.as_millis());
+        let mut keepers = KEEPERS.lock().unwrap_or_else(|p| p.into_inner());
+        keepers.retain(|(_, k)| k.strong_count() > 0);
+        if let Some(k) = keepers.iter().filter(|(k, _)| *k == key).find_map(|(_, k)| k.upgrade()) {
+            return Ok(k);
+        }
         let mut keeper = Store::connect(&self.db)?;
         keeper.set_worker(self.worker.clone());
         let (stop, stopped) = mpsc::channel::<()>();
@@ -196,7 +209,9 @@ impl Store {
                 }
             })
             .map_err(|e| self.err(super::DbError::Value(format!("cannot start the lease thread: {e}"))))?;
-        Ok(LeaseKeeper { stop: Some(stop), thread: Some(thread) })
+        let keeper = Arc::new(LeaseKeeper { stop: Some(stop), thread: Some(thread) });
+        keepers.push((key, Arc::downgrade(&keeper)));
+        Ok(keeper)
     }
 }
 

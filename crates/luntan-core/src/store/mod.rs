@@ -245,7 +245,18 @@ impl Store {
         if let Conn::Sqlite(c) = &store.conn {
             // WAL lets `luntan-status` read while a stage writes; FULL sync
             // keeps a committed transition across a power cut.
-            c.pragma_update(None, "journal_mode", "WAL").map_err(|e| err(e.into()))?;
+            // Switching a new file to WAL takes an exclusive lock and does
+            // not wait in the busy handler: stages opening one new database
+            // at once retry it for a while instead of failing.
+            let mut tries = 0;
+            while let Err(e) = c.pragma_update(None, "journal_mode", "WAL") {
+                let busy = matches!(&e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy);
+                tries += 1;
+                if !busy || tries > 500 {
+                    return Err(err(e.into()));
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             c.pragma_update(None, "synchronous", "FULL").map_err(|e| err(e.into()))?;
         }
         if version != SCHEMA_VERSION {
