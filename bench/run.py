@@ -16,6 +16,11 @@ Run by `make bench` (bench/bench.sh builds everything first). Sections:
             the limit: jieba-rs segmentation alone of the same text.
   search    luntan-search over 8 indexes vs Whoosh over the same threads,
             query latency (median, p95) and start-up, on bench/queries.txt.
+  workers   several luntan-download workers on one PostgreSQL crawl state
+            (16 fixture forums at 5 requests/s each, 1, 2 and 4 workers in
+            alternation): aggregate rate as a share of the ideal 80
+            requests/s, PostgreSQL's CPU, politeness as the servers saw it.
+            Needs PostgreSQL (BENCH_PG); not in the default list.
   s4        pages drawn by JavaScript: luntan's protocol mode (the JSON read
             directly) vs its browser mode (Chromium) vs a Python Selenium
             peer (Debian's chromedriver) scrolling the same timelines and
@@ -41,6 +46,13 @@ Settings (environment):
                      (default: the browser-mode site file's concurrency)
   BENCH_S4_SITE      mb (the microblog, default) or xhr (the XHR forum)
   BENCH_UPDATE_THREADS  threads of the updates section's forum (10,000 / 2,000)
+  BENCH_PG           workers section: a PostgreSQL URL to an existing database
+                     of a role that may create databases (default
+                     postgres://postgres@127.0.0.1:5432/postgres); the section
+                     creates and drops its own database, luntan_bench_workers
+  BENCH_WORKER_COUNTS  workers section: worker counts, alternated (1,2,4)
+  BENCH_WORKER_ARGS  workers section: extra luntan-download flags, e.g.
+                     "--claim-batch 16 --lease-secs 20" (default: none)
   BENCH_KEEP         1: leave BENCH_DIR in place afterwards
   BENCH_OUT          where to write the Markdown report
 """
@@ -57,6 +69,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -82,6 +95,12 @@ UPDATE_THREADS = int(os.environ.get("BENCH_UPDATE_THREADS", 10_000 if FULL else 
 POLITE_FORUMS = 20
 POLITE_DELAY_MS = 200
 POLITE_THREADS = 100 if FULL else 25
+# Several download workers on one PostgreSQL crawl state (workers section).
+WORKERS_FORUMS = 16
+WORKER_COUNTS = [int(x) for x in os.environ.get("BENCH_WORKER_COUNTS", "1,2,4").split(",") if x.strip()]
+WORKER_ARGS = os.environ.get("BENCH_WORKER_ARGS", "").split()
+PG_ADMIN = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432/postgres")
+WORKERS_DB = "luntan_bench_workers"
 BOARDS = 8  # the search section makes one forum of each board
 S4_PROTOCOL_REPEATS = 5  # protocol-mode runs per s4 round (each about 0.1 s)
 WRITER_MB = 128
@@ -185,6 +204,163 @@ def proc_cpu(pid):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def pg_postmaster(admin_url):
+    """The pid of the PostgreSQL server behind admin_url (its data
+    directory's postmaster.pid; needs a superuser and this host)."""
+    data_dir = psql(admin_url, "SHOW data_directory")[0]
+    return int(Path(data_dir, "postmaster.pid").read_text().split()[0])
+
+
+def pg_cpu(postmaster):
+    """CPU seconds used by one PostgreSQL server so far: utime + stime of
+    its postmaster and of every process it started (background processes,
+    live backends), plus their cutime + cstime, where the CPU of backends
+    that have exited lands once the postmaster has reaped them. The
+    difference of two readings counts a connection's whole CPU whether it
+    outlived the interval or not (and every database's connections: the
+    server's other users count too)."""
+    tck = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            f = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(d) != postmaster and int(f[1]) != postmaster:
+                continue
+            total += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / tck
+
+
+def pg_backends(db):
+    """PostgreSQL backends connected to db now, counted from their process
+    titles in /proc (no query, so no backend of its own)."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            title = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith("postgres: ") and f" {db} " in title:
+            n += 1
+    return n
+
+
+class PeakSampler:
+    """The largest value of f() sampled every `every` seconds, in a thread."""
+
+    def __init__(self, f, every=0.1):
+        self.f, self.every, self.peak = f, every, 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.done.is_set():
+            self.peak = max(self.peak, self.f())
+            self.done.wait(self.every)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.peak
+
+
+def client_gaps(path, delay_ms):
+    """Gaps (ms) between the starts of consecutive requests to one site in
+    luntan's request log (LUNTAN_REQUEST_LOG; all workers of a round append
+    to one file; unix_us, so processes compare), pooled over the sites."""
+    by_site = {}
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.strip():
+            rec = json.loads(line)
+            by_site.setdefault(rec["site"], []).append(rec["unix_us"] / 1000)
+    gaps = []
+    for starts in by_site.values():
+        starts.sort()
+        gaps += [round(b - a, 3) for a, b in zip(starts, starts[1:])]
+    return gaps
+
+
+def gap_stats(gaps, delay_ms):
+    """Median, p5, minimum of gaps (ms), and how many fell under the delay
+    and under the delay less 5 ms."""
+    g = sorted(gaps)
+    if not g:
+        return {}
+    return dict(n=len(g), median=median(g), p5=g[int(round(0.05 * (len(g) - 1)))], min=g[0],
+                under=sum(1 for v in g if v < delay_ms), under_5ms=sum(1 for v in g if v < delay_ms - 5))
+
+
+def pg_url(db):
+    """PG_ADMIN with its database replaced by db."""
+    base, _, _ = PG_ADMIN.partition("?")
+    return base.rsplit("/", 1)[0] + "/" + db
+
+
+def psql(url, sql):
+    """Runs sql through psql (unaligned, tuples only); its output lines."""
+    r = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"psql {url}: {sql[:200]}: {r.stderr.strip()}")
+    return r.stdout.splitlines()
+
+
+def run_many(cmds, cwd=None, env=None):
+    """Starts every command at once and waits for all: one Ran each (wait4
+    rusage, peak RSS through GNU time as in run()), the wall time from the
+    first start to the last exit, and the first start (perf_counter)."""
+    procs = []
+    t0 = time.perf_counter()
+    for i, cmd in enumerate(cmds):
+        cmd = [str(c) for c in cmd]
+        rss_path = WORK / f".rss-{i}"
+        rss_path.unlink(missing_ok=True)
+        full = [TIME, "-f", "%M", "-o", str(rss_path), "--", *cmd] if TIME else cmd
+        out = open(WORK / f".out-{i}", "wb")
+        err = open(WORK / f".err-{i}", "wb")
+        start = time.perf_counter()
+        p = subprocess.Popen(full, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        procs.append({"cmd": cmd, "p": p, "start": start, "out": out, "err": err, "rss": rss_path})
+
+    def wait(pr):
+        _, status, ru = os.wait4(pr["p"].pid, 0)
+        pr["end"] = time.perf_counter()
+        pr["status"], pr["ru"] = status, ru
+
+    waiters = [threading.Thread(target=wait, args=(pr,)) for pr in procs]
+    for w in waiters:
+        w.start()
+    for w in waiters:
+        w.join()
+    wall = max(pr["end"] for pr in procs) - t0
+    rans = []
+    for i, pr in enumerate(procs):
+        pr["out"].close()
+        pr["err"].close()
+        pr["p"].returncode = os.waitstatus_to_exitcode(pr["status"])
+        maxrss = pr["ru"].ru_maxrss
+        try:
+            maxrss = int(pr["rss"].read_text().split()[-1])
+        except (OSError, ValueError, IndexError):
+            pass
+        o = (WORK / f".out-{i}").read_text(errors="replace")
+        e = (WORK / f".err-{i}").read_text(errors="replace")
+        r = Ran(pr["cmd"], pr["end"] - pr["start"], pr["ru"].ru_utime, pr["ru"].ru_stime, maxrss, pr["p"].returncode, o, e)
+        r.start_offset = pr["start"] - t0
+        rans.append(r)
+    return rans, wall, t0
 
 
 # --- process trees (S4: Chromium's processes) ------------------------------------
@@ -830,6 +1006,223 @@ class Bench:
         sec["steady_rate_per_forum"] = median(steady) if steady else None
         sec["forums"] = POLITE_FORUMS
         sec["delay_ms"] = POLITE_DELAY_MS
+        shutil.rmtree(data / "pages", ignore_errors=True)
+
+    def section_workers(self):
+        """Several luntan-download workers on one PostgreSQL crawl state:
+        WORKERS_FORUMS fixture forums at one request per POLITE_DELAY_MS
+        each; 1, 2, 4 workers (WORKER_COUNTS) in alternation over ROUNDS
+        rounds, every round from the same discovered state."""
+        sec = self.results["sections"].setdefault("workers", {"runs": []})
+        root = fresh(WORK / "workers")
+        data = root / "data"
+        (data / "sites").mkdir(parents=True)
+        url = pg_url(WORKERS_DB)
+        forums = WORKERS_FORUMS
+        ideal = forums * 1000 / POLITE_DELAY_MS
+        sec.update(forums=forums, delay_ms=POLITE_DELAY_MS, threads_per_forum=POLITE_THREADS, worker_counts=WORKER_COUNTS,
+                   worker_args=WORKER_ARGS, ideal_rate=ideal, cores=os.cpu_count(),
+                   postgres=(psql(PG_ADMIN, "SHOW server_version") or ["?"])[0])
+        log(f"workers: {forums} fixture forums, {POLITE_THREADS} threads each, delay-ms={POLITE_DELAY_MS} concurrency=1; "
+            f"{'/'.join(map(str, WORKER_COUNTS))} luntan-download workers on {pg_url(WORKERS_DB)} (PostgreSQL {sec['postgres']}), "
+            f"{ROUNDS} rounds{'; flags ' + ' '.join(WORKER_ARGS) if WORKER_ARGS else ''}")
+        psql(PG_ADMIN, f"DROP DATABASE IF EXISTS {WORKERS_DB}")
+        psql(PG_ADMIN, f"CREATE DATABASE {WORKERS_DB}")
+        postmaster = pg_postmaster(PG_ADMIN)
+        sec["max_connections"] = int(psql(PG_ADMIN, "SHOW max_connections")[0])
+        sec["pg_data_fs"] = subprocess.run(["df", "--output=fstype", psql(PG_ADMIN, "SHOW data_directory")[0]],
+                                           capture_output=True, text=True).stdout.split()[-1]
+        sec["pg_settings"] = {k: psql(PG_ADMIN, f"SHOW {k}")[0] for k in ("shared_buffers", "fsync", "synchronous_commit", "port")}
+        servers = []
+        # Before each round a marker request goes to every forum, so that the
+        # servers' request logs split into rounds; its driver time (the middle
+        # of its round trip) against its server time maps one clock onto the
+        # other to within a millisecond or so.
+        marks = []  # per round: {sid: driver perf_counter time of its marker}
+
+        def mark(i):
+            m = {}
+            for sid, f in servers:
+                a = time.perf_counter()
+                try:
+                    urllib.request.urlopen(f"{f.base.rstrip('/')}/__bench-round-{i}", timeout=10).read()
+                except urllib.error.HTTPError:
+                    pass
+                m[sid] = (a + time.perf_counter()) / 2
+            marks.append(m)
+
+        order = [w for _ in range(ROUNDS) for w in WORKER_COUNTS]
+        t0s = []
+        try:
+            for k in range(forums):
+                sid = f"w{k + 1:02d}"
+                out = root / f"sites-{sid}"
+                f = Fixture(f"workers-{sid}", ["--threads", POLITE_THREADS, "--boards", 2, "--forums", "dz"], sites_out=out,
+                            request_log=root / f"requests-{sid}.jsonl")
+                servers.append((sid, f))
+                set_politeness(out / "dz.xml", f'<politeness delay-ms="{POLITE_DELAY_MS}" concurrency="1"/>', new_id=sid)
+                shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
+            r = run([BIN / "luntan-discover", "--data", data, "--state", url, "-q"])
+            total = int(psql(url, "SELECT count(*) FROM threads")[0])
+            sec["threads"] = total
+            log(f"  discover (not measured): {total} threads in {r.wall:.1f}s")
+            for i, nw in enumerate(order):
+                psql(url, "UPDATE threads SET state = 0, save_date = NULL, pages = NULL, content_type = NULL, fail_stage = NULL, "
+                          "fail_reason = NULL, attempts = 0, lease_owner = NULL, lease_until = NULL; "
+                          "DELETE FROM gate_slots; DELETE FROM gates;")
+                shutil.rmtree(data / "pages", ignore_errors=True)
+                xacts = f"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '{WORKERS_DB}'"
+                x0 = int(psql(PG_ADMIN, xacts)[0])
+                mark(i)
+                time.sleep(0.3)  # the reset's backend exits and is reaped
+                pg0, fx0 = pg_cpu(postmaster), sum(f.cpu() for _, f in servers)
+                cmd = [BIN / "luntan-download", "--data", data, "--state", url, *WORKER_ARGS, "-q"]
+                # luntan's own request log (every worker appends to it): when
+                # the gate let each request go, as the workers saw it.
+                client_log = root / f"client-{i + 1}.jsonl"
+                env = dict(os.environ, LUNTAN_REQUEST_LOG=str(client_log))
+                conns = PeakSampler(lambda: pg_backends(WORKERS_DB))
+                try:
+                    rans, wall, t0 = run_many([cmd] * nw, env=env)
+                finally:
+                    peak_conns = conns.stop()
+                t0s.append(t0)
+                time.sleep(0.3)  # the workers' backends exit and are reaped
+                pg, fx = pg_cpu(postmaster) - pg0, sum(f.cpu() for _, f in servers) - fx0
+                # Transactions on the crawl's database in the round (the
+                # workers' backends have exited, so their counts are in).
+                pg_xacts = int(psql(PG_ADMIN, xacts)[0]) - x0
+                workers, errors = [], []
+                for ran in rans:
+                    m = re.search(r"download: (\d+) saved, (\d+) failed, (\d+) left, (\d+) pages", ran.out)
+                    w = dict(wall=ran.wall, start=ran.start_offset, cpu=ran.cpu, rss_mb=ran.rss_mb, rc=ran.rc)
+                    if m:
+                        w.update(saved=int(m[1]), failed=int(m[2]), left=int(m[3]), pages=int(m[4]))
+                    if ran.rc != 0 or not m:
+                        errors.append(f"exit {ran.rc}: " + (ran.err.strip() or ran.out.strip())[-600:])
+                    workers.append(w)
+                states = {int(a): int(b) for a, b in (line.split("|") for line in psql(url, "SELECT state, count(*) FROM threads GROUP BY state"))}
+                leases = int(psql(url, "SELECT count(*) FROM threads WHERE lease_owner IS NOT NULL OR lease_until IS NOT NULL")[0])
+                # Every thread ends saved (1) or failed (-1: the fixture's
+                # deleted threads answer 404), none left discovered or
+                # leased, and the workers' summed counts match the rows:
+                # each thread saved (or failed) by exactly one worker.
+                saved = sum(w.get("saved", 0) for w in workers)
+                failed = sum(w.get("failed", 0) for w in workers)
+                reasons = {}  # failure reasons without their URLs ("HTTP 404"), counted
+                for line in psql(url, "SELECT fail_reason, count(*) FROM threads WHERE state = -1 GROUP BY 1"):
+                    reason, n = line.rsplit("|", 1)
+                    reason = re.sub(r"https?://\S+?: ", "", reason)
+                    reasons[reason] = reasons.get(reason, 0) + int(n)
+                ok = (not errors and set(states) <= {1, -1} and saved == states.get(1, 0) and failed == states.get(-1, 0)
+                      and leases == 0)
+                wcpu = sum(w["cpu"] for w in workers)
+                sample = dict(workers_n=nw, wall=wall, workers=workers, saved=saved, pages=sum(w.get("pages", 0) for w in workers),
+                              failed=failed, fail_reasons=reasons, states=states, leases_left=leases, all_saved_once=ok,
+                              errors=errors, pg_cpu=pg, pg_xacts=pg_xacts, workers_cpu=wcpu, fixtures_cpu=fx, rss_mb=max(w["rss_mb"] for w in workers),
+                              peak_connections=peak_conns, client_gaps=client_gaps(client_log, POLITE_DELAY_MS))
+                sec["runs"].append(sample)
+                log(f"  round {i + 1} ({nw} worker{'s' if nw > 1 else ''}): {sample['pages']} pages in {wall:.1f}s; saved "
+                    f"{'+'.join(str(w.get('saved', '-')) for w in workers)} = {saved}, failed {failed} ({'; '.join(f'{k}: {v}' for k, v in reasons.items())}); "
+                    f"rows: {states.get(1, 0)} saved, {states.get(-1, 0)} failed, {states.get(0, 0)} discovered of {total}"
+                    f"{'' if ok else '  ** NOT every thread saved or failed exactly once **'}; cpu: workers {wcpu:.2f}s, "
+                    f"postgres {pg:.2f}s ({pg_xacts} transactions), fixtures {fx:.2f}s; at most {peak_conns} connections; worker walls {', '.join('%.1f' % w['wall'] for w in workers)}s")
+                for e in errors:
+                    log(f"    worker failed: {e}")
+            mark(len(order))
+        finally:
+            for _, f in servers:
+                f.stop()
+            if not KEEP:
+                psql(PG_ADMIN, f"DROP DATABASE IF EXISTS {WORKERS_DB}")
+        # As the servers saw it: each round's requests, and per forum the
+        # gaps between request starts (all requests; and thread pages alone,
+        # as the polite section counts them).
+        per_round = [dict(requests=0, robots=0, pages=0, other=0, gaps=[], page_gaps=[], first=None, last_end=None) for _ in order]
+        for sid, _ in servers:
+            recs = [json.loads(line) for line in (root / f"requests-{sid}.jsonl").read_text().splitlines() if line.strip()]
+            recs.sort(key=lambda rec: rec["start_us"])
+            cur, offset = None, None
+            segs = {}
+            for rec in recs:
+                mm = re.match(r"/__bench-round-(\d+)$", rec.get("path", ""))
+                if mm:
+                    cur = int(mm[1])
+                    offset = marks[cur][sid] - rec["start_us"] / 1e6  # driver time = offset + server time
+                    continue
+                if cur is not None and cur < len(order):
+                    segs.setdefault(cur, ([], offset))[0].append(rec)
+            for i, (rs, off) in segs.items():
+                pr = per_round[i]
+                starts = [rec["start_us"] / 1e6 for rec in rs]
+                page_starts = [rec["start_us"] / 1e6 for rec in rs if "viewthread" in rec.get("path", "")]
+                pr["requests"] += len(rs)
+                pr["robots"] += sum(1 for rec in rs if rec.get("path") == "/robots.txt")
+                pr["pages"] += len(page_starts)
+                pr["other"] += sum(1 for rec in rs if rec.get("path") != "/robots.txt" and "viewthread" not in rec.get("path", ""))
+                pr["gaps"] += [b - a for a, b in zip(starts, starts[1:])]
+                pr["page_gaps"] += [b - a for a, b in zip(page_starts, page_starts[1:])]
+                if rs:
+                    first = off + min(starts) - t0s[i]
+                    last = off + max((rec.get("end_us") or rec["start_us"]) for rec in rs) / 1e6 - t0s[i]
+                    pr["first"] = first if pr["first"] is None else min(pr["first"], first)
+                    pr["last_end"] = last if pr["last_end"] is None else max(pr["last_end"], last)
+        for sample, pr in zip(sec["runs"], per_round):
+            req = pr["requests"]
+            rate = (req - forums) / sample["wall"]
+            sample.update(requests=req, robots=pr["robots"], page_requests=pr["pages"], other_requests=pr["other"], rate=rate,
+                          share=rate / ideal, page_rate=pr["pages"] / sample["wall"],
+                          first_request_s=pr["first"], last_response_s=pr["last_end"],
+                          tail_s=None if pr["last_end"] is None else sample["wall"] - pr["last_end"],
+                          gaps=[round(1000 * g, 3) for g in pr["gaps"]], page_gaps=[round(1000 * g, 3) for g in pr["page_gaps"]])
+            tot_cpu = sample["pg_cpu"] + sample["workers_cpu"] + sample["fixtures_cpu"]
+            sample.update(pg_per_1000=1000 * sample["pg_cpu"] / req if req else None,
+                          pg_xacts_per_request=sample["pg_xacts"] / req if req else None,
+                          pg_us_per_xact=1e6 * sample["pg_cpu"] / sample["pg_xacts"] if sample["pg_xacts"] else None,
+                          pg_share_cpu=sample["pg_cpu"] / tot_cpu if tot_cpu else None,
+                          pg_share_machine=sample["pg_cpu"] / ((os.cpu_count() or 1) * sample["wall"]))
+        # One line per worker count: medians of its rounds, gaps pooled.
+        summary = {}
+        for nw in WORKER_COUNTS:
+            all_runs = [x for x in sec["runs"] if x["workers_n"] == nw]
+            runs = [x for x in all_runs if not x["errors"]]
+            failed = [x for x in all_runs if x["errors"]]
+            summary[nw] = dict(rounds=len(runs), failed_rounds=len(failed), errors=[e for x in failed for e in x["errors"]][:4],
+                               peak_connections=max((x["peak_connections"] for x in all_runs), default=None))
+            if not runs:
+                continue
+
+            def med_(k):
+                return median([x[k] for x in runs if x.get(k) is not None])
+            summary[nw].update(rate=med_("rate"), share=med_("share"), page_rate=med_("page_rate"), wall=med_("wall"),
+                               requests=med_("requests"), robots=med_("robots"), pages=med_("pages"),
+                               pg_cpu=med_("pg_cpu"), pg_per_1000=med_("pg_per_1000"), pg_share_cpu=med_("pg_share_cpu"),
+                               pg_share_machine=med_("pg_share_machine"), pg_xacts=med_("pg_xacts"),
+                               pg_xacts_per_request=med_("pg_xacts_per_request"), pg_us_per_xact=med_("pg_us_per_xact"),
+                               workers_cpu=med_("workers_cpu"), fixtures_cpu=med_("fixtures_cpu"),
+                               first_request_s=med_("first_request_s"), tail_s=med_("tail_s"), rss_mb=max(x["rss_mb"] for x in runs),
+                               all_saved_once=all(x["all_saved_once"] for x in runs), shares=[x["share"] for x in runs],
+                               gaps=gap_stats([v for x in runs for v in x["gaps"]], POLITE_DELAY_MS),
+                               page_gaps=gap_stats([v for x in runs for v in x["page_gaps"]], POLITE_DELAY_MS),
+                               client_gaps=gap_stats([v for x in runs for v in (x["client_gaps"] or [])], POLITE_DELAY_MS))
+        sec["summary"] = summary
+        log(f"workers: {sec['threads']} threads, ideal {ideal:.0f} requests/s (medians of the rounds; gaps pooled over rounds and forums, ms)")
+        log("  W | rounds ok | requests | rate req/s | share (rounds) | wall s | PG cpu s | PG ms/req | PG share of cpu | PG share of 2 cores | "
+            "PG transactions per request | workers cpu s | fixtures cpu s | first req s | tail s | peak conns | gaps at servers (median p5 min <200 <195 n) | "
+            "gaps thread pages only | gaps at luntan (request log) | saved once")
+
+        def gs(g):
+            return f"{g['median']:.1f} {g['p5']:.1f} {g['min']:.1f} {g['under']} {g['under_5ms']} {g['n']}" if g else "–"
+        for nw, x in summary.items():
+            if not x["rounds"]:
+                log(f"  {nw} | 0 of {x['failed_rounds']} | failed: {x['errors'][:1]}")
+                continue
+            log(f"  {nw} | {x['rounds']} of {x['rounds'] + x['failed_rounds']} | {x['requests']:.0f} | {x['rate']:.1f} | "
+                f"{100 * x['share']:.1f}% ({', '.join(f'{100 * v:.1f}' for v in x['shares'])}) | "
+                f"{x['wall']:.1f} | {x['pg_cpu']:.2f} | {x['pg_per_1000']:.2f} | {100 * x['pg_share_cpu']:.1f}% | "
+                f"{100 * x['pg_share_machine']:.1f}% | {x['pg_xacts_per_request']:.1f} | {x['workers_cpu']:.2f} | {x['fixtures_cpu']:.2f} | {x['first_request_s']:.2f} | "
+                f"{x['tail_s']:.2f} | {x['peak_connections']} | {gs(x['gaps'])} | {gs(x['page_gaps'])} | {gs(x['client_gaps'])} | "
+                f"{'yes' if x['all_saved_once'] else 'NO'}")
         shutil.rmtree(data / "pages", ignore_errors=True)
 
     def section_extract(self):

@@ -234,28 +234,31 @@ impl Gate {
     }
 
     /// Waits, in a shared crawl, for one of the site's shared slots and then
-    /// for the site's turn, taken once it has come; returns the slot
-    /// (`None` if the store failed, said once: the local gate still holds).
-    async fn enter_shared(&self, shared: &Arc<SharedGate>) -> Option<(Arc<SharedGate>, i64)> {
+    /// for the site's turn, taken once it has come; returns the slot, and
+    /// whether the turn was taken. When the store fails (said once per
+    /// request), what it could not do falls to this process's own gate.
+    async fn enter_shared(&self, shared: &Arc<SharedGate>) -> (Option<(Arc<SharedGate>, i64)>, bool) {
         let delay = *self.delay.lock().expect("gate lock");
         let poll = (delay / 2).clamp(Duration::from_millis(5), Duration::from_millis(50));
+        let unavailable =
+            |e: StoreError| tracing::warn!("{}: shared politeness unavailable ({e}); this worker keeps the limits for its own requests only", shared.site);
         let slot = loop {
             match shared.call(|s, g| s.gate_slot(&g.site, g.concurrency, g.lease)).await {
                 Ok(Some(slot)) => break slot,
                 Ok(None) => tokio::time::sleep(poll).await,
                 Err(e) => {
-                    tracing::warn!("{}: shared politeness unavailable ({e}); this worker keeps its own limits only", shared.site);
-                    return None;
+                    unavailable(e);
+                    return (None, false);
                 }
             }
         };
         loop {
             match shared.call(move |s, g| s.gate_turn(&g.site, delay)).await {
-                Ok(None) => return Some((shared.clone(), slot)),
+                Ok(None) => return (Some((shared.clone(), slot)), true),
                 Ok(Some(wait)) => tokio::time::sleep(wait).await,
                 Err(e) => {
-                    tracing::warn!("{}: shared politeness unavailable ({e}); this worker keeps its own limits only", shared.site);
-                    return Some((shared.clone(), slot));
+                    unavailable(e);
+                    return (Some((shared.clone(), slot)), false);
                 }
             }
         }
@@ -270,14 +273,18 @@ impl Gate {
     /// Returns the slot and the moment the turn was claimed.
     async fn enter(&self) -> (Pass<'_>, Instant) {
         let permit = self.slots.acquire().await.expect("gate semaphore is never closed");
+        let mut shared = None;
         if let Some(g) = &self.shared {
             // The shared turn spaces this worker's requests too; a local
             // turn on top would start some late and eat into the next
             // worker's delay. Holds reach the shared gate (`hold_off`).
-            let shared = self.enter_shared(g).await;
-            return (Pass { _permit: permit, shared }, Instant::now());
+            let (slot, turn_taken) = self.enter_shared(g).await;
+            if turn_taken {
+                return (Pass { _permit: permit, shared: slot }, Instant::now());
+            }
+            shared = slot;
         }
-        let permit = Pass { _permit: permit, shared: None };
+        let permit = Pass { _permit: permit, shared };
         loop {
             let wait_until = {
                 let delay = *self.delay.lock().expect("gate lock");

@@ -365,8 +365,13 @@ mod tests {
                     let collector = TopKeyed { k, sort: relevance, shared: Some(shared.clone()) };
                     let lists = order.iter().map(|&i| (i, searchers[i].search_with_statistics_provider(&*q, &collector, &stats).unwrap())).collect();
                     assert_eq!(merge(lists, k), want, "{text} k={k} order {order:?}");
+                    // Never above the k-th score. It is raised once some
+                    // segment's collector holds k matches, which how the
+                    // writer split the segments decides for a large k; a
+                    // small one is always reached.
                     let threshold = shared.get();
-                    assert!(threshold > Score::MIN && threshold < want[k - 1].0 .1, "{text} k={k}: threshold {threshold}");
+                    assert!(threshold < want[k - 1].0 .1, "{text} k={k}: threshold {threshold}");
+                    assert!(k > 5 || threshold > Score::MIN, "{text} k={k}: the threshold was never raised");
                 }
             }
             if text == "的" {
