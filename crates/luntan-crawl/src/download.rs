@@ -169,7 +169,7 @@ pub async fn download_site(
                     // Other workers hold the rest. Wait for them: should one
                     // have died, its threads are this worker's once its lease
                     // runs out.
-                    tokio::time::sleep(lease_poll(claims.lease)).await;
+                    tokio::time::sleep(claims.poll()).await;
                     continue;
                 }
                 drained = batch.is_empty() && held == 0;
@@ -224,13 +224,6 @@ pub async fn download_site(
     }
     report.browser = renderer.map(|r| BrowserReport::of(&r.stats));
     Ok(report)
-}
-
-/// How often a worker with nothing to claim looks again while others hold
-/// threads: soon after they finish (the run then ends), and soon after a
-/// dead worker's lease ends (its threads are then this worker's).
-pub(crate) fn lease_poll(lease: std::time::Duration) -> std::time::Duration {
-    (lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_millis(500))
 }
 
 enum Failure {

@@ -148,9 +148,7 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
         // this worker's once its lease runs out.
         let waiting = chunk.is_none() && !run.stopped() && store.held_by_others(cfg.site.as_deref(), ThreadState::Saved)? > 0;
         if waiting && pending.is_none() {
-            // As download's workers do: soon after the others finish, and
-            // soon after a dead one's lease ends.
-            std::thread::sleep((claims.lease / 4).clamp(std::time::Duration::from_millis(100), std::time::Duration::from_millis(500)));
+            std::thread::sleep(claims.poll());
             continue;
         }
         run.progress().grow(chunk.as_ref().map_or(0, Vec::len) as u64);

@@ -9,14 +9,10 @@ use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::sql::{now_ms, vals, Dialect};
+use super::sql::{millis, now_ms, vals, Dialect};
 use super::threads::{row_columns, row_from_sql};
 use super::{StateUrl, Store, StoreError, ThreadRow};
 use crate::state::{Stage, ThreadState};
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
-}
 
 impl Store {
     /// Claims up to `limit` threads of `state` (optionally of one site) for
@@ -237,6 +233,15 @@ impl Drop for LeaseKeeper {
 pub struct Claims {
     pub lease: Duration,
     pub batch: usize,
+}
+
+impl Claims {
+    /// How often a worker with nothing to claim looks again while others
+    /// hold threads: soon after they finish (the run then ends), and soon
+    /// after a dead worker's lease ends (its threads are then this worker's).
+    pub fn poll(&self) -> Duration {
+        (self.lease / 4).clamp(Duration::from_millis(100), Duration::from_millis(500))
+    }
 }
 
 impl Default for Claims {

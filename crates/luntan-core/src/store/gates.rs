@@ -9,12 +9,8 @@
 
 use std::time::Duration;
 
-use super::sql::{now_ms, vals, Dialect};
+use super::sql::{millis, now_ms, vals, Dialect};
 use super::{Store, StoreError};
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
-}
 
 impl Store {
     /// Makes sure `site` has its gate and `concurrency` slots (idempotent;

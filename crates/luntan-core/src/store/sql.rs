@@ -139,6 +139,11 @@ macro_rules! now_ms {
 }
 pub(crate) use now_ms;
 
+/// A duration as the store keeps it (milliseconds), saturating far past any lease.
+pub(crate) fn millis(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
+}
+
 /// The values of a statement's placeholders, `?1` first.
 macro_rules! vals {
     ($($v:expr),* $(,)?) => { &[$($crate::store::sql::Val::from($v)),*][..] };
