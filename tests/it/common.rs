@@ -25,6 +25,7 @@ pub fn bin(name: &str) -> PathBuf {
         "status" => env!("CARGO_BIN_EXE_luntan-status"),
         "export" => env!("CARGO_BIN_EXE_luntan-export"),
         "state" => env!("CARGO_BIN_EXE_luntan-state"),
+        "learn" => env!("CARGO_BIN_EXE_luntan-learn"),
         other => panic!("no binary {other}"),
     };
     PathBuf::from(path)

@@ -11,6 +11,7 @@ mod focus;
 mod hostile;
 mod incremental;
 mod keywords;
+mod learn;
 mod local_faults;
 mod pipeline;
 mod protocol;

@@ -50,7 +50,7 @@ use luntan_core::store::StoreError;
 pub mod json;
 pub mod parse;
 pub mod stage;
-mod template;
+pub mod template;
 
 pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
 pub use stage::{run, ExtractConfig, ExtractSummary};

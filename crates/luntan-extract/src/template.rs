@@ -116,6 +116,30 @@ struct Fields {
     body: Option<String>,
 }
 
+/// Where one post was found on a page: its record and the elements its
+/// fields were read from, for `luntan-learn`, which turns them into the
+/// site file's selectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundRecord {
+    pub record: NodeId,
+    pub time: Option<NodeId>,
+    pub author: Option<NodeId>,
+    /// Only where the page's floor labels rise down the page.
+    pub floor: Option<NodeId>,
+    pub body: NodeId,
+}
+
+/// The posts of a page as [`auto_posts`] reads them with no selector
+/// given, and where each was found; `true` when they are a group of
+/// repeated records (not one post found by its date).
+pub fn records(doc: &Html, now: Clock) -> (Vec<FoundRecord>, bool) {
+    let rules = ThreadRules::default();
+    let dom = Dom::build(doc);
+    let Some((records, _, grouped)) = choose(&dom, &rules, None) else { return (Vec::new(), false) };
+    let (_, _, _, found) = read_records(&dom, &records, &rules, now, None);
+    (found, grouped)
+}
+
 /// What [`auto_posts`] found on one page.
 #[derive(Debug, Clone)]
 pub(crate) struct AutoPage {
@@ -133,33 +157,37 @@ pub(crate) struct AutoPage {
 /// has no group of records.
 pub(crate) fn auto_posts(doc: &Html, rules: &ThreadRules, now: Clock, hint: Option<&Shape>) -> AutoPage {
     let dom = Dom::build(doc);
-    let none = AutoPage { posts: Vec::new(), floors: false, shape: None };
+    let Some((records, preset, grouped)) = choose(&dom, rules, hint) else {
+        return AutoPage { posts: Vec::new(), floors: false, shape: None };
+    };
+    let (posts, floors, fields, _) = read_records(&dom, &records, rules, now, preset);
+    let shape = grouped.then(|| Shape { kpath: dom.nodes[records[0]].kpath, fields });
+    AutoPage { posts, floors, shape }
+}
+
+/// The records of a page: a group of repeated ones (`true`), else one
+/// post found by `hint`'s shape or by its date.
+fn choose<'h>(dom: &Dom, rules: &ThreadRules, hint: Option<&'h Shape>) -> Option<(Vec<usize>, Option<&'h Fields>, bool)> {
     if dom.nodes.is_empty() {
-        return none;
+        return None;
     }
-    let group = best_group(&dom, rules);
+    let group = best_group(dom, rules);
     let total = dom.nodes[dom.body].text;
-    let (records, preset, grouped) = match group {
+    Some(match group {
         // A group that holds less than half the page's text is checked
         // against the one-post reading (a dated sidebar beside one post).
-        Some(g) if 2 * group_text(&dom, &g) >= total => (g, None, true),
-        Some(g) => match single_record(&dom) {
-            Some(one) if dom.nodes[one].text > group_text(&dom, &g) && g.iter().all(|&r| !dom.contains(one, r) && !dom.contains(r, one)) => {
+        Some(g) if 2 * group_text(dom, &g) >= total => (g, None, true),
+        Some(g) => match single_record(dom) {
+            Some(one) if dom.nodes[one].text > group_text(dom, &g) && g.iter().all(|&r| !dom.contains(one, r) && !dom.contains(r, one)) => {
                 (vec![one], None, false)
             }
             _ => (g, None, true),
         },
         None => match hint.map(|h| (dom.with_kpath(h.kpath), h)) {
             Some((found, h)) if !found.is_empty() => (found, Some(&h.fields), false),
-            _ => match single_record(&dom) {
-                Some(one) => (vec![one], None, false),
-                None => return none,
-            },
+            _ => (vec![single_record(dom)?], None, false),
         },
-    };
-    let (posts, floors, fields) = read_records(&dom, &records, rules, now, preset);
-    let shape = grouped.then(|| Shape { kpath: dom.nodes[records[0]].kpath, fields });
-    AutoPage { posts, floors, shape }
+    })
 }
 
 /// Every page of a `post="auto"` thread (decoded text and fetch clock):
@@ -719,7 +747,7 @@ fn pick(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&Stri
 
 /// Reads every record: the posts, whether floors are shown, and the
 /// fields' paths.
-fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, preset: Option<&Fields>) -> (Vec<Post>, bool, Fields) {
+fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, preset: Option<&Fields>) -> (Vec<Post>, bool, Fields, Vec<FoundRecord>) {
     let ids = dom.id_map();
     let n = records.len();
     let mut fields = Fields::default();
@@ -842,12 +870,21 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, p
     let body_picks = body_elements(dom, records, &excluded, preset.and_then(|f| f.body.as_ref()), &mut fields);
 
     let excluded_ids: HashSet<NodeId> = excluded.iter().map(|&i| dom.nodes[i].el.id()).collect();
+    let id = |p: Option<usize>| p.map(|i| dom.nodes[i].el.id());
+    let mut found = Vec::with_capacity(n);
     let posts = records
         .iter()
         .enumerate()
         .map(|(k, &r)| {
             let record = dom.nodes[r].el;
             let body = body_in(rules, record).unwrap_or(dom.nodes[body_picks[k]].el);
+            found.push(FoundRecord {
+                record: record.id(),
+                time: id(time_picks[k]),
+                author: id(author_picks[k]),
+                floor: if floors { id(floor_picks[k]) } else { None },
+                body: body.id(),
+            });
             Post {
                 floor: if floors { floor_values[k] } else { k as u32 + 1 },
                 author: author_picks[k].map(|i| line_text(dom.nodes[i].el)).unwrap_or_default(),
@@ -856,7 +893,7 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, p
             }
         })
         .collect();
-    (posts, floors, fields)
+    (posts, floors, fields, found)
 }
 
 /// Of the paths present in every record, the one whose texts differ most

@@ -1,0 +1,251 @@
+//! luntan-learn: a working site file from a forum's home URL, with no
+//! regular expression or selector written by hand (after FoCUS, Cai et
+//! al., WWW'08, and S4's template extraction, `../shared/SEEDS.md`).
+//!
+//! - [`sample::walk`] reads a bounded sample of the forum through
+//!   luntan's `Fetcher` (robots.txt, the delay, retries), a few pages of
+//!   every kind of URL.
+//! - [`learn::learn`] finds the thread pages by layout (repeated dated
+//!   posts), the pagers by URL (one number changed, added or dropped), the
+//!   board lists by their links to threads, and turns what it found into
+//!   anchored link patterns ([`urls`]) and CSS selectors ([`select`]).
+//! - [`Learned::site_file`] writes it in today's format, naming in a
+//!   comment what could not be learned; [`check`] loads it back and runs
+//!   discover's link reading and extract's page parser over the sample.
+//!
+//! ```
+//! use luntan_learn::urls::{Split, Pos};
+//! let s = Split::of(&url::Url::parse("http://bbs.example/thread-77-2-1.html").unwrap());
+//! assert_eq!(s.shape().key(), "/thread-#-#-#.html");
+//! assert_eq!(s.get(&Pos::Seg(0, 3)), Some("2"));
+//! ```
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use luntan_core::Site;
+use luntan_crawl::links;
+use scraper::Html;
+use url::Url;
+
+pub mod learn;
+pub mod sample;
+pub mod select;
+pub mod urls;
+
+/// Why no site file could be learned. Each names the URL or what is missing.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    #[error("{url}: {why}")]
+    Home { url: String, why: String },
+    #[error("could not learn the {what}: {why}")]
+    Unlearnable { what: String, why: String },
+    #[error("the learned site file does not load: {0}")]
+    Invalid(String),
+}
+
+/// One learned link pattern and URLs it came from.
+#[derive(Debug, Clone)]
+pub struct LearnedLink {
+    /// `board`, `board-page`, `thread` or `thread-page`.
+    pub element: &'static str,
+    pub pattern: String,
+    /// The first page's value, for page patterns.
+    pub first: Option<u64>,
+    pub examples: Vec<String>,
+}
+
+/// One learned selector (`post="div.post"`) and elements it came from.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub attr: &'static str,
+    pub css: String,
+    pub examples: Vec<String>,
+}
+
+/// A learned site file.
+#[derive(Debug, Clone)]
+pub struct Learned {
+    pub id: String,
+    /// Empty: learned from the page titles.
+    pub name: String,
+    pub home: Url,
+    pub delay: Duration,
+    pub links: Vec<LearnedLink>,
+    /// `row`, then `title`, `replies`, `last-post` where learned.
+    pub list: Option<Vec<Field>>,
+    /// `title`, `post`, then `body`, `author`, `time`, `floor` where learned.
+    pub thread: Vec<Field>,
+    /// What could not be learned, one line each.
+    pub missing: Vec<String>,
+    pub max_board_pages: Option<u32>,
+    /// Pages read and requests sent for the sample.
+    pub pages: usize,
+    pub requests: u64,
+}
+
+impl Learned {
+    pub fn new(id: &str, name: Option<&str>, home: Url, delay: Duration) -> Learned {
+        Learned {
+            id: id.to_owned(),
+            name: name.unwrap_or_default().to_owned(),
+            home,
+            delay,
+            links: Vec::new(),
+            list: None,
+            thread: Vec::new(),
+            missing: Vec::new(),
+            max_board_pages: None,
+            pages: 0,
+            requests: 0,
+        }
+    }
+
+    /// The site file, in the format `Site::parse` reads.
+    pub fn site_file(&self) -> String {
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(out, "<!-- Learned by luntan-learn from {} pages of {} ({} requests). -->", self.pages, comment(self.home.as_str()), self.requests);
+        for m in &self.missing {
+            let _ = writeln!(out, "<!-- Not learned: {} -->", comment(m));
+        }
+        let _ = writeln!(out, "<site id=\"{}\">", attr(&self.id));
+        let _ = writeln!(out, "  <name>{}</name>", text(&self.name));
+        let _ = writeln!(out, "  <home>{}</home>", text(self.home.as_str()));
+        let _ = writeln!(out, "  <politeness delay-ms=\"{}\"/>", self.delay.as_millis());
+        if let Some(n) = self.max_board_pages {
+            let _ = writeln!(out, "  <max-board-pages>{n}</max-board-pages>");
+        }
+        out.push_str("  <links>\n");
+        for l in &self.links {
+            let first = l.first.filter(|&f| f != 1).map(|f| format!(" first=\"{f}\"")).unwrap_or_default();
+            let _ = writeln!(out, "    <{}{first}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);
+        }
+        out.push_str("  </links>\n");
+        let attrs = |fields: &[Field]| fields.iter().map(|f| format!(" {}=\"{}\"", f.attr, attr(&f.css))).collect::<String>();
+        if let Some(list) = &self.list {
+            let _ = writeln!(out, "  <list{}/>", attrs(list));
+        }
+        let _ = writeln!(out, "  <thread{}/>", attrs(&self.thread));
+        out.push_str("</site>\n");
+        out
+    }
+
+    /// `--explain`: each rule and what it was learned from.
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        for l in &self.links {
+            let _ = writeln!(out, "{}: {}", l.element, l.pattern);
+            if let Some(f) = l.first {
+                let _ = writeln!(out, "  first page: {f}");
+            }
+            for e in &l.examples {
+                let _ = writeln!(out, "  from {e}");
+            }
+        }
+        for (what, fields) in [("list", self.list.as_deref().unwrap_or_default()), ("thread", &self.thread[..])] {
+            for f in fields {
+                let _ = writeln!(out, "{what} {}: {}", f.attr, f.css);
+                for e in &f.examples {
+                    let _ = writeln!(out, "  from {e}");
+                }
+            }
+        }
+        for m in &self.missing {
+            let _ = writeln!(out, "not learned: {m}");
+        }
+        out
+    }
+}
+
+fn comment(s: &str) -> String {
+    s.replace("--", "- -")
+}
+
+fn attr(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;")
+}
+
+fn text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// What the learned file reads from the sample.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Boards the home page links to.
+    pub boards: usize,
+    /// List pages read, and the threads they list.
+    pub lists: usize,
+    pub threads: usize,
+    /// Thread pages read, those with posts, and their posts.
+    pub thread_pages: usize,
+    pub pages_with_posts: usize,
+    pub posts: usize,
+    /// Posts without an author or a time.
+    pub no_author: usize,
+    pub no_time: usize,
+}
+
+impl Check {
+    /// What makes the file unusable, if anything.
+    pub fn unusable(&self) -> Option<String> {
+        if self.boards == 0 {
+            Some("the home page links to no board".into())
+        } else if self.threads == 0 {
+            Some("no list page read lists a thread".into())
+        } else if self.posts == 0 {
+            Some("no thread page read yields a post".into())
+        } else {
+            None
+        }
+    }
+
+    /// The problems worth a line even when the file is usable.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.pages_with_posts < self.thread_pages {
+            out.push(format!("{} of {} thread pages read yield no post", self.thread_pages - self.pages_with_posts, self.thread_pages));
+        }
+        if self.no_author > 0 {
+            out.push(format!("{} of {} posts have no author", self.no_author, self.posts));
+        }
+        if self.no_time > 0 {
+            out.push(format!("{} of {} posts have no time", self.no_time, self.posts));
+        }
+        out
+    }
+}
+
+/// Loads `text` as a site file and reads the sample with it as discover
+/// (board links, list rows) and extract (posts) would.
+pub fn check(text: &str, sample: &sample::Sample) -> Result<Check, LearnError> {
+    let site = Site::parse(text, Path::new("learned.xml")).map_err(|e| LearnError::Invalid(e.to_string()))?;
+    let mut c = Check::default();
+    for p in &sample.pages {
+        if p.landed != p.url {
+            continue;
+        }
+        let doc = Html::parse_document(&p.html);
+        let base = links::base_url(&doc, &p.landed);
+        let url = p.url.as_str();
+        if p.depth == 0 {
+            c.boards = links::board_links(&site, &doc, &base).0.len();
+        }
+        let l = &site.links;
+        let ok = |pat: Option<&luntan_core::site::LinkPattern>| pat.and_then(|x| x.captures(url)).is_some_and(|m| m.is_ok());
+        if ok(Some(&l.board)) || ok(l.board_page.as_ref()) {
+            c.lists += 1;
+            c.threads += links::list_threads(&site, &doc, &base).0.len();
+        }
+        if ok(Some(&l.thread)) || ok(l.thread_page.as_ref()) {
+            c.thread_pages += 1;
+            let posts = luntan_extract::parse_page(&site, &p.html).posts;
+            c.pages_with_posts += !posts.is_empty() as usize;
+            c.posts += posts.len();
+            c.no_author += posts.iter().filter(|p| p.author.is_empty()).count();
+            c.no_time += posts.iter().filter(|p| p.time.is_none()).count();
+        }
+    }
+    Ok(c)
+}

@@ -1,0 +1,160 @@
+//! The sample: a bounded, polite walk of a forum from its home page.
+//!
+//! Every request goes through luntan's [`Fetcher`] (robots.txt, the
+//! site's delay, retries with backoff, size caps), one at a time. The walk
+//! stays on the home page's host and under its directory, and spreads its
+//! budget over kinds of URL: it always takes next the link whose kind
+//! ([`Split::sample_key`]) it has fetched least, shallowest first, so a few
+//! pages of every kind (boards, their later pages, threads, theirs) are
+//! read before many of one.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use luntan_core::site::Site;
+use luntan_crawl::fetch::Fetcher;
+use luntan_crawl::links;
+use scraper::{Html, Selector};
+use url::Url;
+
+use crate::urls::Split;
+use crate::LearnError;
+
+/// How far the walk goes and how politely.
+#[derive(Debug, Clone)]
+pub struct SampleConfig {
+    pub home: Url,
+    /// Requests at most (robots.txt and redirects count).
+    pub max_requests: usize,
+    /// Pages of one kind of URL at most.
+    pub per_kind: usize,
+    /// Between two requests to the forum.
+    pub delay: Duration,
+}
+
+/// One link on a sampled page.
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub url: Url,
+    pub text: String,
+    /// `rel="next"` on the link.
+    pub next: bool,
+}
+
+/// One page read.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The URL asked for.
+    pub url: Url,
+    /// Where it landed after redirects (`url` when none).
+    pub landed: Url,
+    pub depth: u32,
+    /// Decoded as extract would decode it.
+    pub html: String,
+    pub links: Vec<Link>,
+}
+
+/// What the walk read.
+#[derive(Debug)]
+pub struct Sample {
+    pub home: Url,
+    pub pages: Vec<Page>,
+    /// URLs that could not be read, with why.
+    pub failed: Vec<(Url, String)>,
+    /// Requests sent, robots.txt and redirects included.
+    pub requests: u64,
+    /// The site the fetcher ran under (politeness, hosts).
+    pub site: Arc<Site>,
+}
+
+impl Sample {
+    pub fn page(&self, url: &Url) -> Option<&Page> {
+        self.pages.iter().find(|p| &p.url == url)
+    }
+}
+
+/// The site the walk runs under: the home page, its politeness, no rules.
+pub fn walking_site(home: &Url, delay: Duration) -> Result<Site, LearnError> {
+    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let text = format!(
+        r#"<site id="learn"><home>{}</home><politeness delay-ms="{}" concurrency="1"/>
+  <links><board>^luntan-learn:{{board}}$</board><thread>^luntan-learn:{{thread}}$</thread></links>
+  <thread post="auto"/></site>"#,
+        esc(home.as_str()),
+        delay.as_millis()
+    );
+    Site::parse(&text, Path::new("luntan-learn")).map_err(|e| LearnError::Home { url: home.to_string(), why: e.to_string() })
+}
+
+/// Links that act on the forum rather than show it.
+fn unsafe_link(url: &Url) -> bool {
+    let s = url.as_str().to_ascii_lowercase();
+    ["logout", "signout", "delete", "action=del", "mod=logging&action=logout", "remove"].iter().any(|w| s.contains(w))
+}
+
+/// Walks the forum from `cfg.home`; `progress(requests, url)` after each page.
+pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Result<Sample, LearnError> {
+    let site = Arc::new(walking_site(&cfg.home, cfg.delay)?);
+    let fetcher = Fetcher::new(site.clone()).map_err(|e| LearnError::Home { url: cfg.home.to_string(), why: e.to_string() })?;
+    let scope = {
+        let p = cfg.home.path();
+        p[..p.rfind('/').map_or(0, |i| i + 1)].to_owned()
+    };
+    let in_scope =
+        |u: &Url| u.host_str() == cfg.home.host_str() && u.port_or_known_default() == cfg.home.port_or_known_default() && u.path().starts_with(&scope);
+    let anchors = Selector::parse("a[href]").expect("static selector");
+
+    let mut pages: Vec<Page> = Vec::new();
+    let mut failed = Vec::new();
+    let mut seen: HashSet<Url> = HashSet::from([cfg.home.clone()]);
+    // (url, depth, order found); the next is the one whose kind was read
+    // least, then the shallowest, then the first found.
+    let mut frontier: Vec<(Url, u32, usize, String)> = vec![(cfg.home.clone(), 0, 0, Split::of(&cfg.home).sample_key())];
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    let mut found = 1usize;
+    let requests = || fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    while !frontier.is_empty() && (requests() as usize) < cfg.max_requests {
+        let best = (0..frontier.len())
+            .min_by_key(|&i| {
+                let (_, depth, order, key) = &frontier[i];
+                (taken.get(key).copied().unwrap_or(0), *depth, *order)
+            })
+            .expect("not empty");
+        let (url, depth, _, key) = frontier.swap_remove(best);
+        let n = taken.entry(key).or_insert(0);
+        if *n >= cfg.per_kind {
+            continue;
+        }
+        *n += 1;
+        let got = match fetcher.get_html(&url).await {
+            Ok(f) => f,
+            Err(e) => {
+                if depth == 0 {
+                    return Err(LearnError::Home { url: url.to_string(), why: e.to_string() });
+                }
+                failed.push((url.clone(), e.to_string()));
+                progress(requests(), &url);
+                continue;
+            }
+        };
+        let html = links::decode(&site, &got.body, got.content_type.as_deref());
+        let doc = Html::parse_document(&html);
+        let base = links::base_url(&doc, &got.url);
+        let mut out = Vec::new();
+        for a in doc.select(&anchors) {
+            let Some(href) = a.value().attr("href") else { continue };
+            let Some(link) = links::resolve(&site, &base, href) else { continue };
+            let next = a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next")));
+            if in_scope(&link) && !unsafe_link(&link) && seen.insert(link.clone()) {
+                frontier.push((link.clone(), depth + 1, found, Split::of(&link).sample_key()));
+                found += 1;
+            }
+            out.push(Link { url: link, text: links::text_of(a), next });
+        }
+        progress(requests(), &url);
+        pages.push(Page { url, landed: got.url, depth, html, links: out });
+    }
+    Ok(Sample { home: cfg.home.clone(), pages, failed, requests: requests(), site })
+}

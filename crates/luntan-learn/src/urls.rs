@@ -1,0 +1,483 @@
+//! URLs as the learner compares them: cut into pieces (literal text,
+//! numbers, slugs), grouped by shape, related by the one piece a pager
+//! changes, and written back as anchored patterns.
+//!
+//! A path segment or query value is cut into runs of digits and the rest
+//! (`thread-77-2-1.html` → `thread-`, 77, `-`, 2, `-`, 1, `.html`); one that
+//! holds percent escapes or other than ASCII is one slug (a Chinese title
+//! in the path), and so is a long run of letters and digits (a session
+//! id). Two URLs have the same shape when they differ only in numbers and
+//! slugs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use url::Url;
+
+/// One piece of a path segment or of a query value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Piece {
+    Lit(String),
+    Num(String),
+    Slug(String),
+}
+
+impl Piece {
+    pub fn text(&self) -> &str {
+        match self {
+            Piece::Lit(s) | Piece::Num(s) | Piece::Slug(s) => s,
+        }
+    }
+}
+
+/// What a shape holds at one place: the literal text, or the kind of
+/// value that varies there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Lit(String),
+    Num,
+    Slug,
+    /// A whole path segment of letters that differs between pages of one
+    /// kind (a board named `tech`): found by [`merge_words`].
+    Word,
+}
+
+/// Where a piece sits: segment and piece, or query key and piece.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pos {
+    Seg(usize, usize),
+    Query(String, usize),
+}
+
+/// A URL cut into pieces (scheme, host and fragment aside).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub path: Vec<Vec<Piece>>,
+    pub query: Vec<(String, Vec<Piece>)>,
+}
+
+/// The pattern of a [`Split`]: literals kept, varying pieces by kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    pub path: Vec<Vec<Kind>>,
+    pub query: Vec<(String, Vec<Kind>)>,
+}
+
+/// A value this long of letters and digits mixed is an opaque token.
+const OPAQUE: usize = 16;
+
+fn pieces(s: &str) -> Vec<Piece> {
+    if s.is_empty() {
+        return Vec::new();
+    }
+    let mixed = s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic());
+    if s.contains('%') || !s.is_ascii() || (mixed && s.len() >= OPAQUE && s.chars().all(|c| c.is_ascii_alphanumeric())) {
+        return vec![Piece::Slug(s.to_owned())];
+    }
+    let mut out: Vec<Piece> = Vec::new();
+    for c in s.chars() {
+        let digit = c.is_ascii_digit();
+        match out.last_mut() {
+            Some(Piece::Num(n)) if digit => n.push(c),
+            Some(Piece::Lit(l)) if !digit => l.push(c),
+            _ => out.push(if digit { Piece::Num(c.to_string()) } else { Piece::Lit(c.to_string()) }),
+        }
+    }
+    out
+}
+
+/// Whether a segment is one word that may name a board (`tech`,
+/// `campus-life`): letters first, no dot (a script or file name has one).
+fn wordlike(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Split {
+    pub fn of(url: &Url) -> Split {
+        let path = url.path().split('/').skip(1).map(pieces).collect();
+        let query = url
+            .query()
+            .filter(|q| !q.is_empty())
+            .map(|q| {
+                q.split('&')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| match p.split_once('=') {
+                        Some((k, v)) => (k.to_owned(), pieces(v)),
+                        None => (p.to_owned(), Vec::new()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Split { path, query }
+    }
+
+    pub fn shape(&self) -> Shape {
+        let kinds = |ps: &[Piece]| {
+            ps.iter()
+                .map(|p| match p {
+                    Piece::Lit(s) => Kind::Lit(s.clone()),
+                    Piece::Num(_) => Kind::Num,
+                    Piece::Slug(_) => Kind::Slug,
+                })
+                .collect()
+        };
+        Shape { path: self.path.iter().map(|s| kinds(s)).collect(), query: self.query.iter().map(|(k, v)| (k.clone(), kinds(v))).collect() }
+    }
+
+    /// The text at `pos`; for a [`Kind::Word`] position, the segment.
+    pub fn get(&self, pos: &Pos) -> Option<&str> {
+        match pos {
+            Pos::Seg(i, j) => self.path.get(*i)?.get(*j).map(Piece::text),
+            Pos::Query(k, j) => self.query.iter().find(|(key, _)| key == k)?.1.get(*j).map(Piece::text),
+        }
+    }
+
+    /// A coarse key to spread a sample over kinds of pages: the shape with
+    /// words past the first segment blurred (boards named by words share it).
+    pub fn sample_key(&self) -> String {
+        let mut s = self.shape();
+        for (i, seg) in s.path.iter_mut().enumerate() {
+            if i > 0 && seg.len() == 1 && matches!(&seg[0], Kind::Lit(l) if wordlike(l)) {
+                seg[0] = Kind::Word;
+            }
+        }
+        s.key()
+    }
+}
+
+impl Shape {
+    /// A readable form: `/dz/forum.php?mod=viewthread&tid=#`.
+    pub fn key(&self) -> String {
+        let mut out = String::new();
+        let kinds = |out: &mut String, ks: &[Kind]| {
+            for k in ks {
+                match k {
+                    Kind::Lit(s) => out.push_str(s),
+                    Kind::Num => out.push('#'),
+                    Kind::Slug => out.push('*'),
+                    Kind::Word => out.push_str("{w}"),
+                }
+            }
+        };
+        for seg in &self.path {
+            out.push('/');
+            kinds(&mut out, seg);
+        }
+        for (i, (k, v)) in self.query.iter().enumerate() {
+            out.push(if i == 0 { '?' } else { '&' });
+            out.push_str(k);
+            out.push('=');
+            kinds(&mut out, v);
+        }
+        out
+    }
+
+    /// Whether `split` has this shape (a [`Kind::Word`] takes any one
+    /// word-like segment).
+    pub fn matches(&self, split: &Split) -> bool {
+        let fits = |ks: &[Kind], ps: &[Piece]| match ks {
+            [Kind::Word] => ps.len() == 1 && matches!(&ps[0], Piece::Lit(l) if wordlike(l)),
+            _ => {
+                ks.len() == ps.len()
+                    && ks.iter().zip(ps).all(|(k, p)| match (k, p) {
+                        (Kind::Lit(a), Piece::Lit(b)) => a == b,
+                        (Kind::Num, Piece::Num(_)) | (Kind::Slug, Piece::Slug(_)) => true,
+                        _ => false,
+                    })
+            }
+        };
+        self.path.len() == split.path.len()
+            && self.query.len() == split.query.len()
+            && self.path.iter().zip(&split.path).all(|(k, p)| fits(k, p))
+            && self.query.iter().zip(&split.query).all(|((k, kv), (sk, sv))| k == sk && fits(kv, sv))
+    }
+
+    /// The places where values vary, in URL order.
+    pub fn vars(&self) -> Vec<(Pos, Kind)> {
+        let mut out = Vec::new();
+        for (i, seg) in self.path.iter().enumerate() {
+            for (j, k) in seg.iter().enumerate() {
+                if !matches!(k, Kind::Lit(_)) {
+                    out.push((Pos::Seg(i, j), k.clone()));
+                }
+            }
+        }
+        for (key, v) in &self.query {
+            for (j, k) in v.iter().enumerate() {
+                if !matches!(k, Kind::Lit(_)) {
+                    out.push((Pos::Query(key.clone(), j), k.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// This shape without query key `key`.
+    pub fn without(&self, key: &str) -> Shape {
+        Shape { path: self.path.clone(), query: self.query.iter().filter(|(k, _)| k != key).cloned().collect() }
+    }
+
+    /// The one query key (with a value of one piece) `self` has beyond
+    /// `base`, everything else equal.
+    pub fn extra_param(&self, base: &Shape) -> Option<(&str, &Kind)> {
+        if self.path != base.path || self.query.len() != base.query.len() + 1 {
+            return None;
+        }
+        let (i, (k, v)) = self.query.iter().enumerate().find(|(i, q)| base.query.get(*i) != Some(q))?;
+        (v.len() == 1 && self.without(k) == *base && i <= base.query.len()).then(|| (k.as_str(), &v[0]))
+    }
+}
+
+/// Shapes that differ only in one path segment holding a different word
+/// (`/bbs/board/tech/`, `/bbs/board/life/`) become one shape with a
+/// [`Kind::Word`] there. Returns each input shape's merged shape.
+pub fn merge_words(shapes: &[Shape]) -> BTreeMap<Shape, Shape> {
+    let mut out: BTreeMap<Shape, Shape> = shapes.iter().map(|s| (s.clone(), s.clone())).collect();
+    let max_segs = shapes.iter().map(|s| s.path.len()).max().unwrap_or(0);
+    for i in 0..max_segs {
+        let mut groups: BTreeMap<Shape, Vec<Shape>> = BTreeMap::new();
+        for s in out.values() {
+            if let Some([Kind::Lit(l)]) = s.path.get(i).map(Vec::as_slice) {
+                if wordlike(l) && i > 0 {
+                    let mut g = s.clone();
+                    g.path[i] = vec![Kind::Word];
+                    groups.entry(g).or_default().push(s.clone());
+                }
+            }
+        }
+        for (merged, members) in groups {
+            let distinct: std::collections::BTreeSet<&Shape> = members.iter().collect();
+            if distinct.len() >= 2 {
+                for v in out.values_mut() {
+                    if distinct.contains(v) {
+                        *v = merged.clone();
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How a pager link relates to the page it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagerStep {
+    /// The shape of a first page (the pager's position included when it is
+    /// part of every page's URL).
+    pub base: Shape,
+    pub pos: Pos,
+    /// Whether `pos` is a query parameter the first page does without.
+    pub added: bool,
+    /// The page value of the link (`None`: the link is the first page,
+    /// written without the parameter).
+    pub value: Option<u64>,
+}
+
+/// Whether a link's text is a pager's: a page number (`2`, `... 12`,
+/// `[3]`), an arrow or a word for the next or previous page, or nothing
+/// (an icon).
+pub fn pager_text(text: &str) -> bool {
+    let t = text.trim();
+    let others = t.chars().filter(|c| !c.is_ascii_digit() && !c.is_whitespace()).count();
+    let lower = t.to_lowercase();
+    (t.chars().any(|c| c.is_ascii_digit()) && others <= 3)
+        || t.is_empty()
+        || ["下一页", "上一页", "下页", "上页", "下一頁", "上一頁", "後頁", "前頁", "后页", "前页", "尾页", "末页", "next", "prev", "»", "«", "›", "‹"]
+            .iter()
+            .any(|w| lower.contains(w))
+        || matches!(t, ">" | "<" | ">>" | "<<")
+}
+
+/// If `link` is `page` with one number changed, added or dropped (and
+/// everything else equal), that step, when the link's `text` reads as a
+/// pager's ([`pager_text`]): "next thread" links change an id the same
+/// way, and "only this author" links add one.
+pub fn pager_step(page: &Split, page_shape: &Shape, link: &Split, link_shape: &Shape, text: &str) -> Option<PagerStep> {
+    if !pager_text(text) {
+        return None;
+    }
+    if page_shape == link_shape {
+        let diffs: Vec<(Pos, Kind)> = page_shape.vars().into_iter().filter(|(p, _)| page.get(p) != link.get(p)).collect();
+        return match diffs.as_slice() {
+            [(pos, Kind::Num)] => {
+                Some(PagerStep { base: page_shape.clone(), pos: pos.clone(), added: false, value: link.get(pos).and_then(|v| v.parse().ok()) })
+            }
+            _ => None,
+        };
+    }
+    let same_elsewhere =
+        |a: &Split, b: &Split, shape: &Shape, skip: &str| shape.vars().iter().all(|(p, _)| matches!(p, Pos::Query(k, _) if k == skip) || a.get(p) == b.get(p));
+    if let Some((key, Kind::Num)) = link_shape.extra_param(page_shape) {
+        let pos = Pos::Query(key.to_owned(), 0);
+        if same_elsewhere(page, link, page_shape, key) {
+            return Some(PagerStep { base: page_shape.clone(), pos: pos.clone(), added: true, value: link.get(&pos).and_then(|v| v.parse().ok()) });
+        }
+    }
+    if let Some((key, Kind::Num)) = page_shape.extra_param(link_shape) {
+        if same_elsewhere(page, link, link_shape, key) {
+            return Some(PagerStep { base: link_shape.clone(), pos: Pos::Query(key.to_owned(), 0), added: true, value: None });
+        }
+    }
+    None
+}
+
+/// What each varying place of a pattern stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    Board,
+    Thread,
+    Page,
+    /// Pinned to this literal (a first page whose number is in the URL).
+    Fixed(String),
+    /// Varies with where the link was found, not with what it names.
+    Free,
+}
+
+/// The anchored pattern of `shape` on `origin` (`http://host:port`), its
+/// varying places written as `roles` say (unnamed ones free). `open_end`:
+/// parameters after the match are allowed (and dropped from stored URLs,
+/// see `LinkPattern::canonical`).
+pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, open_end: bool) -> String {
+    // Either scheme: a forum that moves to https keeps its patterns.
+    let mut out = String::from("^https?://");
+    out.push_str(&regex::escape(origin.host_str().unwrap_or_default()));
+    if let Some(p) = origin.port() {
+        let _ = write!(out, ":{p}");
+    }
+    let piece = |out: &mut String, pos: Pos, k: &Kind| match k {
+        Kind::Lit(s) => out.push_str(&regex::escape(s)),
+        _ => match roles.get(&pos) {
+            Some(Role::Board) => out.push_str("{board}"),
+            Some(Role::Thread) => out.push_str("{thread}"),
+            Some(Role::Page) => out.push_str("{page}"),
+            Some(Role::Fixed(v)) => out.push_str(&regex::escape(v)),
+            Some(Role::Free) | None => out.push_str(match k {
+                Kind::Num => "[0-9]+",
+                Kind::Word => "[0-9A-Za-z_-]+",
+                _ => "[^/?#&]+",
+            }),
+        },
+    };
+    for (i, seg) in shape.path.iter().enumerate() {
+        out.push('/');
+        for (j, k) in seg.iter().enumerate() {
+            piece(&mut out, Pos::Seg(i, j), k);
+        }
+    }
+    for (i, (key, v)) in shape.query.iter().enumerate() {
+        out.push_str(if i == 0 { r"\?" } else { "&" });
+        out.push_str(&regex::escape(key));
+        out.push('=');
+        for (j, k) in v.iter().enumerate() {
+            piece(&mut out, Pos::Query(key.clone(), j), k);
+        }
+    }
+    out.push_str(if open_end {
+        if shape.query.is_empty() {
+            r"(?:\?|$)"
+        } else {
+            "(?:&|$)"
+        }
+    } else {
+        "$"
+    });
+    out
+}
+
+/// The value that names the first page, from the page values pagers link
+/// to: 0 when they count items (every value a multiple of one step of 5
+/// or more, as phpBB's `start=15, 30`), else 1.
+pub fn first_page(values: &[u64]) -> u64 {
+    if values.contains(&0) {
+        return 0;
+    }
+    let step = values.iter().fold(0u64, |g, &v| gcd(g, v));
+    if step >= 5 && values.iter().min() == Some(&step) {
+        0
+    } else {
+        1
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(u: &str) -> Split {
+        Split::of(&Url::parse(u).unwrap())
+    }
+
+    #[test]
+    fn urls_are_cut_into_literals_numbers_and_slugs() {
+        let s = split("http://h/dzx/thread-77-2-1.html");
+        assert_eq!(s.shape().key(), "/dzx/thread-#-#-#.html");
+        let s = split("http://h/bbs/topic/1234/%E8%80%83%E7%A0%94/?page=3");
+        assert_eq!(s.shape().key(), "/bbs/topic/#/*/?page=#");
+        assert_eq!(s.get(&Pos::Seg(2, 0)), Some("1234"));
+        assert_eq!(s.get(&Pos::Query("page".into(), 0)), Some("3"));
+        let s = split("http://h/dz/forum.php?mod=viewthread&tid=7&extra=page%3D2");
+        assert_eq!(s.shape().key(), "/dz/forum.php?mod=viewthread&tid=#&extra=*");
+        assert_eq!(split("http://h/a?sid=3f9a0c2b7d1e4f5a6b7c").shape().key(), "/a?sid=*");
+    }
+
+    #[test]
+    fn boards_named_by_words_merge_and_scripts_do_not() {
+        let shapes: Vec<Shape> = ["http://h/bbs/board/tech/", "http://h/bbs/board/life/", "http://h/bbs/faq.php", "http://h/bbs/rules.php"]
+            .iter()
+            .map(|u| split(u).shape())
+            .collect();
+        let m = merge_words(&shapes);
+        assert_eq!(m[&shapes[0]].key(), "/bbs/board/{w}/");
+        assert_eq!(m[&shapes[1]], m[&shapes[0]]);
+        assert!(m[&shapes[0]].matches(&split("http://h/bbs/board/art/")));
+        assert_eq!(m[&shapes[2]], shapes[2], "a file name is not a word");
+    }
+
+    #[test]
+    fn pager_steps_are_one_number_changed_added_or_dropped() {
+        let at = |p: &str, l: &str| {
+            let (a, b) = (split(p), split(l));
+            pager_step(&a, &a.shape(), &b, &b.shape(), "2")
+        };
+        let s = at("http://h/t.php?t=5", "http://h/t.php?t=5&start=15").unwrap();
+        assert!(s.added);
+        assert_eq!((s.pos, s.value), (Pos::Query("start".into(), 0), Some(15)));
+        let s = at("http://h/t.php?t=5&start=30", "http://h/t.php?t=5").unwrap();
+        assert_eq!((s.base.key(), s.value), ("/t.php?t=#".to_owned(), None));
+        let s = at("http://h/thread-7-1-3.html", "http://h/thread-7-2-3.html").unwrap();
+        assert_eq!((s.pos, s.added, s.value), (Pos::Seg(0, 3), false, Some(2)));
+        assert!(at("http://h/t.php?t=5", "http://h/t.php?t=6&start=15").is_none(), "another thread");
+        let (a, b) = (split("http://h/t.php?t=5"), split("http://h/t.php?t=6"));
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "下一主题").is_none(), "a next-thread link is no pager");
+        let (a, b) = (split("http://h/t.php?t=5&page=1"), split("http://h/t.php?t=5&page=1&authorid=3"));
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "只看该作者").is_none());
+    }
+
+    #[test]
+    fn patterns_are_anchored_and_name_their_groups() {
+        let u = split("http://h:8080/dz/forum.php?mod=viewthread&tid=7&page=2");
+        let shape = u.shape();
+        let roles = BTreeMap::from([(Pos::Query("tid".into(), 0), Role::Thread), (Pos::Query("page".into(), 0), Role::Page)]);
+        let origin = Url::parse("http://h:8080/").unwrap();
+        assert_eq!(pattern(&origin, &shape, &roles, false), r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}&page={page}$");
+        assert_eq!(pattern(&origin, &shape.without("page"), &roles, true), r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}(?:&|$)");
+    }
+
+    #[test]
+    fn offsets_start_at_zero_and_page_numbers_at_one() {
+        assert_eq!(first_page(&[15, 30, 45]), 0);
+        assert_eq!(first_page(&[25]), 0);
+        assert_eq!(first_page(&[2, 3, 4]), 1);
+        assert_eq!(first_page(&[2]), 1);
+        assert_eq!(first_page(&[1, 2]), 1);
+        assert_eq!(first_page(&[0, 20]), 0);
+    }
+}

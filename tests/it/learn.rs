@@ -1,0 +1,194 @@
+//! `luntan-learn` against the fixture forums, each served alone: the site
+//! file it learns from the home URL crawls the same threads into byte for
+//! byte the same XML as the hand-written one; its link patterns classify
+//! every URL the learner and the crawl met as the hand-written ones do
+//! (coverage and precision, FoCUS's figures); and the learner keeps to
+//! its request budget and its delay, as the forum's own log shows.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::{self, Work};
+use crate::hostile::{assert_polite, run_logged};
+use luntan_core::site::{LinkPattern, Site};
+use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
+
+const THREADS: usize = 120;
+const DELAY: Duration = Duration::from_millis(20);
+const BUDGET: usize = 300;
+
+/// A URL as the crawler would take it: kind, board, thread, page.
+type Class = (&'static str, Option<String>, Option<String>, Option<u64>);
+
+/// How the crawler would take a URL: a later page, else a first page,
+/// with what it captured.
+fn classify(site: &Site, url: &str) -> Option<Class> {
+    let l = &site.links;
+    let take = |p: &LinkPattern| p.captures(url).and_then(Result::ok);
+    for (what, page, first) in [("thread", l.thread_page.as_ref(), &l.thread), ("board", l.board_page.as_ref(), &l.board)] {
+        if let Some(m) = page.and_then(|p| take(p).filter(|m| !p.is_first(m.page))) {
+            return Some((if what == "thread" { "thread-page" } else { "board-page" }, m.board, m.thread, m.page));
+        }
+        if let Some(m) = take(first) {
+            return Some((what, m.board, m.thread, None));
+        }
+    }
+    None
+}
+
+/// Per kind of link: (hand-written matches, learned matches, the same).
+type Agreement = BTreeMap<&'static str, (usize, usize, usize)>;
+
+fn agreement(hand: &Site, learned: &Site, urls: &[String]) -> Agreement {
+    let mut out = Agreement::new();
+    for u in urls {
+        let (h, l) = (classify(hand, u), classify(learned, u));
+        if let Some(h) = &h {
+            out.entry(h.0).or_default().0 += 1;
+        }
+        if let Some(l) = &l {
+            out.entry(l.0).or_default().1 += 1;
+        }
+        if let Some(h) = h.filter(|h| Some(h) == l.as_ref()) {
+            out.entry(h.0).or_default().2 += 1;
+        }
+    }
+    out
+}
+
+fn xml_files(work: &Work) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+    work.files(&work.data().join("pages")).into_iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "xml")).collect()
+}
+
+fn crawl(work: &Work) {
+    for stage in ["discover", "download", "extract"] {
+        work.ok(stage, &["--quiet"]);
+    }
+}
+
+/// Learns `kind`'s site file, crawls with it and with the hand-written
+/// one, and compares. Returns the learner's request count.
+fn learn_matches_hand_written(kind: ForumKind) -> usize {
+    let cfg = FixtureConfig { threads: THREADS, boards: 3, forums: vec![kind], ..FixtureConfig::default() };
+    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
+    let id = kind.site_id();
+
+    // Learn, politely.
+    let learned = Work::new();
+    let logs = tempfile::tempdir().unwrap();
+    let home = server.url(kind.home_path());
+    let (explained, claims) =
+        run_logged(&learned, logs.path(), "learn", &[&home, "--id", id, "--delay-ms", &DELAY.as_millis().to_string(), "--quiet", "--explain"]);
+    let learn_log = server.requests();
+    server.clear_requests();
+    assert!(learn_log.len() <= BUDGET, "{id}: the learner sent {} requests (budget {BUDGET})", learn_log.len());
+    assert_polite(&format!("{id}: luntan-learn"), &learn_log, &claims, 1, DELAY);
+    let path = learned.sites().join(format!("{id}.xml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    eprintln!("--- learned {id}.xml ---\n{text}");
+    let learned_site = Site::parse(&text, &path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    // --explain names each rule with what it came from.
+    for rule in ["board:", "board-page:", "thread:", "thread-page:", "list row:", "thread post:", "thread author:", "thread time:"] {
+        let at = explained.lines().position(|l| l.starts_with(rule)).unwrap_or_else(|| panic!("{id}: --explain has no {rule:?} line:\n{explained}"));
+        assert!(explained.lines().nth(at + 1).is_some_and(|l| l.trim_start().starts_with("from ") || l.contains("first page")), "{id}: {rule} has no example");
+    }
+
+    // Crawl with each file; the learned one at the hand-written one's pace.
+    let hand = Work::new();
+    server.write_site_files(&hand.sites()).unwrap();
+    common::set_politeness(&path, r#"delay-ms="0" concurrency="4""#);
+    crawl(&hand);
+    let crawl_log = server.requests();
+    crawl(&learned);
+
+    let (h_rows, l_rows) = (hand.rows(), learned.rows());
+    assert!(h_rows.len() >= THREADS / 2, "{id}: the hand-written crawl found only {} threads", h_rows.len());
+    let missing: Vec<_> = h_rows.keys().filter(|k| !l_rows.contains_key(*k)).collect();
+    let extra: Vec<_> = l_rows.keys().filter(|k| !h_rows.contains_key(*k)).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "{id}: threads the learned file missed {missing:?}, found beyond the hand-written {extra:?}");
+    let (h_xml, l_xml) = (xml_files(&hand), xml_files(&learned));
+    assert!(!h_xml.is_empty());
+    let differ: Vec<&Path> = h_xml.iter().filter(|(p, b)| l_xml.get(*p) != Some(b)).map(|(p, _)| p.as_path()).collect();
+    if let Some(first) = differ.first() {
+        let show =
+            |m: &BTreeMap<std::path::PathBuf, Vec<u8>>| m.get(*first).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "(missing)".into());
+        panic!(
+            "{id}: {} of {} thread XML files differ; the first, {}:\nhand-written:\n{}\nlearned:\n{}",
+            differ.len(),
+            h_xml.len(),
+            first.display(),
+            show(&h_xml),
+            show(&l_xml)
+        );
+    }
+    assert_eq!(h_xml.len(), l_xml.len(), "{id}: XML files");
+
+    // Link patterns against the hand-written ones (which the pipeline test
+    // holds to the fixture's truth), over every URL either crawl met.
+    let hand_site = Site::load(&hand.sites().join(format!("{id}.xml"))).unwrap();
+    let base = server.base_url();
+    let mut urls: Vec<String> = learn_log.iter().chain(&crawl_log).map(|r| format!("{}{}", base.trim_end_matches('/'), r.path_and_query)).collect();
+    // And every link on the thread pages saved, lookalikes included
+    // (only-this-author, redirects, profiles), fetched or not.
+    let home_url = url::Url::parse(&home).unwrap();
+    let anchors = scraper::Selector::parse("a[href]").unwrap();
+    for (p, bytes) in hand.files(&hand.data().join("pages")) {
+        if p.extension().is_some_and(|e| e == "html") {
+            let (_, text) = luntan_text::encoding::detect_and_decode(&bytes, None, None, None);
+            let doc = scraper::Html::parse_document(&text.text);
+            for a in doc.select(&anchors) {
+                if let Some(u) = a.value().attr("href").and_then(|h| home_url.join(h.trim()).ok()).filter(|u| u.host() == home_url.host()) {
+                    urls.push(u.to_string());
+                }
+            }
+        }
+    }
+    urls.sort();
+    urls.dedup();
+    let agree = agreement(&hand_site, &learned_site, &urls);
+    for (what, (h, l, same)) in &agree {
+        eprintln!(
+            "{id}: {what}: {same} of {h} hand-written matches learned (coverage {:.1} %), {same} of {l} learned matches right (precision {:.1} %)",
+            100.0 * *same as f64 / (*h).max(1) as f64,
+            100.0 * *same as f64 / (*l).max(1) as f64
+        );
+        assert_eq!((*h, *l), (*same, *same), "{id}: {what} patterns disagree over {} URLs", urls.len());
+    }
+    assert!(agree.contains_key("thread") && agree.contains_key("board"), "{id}: {agree:?}");
+    eprintln!(
+        "{id}: {} requests to learn; {} threads and {} XML files the same; {} URLs classified alike",
+        learn_log.len(),
+        l_rows.len(),
+        l_xml.len(),
+        urls.len()
+    );
+    learn_log.len()
+}
+
+#[test]
+fn a_site_file_learned_from_the_home_url_crawls_the_discuz_forum_exactly() {
+    learn_matches_hand_written(ForumKind::Discuz);
+}
+
+#[test]
+fn a_site_file_learned_from_the_home_url_crawls_the_phpbb_forum_with_offset_pagers_exactly() {
+    learn_matches_hand_written(ForumKind::Phpbb);
+}
+
+#[test]
+fn a_site_file_learned_from_the_home_url_crawls_the_forum_with_chinese_slugs_exactly() {
+    learn_matches_hand_written(ForumKind::Bbs);
+}
+
+#[test]
+fn a_home_page_that_leads_to_no_forum_exits_2_with_one_line() {
+    let page = b"<html><head><title>just a page</title></head><body><p>nothing here</p><a href=\"/about\">about</a></body></html>".to_vec();
+    let base = common::serve_static(vec![("/", "text/html", page.clone()), ("/about", "text/html", page)]);
+    let work = Work::new();
+    let out = work.stage("learn", &[&base, "--id", "none", "--delay-ms", "0", "--quiet"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().any(|l| l.contains(base.trim_end_matches('/')) && l.contains("threads")), "{err}");
+    assert!(!work.sites().join("none.xml").exists());
+}
