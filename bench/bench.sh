@@ -37,6 +37,33 @@ if [[ ",${BENCH_SECTIONS:-s4}," == *,s4,* ]] && { ! command -v chromium >/dev/nu
   fi
 fi
 
+# index, search: the Lucene peer, one Java file compiled against Debian's
+# Lucene 8 jars (Maven Central is not reachable from the bench machines).
+sections=",${BENCH_SECTIONS:-index,search},"
+if [[ $sections == *,index,* || $sections == *,search,* ]]; then
+  lucene_jars=(core analyzers-common analyzers-smartcn queryparser queries highlighter memory)
+  have_jars() { for j in "${lucene_jars[@]}"; do compgen -G "/usr/share/java/lucene-$j-8*.jar" >/dev/null || return 1; done; }
+  if ! command -v javac >/dev/null 2>&1 || ! have_jars; then
+    echo "== installing liblucene8-java and a JDK (Debian packages)"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt-get update -qq && apt-get install -y -qq liblucene8-java default-jdk-headless >/dev/null
+    else
+      echo "bench: javac or Debian's Lucene 8 jars are missing; install the Debian packages liblucene8-java and default-jdk-headless" >&2
+      exit 1
+    fi
+  fi
+  lucene_cp=$(for j in "${lucene_jars[@]}"; do compgen -G "/usr/share/java/lucene-$j-8*.jar" | sort -V | tail -1; done | paste -sd:)
+  lucene_out=bench/work/lucene
+  if [ ! -f "$lucene_out/classes/LucenePeer.class" ] || [ bench/peers/lucene/LucenePeer.java -nt "$lucene_out/classes/LucenePeer.class" ] \
+     || [ "$(cat "$lucene_out/classpath" 2>/dev/null)" != "$lucene_cp" ]; then
+    echo "== building the Lucene peer (bench/peers/lucene, javac against /usr/share/java)"
+    rm -rf "$lucene_out/classes"
+    mkdir -p "$lucene_out/classes"
+    javac -nowarn -encoding UTF-8 -d "$lucene_out/classes" -cp "$lucene_cp" bench/peers/lucene/LucenePeer.java
+    echo "$lucene_cp" >"$lucene_out/classpath"
+  fi
+fi
+
 venv=bench/.venv
 stamp=$venv/.requirements.sha256
 want=$(sha256sum bench/requirements.txt | cut -d' ' -f1)

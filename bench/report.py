@@ -81,6 +81,18 @@ def rss(samples):
     return f(top(samples, "rss_mb"), 0, " MB")
 
 
+def per_cpu(samples, total):
+    """The median over runs of total / CPU seconds (e.g. MB of XML per
+    CPU-second; older results files do not store it)."""
+    return median([total / x["cpu"] for x in samples if x.get("cpu")])
+
+
+def lucene_version(m):
+    """"Lucene 8.8.1" from the machine record ("Lucene 8.8.1; Java …")."""
+    v = m.get("lucene") or "?"
+    return v.split(";")[0].strip() if v != "?" else "Lucene"
+
+
 def render(res):
     m = res["machine"]
     s = res["sections"]
@@ -88,7 +100,7 @@ def render(res):
     w = L.append
     w("# Benchmarks")
     w("")
-    w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh; Selenium) and with")
+    w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh; Lucene; Selenium) and with")
     w("the limit of the same machine (a load generator, a decode-and-tokenize floor, jieba-rs alone), measured in one run,")
     w("in alternation, as ratios. Reproduce with `make bench` (about 55 minutes on the machine below; `make bench")
     w("BENCH_SCALE=small` takes a few minutes and writes `bench/work/BENCHMARKS.small.md`). How it works: `bench/README.md`.")
@@ -105,7 +117,11 @@ def render(res):
     if load:
         w(f"| load average at start | {load[0]:.1f} (other builds share the 2 cores: absolute numbers are noisy, ratios of alternated runs less so) |")
     browsers = "".join(f"; {m[k]}" for k in ("chromium", "chromedriver") if m.get(k) and m[k] != "?")
-    w(f"| tools | {m['rustc']}; Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["peers"].items()) + f"; {m['wrk']}{browsers} |")
+    java = ""
+    if m.get("lucene") and m["lucene"] != "?":
+        java = f"; {m['lucene']}" + (f" (Debian {m['lucene_deb']})" if m.get("lucene_deb") and m["lucene_deb"] != "?" else "") + \
+            (f", JVM options `{m['jvm_opts']}`" if m.get("jvm_opts") else ", the JVM's default heap sizing")
+    w(f"| tools | {m['rustc']}; Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["peers"].items()) + f"; {m['wrk']}{browsers}{java} |")
     if res.get("total_secs"):
         w(f"| run time | {res['total_secs'] / 60:.0f} minutes for the whole `make bench` run (build excluded) |")
     w("")
@@ -247,6 +263,17 @@ def render(res):
           f"body, key/site/board/url stored, `limitmb={i['writer_mb']}`, one commit. The limit is jieba-rs alone segmenting the "
           f"same titles and paragraphs (search mode, as luntan's analyzer; reading the files not timed) on "
           f"{col(i['limit'], 'seg_threads')[0] if i['limit'] else '–'} threads.")
+        lu = i.get("lucene") or []
+        lv = lucene_version(m)
+        if lu:
+            w("")
+            w(f"{lv} (`bench/peers/lucene/LucenePeer.java`, one JVM) with its Chinese analyzer, SmartChineseAnalyzer "
+              "(lucene-analyzers-smartcn), on title and body, the same stored fields as the Whoosh peer (key/site/board/url as "
+              "single terms, forum stored only), the body's postings with offsets (what the UnifiedHighlighter of the search "
+              f"section reads), a {i['writer_mb']} MB RAM buffer, one commit; Lucene's own merge threads run as they like. "
+              "The jars are Debian's (`liblucene8-java`): issue 13 names Lucene 9.12 from Maven Central, which this machine "
+              "cannot reach. Throughput per core is threads (or MB of XML) per CPU-second of the whole process, user + system, "
+              "the JVM's compiler, garbage collector and merge threads included, as for luntan-index's threads.")
         w("")
         w("| pair | input | luntan | other | ratio | luntan max RSS | other max RSS | goal | |")
         w("|---|---|---:|---:|---:|---:|---:|---|---|")
@@ -255,7 +282,28 @@ def render(res):
         w(f"| luntan-index vs jieba-rs alone (limit) | the same text | {f(lr)} threads/s, {f(lmb)} MB/s | {f(jr)} threads/s, {f(jmb)} MB/s | "
           f"**{f(100 * r_lim if r_lim else None)}%** | {rss(i['luntan'])} | {rss(i['limit'])} | ≥ 60% of jieba | {met(r_lim and r_lim >= 0.6)} |")
         w(f"| luntan-index peak RSS vs budget | writer {i['writer_mb']} MB | {f(lrss, 0)} MB | budget + 150 = {budget} MB | | | | ≤ {budget} MB | {met(lrss is not None and lrss <= budget)} |")
+        r_luc = None
+        if lu:
+            lpc, upc = med(i["luntan"], "rate_per_cpu_s"), med(lu, "rate_per_cpu_s")
+            lmpc, umpc = per_cpu(i["luntan"], i["mb"]), per_cpu(lu, i["mb"])
+            r_luc = ratio(lpc, upc)
+            w(f"| luntan-index vs {lv} + SmartChineseAnalyzer, per core | {n(i['threads'])} threads, {f(i['mb'])} MB | "
+              f"{f(lpc)} threads, {f(lmpc, 2)} MB per CPU-second | {f(upc)} threads, {f(umpc, 2)} MB per CPU-second | **{f(r_luc, 2)}×** | "
+              f"{rss(i['luntan'])} | {rss(lu)} | ≥ 2× Lucene per core | {met(r_luc and r_luc >= 2)} |")
         w("")
+        if lu:
+            w("Side by side (medians; peak RSS the largest of any run; index size on disk after the commit):")
+            w("")
+            w("| indexer | runs | wall | threads/s | MB/s | CPU | threads per CPU-second | MB per CPU-second | peak RSS | index on disk |")
+            w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for name, xs in (("luntan-index", i["luntan"]), (f"{lv} + SmartChineseAnalyzer", lu),
+                             ("Whoosh 2.7 + jieba", i["peer"])):
+                if not xs:
+                    continue
+                w(f"| {name} | {spread(xs, 'rate')} | {f(med(xs, 'wall'), 1, ' s')} | {f(med(xs, 'rate'))} | {f(med(xs, 'mb_per_s'), 2)} | "
+                  f"{f(med(xs, 'cpu'), 1, ' s')} | {f(med(xs, 'rate_per_cpu_s'))} | {f(per_cpu(xs, i['mb']), 2)} | {rss(xs)} | "
+                  f"{f(med(xs, 'index_mb'), 1, ' MB')} |")
+            w("")
         anon, mapped = top(i["luntan"], "anon_mb"), top(i["luntan"], "file_mb")
         if anon is not None:
             w(f"luntan-index's peak RSS splits into at most {f(anon, 0)} MB of anonymous memory (heap) and at most {f(mapped, 0)} MB "
@@ -269,6 +317,8 @@ def render(res):
         summary.append(("Index ≥ 20× Whoosh + jieba", f"{f(r_peer)}×", r_peer and r_peer >= 20))
         summary.append(("Index ≥ 60% of jieba-only", f"{f(100 * r_lim if r_lim else None)}%", r_lim and r_lim >= 0.6))
         summary.append((f"Index peak RSS ≤ writer budget + 150 MB ({budget} MB)", f"{f(lrss, 0)} MB", lrss is not None and lrss <= budget))
+        if lu:
+            summary.append(("Index throughput per core ≥ 2× Lucene", f"{f(r_luc, 2)}×", r_luc and r_luc >= 2))
 
     # --- search ---------------------------------------------------------------
     q = s.get("search")
@@ -296,9 +346,50 @@ def render(res):
         w(f"| process start-up | | {f(lstart, 0)} ms | {f(p95(col(q['luntan'], 'startup_ms')), 0)} ms | {f(pstart, 0)} ms | – | "
           f"{f(ratio(pstart, lstart))}× | | | | |")
         w("")
+        lu = q.get("lucene") or []
+        r_luc = None
+        if lu:
+            lv = lucene_version(m)
+            uq, us = col(lu, "query_ms"), col(lu, "search_only_ms")
+            umed = median(uq)
+            r_luc = ratio(umed, lmed)
+            ustart = med(lu, "process_startup_ms")
+            pq_ = q.get("per_query") or {}
+            same = sum(1 for v in pq_.values() if v.get("lucene_hits") is not None and v["lucene_hits"] == v.get("luntan_hits"))
+            w(f"{lv} (`bench/peers/lucene/LucenePeer.java`) holds the same threads in one index (built by the index section, "
+              "SmartChineseAnalyzer); one JVM runs every query once a round: the classic query syntax over title and body with "
+              "AND as the default operator (luntan's `\"phrase\"`, `a OR b` and `-word` read the same; a word the analyzer "
+              "splits, 携程 into 携 程, is a phrase of its pieces, as luntan finds it as a substring), every match counted "
+              "(no early termination, as luntan's and Whoosh's totals are exact), the top 10 with their stored title and url, "
+              "and a UnifiedHighlighter passage of about 80 characters from the body (offsets read from the postings). The JVM "
+              "compiles as it goes, so the first queries of each round run cold, as luntan's (a new process each) do; its "
+              "start-up is the process's wall time minus the queries, peak memory the JVM process's max RSS.")
+            w("")
+            w(f"| pair | threads | luntan median | luntan p95 | Lucene median | Lucene p95 | ratio of medians | luntan max RSS | Lucene max RSS | goal | |")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+            w(f"| query time | {n(q['threads'])} | {f(lmed, 2)} ms | {f(p95(lq), 2)} ms | {f(umed, 2)} ms | {f(p95(uq), 2)} ms | **{f(r_luc, 2)}×** | "
+              f"{rss(q['luntan'])} | {rss(lu)} | luntan's median ≤ Lucene's | {met(r_luc and r_luc >= 1)} |")
+            w(f"| (Lucene without snippets) | | | | {f(median(us), 2)} ms | {f(p95(us), 2)} ms | {f(ratio(median(us), lmed), 2)}× | | | | |")
+            warm = q.get("lucene_warm") or []
+            if warm:
+                wq = col(warm, "query_ms")
+                w(f"| (Lucene, warm JVM: pass {q.get('lucene_warm_passes', 0) + 1} of the same process) | | | | {f(median(wq), 2)} ms | "
+                  f"{f(p95(wq), 2)} ms | {f(ratio(median(wq), lmed), 2)}× | | | | |")
+            w(f"| process start-up | | {f(lstart, 0)} ms | {f(p95(col(q['luntan'], 'startup_ms')), 0)} ms | {f(ustart, 0)} ms | – | "
+              f"{f(ratio(ustart, lstart))}× | | | | |")
+            w("")
+            w(f"Lucene's total equals luntan's for {same} of the {len(pq_)} queries (the analyzers cut words differently; the "
+              "appendix has every count). Ratios are the other engine's median over luntan's: above 1× luntan is faster. "
+              "The goal is judged on the first pass, the one Whoosh is measured on too. After it the same JVM runs the queries "
+              f"{q.get('lucene_warm_passes', 0)} times more and the last pass is given as the warm row: Lucene as a long-running "
+              "server answers, its code compiled by the JIT. luntan-search's figure is a new process's for every query, so "
+              "the like-for-like warm comparison is `luntan-serve` (`make bench-serve`), not this table.")
+            w("")
         w(f"Building the eight luntan indexes took {f(q.get('build_wall'))} s.")
         w("")
         summary.append(("Search median ≥ 20× faster than Whoosh", f"{f(r)}×", r and r >= 20))
+        if lu:
+            summary.append(("Search median ≤ Lucene's", f"{f(lmed, 2)} ms vs {f(umed, 2)} ms ({f(r_luc, 2)}×)", r_luc and r_luc >= 1))
 
     # --- S4: pages drawn by JavaScript -------------------------------------------
     j = s.get("s4")
@@ -478,6 +569,11 @@ def render(res):
         summary.append(("Nothing new: bytes with validators ≤ 10 % of without", f(b_ratio * 100 if b_ratio is not None else None, 1, " %"), b_ratio is not None and b_ratio <= 0.10))
         summary.append(("Update round: requests ≤ 1/5 of a whole re-download (threads of ≥ 5 pages)", f"{f(r_ratio, 2)}×", r_ratio is not None and r_ratio <= 0.2))
 
+    # --- several download workers on one PostgreSQL crawl state ---------------
+    wk = s.get("workers")
+    if wk and wk.get("summary"):
+        render_workers(wk, w, summary)
+
     # --- summary and analysis -------------------------------------------------
     if summary:
         w("## Goals")
@@ -494,10 +590,17 @@ def render(res):
     if q and q.get("per_query"):
         w("## Appendix: per query")
         w("")
-        w("| query | luntan hits | Whoosh hits | luntan ms (median) | Whoosh ms (median) |")
-        w("|---|---:|---:|---:|---:|")
-        for text, v in q["per_query"].items():
-            w(f"| `{text}` | {n(v['luntan_hits'])} | {n(v['whoosh_hits'])} | {f(median(v['luntan_ms']), 2)} | {f(median(v['whoosh_ms']), 2)} |")
+        if any(v.get("lucene_ms") for v in q["per_query"].values()):
+            w("| query | luntan hits | Whoosh hits | Lucene hits | luntan ms (median) | Whoosh ms (median) | Lucene ms (median) | Lucene warm ms (median) |")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|")
+            for text, v in q["per_query"].items():
+                w(f"| `{text}` | {n(v['luntan_hits'])} | {n(v['whoosh_hits'])} | {n(v.get('lucene_hits'))} | {f(median(v['luntan_ms']), 2)} | "
+                  f"{f(median(v['whoosh_ms']), 2)} | {f(median(v['lucene_ms']), 2)} | {f(median(v.get('lucene_warm_ms') or []), 2)} |")
+        else:
+            w("| query | luntan hits | Whoosh hits | luntan ms (median) | Whoosh ms (median) |")
+            w("|---|---:|---:|---:|---:|")
+            for text, v in q["per_query"].items():
+                w(f"| `{text}` | {n(v['luntan_hits'])} | {n(v['whoosh_hits'])} | {f(median(v['luntan_ms']), 2)} | {f(median(v['whoosh_ms']), 2)} |")
         w("")
     for sec_name, err in (res.get("errors") or {}).items():
         w(f"Section {sec_name} failed in this run: `{err}`.")
@@ -505,3 +608,107 @@ def render(res):
     w(f"Raw samples: `bench/results/` (the JSON file of this run).")
     w("")
     return "\n".join(L)
+
+
+def render_workers(wk, w, summary):
+    """The workers section (bench/run.py section_workers): a table per worker
+    count from the medians of its rounds, politeness from the gaps pooled
+    over rounds and forums, the goals."""
+    sm = {int(k): v for k, v in wk["summary"].items()}  # JSON keys are strings
+    counts = sorted(sm)
+    delay, forums, ideal = wk["delay_ms"], wk["forums"], wk["ideal_rate"]
+    cores = wk.get("cores") or 2
+    args = " ".join(wk.get("worker_args") or [])
+    runs = wk.get("runs") or []
+    pg = wk.get("pg_settings") or {}
+
+    def label(nw):
+        return f"{nw}, `{args}`" if args else f"{nw}"
+
+    w("## 8. Several download workers on one PostgreSQL crawl")
+    w("")
+    w(f"{forums} fixture servers (one process each, the Discuz!-style forum of the polite section, {n(wk.get('threads_per_forum'))} "
+      f"threads each), each site file `delay-ms=\"{delay}\" concurrency=\"1\"`, robots.txt on: {ideal:.0f} requests/s in "
+      "aggregate is the ideal, whatever the number of workers. The crawl state is one PostgreSQL database "
+      f"(PostgreSQL {wk.get('postgres', '?')}, `max_connections` {wk.get('max_connections', '?')}, `shared_buffers` "
+      f"{pg.get('shared_buffers', '?')}, fsync {pg.get('fsync', '?')}, data on {wk.get('pg_data_fs', '?')}); discover ran once, "
+      "not measured. Before each round every thread goes back to discovered, `gates`, `gate_slots` and `data/pages` are "
+      f"emptied; then W `luntan-download --data DIR --state postgres://… -q{' ' + args if args else ''}` processes start at "
+      f"once and the wall time runs from the first start to the last exit. W = {', '.join(map(str, counts))} alternate round "
+      f"by round. Requests are counted in the servers' request logs (a marker request to every server before each round "
+      "splits them): thread pages, the deleted threads' 404s and one robots.txt per forum for each worker that worked on "
+      f"it; the rate is (requests − {forums}) / wall, as in the polite section. PostgreSQL's CPU is the utime + stime "
+      "(+ cutime + cstime, where exited backends' CPU lands) of the server's postmaster and all its children, read from "
+      "`/proc` around each round; its share is of the CPU the round used in all (workers + PostgreSQL + the "
+      f"{forums} fixture servers) and of the machine ({cores} cores × wall); transactions come from `pg_stat_database`. "
+      "Medians of the rounds; a round in which a worker exited non-zero is left out of them.")
+    w("")
+    ok_runs = [x for x in runs if not x.get("errors")]
+    checked = [x for x in ok_runs if x.get("all_saved_once")]
+    if runs:
+        x0 = ok_runs[0] if ok_runs else runs[0]
+        reasons = "; ".join(f"{k}: {v}" for k, v in (x0.get("fail_reasons") or {}).items())
+        if ok_runs and len(checked) == len(ok_runs):
+            w(f"Every round was checked: each thread ended saved ({n(x0.get('saved'))}) or failed ({reasons or n(x0.get('failed'))}), "
+              "none was left discovered or leased, and the workers' summed saved and "
+              "failed counts equal the rows, so each thread was done by one worker.")
+        else:
+            w(f"**{len(ok_runs) - len(checked)} of {len(ok_runs)} rounds failed the check** that every thread ends saved or "
+              "failed, none leased, and the workers' summed counts equal the rows.")
+        failed = len(runs) - len(ok_runs)
+        if failed:
+            errs = [e for x in runs for e in (x.get("errors") or [])][:2]
+            w(f" {failed} round(s) had a worker exit non-zero (left out): " + "; ".join(f"`{e[:200]}`" for e in errs) + ".")
+        w("")
+    w(f"| workers | requests per round | aggregate rate | share of ideal | wall | PostgreSQL CPU | PostgreSQL CPU per 1,000 requests | "
+      f"share of the round's CPU | share of {cores} cores × wall | transactions per request | workers CPU | fixtures CPU | connections | runs |")
+    w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+    def pct(x, digits=1):
+        return "–" if x is None else f"{100 * x:.{digits}f}%"
+
+    def secs(x, digits=2):
+        return "–" if x is None else f"{x:.{digits}f} s"
+
+    for nw in counts:
+        x = sm[nw]
+        if not x.get("rounds"):
+            w(f"| {label(nw)} | – | – | – | – | – | – | – | – | – | – | – | {ni(x.get('peak_connections'))} | "
+              f"0 of {x.get('failed_rounds', 0)} rounds ran |")
+            continue
+        shares = ", ".join(f"{100 * v:.1f}" for v in sorted(x.get("shares") or []))
+        w(f"| {label(nw)} | {ni(x.get('requests'))} | {f(x.get('rate'))} requests/s | **{pct(x.get('share'))}** | {secs(x.get('wall'), 1)} | "
+          f"{secs(x.get('pg_cpu'))} | {secs(x.get('pg_per_1000'))} | {pct(x.get('pg_share_cpu'))} | {pct(x.get('pg_share_machine'))} | "
+          f"{f(x.get('pg_xacts_per_request'))} | {secs(x.get('workers_cpu'))} | {secs(x.get('fixtures_cpu'))} | "
+          f"{ni(x.get('peak_connections'))} | {shares}%{'; ' + str(x['failed_rounds']) + ' failed' if x.get('failed_rounds') else ''} |")
+    w("")
+    w("Politeness as the forums saw it: the gaps between request starts at each forum (all requests of a round), pooled over "
+      "the rounds and forums, and the same gaps in luntan's own request log (`LUNTAN_REQUEST_LOG`: when each worker's gate "
+      "let the request go; all workers write to one file):")
+    w("")
+    w(f"| workers | gaps | median | p5 | min | under {delay} ms | under {delay - 5} ms | luntan's log: median / min / under {delay} ms / under {delay - 5} ms |")
+    w("|---:|---:|---:|---:|---:|---:|---:|---|")
+    for nw in counts:
+        g, c = sm[nw].get("gaps") or {}, sm[nw].get("client_gaps") or {}
+        if not g:
+            continue
+        under = f"{n(g['under'])} ({100 * g['under'] / g['n']:.1f}%)" if g.get("n") else "–"
+        client = (f"{c['median']:.1f} / {c['min']:.1f} ms / {n(c['under'])} / {n(c['under_5ms'])}" if c else "–")
+        w(f"| {label(nw)} | {n(g['n'])} | {g['median']:.1f} ms | {g['p5']:.1f} ms | {g['min']:.1f} ms | {under} | {n(g['under_5ms'])} | {client} |")
+    w("")
+    goal_n = 4 if 4 in sm else counts[-1]
+    share = sm[goal_n].get("share")
+    g = sm[goal_n].get("gaps") or {}
+    once = bool(ok_runs) and len(checked) == len(ok_runs)
+    x0 = checked[0] if checked else None
+    w("| goal | measured | |")
+    w("|---|---:|---|")
+    w(f"| ≥ 90% of the ideal at {goal_n} workers | **{pct(share)}** | {met(share is not None and share >= 0.9)} |")
+    w(f"| each thread done by one worker | " + (f"{n(x0['saved'])} saved + {n(x0['failed'])} failed = the rows, in all {len(checked)} rounds"
+                                              if once else f"{len(checked)} of {len(ok_runs)} rounds") + f" | {met(once)} |")
+    if g:
+        w(f"| politeness for all workers together | median gap {g['median']:.1f} ms; {n(g['under_5ms'])} of {n(g['n'])} gaps under "
+          f"{delay - 5} ms at {goal_n} workers, the shortest {g['min']:.1f} ms | reported |")
+    w("")
+    summary.append((f"Workers: ≥ 90% of the ideal at {goal_n} workers", pct(share), share is not None and share >= 0.9))
+    summary.append(("Workers: each thread done by one worker", f"{len(checked)} of {len(runs)} rounds", once))

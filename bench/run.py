@@ -12,10 +12,12 @@ Run by `make bench` (bench/bench.sh builds everything first). Sections:
   extract   luntan-extract vs lxml + charset detection writing the same XML,
             in MB of HTML per CPU-second; the floor: encoding_rs decode +
             html5ever tokenizer over the same bytes.
-  index     luntan-index vs Whoosh + jieba's ChineseAnalyzer on the same XML;
-            the limit: jieba-rs segmentation alone of the same text.
-  search    luntan-search over 8 indexes vs Whoosh over the same threads,
-            query latency (median, p95) and start-up, on bench/queries.txt.
+  index     luntan-index vs Whoosh + jieba's ChineseAnalyzer and vs Lucene +
+            SmartChineseAnalyzer (Debian's Lucene 8 jars, a Java peer) on the
+            same XML; the limit: jieba-rs segmentation alone of the same text.
+  search    luntan-search over 8 indexes vs Whoosh and Lucene over the same
+            threads, query latency (median, p95) and start-up, on
+            bench/queries.txt.
   workers   several luntan-download workers on one PostgreSQL crawl state
             (16 fixture forums at 5 requests/s each, 1, 2 and 4 workers in
             alternation): aggregate rate as a share of the ideal 80
@@ -38,6 +40,11 @@ Settings (environment):
   BENCH_ROUNDS       rounds of luntan and of each limit (default 3)
   BENCH_PEER_ROUNDS  rounds of each slow Python peer (default 1 full, 3 small);
                      each peer run sits between two luntan runs
+  BENCH_LUCENE_ROUNDS  index rounds of the Lucene peer (default BENCH_ROUNDS)
+  BENCH_LUCENE_WARM  search: passes the Lucene peer's JVM runs after its
+                     measured one; the last is reported as warm (default 9)
+  BENCH_JVM_OPTS     extra java options for the Lucene peer (default: none,
+                     the JVM's own heap sizing), e.g. "-Xmx1g"
   BENCH_CONCURRENCY  requests in flight for download, Scrapy and wrk (16)
   BENCH_DIR          work directory (default /dev/shm/luntan-bench: tmpfs,
                      so fsync is free and the disk is not what is measured)
@@ -80,6 +87,11 @@ BIN = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve() / "r
 FLOOR = BENCH / "work" / "target" / "release" / "luntan-bench-floor"
 PY = Path(sys.executable)
 PEERS = BENCH / "peers"
+# The Lucene peer (bench/peers/lucene/LucenePeer.java), compiled by bench.sh
+# into LUCENE_DIR/classes; LUCENE_DIR/classpath lists Debian's Lucene jars.
+LUCENE_DIR = BENCH / "work" / "lucene"
+JAVA = shutil.which("java") or "java"
+JVM_OPTS = os.environ.get("BENCH_JVM_OPTS", "").split()
 
 SCALE = os.environ.get("BENCH_SCALE", "full")
 if SCALE not in ("full", "small"):
@@ -88,6 +100,10 @@ FULL = SCALE == "full"
 THREADS = int(os.environ.get("BENCH_THREADS", 50_000 if FULL else 3_000))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 3))
 PEER_ROUNDS = min(ROUNDS, int(os.environ.get("BENCH_PEER_ROUNDS", 1 if FULL else 3)))
+LUCENE_ROUNDS = min(ROUNDS, int(os.environ.get("BENCH_LUCENE_ROUNDS", ROUNDS)))
+# After its measured pass over the queries, the Lucene peer's JVM runs them
+# this many times more and reports the last pass too (warm: JIT-compiled).
+LUCENE_WARM = int(os.environ.get("BENCH_LUCENE_WARM", 9))
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", 16))
 WRK_SECS = 10 if FULL else 5
 # The watched forum of the updates section (issue 13): crawled whole each round.
@@ -749,6 +765,18 @@ def total_bytes(paths):
     return sum(os.path.getsize(p) for p in paths)
 
 
+def lucene_cmd(*args):
+    """The command line of the Lucene peer (None if bench.sh did not build it)."""
+    classes, cp = LUCENE_DIR / "classes", LUCENE_DIR / "classpath"
+    if not (classes / "LucenePeer.class").exists() or not cp.exists():
+        return None
+    return [JAVA, *JVM_OPTS, "-cp", f"{classes}:{cp.read_text().strip()}", "LucenePeer", *args]
+
+
+def dir_bytes(path):
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
 def alternate(rounds, peer_rounds, luntan, peer=None, limits=()):
     """L P X… L X… : luntan every round, the peer only in the first
     peer_rounds rounds (so each peer run sits between two luntan runs),
@@ -789,6 +817,7 @@ def machine():
         except Exception:  # noqa: BLE001
             return "?"
 
+    lucene = lucene_cmd("version")
     return {
         "cores": os.cpu_count(),
         "mem_gib": round(mem_kb / 1024 / 1024, 1),
@@ -803,6 +832,11 @@ def machine():
         "peers": {p: pyver(p) for p in ("scrapy", "whoosh", "jieba", "lxml", "cssselect", "charset-normalizer", "selenium")},
         "chromium": version(["/usr/lib/chromium/chromium", "--version"]) if os.access("/usr/lib/chromium/chromium", os.X_OK) else version(["chromium", "--version"]),
         "chromedriver": version(["chromedriver", "--version"]) if shutil.which("chromedriver") else "?",
+        # Lucene.Version.LATEST and the JVM as the peer reports them; Debian's
+        # package version beside (its jar files are named 8.7.0 whatever it holds).
+        "lucene": version(lucene) if lucene else "?",
+        "lucene_deb": version(["dpkg-query", "-W", "-f=liblucene8-java ${Version}", "liblucene8-java"]) if shutil.which("dpkg-query") else "?",
+        "jvm_opts": " ".join(JVM_OPTS),
         "work_dir": str(WORK),
         "work_fs": subprocess.run(["df", "--output=fstype", str(WORK)], capture_output=True, text=True).stdout.split()[-1],
         "load_at_start": os.getloadavg(),
@@ -1324,19 +1358,23 @@ class Bench:
         xml_bytes = total_bytes(xml)
         mb = xml_bytes / 1e6
         n = len(xml)
-        sec = self.results["sections"].setdefault("index", {"luntan": [], "peer": [], "limit": []})
+        sec = self.results["sections"].setdefault("index", {"luntan": [], "peer": [], "limit": [], "lucene": []})
         sec.update(threads=n, mb=mb, writer_mb=WRITER_MB)
         idx = WORK / "idx-luntan"
         widx = WORK / "idx-whoosh"
+        lidx = WORK / "idx-lucene"
+        lucene_ok = lucene_cmd() is not None
+        if not lucene_ok:
+            log("index: no Lucene peer (bench/work/lucene, built by bench/bench.sh): its rows are left out")
 
         def luntan(r):
             fresh(idx)
             log(f"index round {r + 1}: luntan-index --rebuild, {n} threads, {mb:.0f} MB of XML, writer {WRITER_MB} MB")
             ran = run([BIN / "luntan-index", "--data", data, "--index-dir", idx, "--rebuild", "--site", "dz", "--writer-mb", WRITER_MB, "-q"])
             m = re.search(r"index: (\d+) indexed, (\d+) failed", ran.out)
-            size = sum(f.stat().st_size for f in idx.rglob("*") if f.is_file())
+            size = dir_bytes(idx)
             sec["luntan"].append(ran.sample(indexed=int(m[1]), failed=int(m[2]), rate=int(m[1]) / ran.wall, mb_per_s=mb / ran.wall,
-                                            rate_per_cpu_s=int(m[1]) / ran.cpu, index_mb=size / 1e6))
+                                            rate_per_cpu_s=int(m[1]) / ran.cpu, mb_per_cpu_s=mb / ran.cpu, index_mb=size / 1e6))
             log(f"  {m[1]} threads in {ran.wall:.1f}s = {int(m[1]) / ran.wall:.0f} threads/s, {mb / ran.wall:.1f} MB/s (cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
 
         def peer(r):
@@ -1344,10 +1382,24 @@ class Bench:
             log(f"index round {r + 1}: Whoosh + jieba ChineseAnalyzer, limitmb {WRITER_MB}")
             ran = run([PY, PEERS / "whoosh_peer.py", "index", WORK / "xml.txt", widx, WRITER_MB])
             j = json.loads(ran.out.strip().splitlines()[-1])
-            size = sum(f.stat().st_size for f in widx.rglob("*") if f.is_file())
+            size = dir_bytes(widx)
             sec["peer"].append(ran.sample(indexed=j["threads"], rate=j["threads"] / ran.wall, mb_per_s=mb / ran.wall,
-                                          rate_per_cpu_s=j["threads"] / ran.cpu, index_mb=size / 1e6))
+                                          rate_per_cpu_s=j["threads"] / ran.cpu, mb_per_cpu_s=mb / ran.cpu, index_mb=size / 1e6))
             log(f"  {j['threads']} threads in {ran.wall:.1f}s = {j['threads'] / ran.wall:.1f} threads/s (cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB)")
+
+        def lucene(r):
+            if not lucene_ok or r >= LUCENE_ROUNDS:
+                return
+            fresh(lidx)
+            log(f"index round {r + 1}: Lucene + SmartChineseAnalyzer (Java), RAM buffer {WRITER_MB} MB")
+            ran = run(lucene_cmd("index", WORK / "xml.txt", lidx, WRITER_MB))
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            size = dir_bytes(lidx)
+            sec["lucene"].append(ran.sample(indexed=j["threads"], rate=j["threads"] / ran.wall, mb_per_s=mb / ran.wall,
+                                            rate_per_cpu_s=j["threads"] / ran.cpu, mb_per_cpu_s=mb / ran.cpu, index_mb=size / 1e6,
+                                            in_jvm_secs=j["secs"]))
+            log(f"  {j['threads']} threads in {ran.wall:.1f}s = {j['threads'] / ran.wall:.0f} threads/s, {mb / ran.cpu:.2f} MB per cpu-second "
+                f"(cpu {ran.cpu:.1f}s, rss {ran.rss_mb:.0f} MB, index {size / 1e6:.0f} MB)")
 
         def jieba(r):
             ran = run([FLOOR, "jieba", WORK / "xml.txt", os.cpu_count() or 1])
@@ -1356,7 +1408,7 @@ class Bench:
                                            text_mb=j["text_bytes"] / 1e6, tokens=j["tokens"], seg_threads=j["threads"]))
             log(f"index round {r + 1}: jieba-rs alone, {j['threads']} threads: {j['files'] / j['secs']:.0f} threads/s, {mb / j['secs']:.1f} MB/s")
 
-        alternate(ROUNDS, PEER_ROUNDS, luntan, peer, [jieba])
+        alternate(ROUNDS, PEER_ROUNDS, luntan, peer, [lucene, jieba])
 
     def section_search(self):
         self.ensure_extracted()
@@ -1365,7 +1417,8 @@ class Bench:
             xml = files_under(self.ex_dir / "pages", "article*.xml")
             xml_list.write_text("".join(p + "\n" for p in xml))
         xml = xml_list.read_text().split()
-        sec = self.results["sections"].setdefault("search", {"luntan": [], "peer": []})
+        sec = self.results["sections"].setdefault("search", {"luntan": [], "peer": [], "lucene": [], "lucene_warm": []})
+        sec["lucene_warm_passes"] = LUCENE_WARM
         # Eight forums: the threads of each board become one forum (site id
         # f1…f8), so luntan-search opens eight indexes over the same threads.
         sdata = fresh(WORK / "search-data")
@@ -1390,9 +1443,18 @@ class Bench:
             log("search: building the Whoosh index (unmeasured)")
             fresh(widx)
             run([PY, PEERS / "whoosh_peer.py", "index", xml_list, widx, WRITER_MB])
+        lidx = WORK / "idx-lucene"
+        lucene_ok = lucene_cmd() is not None
+        if not lucene_ok:
+            log("search: no Lucene peer (bench/work/lucene, built by bench/bench.sh): its rows are left out")
+        elif not list(lidx.glob("segments_*")):
+            log("search: building the Lucene index (unmeasured)")
+            fresh(lidx)
+            run(lucene_cmd("index", xml_list, lidx, WRITER_MB))
         queries = [q.strip() for q in (BENCH / "queries.txt").read_text().splitlines() if q.strip() and not q.startswith("#")]
         sec["queries"] = len(queries)
-        per_query = {q: {"luntan_ms": [], "whoosh_ms": [], "whoosh_search_ms": [], "luntan_hits": None, "whoosh_hits": None} for q in queries}
+        per_query = {q: {"luntan_ms": [], "whoosh_ms": [], "whoosh_search_ms": [], "lucene_ms": [], "lucene_search_ms": [],
+                         "lucene_warm_ms": [], "luntan_hits": None, "whoosh_hits": None, "lucene_hits": None} for q in queries}
 
         def luntan(r):
             log(f"search round {r + 1}: luntan-search, {len(queries)} queries, one process each")
@@ -1420,7 +1482,29 @@ class Bench:
             got = [x["ms"] for x in j["queries"]]
             log(f"  median {median(got):.2f} ms, p95 {p95(got):.2f} ms, start-up {ran.wall * 1000 - spent:.0f} ms")
 
-        alternate(ROUNDS, ROUNDS, luntan, whoosh)
+        def lucene(r):
+            if not lucene_ok:
+                return
+            log(f"search round {r + 1}: Lucene, {len(queries)} queries, one JVM (then {LUCENE_WARM} passes more, the last reported as warm)")
+            ran = run(lucene_cmd("search", lidx, BENCH / "queries.txt", LIMIT, "--warm", LUCENE_WARM))
+            j = json.loads(ran.out.strip().splitlines()[-1])
+            spent = j["elapsed_ms"]  # every pass
+            for x in j.get("warm", []):
+                sec["lucene_warm"].append({"q": x["q"], "query_ms": x["ms"], "search_only_ms": x["search_ms"], "hits": x["total"]})
+                per_query[x["q"]]["lucene_warm_ms"].append(x["ms"])
+            for x in j["queries"]:
+                sec["lucene"].append({"q": x["q"], "query_ms": x["ms"], "search_only_ms": x["search_ms"], "hits": x["total"],
+                                      "snippets": x["snippets"], "rss_mb": ran.rss_mb, "cpu": ran.cpu,
+                                      "startup_ms": j["startup_ms"], "process_startup_ms": ran.wall * 1000 - spent})
+                per_query[x["q"]]["lucene_ms"].append(x["ms"])
+                per_query[x["q"]]["lucene_search_ms"].append(x["search_ms"])
+                per_query[x["q"]]["lucene_hits"] = x["total"]
+            got = [x["ms"] for x in j["queries"]]
+            warm = [x["ms"] for x in j.get("warm", [])]
+            log(f"  median {median(got):.2f} ms, p95 {p95(got):.2f} ms, start-up {ran.wall * 1000 - spent:.0f} ms (rss {ran.rss_mb:.0f} MB)"
+                + (f"; warm: median {median(warm):.2f} ms, p95 {p95(warm):.2f} ms" if warm else ""))
+
+        alternate(ROUNDS, ROUNDS, luntan, whoosh, [lucene])
         sec["per_query"] = per_query
 
     def section_durability(self):
