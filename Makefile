@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test check-warc lint discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
+.PHONY: all build demo test check-warc lint learn discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
 
 all: build
 
@@ -42,6 +42,11 @@ serve: build
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# A site file learned from a forum's home page: make learn URL=http://… SITE=id
+learn: build
+	@test -n "$(URL)" || { echo "make learn: give the forum's home page as URL=http://…" >&2; exit 2; }
+	$(BIN)/luntan-learn --data $(DATA) $(if $(SITE),--id $(SITE),) $(URL)
 
 discover: build
 	$(BIN)/luntan-discover --data $(DATA) $(SITEARG)

@@ -181,6 +181,32 @@ fn a_site_file_learned_from_the_home_url_crawls_the_forum_with_chinese_slugs_exa
     learn_matches_hand_written(ForumKind::Bbs);
 }
 
+/// The learned file without its first comment and with the port blurred.
+fn rules_of(text: &str, base: &str) -> String {
+    let port = base.trim_end_matches('/').rsplit(':').next().unwrap();
+    text.lines().filter(|l| !l.starts_with("<!-- Learned by")).collect::<Vec<_>>().join("\n").replace(port, "PORT")
+}
+
+#[test]
+fn a_hostile_forum_teaches_the_same_rules_as_a_calm_one() {
+    // Transient 5xx, 429s, resets and stalls, traversal and off-host links,
+    // mislabelled charsets and invalid bytes: retried, refused or read
+    // through, and the rules come out the same.
+    let learn = |hostility: luntan_fixture::Hostility| {
+        let cfg = FixtureConfig { threads: THREADS, boards: 3, forums: vec![ForumKind::Discuz], hostility, ..FixtureConfig::default() };
+        let server = FixtureServer::start_blocking(cfg).expect("fixture server");
+        let work = Work::new();
+        work.ok("learn", &[&server.url(ForumKind::Discuz.home_path()), "--id", "dz", "--delay-ms", "0", "--quiet"]);
+        let text = std::fs::read_to_string(work.sites().join("dz.xml")).unwrap();
+        rules_of(&text, &server.base_url())
+    };
+    let calm = learn(luntan_fixture::Hostility::default());
+    let mut hostile = luntan_fixture::Hostility::percent(10);
+    hostile.stall = Duration::from_millis(300);
+    hostile.retry_after = Duration::from_millis(200);
+    assert_eq!(learn(hostile), calm);
+}
+
 #[test]
 fn a_home_page_that_leads_to_no_forum_exits_2_with_one_line() {
     let page = b"<html><head><title>just a page</title></head><body><p>nothing here</p><a href=\"/about\">about</a></body></html>".to_vec();
