@@ -136,29 +136,28 @@ fn run(args: Args) -> ExitCode {
     let mut what = Learned::new(&cfg.id, args.name.as_deref(), cfg.home.clone(), cfg.sample.delay);
     what.pages = sample.pages.len();
     what.requests = sample.requests;
-    let learned = match learn(&sample, what) {
+    let mut learned = match learn(&sample, what) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("luntan-learn: {}: {e}", cfg.home);
             return ExitCode::from(2);
         }
     };
-    let text = learned.site_file();
-    let checked = match check(&text, &sample) {
+    let checked = match check(&learned.site_file(), &sample) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("luntan-learn: {}: {e}", cfg.home);
             return ExitCode::from(2);
         }
     };
+    // What the check found wanting goes into the file's comment too.
+    learned.missing.extend(checked.warnings());
+    let text = learned.site_file();
     if args.explain {
         print!("{}", learned.explain());
     }
     for m in &learned.missing {
-        eprintln!("luntan-learn: {}: not learned: {m}", cfg.home);
-    }
-    for w in checked.warnings() {
-        eprintln!("luntan-learn: {}: {w}", cfg.home);
+        eprintln!("luntan-learn: {}: {m}", cfg.home);
     }
     if let Some(why) = checked.unusable() {
         eprintln!("luntan-learn: {}: no usable site file: {why}", cfg.home);
@@ -174,7 +173,7 @@ fn run(args: Args) -> ExitCode {
         }
     }
     eprintln!(
-        "luntan-learn: {}: {} requests, {} pages; {} boards, {} list pages ({} threads), {} thread pages ({} posts); {} rules not learned{}",
+        "luntan-learn: {}: {} requests, {} pages; {} boards, {} list pages ({} threads), {} thread pages ({} posts); {} things to check{}",
         cfg.id,
         sample.requests,
         sample.pages.len(),

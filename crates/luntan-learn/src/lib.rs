@@ -107,7 +107,7 @@ impl Learned {
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         let _ = writeln!(out, "<!-- Learned by luntan-learn from {} pages of {} ({} requests). -->", self.pages, comment(self.home.as_str()), self.requests);
         for m in &self.missing {
-            let _ = writeln!(out, "<!-- Not learned: {} -->", comment(m));
+            let _ = writeln!(out, "<!-- Check: {} -->", comment(m));
         }
         let _ = writeln!(out, "<site id=\"{}\">", attr(&self.id));
         let _ = writeln!(out, "  <name>{}</name>", text(&self.name));
@@ -152,7 +152,7 @@ impl Learned {
             }
         }
         for m in &self.missing {
-            let _ = writeln!(out, "not learned: {m}");
+            let _ = writeln!(out, "check: {m}");
         }
         out
     }
