@@ -7,6 +7,7 @@ mod browser;
 mod common;
 mod crash;
 mod export;
+mod fixture_styles;
 mod focus;
 mod hostile;
 mod incremental;

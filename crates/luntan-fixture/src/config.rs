@@ -17,6 +17,8 @@ pub struct FixtureConfig {
     /// Boards per forum (at least 1; more than 64 are capped).
     pub boards: usize,
     /// Which forums to serve (each at most once; order is kept in the truth).
+    /// Default: the three of [`ForumKind::ALL`]; the kinds of
+    /// [`ForumKind::EXTRA`] (`dzx`, `nx`) are served only when named here.
     pub forums: Vec<ForumKind>,
     /// Added before every response, so concurrency limits become observable.
     pub latency: Duration,

@@ -132,6 +132,11 @@ pub(crate) fn all_nicknames(script: Script) -> Vec<String> {
 
 pub(crate) const DZ_BOARDS: &[&str] =
     &["灌水专区", "考研交流", "数码产品", "二手市场", "求职招聘", "情感天地", "美食分享", "旅游攻略", "读书沙龙", "体育运动", "影视音乐", "校园生活"];
+/// Boards of the Discuz! X community forum (a city's, not a campus's).
+pub(crate) const DZX_BOARDS: &[&str] =
+    &["江城茶馆", "房产家居", "亲子育儿", "数码硬件", "摄影天地", "汽车之家", "美食天下", "户外运动", "职场人生", "健康养生", "二手交易", "站务公告"];
+/// Boards of the PHPWind-style forum.
+pub(crate) const NX_BOARDS: &[&str] = &["技术交流", "资源分享", "影视讨论", "音乐欣赏", "原创文学", "新手求助", "闲聊灌水", "建议反馈"];
 pub(crate) const PHPBB_BOARDS: &[&str] = &["詩詞鑑賞", "唐詩研究", "閒聊區", "站務公告", "書法藝術", "古文今讀", "茶館", "新詩創作"];
 /// (URL name, title) of the modern forum's boards.
 pub(crate) const BBS_BOARDS: &[(&str, &str)] = &[
@@ -223,7 +228,10 @@ mod tests {
         for p in poems() {
             assert!(clean(encoding_rs::BIG5, p.text) && clean(encoding_rs::BIG5, p.title), "not Big5: {p:?}");
         }
-        for n in all_nicknames(Script::Simplified).iter().chain(DZ_BOARDS.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter()) {
+        for n in all_nicknames(Script::Simplified)
+            .iter()
+            .chain(DZ_BOARDS.iter().chain(DZX_BOARDS).chain(NX_BOARDS).map(|s| s.to_string()).collect::<Vec<_>>().iter())
+        {
             assert!(clean(encoding_rs::GBK, n), "not GBK: {n}");
         }
         for n in all_nicknames(Script::Traditional).iter().chain(PHPBB_BOARDS.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter()) {

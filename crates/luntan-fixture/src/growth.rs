@@ -330,15 +330,13 @@ mod tests {
             assert!(new.posts.last().unwrap().time > old.posts.last().unwrap().time);
             if new.pages > old.pages {
                 new_pages += 1;
-                let page = format!(
-                    "{}{}",
-                    new.url_path,
-                    match kind {
-                        ForumKind::Discuz => format!("&page={}", new.pages),
-                        ForumKind::Phpbb => format!("&start={}", (new.pages - 1) as usize * kind.thread_page_size()),
-                        ForumKind::Bbs => format!("?page={}", new.pages),
-                    }
-                );
+                let page = match kind {
+                    ForumKind::Discuz => format!("{}&page={}", new.url_path, new.pages),
+                    ForumKind::Phpbb => format!("{}&start={}", new.url_path, (new.pages - 1) as usize * kind.thread_page_size()),
+                    ForumKind::Bbs => format!("{}?page={}", new.url_path, new.pages),
+                    ForumKind::DiscuzX => format!("/dzx/thread-{}-{}-1.html", new.thread, new.pages),
+                    ForumKind::Nexus => format!("/nx/read.php?tid={}&page={}", new.thread, new.pages),
+                };
                 assert_eq!(fx.get(&page).status, 200, "{page}");
             }
         }

@@ -325,6 +325,8 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
         ForumKind::Discuz => (|id| format!("forum.php?mod=forumdisplay&fid={id}"), |id| format!("forum.php?mod=viewthread&tid={id}")),
         ForumKind::Phpbb => (|id| format!("./viewforum.php?f={id}"), |id| format!("./viewtopic.php?t={id}")),
         ForumKind::Bbs => (|id| format!("/bbs/board/{id}/"), |id| format!("/bbs/topic/{id}/x/")),
+        ForumKind::DiscuzX => (|id| format!("forum-{id}-1.html"), |id| format!("thread-{id}-1-1.html")),
+        ForumKind::Nexus => (|id| format!("thread.php?fid={id}"), |id| format!("read.php?tid={id}")),
     };
     let prefix = kind.home_path().trim_end_matches(|c| c != '/');
     let abs = |rel: &str| -> String {
@@ -364,7 +366,7 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
             h
         });
         match kind {
-            ForumKind::Discuz => {
+            ForumKind::Discuz | ForumKind::DiscuzX => {
                 out.push_str("<table class=\"hostile\">");
                 for (i, h) in rows.enumerate() {
                     let _ = write!(
@@ -388,6 +390,16 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
                 }
                 out.push_str("</ol>\n");
             }
+            ForumKind::Nexus => {
+                out.push_str("<ul class=\"thread-list hostile\">");
+                for h in rows {
+                    let _ = write!(
+                        out,
+                        "<li class=\"thread-item\"><div class=\"subject\"><a class=\"subject-link\" href=\"{h}\">陷阱</a></div><div class=\"stats\"><span class=\"replies\">1</span></div></li>"
+                    );
+                }
+                out.push_str("</ul>\n");
+            }
         }
     }
     out
@@ -397,12 +409,12 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
 /// site rule extracts.
 pub(crate) fn invalid_bytes(kind: ForumKind) -> &'static [u8] {
     match kind {
-        // A lead byte with a trail byte GBK does not have, and 0xFF.
-        ForumKind::Discuz => b"<p class=\"noise\">\x81\x7F \xFF \x81</p>",
+        // A lead byte with a trail byte GBK (and GB18030) does not have, and 0xFF.
+        ForumKind::Discuz | ForumKind::DiscuzX => b"<p class=\"noise\">\x81\x7F \xFF \x81</p>",
         // 0x80 and 0xFF are never Big5 lead bytes; 0xA1 0x30 is a bad pair.
         ForumKind::Phpbb => b"<p class=\"noise\">\x80 \xFF \xA1\x30</p>",
         // A lone continuation byte, an overlong '/', a surrogate half.
-        ForumKind::Bbs => b"<p class=\"noise\">\x80 \xC0\xAF \xED\xA0\x80</p>",
+        ForumKind::Bbs | ForumKind::Nexus => b"<p class=\"noise\">\x80 \xC0\xAF \xED\xA0\x80</p>",
     }
 }
 
@@ -411,12 +423,12 @@ pub(crate) fn invalid_bytes(kind: ForumKind) -> &'static [u8] {
 pub(crate) fn mislabelled_content_type(kind: ForumKind) -> &'static str {
     match kind {
         // GBK bytes called UTF-8: invalid as UTF-8, easy to catch.
-        ForumKind::Discuz => "text/html; charset=utf-8",
+        ForumKind::Discuz | ForumKind::DiscuzX => "text/html; charset=utf-8",
         // Big5 bytes called GB2312: nearly every Big5 pair is a valid GBK
         // pair too, so only the text's statistics give it away.
         ForumKind::Phpbb => "text/html; charset=gb2312",
         // UTF-8 bytes called GBK.
-        ForumKind::Bbs => "text/html; charset=gbk",
+        ForumKind::Bbs | ForumKind::Nexus => "text/html; charset=gbk",
     }
 }
 
@@ -508,7 +520,7 @@ mod tests {
 
     #[test]
     fn invalid_bytes_really_are_invalid() {
-        for kind in ForumKind::ALL {
+        for kind in ForumKind::EVERY {
             let bytes = invalid_bytes(kind);
             assert!(kind.encoding().decode_without_bom_handling_and_without_replacement(bytes).is_none(), "{kind:?}");
         }

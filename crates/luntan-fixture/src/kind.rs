@@ -1,12 +1,16 @@
-//! The three forum kinds: what each one's software fixes (names, paths,
+//! The forum kinds: what each one's software fixes (names, paths,
 //! encodings, page sizes). Apart from the model so that fault and topic
 //! rules, which only need to know which forum, sit below it.
+//!
+//! Three kinds are served by default ([`ForumKind::ALL`]); two more
+//! ([`ForumKind::EXTRA`]) only when a config names them, so the default
+//! fixture, its tests, the demo and the benchmarks stay as they were.
 
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::Script;
 
-/// One of the three fake forums.
+/// One of the fake forums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ForumKind {
     /// Discuz!-style, GBK pages labelled `gb2312`, under `/dz/` (site id `dz`).
@@ -15,10 +19,28 @@ pub enum ForumKind {
     Phpbb,
     /// A modern UTF-8 forum that declares no charset anywhere, under `/bbs/` (site id `bbs`).
     Bbs,
+    /// Discuz! X3.4 with URL rewriting (`forum-{fid}-{page}.html`,
+    /// `thread-{tid}-{page}-{listpage}.html`), GB18030 bytes labelled `gbk`
+    /// in a meta tag, recent post times shown as "3 天前" with the real time
+    /// only in a `title` attribute, under `/dzx/` (site id `dzx`). Not served
+    /// by default.
+    DiscuzX,
+    /// A PHPWind/NexusPHP-style forum (`thread.php?fid=`, `read.php?tid=`),
+    /// UTF-8 declared only in the HTTP header, posts as nested divs, under
+    /// `/nx/` (site id `nx`). Not served by default.
+    Nexus,
 }
 
 impl ForumKind {
+    /// The three forums served by default (and the only ones `make demo`,
+    /// the benchmarks and most tests know).
     pub const ALL: [ForumKind; 3] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs];
+
+    /// The forums served only when a config names them.
+    pub const EXTRA: [ForumKind; 2] = [ForumKind::DiscuzX, ForumKind::Nexus];
+
+    /// Every kind the fixture can serve: [`ForumKind::ALL`], then [`ForumKind::EXTRA`].
+    pub const EVERY: [ForumKind; 5] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs, ForumKind::DiscuzX, ForumKind::Nexus];
 
     /// The site id, which is also the URL prefix (`/dz/`) and the site file's name (`dz.xml`).
     pub fn site_id(self) -> &'static str {
@@ -26,11 +48,31 @@ impl ForumKind {
             ForumKind::Discuz => "dz",
             ForumKind::Phpbb => "phpbb",
             ForumKind::Bbs => "bbs",
+            ForumKind::DiscuzX => "dzx",
+            ForumKind::Nexus => "nx",
         }
     }
 
+    /// The kind with this site id, default or not (`dz`, `phpbb`, `bbs`, `dzx`, `nx`).
     pub fn from_site_id(id: &str) -> Option<ForumKind> {
-        ForumKind::ALL.into_iter().find(|k| k.site_id() == id)
+        ForumKind::EVERY.into_iter().find(|k| k.site_id() == id)
+    }
+
+    /// The kind whose URL prefix (`/dz/`, `/dzx/`, …) starts `path`.
+    pub(crate) fn of_path(path: &str) -> Option<ForumKind> {
+        ForumKind::EVERY.into_iter().find(|k| path.strip_prefix('/').and_then(|p| p.strip_prefix(k.site_id())).is_some_and(|p| p.starts_with('/')))
+    }
+
+    /// Whether a list's link to a thread names the list page it sits on
+    /// (Discuz! X's `thread-T-1-N.html`, the PHPWind-style `&fpage=N`).
+    pub(crate) fn links_name_list_page(self) -> bool {
+        matches!(self, ForumKind::DiscuzX | ForumKind::Nexus)
+    }
+
+    /// Whether the forum has a search and logins the fixture serves
+    /// ([`crate::search`]); the extra kinds have none.
+    pub fn has_search(self) -> bool {
+        ForumKind::ALL.contains(&self)
     }
 
     /// The forum's display name.
@@ -39,6 +81,8 @@ impl ForumKind {
             ForumKind::Discuz => "清水河畔",
             ForumKind::Phpbb => "唐詩論壇",
             ForumKind::Bbs => "新青年论坛",
+            ForumKind::DiscuzX => "江城社区",
+            ForumKind::Nexus => "风之谷论坛",
         }
     }
 
@@ -48,15 +92,21 @@ impl ForumKind {
             ForumKind::Discuz => encoding_rs::GBK,
             ForumKind::Phpbb => encoding_rs::BIG5,
             ForumKind::Bbs => encoding_rs::UTF_8,
+            // GB18030 bytes (an emoji is a four-byte sequence, not a
+            // reference) under a `gbk` label, as browsers read it.
+            ForumKind::DiscuzX => encoding_rs::GB18030,
+            ForumKind::Nexus => encoding_rs::UTF_8,
         }
     }
 
-    /// The name the truth uses for [`ForumKind::encoding`]: `GBK`, `Big5` or `UTF-8`.
+    /// The name the truth uses for [`ForumKind::encoding`]: `GBK`, `Big5`, `UTF-8` or `GB18030`.
     pub fn encoding_name(self) -> &'static str {
         match self {
             ForumKind::Discuz => "GBK",
             ForumKind::Phpbb => "Big5",
             ForumKind::Bbs => "UTF-8",
+            ForumKind::DiscuzX => "GB18030",
+            ForumKind::Nexus => "UTF-8",
         }
     }
 
@@ -66,6 +116,8 @@ impl ForumKind {
             ForumKind::Discuz => "/dz/forum.php",
             ForumKind::Phpbb => "/phpbb/index.php",
             ForumKind::Bbs => "/bbs/",
+            ForumKind::DiscuzX => "/dzx/forum.php",
+            ForumKind::Nexus => "/nx/index.php",
         }
     }
 
@@ -75,6 +127,8 @@ impl ForumKind {
             ForumKind::Discuz => 20,
             ForumKind::Phpbb => 25,
             ForumKind::Bbs => 20,
+            ForumKind::DiscuzX => 20,
+            ForumKind::Nexus => 30,
         }
     }
 
@@ -84,6 +138,18 @@ impl ForumKind {
             ForumKind::Discuz => 10,
             ForumKind::Phpbb => 15,
             ForumKind::Bbs => 10,
+            ForumKind::DiscuzX => 10,
+            ForumKind::Nexus => 15,
+        }
+    }
+
+    /// Threads' last posts fall within this many days before the newest
+    /// (a busy forum's are recent: the Discuz! X one shows many times as
+    /// "3 天前").
+    pub(crate) fn active_days(self) -> u32 {
+        match self {
+            ForumKind::DiscuzX => 60,
+            _ => 400,
         }
     }
 
@@ -101,6 +167,8 @@ impl ForumKind {
             ForumKind::Discuz => 0xD2,
             ForumKind::Phpbb => 0xB5,
             ForumKind::Bbs => 0x8B,
+            ForumKind::DiscuzX => 0xD3,
+            ForumKind::Nexus => 0x4E,
         }
     }
 }

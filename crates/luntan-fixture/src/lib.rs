@@ -9,6 +9,18 @@
 //! | `phpbb` | `/phpbb/` | phpBB 3        | Big5, Traditional Chinese | HTTP header and `<meta charset>` |
 //! | `bbs`   | `/bbs/`   | modern         | UTF-8    | nowhere; thread URLs carry percent-encoded Chinese slugs |
 //!
+//! Two more are served only when [`FixtureConfig::forums`] names them
+//! ([`ForumKind::EXTRA`]; `serve --forums dzx,nx`), so the default fixture
+//! stays the three above:
+//!
+//! | site id | prefix  | software style | encoding | declared as |
+//! |---------|---------|----------------|----------|-------------|
+//! | `dzx`   | `/dzx/` | Discuz! X3.4 with rewritten URLs (`forum-{fid}-{page}.html`, `thread-{tid}-{page}-{listpage}.html`) | GB18030 | `charset=gbk` in a meta tag only |
+//! | `nx`    | `/nx/`  | PHPWind-style (`thread.php?fid=`, `read.php?tid=&fpage=`) | UTF-8 | the HTTP header only |
+//!
+//! They have no search or login ([`search`]); everything else (truth,
+//! growth, hostile mode, site files) covers them as it covers the three.
+//!
 //! Everything follows from a [`FixtureConfig`] (seed, threads and boards per
 //! forum): the same config always gives byte-identical pages. [`Fixture`]
 //! holds the model — boards and per-thread metadata, built up front; posts
@@ -59,7 +71,7 @@
 //! without the ones above (`src/tests/layers.rs` keeps it so):
 //!
 //! 1. `text`, `corpus`: pure helpers (escaping, dates, seeded randomness; the sample texts).
-//! 2. `kind`: the three forum kinds and what each one's software fixes.
+//! 2. `kind`: the forum kinds and what each one's software fixes.
 //! 3. [`hostile`], [`topics`]: faults, traps and topic labels, decided from the seed alone.
 //! 4. `config`: what a fixture is made from ([`FixtureConfig`], [`Activity`], [`SearchMode`]).
 //! 5. `model`: boards, threads, posts, the snapshots growth publishes, the [`Truth`].

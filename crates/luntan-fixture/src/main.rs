@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use luntan_fixture::{serve, write_site_files, Fixture, FixtureConfig, ForumKind, Hostility, PermanentFault, TransientFault};
 
 /// A deterministic fake forum server (Discuz!/GBK under /dz/, phpBB/Big5 under
-/// /phpbb/, a modern UTF-8 forum under /bbs/) for testing luntan.
+/// /phpbb/, a modern UTF-8 forum under /bbs/; on request Discuz! X with
+/// rewritten URLs under /dzx/ and a PHPWind-style forum under /nx/) for
+/// testing luntan.
 #[derive(Parser)]
 #[command(name = "luntan-fixture", version)]
 struct Cli {
@@ -26,7 +28,7 @@ enum Command {
         /// Address to listen on; port 0 picks a free port.
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: SocketAddr,
-        /// Write a site file per forum (dz.xml, phpbb.xml, bbs.xml) pointing at this server into DIR.
+        /// Write a site file per forum served (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml) pointing at this server into DIR.
         #[arg(long, value_name = "DIR")]
         sites_out: Option<PathBuf>,
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
@@ -66,7 +68,7 @@ enum Command {
         /// The server's base URL, e.g. http://127.0.0.1:8080/.
         #[arg(long)]
         base: String,
-        /// Directory to write dz.xml, phpbb.xml and bbs.xml into.
+        /// Directory to write the site files (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml as --forums says) into.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
         #[command(flatten)]
@@ -86,9 +88,12 @@ struct ModelArgs {
     /// Boards per forum (1 to 64).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     boards: u16,
-    /// Forums to serve, comma-separated site ids (dz, phpbb, bbs); default all.
-    #[arg(long, value_delimiter = ',', value_parser = parse_forum)]
-    forums: Vec<ForumKind>,
+    /// Forums to serve, comma-separated site ids: dz, phpbb, bbs (the
+    /// default three), dzx (Discuz! X, rewritten URLs, GB18030) and nx
+    /// (PHPWind-style, UTF-8), which are served only when named; `default`
+    /// stands for the three, `all` for all five.
+    #[arg(long, value_delimiter = ',', value_parser = parse_forums)]
+    forums: Vec<Vec<ForumKind>>,
     #[command(flatten)]
     hostile: HostileArgs,
     /// Make the first board of each forum mostly about one topic (考研), with
@@ -212,8 +217,12 @@ impl HostileArgs {
     }
 }
 
-fn parse_forum(s: &str) -> Result<ForumKind, String> {
-    ForumKind::from_site_id(s.trim()).ok_or_else(|| format!("unknown forum {s:?} (expected dz, phpbb or bbs)"))
+fn parse_forums(s: &str) -> Result<Vec<ForumKind>, String> {
+    match s.trim() {
+        "default" => Ok(ForumKind::ALL.to_vec()),
+        "all" => Ok(ForumKind::EVERY.to_vec()),
+        id => ForumKind::from_site_id(id).map(|k| vec![k]).ok_or_else(|| format!("unknown forum {s:?} (expected dz, phpbb, bbs, dzx, nx, default or all)")),
+    }
 }
 
 impl ModelArgs {
@@ -222,7 +231,7 @@ impl ModelArgs {
             seed: self.seed,
             threads: self.threads,
             boards: usize::from(self.boards),
-            forums: if self.forums.is_empty() { ForumKind::ALL.to_vec() } else { self.forums.clone() },
+            forums: if self.forums.is_empty() { ForumKind::ALL.to_vec() } else { self.forums.concat() },
             hostility: self.hostile.hostility(),
             topics: self.topics.then(luntan_fixture::Topics::default),
             long_threads: self.long_threads,

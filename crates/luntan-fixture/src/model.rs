@@ -222,7 +222,7 @@ impl Fixture {
         if self.fault_pages.is_empty() {
             return None;
         }
-        self.fault_pages.get(&request_key(path_and_query)).copied()
+        self.fault_pages.get(&request_key(&canonical_page(path_and_query))).copied()
     }
 
     /// The latest snapshot, when anything was changed (root only).
@@ -335,7 +335,10 @@ impl Fixture {
                             threads: b.order.iter().map(|&i| f.threads[i as usize].tid.to_string()).collect(),
                         })
                         .collect(),
-                    threads: f.threads.iter().map(|t| self.thread_truth_of(f, t)).collect(),
+                    threads: {
+                        let listed = if f.kind.links_name_list_page() { f.list_pages_by_tid() } else { HashMap::new() };
+                        f.threads.iter().map(|t| self.thread_truth_of(f, t, listed.get(&t.tid).copied().unwrap_or(1))).collect()
+                    },
                 })
                 .collect(),
         }
@@ -348,10 +351,13 @@ impl Fixture {
         }
         let f = self.forum(kind)?;
         let t = f.thread(thread.parse().ok()?)?;
-        Some(self.thread_truth_of(f, t))
+        // Finding the list page walks the board: only where links name it.
+        let list_page = if f.kind.links_name_list_page() { f.list_page_of(t) } else { 1 };
+        Some(self.thread_truth_of(f, t, list_page))
     }
 
-    fn thread_truth_of(&self, f: &ForumModel, t: &ThreadMeta) -> ThreadTruth {
+    /// The truth about `t`, which its board lists on page `list_page`.
+    fn thread_truth_of(&self, f: &ForumModel, t: &ThreadMeta, list_page: usize) -> ThreadTruth {
         let posts = if t.deleted {
             Vec::new()
         } else {
@@ -364,7 +370,7 @@ impl Fixture {
             site: f.kind.site_id().to_owned(),
             board: f.boards[t.board as usize].id.clone(),
             thread: t.tid.to_string(),
-            url_path: f.thread_path(t, 1),
+            url_path: f.listed_thread_path(t, list_page),
             title: t.title.clone(),
             deleted: t.deleted,
             unservable: f.faults.get(&t.tid).map(|p| p.name().to_owned()),
@@ -459,6 +465,12 @@ fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
                     next_id += 1 + r.u64(0..6);
                     (id, suffixed(pool[j % pool.len()], j / pool.len()))
                 }
+                ForumKind::DiscuzX | ForumKind::Nexus => {
+                    let pool = if kind == ForumKind::DiscuzX { corpus::DZX_BOARDS } else { corpus::NX_BOARDS };
+                    let id = next_id.to_string();
+                    next_id += 1 + r.u64(0..6);
+                    (id, suffixed(pool[j % pool.len()], j / pool.len()))
+                }
                 ForumKind::Bbs => {
                     let (slug, title) = corpus::BBS_BOARDS[j % corpus::BBS_BOARDS.len()];
                     let round = j / corpus::BBS_BOARDS.len();
@@ -484,7 +496,7 @@ fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
             // One draw either way: the long-thread knob changes nothing else.
             _ => r.u32(26..=if cfg.long_threads { 120 } else { 40 }),
         };
-        let last_post = newest() - r.u32(0..400 * 1440);
+        let last_post = newest() - r.u32(0..kind.active_days() * 1440);
         let mut title = match script {
             Script::Simplified => {
                 let line = corpus::reviews()[r.usize(0..corpus::reviews().len())];
@@ -565,18 +577,57 @@ impl ForumModel {
             ForumKind::Discuz => format!("/dz/forum.php?mod=forumdisplay&fid={}", b.id),
             ForumKind::Phpbb => format!("/phpbb/viewforum.php?f={}", b.id),
             ForumKind::Bbs => format!("/bbs/board/{}/", b.id),
+            // Rewritten: page 1 is `-1.html` too.
+            ForumKind::DiscuzX => return format!("/dzx/forum-{}-{}.html", b.id, page.max(1)),
+            ForumKind::Nexus => format!("/nx/thread.php?fid={}", b.id),
         };
         self.page_path(first, page, self.kind.list_page_size())
     }
 
-    /// A thread page's path and query; the modern forum's slug percent-encoded.
+    /// A thread page's path and query, as the thread's own pager links it;
+    /// the modern forum's slug percent-encoded. Lists link page 1 of the
+    /// Discuz! X and PHPWind-style threads by another name
+    /// ([`ForumModel::listed_thread_path`]).
     pub fn thread_path(&self, t: &ThreadMeta, page: usize) -> String {
         let first = match self.kind {
             ForumKind::Discuz => format!("/dz/forum.php?mod=viewthread&tid={}", t.tid),
             ForumKind::Phpbb => format!("/phpbb/viewtopic.php?t={}", t.tid),
             ForumKind::Bbs => format!("/bbs/topic/{}/{}/", t.tid, Self::slug(t)),
+            // The last number is the list page the link was found on; the
+            // thread's own pages say 1.
+            ForumKind::DiscuzX => return format!("/dzx/thread-{}-{}-1.html", t.tid, page.max(1)),
+            ForumKind::Nexus => format!("/nx/read.php?tid={}", t.tid),
         };
         self.page_path(first, page, self.kind.thread_page_size())
+    }
+
+    /// Page 1 of a thread as list page `list_page` of its board links it:
+    /// Discuz! X names the list page in the thread's URL
+    /// (`thread-{tid}-1-{list_page}.html`), the PHPWind-style forum adds
+    /// `&fpage={list_page}` from page 2 of a list on; the others link
+    /// [`ForumModel::thread_path`].
+    pub fn listed_thread_path(&self, t: &ThreadMeta, list_page: usize) -> String {
+        match self.kind {
+            ForumKind::DiscuzX => format!("/dzx/thread-{}-1-{}.html", t.tid, list_page.max(1)),
+            ForumKind::Nexus if list_page > 1 => format!("/nx/read.php?tid={}&fpage={list_page}", t.tid),
+            _ => self.thread_path(t, 1),
+        }
+    }
+
+    /// The list page of its board that shows `t` now (1 when not listed).
+    pub fn list_page_of(&self, t: &ThreadMeta) -> usize {
+        let b = &self.boards[t.board as usize];
+        b.order.iter().position(|&i| self.threads[i as usize].tid == t.tid).map_or(1, |at| at / self.kind.list_page_size() + 1)
+    }
+
+    /// Every thread's list page ([`ForumModel::list_page_of`]) at once, by thread id.
+    fn list_pages_by_tid(&self) -> HashMap<u64, usize> {
+        let size = self.kind.list_page_size();
+        self.boards
+            .iter()
+            .flat_map(|b| b.order.iter().enumerate().map(move |(at, &i)| (i, at / size + 1)))
+            .map(|(i, p)| (self.threads[i as usize].tid, p))
+            .collect()
     }
 
     /// Page `page` of the board list or thread whose first page is at
@@ -588,8 +639,28 @@ impl ForumModel {
             ForumKind::Discuz => format!("{first}&page={page}"),
             ForumKind::Phpbb => format!("{first}&start={}", (page - 1) * per_page),
             ForumKind::Bbs => format!("{first}?page={page}"),
+            ForumKind::DiscuzX | ForumKind::Nexus => format!("{first}&page={page}"),
         }
     }
+}
+
+/// The name fault decisions know a thread page by: Discuz! X's list page
+/// number set to 1, the PHPWind-style forum's `fpage` dropped, so a page
+/// linked from any list page is one page. Other paths are returned as they are.
+pub(crate) fn canonical_page(path_and_query: &str) -> Cow<'_, str> {
+    if let Some(name) = path_and_query.strip_prefix("/dzx/thread-").and_then(|r| r.strip_suffix(".html")) {
+        let parts: Vec<&str> = name.split('-').collect();
+        if let [tid, page, _] = parts.as_slice() {
+            return Cow::Owned(format!("/dzx/thread-{tid}-{page}-1.html"));
+        }
+    }
+    if let Some(query) = path_and_query.strip_prefix("/nx/read.php?") {
+        if query.split('&').any(|kv| kv.starts_with("fpage=")) {
+            let kept: Vec<&str> = query.split('&').filter(|kv| !kv.starts_with("fpage=")).collect();
+            return Cow::Owned(format!("/nx/read.php?{}", kept.join("&")));
+        }
+    }
+    Cow::Borrowed(path_and_query)
 }
 
 /// Everything the fixture's pages show. Serializes to the JSON `luntan-fixture truth` prints.
@@ -601,10 +672,10 @@ pub struct Truth {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForumTruth {
-    /// Site id: `dz`, `phpbb` or `bbs`.
+    /// Site id: `dz`, `phpbb`, `bbs`, or one of the extra kinds, `dzx` and `nx`.
     pub site: String,
     pub name: String,
-    /// `GBK`, `Big5` or `UTF-8`.
+    /// `GBK`, `Big5`, `UTF-8` or `GB18030`.
     pub encoding: String,
     pub boards: Vec<BoardTruth>,
     /// Every thread, deleted ones included, by ascending thread id.
@@ -627,7 +698,9 @@ pub struct ThreadTruth {
     pub board: String,
     pub thread: String,
     /// The thread's first page as lists link it (path and query, `&` unescaped,
-    /// non-ASCII percent-encoded), relative to the server root.
+    /// non-ASCII percent-encoded), relative to the server root. Where lists
+    /// name their own page in the link (`dzx`, `nx`), the list page that shows
+    /// the thread now.
     pub url_path: String,
     /// The title as a reader sees it (entities decoded).
     pub title: String,

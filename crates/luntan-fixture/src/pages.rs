@@ -2,14 +2,19 @@
 //!
 //! Markup follows the real software closely enough that a site file written
 //! for the real thing would mostly work: Discuz! X3's table layout and ids,
-//! phpBB 3's prosilver lists, and a modern nested-div forum.
+//! phpBB 3's prosilver lists, and a modern nested-div forum; and, served
+//! only when asked for, Discuz! X3.4 with rewritten URLs ([`dzx`]) and a
+//! PHPWind-style forum ([`nx`]).
 
 use std::fmt::Write as _;
 
 use crate::hostile;
 use crate::kind::ForumKind;
-use crate::model::{BoardMeta, Fixture, ForumModel, Post, ThreadMeta};
+use crate::model::{canonical_page, BoardMeta, Fixture, ForumModel, Post, ThreadMeta};
 use crate::text::{civil, esc_into, percent_decode};
+
+mod dzx;
+mod nx;
 
 /// A response the fixture produces for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +53,7 @@ impl Fixture {
         if path == "/robots.txt" {
             return FixtureResponse { status: 200, content_type: "text/plain", body: self.robots_txt().into_bytes() };
         }
-        let Some(kind) = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id()))) else {
+        let Some(kind) = ForumKind::of_path(path) else {
             return not_found();
         };
         let Some(f) = self.forum(kind) else {
@@ -62,13 +67,32 @@ impl Fixture {
             ForumKind::Discuz => self.route_dz(f, rest, &q),
             ForumKind::Phpbb => self.route_phpbb(f, rest, &q),
             ForumKind::Bbs => self.route_bbs(f, rest, &q),
+            ForumKind::DiscuzX => self.route_dzx(f, rest, &q),
+            ForumKind::Nexus => self.route_nx(f, rest, &q),
         };
         match page {
             Routed::Page(html, shown) if self.config().hostility.is_on() => self.hostile_page(f, html, shown, path_and_query),
             Routed::Page(html, _) => encode(kind, 200, &html),
             Routed::Gone(html) => encode(kind, 404, &html),
+            Routed::Redirect(html) => encode(kind, 302, &html),
             Routed::NotFound => not_found(),
         }
+    }
+
+    /// Where a redirecting page sends the reader (path from the server root,
+    /// perhaps with a `#fragment`), for the `Location` of the `302` that
+    /// [`Fixture::get`] answers it with: Discuz! X's `forum.php?mod=redirect&…`.
+    pub(crate) fn redirect_target(&self, path_and_query: &str) -> Option<String> {
+        if let Some(latest) = self.latest() {
+            return latest.redirect_target(path_and_query);
+        }
+        let query = path_and_query.strip_prefix("/dzx/forum.php?")?;
+        let f = self.forum(ForumKind::DiscuzX)?;
+        let q = Query::parse(query)?;
+        if q.get("mod") != Some("redirect") {
+            return None;
+        }
+        self.dzx_redirect(f, &q)
     }
 
     /// The content traps hostile mode sets on a thread page (`mislabelled`,
@@ -83,7 +107,9 @@ impl Fixture {
         if h.has_invalid_bytes(&key) {
             out.push("invalid-bytes");
         }
-        let page1 = self.forums.iter().find_map(|f| f.threads.iter().find(|t| hostile::request_key(&f.thread_path(t, 1)) == key).map(|t| (f.kind, t.tid)));
+        let page1_key = hostile::request_key(&canonical_page(path_and_query));
+        let page1 =
+            self.forums.iter().find_map(|f| f.threads.iter().find(|t| hostile::request_key(&f.thread_path(t, 1)) == page1_key).map(|t| (f.kind, t.tid)));
         if page1.is_some_and(|(kind, tid)| h.is_big(kind, tid)) {
             out.push("big");
         }
@@ -105,13 +131,26 @@ impl Fixture {
                 .iter()
                 .filter(|(_, p)| **p == hostile::PermanentFault::RobotsDisallowed)
                 .filter_map(|(tid, _)| f.thread(*tid))
-                .map(|t| f.thread_path(t, 1))
+                .map(|t| match f.kind {
+                    // Page 1 under every list page's name (`thread-T-1-*`).
+                    ForumKind::DiscuzX => format!("Disallow: /dzx/thread-{}-1-\n", t.tid),
+                    // Page 1 with and without the list page it was found on.
+                    ForumKind::Nexus => format!("Disallow: {p}$\nDisallow: {p}&fpage=\n", p = f.thread_path(t, 1)),
+                    // `$` anchors it: later pages and other threads stay allowed.
+                    _ => format!("Disallow: {}$\n", f.thread_path(t, 1)),
+                })
                 .collect();
             disallowed.sort();
             for p in disallowed {
-                // `$` anchors it: later pages and other threads stay allowed.
-                let _ = writeln!(out, "Disallow: {p}$");
+                out.push_str(&p);
             }
+        }
+        // What the extra forums' own software keeps crawlers out of.
+        if self.forum(ForumKind::DiscuzX).is_some() {
+            out.push_str(dzx::ROBOTS_TXT);
+        }
+        if self.forum(ForumKind::Nexus).is_some() {
+            out.push_str(nx::ROBOTS_TXT);
         }
         let a = &self.config().activity;
         if a.search_mode == crate::config::SearchMode::SearchId && !a.robots_allow_search {
@@ -182,6 +221,8 @@ impl Fixture {
                 ForumKind::Discuz => dz_gone(f),
                 ForumKind::Phpbb => phpbb_gone(f),
                 ForumKind::Bbs => bbs_gone(f),
+                ForumKind::DiscuzX => dzx::gone(f),
+                ForumKind::Nexus => nx::gone(f),
             };
             return Routed::Gone(gone);
         }
@@ -196,6 +237,8 @@ impl Fixture {
             ForumKind::Discuz => self.dz_list(f, b, page),
             ForumKind::Phpbb => self.phpbb_list(f, b, page),
             ForumKind::Bbs => self.bbs_list(f, b, page),
+            ForumKind::DiscuzX => self.dzx_list(f, b, page, dzx::Filter::All),
+            ForumKind::Nexus => self.nx_list(f, b, page),
         }
     }
 
@@ -204,6 +247,8 @@ impl Fixture {
             ForumKind::Discuz => self.dz_thread(f, t, page),
             ForumKind::Phpbb => self.phpbb_thread(f, t, page),
             ForumKind::Bbs => self.bbs_thread(f, t, page),
+            ForumKind::DiscuzX => self.dzx_thread(f, t, page, 1),
+            ForumKind::Nexus => self.nx_thread(f, t, page, 1),
         }
     }
 
@@ -287,13 +332,20 @@ impl Fixture {
 enum Shown {
     Home,
     List,
-    Thread { tid: u64, page: usize },
+    Thread {
+        tid: u64,
+        page: usize,
+    },
+    /// Another view of a thread (one author's posts, a print view) or a notice.
+    Other,
 }
 
 enum Routed {
     Page(String, Shown),
     /// A thread that was deleted: the forum's own "not found" page, status 404.
     Gone(String),
+    /// A `302`'s body; the server sends it with [`Fixture::redirect_target`] as `Location`.
+    Redirect(String),
     NotFound,
 }
 
@@ -306,8 +358,11 @@ fn encode(kind: ForumKind, status: u16, html: &str) -> FixtureResponse {
     // decimal numeric character references, as browsers do for forms.
     let (bytes, _, _) = kind.encoding().encode(html);
     let content_type = match kind {
-        ForumKind::Discuz | ForumKind::Bbs => "text/html",
+        // Discuz! X says `gbk` in its meta tag only.
+        ForumKind::Discuz | ForumKind::Bbs | ForumKind::DiscuzX => "text/html",
         ForumKind::Phpbb => "text/html; charset=big5",
+        // The PHPWind-style forum says UTF-8 in the header only.
+        ForumKind::Nexus => "text/html; charset=utf-8",
     };
     FixtureResponse { status, content_type, body: bytes.into_owned() }
 }

@@ -11,6 +11,11 @@
 //! A page past the last result lists nothing. With accounts configured, a
 //! search without a logged-in cookie gets `403`.
 //!
+//! The extra forums ([`ForumKind::EXTRA`]: `dzx`, `nx`) have no search or
+//! login here: their search and login URLs answer `404` like any page the
+//! fixture does not have (robots.txt disallows them anyway), and
+//! [`Fixture::search_truth`] is empty for them.
+//!
 //! In [`SearchMode::SearchId`] the search behaves like Discuz! X3.5's: the
 //! start URL ([`search_start_path`]) answers `302` to a result set named by
 //! a search id, frozen at that moment; its pages are reached through the id
@@ -133,6 +138,9 @@ impl Fixture {
             ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&page={page}"),
             ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}&page={page}"),
             ForumKind::Bbs => format!("/bbs/find?q={kw}&page={page}"),
+            // Not served (see the module doc): where the software keeps it.
+            ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}&page={page}"),
+            ForumKind::Nexus => format!("/nx/search.php?keyword={kw}&page={page}"),
         }
     }
 
@@ -142,6 +150,9 @@ impl Fixture {
             ForumKind::Discuz => "/dz/member.php?mod=logging&action=login",
             ForumKind::Phpbb => "/phpbb/ucp.php?mode=login",
             ForumKind::Bbs => "/bbs/login",
+            // Not served (see the module doc).
+            ForumKind::DiscuzX => "/dzx/member.php?mod=logging&action=login",
+            ForumKind::Nexus => "/nx/login.php",
         }
     }
 
@@ -152,8 +163,12 @@ impl Fixture {
     }
 
     /// Every post of `kind` whose text contains `keyword`, newest first, as
-    /// the search pages list them now.
+    /// the search pages list them now (nothing for a forum without a search,
+    /// see [`ForumKind::has_search`]).
     pub fn search_truth(&self, kind: ForumKind, keyword: &str) -> Vec<SearchResult> {
+        if !kind.has_search() {
+            return Vec::new();
+        }
         let latest = self.latest();
         let snap = latest.as_deref().unwrap_or(self);
         self.hits(snap, kind, keyword).into_iter().map(|h| result(kind, h)).collect()
@@ -168,6 +183,9 @@ pub fn search_start_path(kind: ForumKind, keyword: &str) -> String {
         ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&searchsubmit=yes"),
         ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}"),
         ForumKind::Bbs => format!("/bbs/find?q={kw}"),
+        // Not served (see the module doc).
+        ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}&searchsubmit=yes"),
+        ForumKind::Nexus => format!("/nx/search.php?keyword={kw}"),
     }
 }
 
@@ -178,6 +196,8 @@ fn search_id_path(kind: ForumKind, id: u64, keyword: &str, page: usize) -> Strin
         ForumKind::Discuz => format!("/dz/search.php?mod=forum&searchid={id}&orderby=lastpost&ascdesc=desc&searchsubmit=yes&kw={kw}"),
         ForumKind::Phpbb => format!("/phpbb/search.php?searchid={id}&kw={kw}"),
         ForumKind::Bbs => format!("/bbs/find?searchid={id}&kw={kw}"),
+        ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&searchid={id}&kw={kw}"),
+        ForumKind::Nexus => format!("/nx/search.php?sid={id}&keyword={kw}"),
     };
     if page > 1 {
         let _ = write!(path, "&page={page}");
@@ -219,7 +239,7 @@ pub(crate) async fn intercept(
     body: Body,
 ) -> Option<Response> {
     let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
-    let kind = ForumKind::ALL.into_iter().find(|k| path.starts_with(&format!("/{}/", k.site_id())))?;
+    let kind = ForumKind::of_path(path).filter(|k| k.has_search())?;
     root.forum(kind)?;
     let params = parse_query(kind, query);
     let get = |k: &str| params.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
@@ -227,11 +247,13 @@ pub(crate) async fn intercept(
         ForumKind::Discuz => path == "/dz/search.php" && get("mod") == Some("forum"),
         ForumKind::Phpbb => path == "/phpbb/search.php",
         ForumKind::Bbs => path == "/bbs/find",
+        ForumKind::DiscuzX | ForumKind::Nexus => false,
     };
     let login = match kind {
         ForumKind::Discuz => path == "/dz/member.php" && get("mod") == Some("logging") && get("action") == Some("login"),
         ForumKind::Phpbb => path == "/phpbb/ucp.php" && get("mode") == Some("login"),
         ForumKind::Bbs => path == "/bbs/login",
+        ForumKind::DiscuzX | ForumKind::Nexus => false,
     };
     if login && method == Method::POST {
         let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
@@ -386,7 +408,8 @@ fn head(kind: ForumKind, title: &str) -> String {
     match kind {
         ForumKind::Discuz => out.push_str("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\" />\n"),
         ForumKind::Phpbb => out.push_str("<meta charset=\"big5\" />\n"),
-        ForumKind::Bbs => {}
+        ForumKind::DiscuzX => out.push_str("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gbk\" />\n"),
+        ForumKind::Bbs | ForumKind::Nexus => {}
     }
     out.push_str("<title>");
     esc_into(&mut out, title);
@@ -420,10 +443,11 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
     if shown.is_empty() {
         out.push_str("<p class=\"emp\">没有找到匹配结果</p>\n");
     }
+    // Only forums with a search get here; the extra kinds would list like the modern forum.
     out.push_str(match kind {
         ForumKind::Discuz => "<div id=\"threadlist\" class=\"tl\"><ul>\n",
         ForumKind::Phpbb => "<div class=\"search-results\">\n",
-        ForumKind::Bbs => "<ol class=\"results\">\n",
+        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => "<ol class=\"results\">\n",
     });
     for h in shown {
         let Some(t) = f.thread(h.tid) else { continue };
@@ -469,7 +493,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
                 esc_into(&mut out, &snippet(&text, keyword));
                 out.push_str("</div></div></div>\n");
             }
-            ForumKind::Bbs => {
+            ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => {
                 out.push_str("<li class=\"result\"><a class=\"title\" href=\"");
                 esc_into(&mut out, &thread_href);
                 out.push_str("\">");
@@ -487,7 +511,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
     out.push_str(match kind {
         ForumKind::Discuz => "</ul></div>\n",
         ForumKind::Phpbb => "</div>\n",
-        ForumKind::Bbs => "</ol>\n",
+        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => "</ol>\n",
     });
     if let Some(next) = next {
         out.push_str("<div class=\"pg\"><a class=\"nxt\" href=\"");
@@ -527,6 +551,17 @@ mod tests {
         let after = fx.search_truth(ForumKind::Discuz, kw).len() + fx.search_truth(ForumKind::Bbs, kw).len();
         assert_eq!(after, before + new_matches);
         assert!(new_matches > 0, "300 new posts and none says {kw}");
+    }
+
+    #[test]
+    fn the_extra_forums_have_no_search() {
+        let fx = Fixture::new(FixtureConfig { threads: 60, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() });
+        for kind in ForumKind::EXTRA {
+            assert!(!kind.has_search());
+            assert!(fx.search_truth(kind, "不错").is_empty());
+            assert_eq!(fx.get(&Fixture::search_path(kind, "不错", 1)).status, 404);
+            assert_eq!(fx.get(&search_start_path(kind, "不错")).status, 404);
+        }
     }
 
     #[test]

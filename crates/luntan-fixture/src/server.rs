@@ -506,6 +506,10 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
     if let Some(tid) = path_and_query.strip_prefix("/xhr/go?tid=").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
         return Reply::plain(redirect(&format!("/xhr/thread/{tid}")), guard);
     }
+    // Discuz! X's `forum.php?mod=redirect&…`: a 302 to the page it names.
+    if let Some(to) = shared.fixture.redirect_target(path_and_query) {
+        return Reply::plain(redirect(&to), guard);
+    }
     let page = render(shared, path_and_query).await;
     let (etag, last_modified) = if page.status == 200 { validators(shared, path_and_query, &page.body) } else { (None, None) };
     let unchanged = match (&etag, &asked.if_none_match, &last_modified, &asked.if_modified_since) {
@@ -604,7 +608,7 @@ async fn permanent(shared: &Arc<Shared>, fault: PermanentFault, path_and_query: 
             Response::builder().header(header::CONTENT_TYPE, "text/html").header(header::CONTENT_ENCODING, "gzip").body(Body::from(bomb)).unwrap_or_default()
         }
         PermanentFault::Huge | PermanentFault::HugeChunked => {
-            let kind = ForumKind::ALL.into_iter().find(|k| path_and_query.starts_with(&format!("/{}/", k.site_id()))).unwrap_or(ForumKind::Bbs);
+            let kind = ForumKind::of_path(path_and_query).unwrap_or(ForumKind::Bbs);
             let size = h.huge_bytes;
             let chunks = tokio::task::spawn_blocking(move || huge_chunks(kind, size)).await.unwrap_or_default();
             let mut b = Response::builder().header(header::CONTENT_TYPE, "text/html");

@@ -55,6 +55,36 @@ fn rules(kind: ForumKind) -> Rules {
             thread_rules: r#"<thread title="h1.topic-title" post="article.post" body="div.body"
           author="header span.name" time="header time" floor="header span.floor"/>"#,
         },
+        // Rewritten URLs: a thread's first page is `thread-T-1-N.html` for
+        // any list page N it was found on, so the patterns let N vary and
+        // name ids with digits only (`{thread}` would take the dashes too).
+        // Recent times sit in a span's `title` ("3 天前" is the text), which
+        // `time` reads as it reads Discuz!'s own; quotes and edit notes are
+        // stripped from bodies.
+        ForumKind::DiscuzX => Rules {
+            board: r"/dzx/forum-(?P<board>[0-9]+)-1\.html$",
+            board_page: r"/dzx/forum-(?P<board>[0-9]+)-{page}\.html$",
+            thread: r"/dzx/thread-(?P<thread>[0-9]+)-1-[0-9]+\.html$",
+            thread_page: r"/dzx/thread-(?P<thread>[0-9]+)-{page}-[0-9]+\.html$",
+            first_page: 1,
+            list: r#"<list row="tbody[id^=normalthread_]" title="a.xst" replies="td.num a" last-post="td.num + td.by em"/>"#,
+            thread_rules: r##"<thread title="#thread_subject" post="table[id^=pid]" body-id="postmessage_\d+"
+          author="div.authi a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]"
+          strip="div.quote, i.pstatus"/>"##,
+        },
+        // A list page from the second on adds `&fpage=N` to its thread
+        // links; the thread pattern takes both forms (the URL is kept as found).
+        ForumKind::Nexus => Rules {
+            board: r"/nx/thread\.php\?fid=(?P<board>[0-9]+)$",
+            board_page: r"/nx/thread\.php\?fid=(?P<board>[0-9]+)&page={page}$",
+            thread: r"/nx/read\.php\?tid=(?P<thread>[0-9]+)(?:&fpage=[0-9]+)?$",
+            thread_page: r"/nx/read\.php\?tid=(?P<thread>[0-9]+)&page={page}$",
+            first_page: 1,
+            list: r#"<list row="li.thread-item" title="a.subject-link" replies="span.replies" last-post="div.lastpost time"/>"#,
+            thread_rules: r##"<thread title="#subject_tpc" post="div.floor" body="div.tpc_content"
+          author="div.floor-head a.user" time="div.floor-head time" floor="span.floor-no"
+          strip="div.quote, span.edit-note"/>"##,
+        },
     }
 }
 
@@ -105,6 +135,8 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
             ForumKind::Discuz => "Discuz!-style, GBK pages labelled gb2312",
             ForumKind::Phpbb => "phpBB-style, Big5, Traditional Chinese",
             ForumKind::Bbs => "a modern forum, UTF-8 with no charset declared",
+            ForumKind::DiscuzX => "Discuz! X3.4 with rewritten URLs, GB18030 pages labelled gbk",
+            ForumKind::Nexus => "PHPWind-style, UTF-8 declared in the HTTP header only",
         },
         id = kind.site_id(),
         name = kind.name(),
@@ -140,6 +172,8 @@ fn extras(cfg: &FixtureConfig, kind: ForumKind, base: &str) -> String {
         ForumKind::Discuz => ("li.pbw", "span.time", "gbk"),
         ForumKind::Phpbb => ("div.search.post", "dd.search-result-date", "big5"),
         ForumKind::Bbs => ("li.result", "time.posted", "utf-8"),
+        // No search or accounts the fixture serves (see `crate::search`).
+        ForumKind::DiscuzX | ForumKind::Nexus => return out,
     };
     match cfg.activity.search_mode {
         SearchMode::Ideal => {
@@ -187,7 +221,7 @@ pub fn write_site_files(cfg: &FixtureConfig, base_url: &str, dir: &Path) -> io::
     let mut written = Vec::new();
     let mut kinds = cfg.forums.clone();
     kinds.dedup();
-    for kind in ForumKind::ALL.into_iter().filter(|k| kinds.contains(k)) {
+    for kind in ForumKind::EVERY.into_iter().filter(|k| kinds.contains(k)) {
         let path = dir.join(format!("{}.xml", kind.site_id()));
         std::fs::write(&path, site_file(cfg, kind, base_url)?)?;
         written.push(path);

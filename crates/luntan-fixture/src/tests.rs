@@ -16,6 +16,7 @@ use crate::{BlockingFixture, Fixture, FixtureConfig, FixtureServer, ForumKind, T
 mod growth;
 mod hostile;
 mod layers;
+mod styles;
 
 // ---------------------------------------------------------------- a minimal HTTP/1.1 client
 
@@ -192,6 +193,60 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
                 }
             })
             .collect(),
+        ForumKind::DiscuzX => html
+            .split("<div id=\"post_")
+            .skip(1)
+            // Not `post_rate_div_…`.
+            .filter(|c| c.split('"').next().unwrap().bytes().all(|b| b.is_ascii_digit()))
+            .map(|c| {
+                let pid = c.split('"').next().unwrap();
+                let mut body = between(c, &format!("id=\"postmessage_{pid}\">\n"), "</td>").unwrap();
+                // Not the post's own words: an edit note, a quote, a smiley.
+                if body.starts_with("<i class=\"pstatus\">") {
+                    body = body.split_once("</i><br />\r\n<br />\r\n").unwrap().1;
+                }
+                if body.starts_with("<div class=\"quote\">") {
+                    body = body.split_once("</blockquote></div><br />\r\n").unwrap().1;
+                }
+                let body = body.split("<img src=\"static/image/smiley/").next().unwrap();
+                let label = between(c, "return false;\">", "</a></strong>").unwrap();
+                let floor = match label {
+                    "楼主" => 1,
+                    "沙发" => 2,
+                    "板凳" => 3,
+                    "地板" => 4,
+                    l => between(l, "<em>", "</em>").unwrap().parse().unwrap(),
+                };
+                let shown = between(c, &format!("<em id=\"authorposton{pid}\">发表于 "), "</em>").unwrap();
+                let shown = between(shown, "<span title=\"", "\"").unwrap_or(shown);
+                SeenPost {
+                    floor,
+                    author: unescape(between(c, "class=\"xw1\">", "</a>").unwrap()),
+                    time: time(shown),
+                    text: body.split("<br />").map(|p| unescape(p.trim_start_matches("\r\n"))).collect::<Vec<_>>().join("\n"),
+                }
+            })
+            .collect(),
+        ForumKind::Nexus => html
+            .split("<div class=\"floor\" id=\"")
+            .skip(1)
+            .map(|c| {
+                let rest = &c[c.find("<div class=\"tpc_content\"").unwrap()..];
+                let mut body = between(rest, "\">", "</div>\n").unwrap();
+                if body.starts_with("<div class=\"quote\">") {
+                    body = body.split_once("</blockquote></div>").unwrap().1;
+                }
+                let body = body.split("<br /><br /><span class=\"edit-note\">").next().unwrap();
+                let body = body.replace("<b>", "").replace("</b>", "").replace("&nbsp;", " ");
+                let label = between(c, "title=\"复制此楼地址\">", "</a>").unwrap();
+                SeenPost {
+                    floor: if label == "楼主" { 1 } else { label.trim_start_matches('#').parse().unwrap() },
+                    author: unescape(between(c, "class=\"user\">", "</a>").unwrap()),
+                    time: time(between(c, "<time datetime=\"", "</time>").unwrap().rsplit('>').next().unwrap()),
+                    text: body.split("<br />").map(unescape).collect::<Vec<_>>().join("\n"),
+                }
+            })
+            .collect(),
         ForumKind::Bbs => html
             .split("<article class=\"post\"")
             .skip(1)
@@ -220,10 +275,16 @@ fn forum_truth(truth: &Truth, kind: ForumKind) -> &crate::ForumTruth {
 /// A server over `small()` and, per forum, the site file it writes, loaded
 /// as luntan loads it.
 fn server_and_its_site_files() -> (BlockingFixture, Vec<(ForumKind, Site)>) {
-    let server = FixtureServer::start_blocking(small()).unwrap();
+    server_and_site_files(small())
+}
+
+/// A server over `cfg` and, per forum it serves, the site file it writes.
+fn server_and_site_files(cfg: FixtureConfig) -> (BlockingFixture, Vec<(ForumKind, Site)>) {
+    let server = FixtureServer::start_blocking(cfg).unwrap();
     let dir = tempfile::tempdir().unwrap();
     server.write_site_files(dir.path()).unwrap();
-    let sites = ForumKind::ALL.into_iter().map(|kind| (kind, Site::load(&dir.path().join(format!("{}.xml", kind.site_id()))).unwrap())).collect();
+    let kinds: Vec<ForumKind> = server.fixture().forums().collect();
+    let sites = kinds.into_iter().map(|kind| (kind, Site::load(&dir.path().join(format!("{}.xml", kind.site_id()))).unwrap())).collect();
     (server, sites)
 }
 
@@ -271,7 +332,12 @@ fn same_seed_same_bytes_over_http() {
 /// page decodes cleanly, and that deleted threads answer 404.
 #[test]
 fn a_site_file_driven_crawl_finds_everything() {
-    let (server, sites) = server_and_its_site_files();
+    site_file_driven_crawl(small());
+}
+
+/// [`a_site_file_driven_crawl_finds_everything`] over the forums of `cfg`.
+fn site_file_driven_crawl(cfg: FixtureConfig) {
+    let (server, sites) = server_and_site_files(cfg);
     let truth = server.truth();
     for (kind, site) in sites {
         let ft = forum_truth(&truth, kind);
@@ -280,6 +346,7 @@ fn a_site_file_driven_crawl_finds_everything() {
         let mut seen: HashSet<String> = HashSet::from([site.home.to_string()]);
         let mut boards_found = BTreeSet::new();
         let mut threads_found = BTreeSet::new();
+        let mut later_pages_found: HashSet<(String, Option<u64>)> = HashSet::new();
         let mut list_pages = 0;
         let mut thread_pages = 0;
         let mut gone = 0;
@@ -293,18 +360,20 @@ fn a_site_file_driven_crawl_finds_everything() {
             }
             assert_eq!(r.status, 200, "{u}");
             match kind {
-                ForumKind::Discuz => assert_eq!(r.header("content-type"), Some("text/html")),
+                ForumKind::Discuz | ForumKind::DiscuzX => assert_eq!(r.header("content-type"), Some("text/html")),
                 ForumKind::Phpbb => assert_eq!(r.header("content-type"), Some("text/html; charset=big5")),
                 ForumKind::Bbs => assert_eq!(r.header("content-type"), Some("text/html")),
+                ForumKind::Nexus => assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8")),
             }
             let html = decode(kind, &r.body);
             match kind {
                 ForumKind::Discuz => assert!(html.contains("charset=gb2312")),
+                ForumKind::DiscuzX => assert!(html.contains("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gbk\" />")),
                 ForumKind::Phpbb => {
                     assert!(html.contains("<meta charset=\"big5\" />"));
                     assert!(is_plain_big5(&r.body), "{u}: HKSCS or ETEN bytes");
                 }
-                ForumKind::Bbs => assert!(!html.contains("charset") && !html.starts_with('\u{feff}')),
+                ForumKind::Bbs | ForumKind::Nexus => assert!(!html.contains("charset") && !html.starts_with('\u{feff}')),
             }
             if is_thread {
                 thread_pages += 1;
@@ -317,22 +386,38 @@ fn a_site_file_driven_crawl_finds_everything() {
                     continue;
                 }
                 let s = next.as_str();
+                // Matched by the board or thread pattern itself (some page
+                // patterns take the first page too, as Discuz! X's `-1.html`).
+                let mut first_page = false;
                 if let Some(m) = links.board.captures(s) {
                     boards_found.insert(m.unwrap().board.unwrap());
+                    first_page = true;
                 } else if let Some(m) = links.board_page.as_ref().and_then(|p| p.captures(s)) {
                     boards_found.insert(m.unwrap().board.unwrap());
                 } else if let Some(m) = links.thread.captures(s) {
-                    threads_found.insert(m.unwrap().thread.unwrap());
+                    // A thread's first page may go by several names (Discuz! X's
+                    // name the list page they were found on): fetch it once, as
+                    // luntan does, knowing threads by id.
+                    if !threads_found.insert(m.unwrap().thread.unwrap()) {
+                        continue;
+                    }
+                    first_page = true;
                 } else if let Some(m) = links.thread_page.as_ref().and_then(|p| p.captures(s)) {
-                    m.unwrap();
+                    let m = m.unwrap();
+                    if !later_pages_found.insert((m.thread.unwrap(), m.page)) {
+                        continue;
+                    }
                 } else {
                     continue;
                 }
                 // Page 1 of a list is linked both with and without its page
                 // number; fetch it once, as a crawler that understands
                 // `first` does.
-                let first_again =
-                    [&links.board_page, &links.thread_page].into_iter().flatten().any(|p| p.captures(s).is_some_and(|m| m.is_ok_and(|m| p.is_first(m.page))));
+                let first_again = !first_page
+                    && [&links.board_page, &links.thread_page]
+                        .into_iter()
+                        .flatten()
+                        .any(|p| p.captures(s).is_some_and(|m| m.is_ok_and(|m| p.is_first(m.page))));
                 if !first_again && seen.insert(s.to_owned()) {
                     queue.push_back(next);
                 }
@@ -357,9 +442,15 @@ fn a_site_file_driven_crawl_finds_everything() {
 
 #[test]
 fn truth_matches_what_pages_show() {
-    let server = FixtureServer::start_blocking(FixtureConfig { threads: 80, ..FixtureConfig::default() }).unwrap();
+    truth_matches_pages(FixtureConfig { threads: 80, ..FixtureConfig::default() });
+}
+
+/// [`truth_matches_what_pages_show`] over the forums of `cfg`.
+fn truth_matches_pages(cfg: FixtureConfig) {
+    let server = FixtureServer::start_blocking(cfg).unwrap();
     let truth = server.truth();
-    for kind in ForumKind::ALL {
+    let kinds: Vec<ForumKind> = server.fixture().forums().collect();
+    for kind in kinds {
         let ft = forum_truth(&truth, kind);
         let live: Vec<&ThreadTruth> = ft.threads.iter().filter(|t| !t.deleted).collect();
         // The longest thread (several pages), the first ones, and any with
@@ -376,9 +467,10 @@ fn truth_matches_what_pages_show() {
             let mut seen = Vec::new();
             for html in &pages {
                 let title = match kind {
-                    ForumKind::Discuz => between(html, "<span id=\"thread_subject\">", "</span>"),
+                    ForumKind::Discuz | ForumKind::DiscuzX => between(html, "<span id=\"thread_subject\">", "</span>"),
                     ForumKind::Phpbb => between(html, "<h2 class=\"topic-title\"><a href=\"", "</a></h2>").map(|s| s.split_once("\">").unwrap().1),
                     ForumKind::Bbs => between(html, "<h1 class=\"topic-title\">", "</h1>"),
+                    ForumKind::Nexus => between(html, "<h1 class=\"read_h1\" id=\"subject_tpc\">", "</h1>"),
                 };
                 assert_eq!(unescape(title.unwrap()), t.title);
                 seen.extend(read_posts(kind, html));
@@ -418,9 +510,15 @@ fn the_emoji_is_a_numeric_reference_where_the_encoding_lacks_it() {
 
 #[test]
 fn board_lists_are_newest_first_and_match_the_truth() {
-    let server = FixtureServer::start_blocking(small()).unwrap();
+    board_lists_match(small());
+}
+
+/// [`board_lists_are_newest_first_and_match_the_truth`] over the forums of `cfg`.
+fn board_lists_match(cfg: FixtureConfig) {
+    let server = FixtureServer::start_blocking(cfg).unwrap();
     let truth = server.truth();
-    for kind in ForumKind::ALL {
+    let kinds: Vec<ForumKind> = server.fixture().forums().collect();
+    for kind in kinds {
         let ft = forum_truth(&truth, kind);
         let f = server.fixture().forum(kind).unwrap();
         let last_post: HashMap<&str, &str> = ft.threads.iter().map(|t| (t.thread.as_str(), t.last_post.as_str())).collect();
@@ -435,10 +533,14 @@ fn board_lists_are_newest_first_and_match_the_truth() {
                     ForumKind::Discuz => ("<tbody id=\"normalthread_", "", "goto=lastpost#lastpost\"><span>", "</span>"),
                     ForumKind::Phpbb => ("<li class=\"row", "./viewtopic.php?t=", "<br /><time", "</time>"),
                     ForumKind::Bbs => ("<li class=\"topic\" data-id=\"", "", "<time class=\"last-post\">", "</time>"),
+                    ForumKind::DiscuzX => ("<tbody id=\"normalthread_", "", "goto=lastpost#lastpost\">", "</a>"),
+                    ForumKind::Nexus => ("<li class=\"thread-item", "id=\"thread_", "title=\"跳到最后\"><time", "</time>"),
                 };
                 for c in html.split(row).skip(1) {
                     let id = c[c.find(id_start).unwrap() + id_start.len()..].split('"').next().unwrap();
                     let t = between(c, time_start, time_end).unwrap();
+                    // Discuz! X: a recent time's text is relative, its title absolute.
+                    let t = between(t, "<span title=\"", "\"").unwrap_or(t);
                     let t = t.rsplit('>').next().unwrap();
                     ids.push(id.to_owned());
                     times.push(normalize_time(t).unwrap());
@@ -604,13 +706,23 @@ fn a_blocking_fixture_works_inside_a_runtime_too() {
 
 #[test]
 fn big_forums_render_fast() {
-    let fx = Fixture::new(FixtureConfig { threads: 100_000, ..FixtureConfig::default() });
+    big_forums_render_fast_in(FixtureConfig { threads: 100_000, ..FixtureConfig::default() });
+}
+
+#[test]
+fn big_extra_forums_render_fast() {
+    big_forums_render_fast_in(FixtureConfig { threads: 100_000, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() });
+}
+
+fn big_forums_render_fast_in(cfg: FixtureConfig) {
+    let fx = Fixture::new(cfg);
     let truth_of = |kind: ForumKind| {
         let f = fx.forum(kind).unwrap();
         let t = f.threads.iter().rev().find(|t| !t.deleted && t.posts > 30).unwrap();
         (f.thread_path(t, 2), f.board_path(&f.boards[0], 500))
     };
-    for kind in ForumKind::ALL {
+    let kinds: Vec<ForumKind> = fx.forums().collect();
+    for kind in kinds {
         let (thread, list) = truth_of(kind);
         let start = Instant::now();
         for _ in 0..20 {

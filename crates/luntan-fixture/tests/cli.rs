@@ -81,6 +81,31 @@ fn sites_writes_files_and_bad_input_fails_cleanly() {
 }
 
 #[test]
+fn the_extra_forums_are_served_and_written_only_when_named() {
+    let out = Command::new(BIN).args(["truth", "--threads", "30", "--boards", "2", "--forums", "dzx,nx"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: Truth = serde_json::from_slice(&out.stdout).unwrap();
+    let want = Fixture::new(FixtureConfig { threads: 30, boards: 2, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() }).truth();
+    assert_eq!(printed, want);
+    assert_eq!(printed.forums.iter().map(|f| (f.site.as_str(), f.encoding.as_str())).collect::<Vec<_>>(), [("dzx", "GB18030"), ("nx", "UTF-8")]);
+    let written = |forums: &[&str]| -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(BIN).args(["sites", "--base", "http://127.0.0.1:9/", "--out"]).arg(dir.path()).args(forums).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(written(&[]), ["bbs.xml", "dz.xml", "phpbb.xml"]);
+    assert_eq!(written(&["--forums", "default"]), ["bbs.xml", "dz.xml", "phpbb.xml"]);
+    assert_eq!(written(&["--forums", "nx,dzx"]), ["dzx.xml", "nx.xml"]);
+    assert_eq!(written(&["--forums", "all"]), ["bbs.xml", "dz.xml", "dzx.xml", "nx.xml", "phpbb.xml"]);
+    assert_eq!(written(&["--forums", "default,dzx"]), ["bbs.xml", "dz.xml", "dzx.xml", "phpbb.xml"]);
+    let bad = Command::new(BIN).args(["truth", "--forums", "dzx,vbulletin"]).output().unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("dzx, nx"));
+}
+
+#[test]
 fn hostile_flags_reach_the_truth_and_the_server_and_the_request_log_is_written() {
     let truth = |extra: &[&str]| -> Truth {
         let out = Command::new(BIN).args(["truth", "--threads", "60", "--forums", "dz"]).args(extra).output().unwrap();

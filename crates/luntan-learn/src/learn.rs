@@ -207,9 +207,13 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
         .into_iter()
         .map(|f| {
             let evidence = steps.get(&f).map_or(0, Vec::len);
+            tracing::debug!("thread family {} paged at {:?}: {} links from lists, {evidence} pager steps", f.base.key(), f.page, lists_link(&f));
             (lists_link(&f), evidence, f)
         })
-        .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| b.2.cmp(&a.2)))
+        // A forum's own thread URLs are the ones its thread pagers write:
+        // of two forms lists link to (rewritten and dynamic), the one with
+        // pager steps.
+        .max_by(|a, b| (a.1 > 0, a.0, a.1).cmp(&(b.1 > 0, b.0, b.1)).then_with(|| b.2.cmp(&a.2)))
         .map(|(_, _, f)| f)
         .expect("thread shapes are not empty");
     tracing::debug!("threads: {} paged at {:?}", thread_fam.base.key(), thread_fam.page);
@@ -236,16 +240,23 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     // A thread linked under more names than one (`&extra=page%3D2`,
     // `&fpage=2`): the parameter lists add after the id is left open.
     let page_key = thread_fam.page_key().map(str::to_owned);
+    // Only a parameter lists link threads by counts: one that a stray
+    // page adds to a few links (an author filter) is not context.
     let mut context: BTreeSet<String> = BTreeSet::new();
     for s in seen.iter().filter(|s| !s.thread_like) {
+        let mut ids: HashMap<String, HashSet<String>> = HashMap::new();
         for l in &s.page.links {
             let ls = Split::of(&l.url);
-            if let Some((k, _)) = shape_of(&ls).extra_param(&thread_fam.base) {
+            let shape = shape_of(&ls);
+            if let Some((k, _)) = shape.extra_param(&thread_fam.base) {
                 if Some(k) != page_key.as_deref() && ls.query.last().is_some_and(|(last, _)| last == k) {
-                    context.insert(k.to_owned());
+                    if let Some(id) = ls.get(&thread_id) {
+                        ids.entry(k.to_owned()).or_default().insert(id.to_owned());
+                    }
                 }
             }
         }
+        context.extend(ids.into_iter().filter(|(_, v)| v.len() >= LIST_LINKS).map(|(k, _)| k));
     }
 
     // 3. List pages: pages that link to three threads or more.
@@ -314,7 +325,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
         let vals = values(fam);
         let first = first_page(&vals);
         let mut roles = BTreeMap::from([(id.clone(), id_role.clone())]);
-        let open = elem == "thread" && !context.is_empty();
+        let ctx: Vec<String> = if elem == "thread" { context.iter().cloned().collect() } else { Vec::new() };
         let examples = |pred: &dyn Fn(&Split) -> bool| -> Vec<String> {
             let mut out: Vec<String> = Vec::new();
             for s in &seen {
@@ -331,7 +342,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
             None => {
                 links_out.push(LearnedLink {
                     element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, open),
+                    pattern: pattern(origin, &fam.base, &roles, &ctx),
                     first: None,
                     examples: examples(&|sp| fam.member(sp, &shape_of)),
                 });
@@ -340,14 +351,14 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
                 roles.insert(pos.clone(), Role::Fixed(first.to_string()));
                 links_out.push(LearnedLink {
                     element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, open),
+                    pattern: pattern(origin, &fam.base, &roles, &ctx),
                     first: None,
                     examples: examples(&|sp| fam.first(sp, &shape_of, first)),
                 });
                 roles.insert(pos.clone(), Role::Page);
                 links_out.push(LearnedLink {
                     element: page_elem,
-                    pattern: pattern(origin, &fam.base, &roles, false),
+                    pattern: pattern(origin, &fam.base, &roles, &[]),
                     first: Some(first),
                     examples: examples(&|sp| fam.member(sp, &shape_of) && !fam.first(sp, &shape_of, first)),
                 });
@@ -355,7 +366,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
             Some((pos, true)) => {
                 links_out.push(LearnedLink {
                     element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, open),
+                    pattern: pattern(origin, &fam.base, &roles, &ctx),
                     first: None,
                     examples: examples(&|sp| shape_of(sp) == fam.base),
                 });
@@ -366,11 +377,11 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
                     .iter()
                     .flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))))
                     .map(|sp| shape_of(&sp))
-                    .find(|sh| sh.extra_param(&fam.base).is_some_and(|(k, _)| k == key))
+                    .find(|sh| sh.extra_param(&fam.base).is_some_and(|(k, kind)| k == key && *kind == Kind::Num))
                     .expect("a pager step was seen");
                 links_out.push(LearnedLink {
                     element: page_elem,
-                    pattern: pattern(origin, &with, &roles, false),
+                    pattern: pattern(origin, &with, &roles, &[]),
                     first: Some(first),
                     examples: examples(&|sp| shape_of(sp) == with),
                 });
@@ -428,12 +439,13 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     };
     // What the threads read whole say: posts and the last post's time.
     let mut whole: HashMap<String, Whole> = HashMap::new();
+    let thread_first = first_page(&values(&thread_fam));
     for s in &thread_pages {
         let later = s.page.links.iter().any(|l| {
             let sp = Split::of(&l.url);
-            thread_fam.member(&sp, &shape_of) && sp.get(&thread_id) == s.split.get(&thread_id) && shape_of(&sp) != thread_fam.base
+            thread_fam.member(&sp, &shape_of) && sp.get(&thread_id) == s.split.get(&thread_id) && !thread_fam.first(&sp, &shape_of, thread_first)
         });
-        if shape_of(&s.split) == thread_fam.base && !later && !s.found.is_empty() {
+        if thread_fam.first(&s.split, &shape_of, thread_first) && !later && !s.found.is_empty() {
             if let Some(id) = s.split.get(&thread_id) {
                 let last = s.found.last().and_then(|r| r.time).and_then(|t| time_text(&s.doc, t));
                 whole.insert(id.to_owned(), (s.found.len(), last));
@@ -454,7 +466,12 @@ fn fold(s: &str) -> String {
 }
 
 fn time_text(doc: &Html, id: NodeId) -> Option<String> {
-    let e = el(doc, id);
+    time_of(el(doc, id))
+}
+
+/// As extract's `time_of`: the text, else a `datetime` or `title` on the
+/// element or inside it.
+fn time_of(e: ElementRef) -> Option<String> {
     normalize_time(&line_text(e))
         .or_else(|| std::iter::once(e).chain(e.descendent_elements()).flat_map(|x| [x.attr("datetime"), x.attr("title")]).flatten().find_map(normalize_time))
 }
@@ -496,12 +513,21 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
             }
             continue;
         }
-        let cands = pairs.iter().take(3).flat_map(|(d, r, f)| select::inside(el(d, *f), *r));
+        // Candidates from the element the template picked and the two
+        // above it (a time read from a `title` inside the `em` that holds
+        // it); a selector fits when it reads the same value in every post.
+        let cands = pairs.iter().take(3).flat_map(|(d, r, f)| {
+            let f = el(d, *f);
+            std::iter::once(f)
+                .chain(f.ancestors().filter_map(ElementRef::wrap).take_while(|a| a.id() != *r).take(2))
+                .flat_map(|e| select::inside(e, *r))
+                .collect::<Vec<_>>()
+        });
         let fits = |sel: &Selector| {
             pairs.iter().all(|(d, r, f)| {
                 let rec = el(d, *r);
                 let got = if name == "body" && sel.matches(&rec) { Some(rec) } else { rec.select(sel).next() };
-                got.map(|g| g.id()) == Some(*f)
+                got.is_some_and(|g| field_value(name, g) == field_value(name, el(d, *f)))
             })
         };
         match first_fitting(cands, fits) {
@@ -510,7 +536,187 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
             None => {}
         }
     }
+    if let Some(body) = out.iter().find(|f| f.attr == "body").and_then(|f| select::parse(&f.css)) {
+        let body = &body;
+        let bodies: Vec<(&Html, ElementRef)> = grouped
+            .iter()
+            .flat_map(|s| {
+                let doc = &s.doc;
+                s.found.iter().filter_map(move |r| {
+                    let rec = el(doc, r.record);
+                    if body.matches(&rec) { Some(rec) } else { rec.select(body).next() }.map(|g| (doc, g))
+                })
+            })
+            .collect();
+        let strip = strip_rule(&bodies);
+        if !strip.css.is_empty() {
+            out.push(strip);
+        }
+    } else if out[0].css != "auto" {
+        match body_with_strip(&grouped) {
+            Some((body, strip)) => {
+                missing.retain(|m| !m.starts_with("body:"));
+                out.insert(1, body);
+                if !strip.css.is_empty() {
+                    out.push(strip);
+                }
+            }
+            // A post selector needs a body; without one the template
+            // finds the posts and every field.
+            None => {
+                missing.push("post: learned, but not its body; posts and their fields are found by the template (post=\"auto\")".into());
+                out = vec![Field { attr: "post", css: "auto".into(), examples: Vec::new() }];
+            }
+        }
+    }
     out
+}
+
+/// The body where the template's own picks agree on no selector (a
+/// profile beside the post taken in, a quote taken for the post): "the
+/// largest text block". Of the selectors of elements inside the records,
+/// the one that holds (nearly) the most of the posts' words, and of those
+/// the tightest; words count outside links, dates, bare numbers (a
+/// profile's post counts) and the labels most records repeat ("发表于",
+/// "只看该作者"). Then `strip`: the elements of a class inside those
+/// bodies that, wherever they occur, show a date ("本帖最后由 … 于
+/// 2024-6-15 编辑", "… 发表于 …") or repeat another post's words (a quote).
+fn body_with_strip(grouped: &[&&Seen]) -> Option<(Field, Field)> {
+    struct Page<'a> {
+        doc: &'a Html,
+        records: Vec<ElementRef<'a>>,
+        labels: HashSet<String>,
+    }
+    let pages: Vec<Page> = grouped
+        .iter()
+        .map(|s| {
+            let records: Vec<ElementRef> = s.found.iter().map(|r| el(&s.doc, r.record)).collect();
+            let mut seen_in: HashMap<String, usize> = HashMap::new();
+            for r in &records {
+                let texts: HashSet<String> = r.text().map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).collect();
+                for t in texts {
+                    *seen_in.entry(t).or_default() += 1;
+                }
+            }
+            let labels = seen_in.into_iter().filter(|(_, n)| n * 2 >= records.len()).map(|(t, _)| t).collect();
+            Page { doc: &s.doc, records, labels }
+        })
+        .collect();
+    let weight = |e: ElementRef, labels: &HashSet<String>| -> usize {
+        e.descendants()
+            .filter_map(|n| {
+                let t = n.value().as_text()?.trim();
+                let linked = n.ancestors().take_while(|a| a.id() != e.id()).any(|a| a.value().as_element().is_some_and(|x| x.name() == "a"));
+                (!t.is_empty() && !linked && t.chars().any(char::is_alphabetic) && normalize_time(t).is_none() && !labels.contains(t))
+                    .then(|| t.chars().filter(|&c| counts(c)).count())
+            })
+            .sum()
+    };
+    let total: usize = pages.iter().map(|p| p.records.len()).sum();
+    let mut cands: Vec<String> = Vec::new();
+    for p in pages.iter().take(2) {
+        for r in p.records.iter().take(3) {
+            for e in r.descendent_elements() {
+                for c in select::inside(e, r.id()) {
+                    if !cands.contains(&c) {
+                        cands.push(c);
+                    }
+                }
+            }
+        }
+    }
+    // (selector, words held, characters in all)
+    let mut scored: Vec<(String, usize, usize)> = Vec::new();
+    for css in cands {
+        let Some(sel) = select::parse(&css) else { continue };
+        let (mut held, mut size, mut found) = (0, 0, 0);
+        for p in &pages {
+            for r in &p.records {
+                if let Some(g) = if sel.matches(r) { Some(*r) } else { r.select(&sel).next() } {
+                    found += 1;
+                    held += weight(g, &p.labels);
+                    size += g.text().map(|t| t.chars().filter(|c| !c.is_whitespace()).count()).sum::<usize>();
+                }
+            }
+        }
+        if found * 10 >= total * 9 {
+            scored.push((css, held, size));
+        }
+    }
+    let most = scored.iter().map(|s| s.1).max()?;
+    let (css, _, _) = scored.into_iter().filter(|s| s.1 * 20 >= most * 19).min_by_key(|s| s.2)?;
+    let sel = select::parse(&css)?;
+    tracing::debug!("body by its words: {css}");
+    let sel = &sel;
+    let got: Vec<(&Page, ElementRef)> =
+        pages.iter().flat_map(|p| p.records.iter().filter_map(move |r| if sel.matches(r) { Some(*r) } else { r.select(sel).next() }.map(|g| (p, g)))).collect();
+    let examples = got.iter().take(3).map(|(_, g)| describe(*g)).collect();
+    let bodies: Vec<(&Html, ElementRef)> = got.iter().map(|(p, g)| (p.doc, *g)).collect();
+    Some((Field { attr: "body", css, examples }, strip_rule(&bodies)))
+}
+
+/// `strip`: the elements of a class inside the bodies that, wherever
+/// they occur, show a date ("本帖最后由 … 于 2024-6-15 编辑", "[ 此帖被 …
+/// 在 … 重新编辑 ]", "… 发表于 …") or repeat another post's words on the
+/// page (a quote). Empty when there are none, or when stripping them would
+/// leave a post with no text.
+fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
+    let none = Field { attr: "strip", css: String::new(), examples: Vec::new() };
+    let mut texts: HashMap<*const Html, Vec<String>> = HashMap::new();
+    for (d, g) in bodies {
+        texts.entry(*d as *const Html).or_default().push(line_text(*g));
+    }
+    let mut tally: BTreeMap<String, (usize, usize, Vec<String>)> = BTreeMap::new();
+    for (d, g) in bodies {
+        let own_text = line_text(*g);
+        for e in g.descendent_elements() {
+            let Some(key) = select::own(e).into_iter().find(|o| o.contains('.')) else { continue };
+            let t = line_text(e);
+            if t.chars().count() < 4 {
+                continue;
+            }
+            let dated = normalize_time(&t).is_some();
+            let quoted = texts[&(*d as *const Html)].iter().any(|other| *other != own_text && other.contains(&t));
+            let entry = tally.entry(key).or_default();
+            entry.0 += (dated || quoted) as usize;
+            entry.1 += 1;
+            if entry.2.len() < 2 {
+                entry.2.push(describe(e));
+            }
+        }
+    }
+    let kept: Vec<(&String, &Vec<String>)> = tally.iter().filter(|(_, (hit, n, _))| *n >= 2 && *hit * 5 >= *n * 4).map(|(k, (_, _, ex))| (k, ex)).collect();
+    if kept.is_empty() {
+        return none;
+    }
+    let css = kept.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ");
+    let Some(sel) = select::parse(&css) else { return none };
+    if bodies.iter().any(|(_, g)| luntan_extract::parse::paragraphs(*g, Some(&sel)).is_empty()) {
+        tracing::debug!("stripping {css} empties a post; not stripped");
+        return none;
+    }
+    Field { attr: "strip", css, examples: kept.into_iter().flat_map(|(_, ex)| ex.clone()).collect() }
+}
+
+/// What extract reads from a field's element: the body's paragraphs, the
+/// author's name, the time, the floor's number.
+fn field_value(name: &str, e: ElementRef) -> Option<String> {
+    match name {
+        "body" => Some(luntan_extract::parse::paragraphs(e, None).join("\n")),
+        "time" => time_of(e),
+        "floor" => floor_number(&line_text(e)).map(|n| n.to_string()),
+        _ => Some(line_text(e)),
+    }
+}
+
+/// As extract's `floor_number`: the first number, or the names forums
+/// give the first floors.
+fn floor_number(label: &str) -> Option<u32> {
+    let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
+    digits
+        .parse()
+        .ok()
+        .or_else(|| [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)].iter().find(|(n, _)| label.contains(n)).map(|&(_, n)| n))
 }
 
 fn title_rule(titled: &[(&Seen, String)]) -> Option<Field> {

@@ -334,10 +334,11 @@ pub enum Role {
 }
 
 /// The anchored pattern of `shape` on `origin` (`http://host:port`), its
-/// varying places written as `roles` say (unnamed ones free). `open_end`:
-/// parameters after the match are allowed (and dropped from stored URLs,
-/// see `LinkPattern::canonical`).
-pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, open_end: bool) -> String {
+/// varying places written as `roles` say (unnamed ones free). `context`:
+/// query keys a link may add that vary with where it was found, not with
+/// what it names; they are allowed at the end in a `context` group, which
+/// luntan drops from the URLs it stores (`LinkPattern::canonical`).
+pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, context: &[String]) -> String {
     // Either scheme: a forum that moves to https keeps its patterns.
     let mut out = String::from("^https?://");
     out.push_str(&regex::escape(origin.host_str().unwrap_or_default()));
@@ -372,15 +373,16 @@ pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, open_en
             piece(&mut out, Pos::Query(key.clone(), j), k);
         }
     }
-    out.push_str(if open_end {
+    if !context.is_empty() {
+        let keys = context.iter().map(|k| regex::escape(k)).collect::<Vec<_>>().join("|");
+        let one = format!("(?:{keys})=[^&#]*");
         if shape.query.is_empty() {
-            r"(?:\?|$)"
+            let _ = write!(out, r"(?P<context>\?{one}(?:&{one})*)?");
         } else {
-            "(?:&|$)"
+            let _ = write!(out, "(?P<context>(?:&{one})+)?");
         }
-    } else {
-        "$"
-    });
+    }
+    out.push('$');
     out
 }
 
@@ -467,8 +469,11 @@ mod tests {
         let shape = u.shape();
         let roles = BTreeMap::from([(Pos::Query("tid".into(), 0), Role::Thread), (Pos::Query("page".into(), 0), Role::Page)]);
         let origin = Url::parse("http://h:8080/").unwrap();
-        assert_eq!(pattern(&origin, &shape, &roles, false), r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}&page={page}$");
-        assert_eq!(pattern(&origin, &shape.without("page"), &roles, true), r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}(?:&|$)");
+        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}&page={page}$");
+        assert_eq!(
+            pattern(&origin, &shape.without("page"), &roles, &["fpage".into()]),
+            r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}(?P<context>(?:&(?:fpage)=[^&#]*)+)?$"
+        );
     }
 
     #[test]

@@ -1261,6 +1261,7 @@ mod tests {
                             (ForumKind::Discuz, _) => format!("{}&page={n}", t.url_path),
                             (ForumKind::Phpbb, _) => format!("{}&start={}", t.url_path, (n - 1) * kind.thread_page_size()),
                             (ForumKind::Bbs, _) => format!("{}?page={n}", t.url_path),
+                            (other, _) => unreachable!("{other:?} is not one of the default forums"),
                         };
                         let page = fx.get(&path);
                         assert_eq!(page.status, 200, "{path}");

@@ -327,8 +327,27 @@ impl LinkPattern {
     /// after the end of the pattern's match are dropped, so a link that
     /// carries where it was found (`&highlight=…` from a search,
     /// `&extra=page%3D2` from a list, a session id) is stored once, as the
-    /// page itself. A pattern anchored with `$` keeps the URL whole.
+    /// page itself. A pattern anchored with `$` keeps the URL whole, except
+    /// for what a group named `context` matched: a parameter that varies
+    /// with where the link was found and may sit anywhere, written
+    /// precisely (`tid={thread}(?P<context>&fpage=[0-9]+)?$`).
     pub fn canonical(&self, url: &Url) -> Url {
+        if let Some(c) = self.regex.captures(url.as_str()).and_then(|c| c.name("context")).filter(|c| !c.is_empty()) {
+            let s = url.as_str();
+            let mut cut = format!("{}{}", &s[..c.start()], &s[c.end()..]);
+            // `?a=1&b=2` less its first parameter leaves `?&b=2`.
+            if let Some(q) = cut.find("?&") {
+                cut.replace_range(q + 1..q + 2, "");
+            }
+            if let Ok(u) = Url::parse(cut.trim_end_matches('?')) {
+                return self.open_end(&u);
+            }
+        }
+        self.open_end(url)
+    }
+
+    /// [`LinkPattern::canonical`]'s dropping of the parameters after the match.
+    fn open_end(&self, url: &Url) -> Url {
         let s = url.as_str();
         let (Some(m), Some(q)) = (self.regex.find(s), s.find('?')) else { return url.clone() };
         let query_end = s.find('#').unwrap_or(s.len());
@@ -601,6 +620,15 @@ mod tests {
         let p = parse(&DISCUZ.replace(r"forum\.php\?mod=viewthread&tid={thread}$", r"thread-{thread}-1-1\.html")).unwrap();
         let u = Url::parse("http://127.0.0.1:8080/dz/thread-9-1-1.html?from=search&kw=x").unwrap();
         assert_eq!(p.links.thread.canonical(&u).as_str(), "http://127.0.0.1:8080/dz/thread-9-1-1.html");
+        // A `context` group is dropped wherever it is, and only it.
+        let c = parse(&DISCUZ.replace(r"viewthread&tid={thread}$", r"viewthread(?P<context>&from=[a-z]+)?&tid={thread}(?P<context2>)$")).unwrap();
+        let c2 = parse(&DISCUZ.replace(r"viewthread&tid={thread}$", r"viewthread&tid={thread}(?P<context>&fpage=[0-9]+)?$")).unwrap();
+        let canon2 = |u: &str| c2.links.thread.canonical(&Url::parse(u).unwrap()).to_string();
+        assert_eq!(canon2(&format!("{home}?mod=viewthread&tid=22&fpage=3")), format!("{home}?mod=viewthread&tid=22"));
+        assert_eq!(canon2(&format!("{home}?mod=viewthread&tid=22")), format!("{home}?mod=viewthread&tid=22"));
+        assert!(c2.links.thread.captures(&format!("{home}?mod=viewthread&tid=22&uid=5")).is_none(), "precise: other parameters do not match");
+        let canon1 = |u: &str| c.links.thread.canonical(&Url::parse(u).unwrap()).to_string();
+        assert_eq!(canon1(&format!("{home}?mod=viewthread&from=list&tid=22")), format!("{home}?mod=viewthread&tid=22"));
     }
 
     #[test]

@@ -221,6 +221,15 @@ fn permanent_faults_never_go_away_and_the_truth_names_them() {
 
 #[test]
 fn content_traps_keep_every_post_as_the_truth_has_it() {
+    content_traps_keep_posts(ForumKind::ALL.to_vec());
+}
+
+#[test]
+fn content_traps_keep_every_post_of_the_extra_forums_too() {
+    content_traps_keep_posts(ForumKind::EXTRA.to_vec());
+}
+
+fn content_traps_keep_posts(forums: Vec<ForumKind>) {
     let h = Hostility {
         links: true,
         other_host: "http://other.test:81/".into(),
@@ -230,12 +239,12 @@ fn content_traps_keep_every_post_as_the_truth_has_it() {
         big_bytes: 200_000,
         ..Hostility::default()
     };
-    let cfg = FixtureConfig { threads: 60, boards: 2, hostility: h, ..FixtureConfig::default() };
+    let cfg = FixtureConfig { threads: 60, boards: 2, hostility: h, forums: forums.clone(), ..FixtureConfig::default() };
     let hostile = Fixture::new(cfg.clone());
     let plain = Fixture::new(FixtureConfig { hostility: Hostility::default(), ..cfg });
     assert_eq!(hostile.truth(), plain.truth(), "content traps change no truth");
     let (mut mislabelled, mut invalid, mut big) = (0, 0, 0);
-    for kind in ForumKind::ALL {
+    for kind in forums {
         let home = String::from_utf8_lossy(&hostile.get(kind.home_path()).body).into_owned();
         for needle in ["../../etc/passwd", "%2e%2e%2f", "javascript:", "file:///etc/passwd", "http://other.test:81/", "canary"] {
             assert!(home.contains(needle), "{kind:?} home lacks {needle}");
@@ -243,7 +252,8 @@ fn content_traps_keep_every_post_as_the_truth_has_it() {
         let f = hostile.forum(kind).unwrap();
         let list = String::from_utf8_lossy(&hostile.get(&f.board_path(&f.boards[0], 1)).body).into_owned();
         let row = match kind {
-            ForumKind::Discuz => "<tbody id=\"normalthread_x0\">",
+            ForumKind::Discuz | ForumKind::DiscuzX => "<tbody id=\"normalthread_x0\">",
+            ForumKind::Nexus => "<li class=\"thread-item\"><div class=\"subject\"><a class=\"subject-link\" href=\"../../etc/passwd\"",
             ForumKind::Phpbb => "<li class=\"row\"><dl><dt><a href=\"../../etc/passwd\"",
             ForumKind::Bbs => "<li class=\"topic\"><a class=\"title\" href=\"../../etc/passwd\"",
         };
@@ -269,6 +279,9 @@ fn content_traps_keep_every_post_as_the_truth_has_it() {
                 ForumKind::Phpbb => format!("/phpbb/viewtopic.php?t={id}"),
                 ForumKind::Bbs if !id.contains('/') => format!("/bbs/topic/{id}/x/"),
                 ForumKind::Bbs => continue,
+                ForumKind::DiscuzX if !id.contains('/') => format!("/dzx/thread-{id}-1-1.html"),
+                ForumKind::DiscuzX => continue,
+                ForumKind::Nexus => format!("/nx/read.php?tid={id}"),
             };
             assert_eq!(hostile.get(&path).status, 200, "{path}");
             assert_eq!(plain.get(&path).status, 404, "{path}");
