@@ -136,6 +136,26 @@ impl Work {
     }
 }
 
+/// Runs `stages` again over a finished crawl and insists nothing changed:
+/// no new thread, nothing saved, the same rows, no file rewritten (the
+/// database and lock files aside).
+pub fn assert_second_run_changes_nothing(work: &Work, stages: &[&str]) {
+    let rows_before = work.rows();
+    let files_before = work.files(work.dir.path());
+    let again: BTreeMap<&str, String> = stages.iter().map(|s| (*s, work.ok(s, &[]))).collect();
+    assert!(again["discover"].contains(" 0 new threads"), "{}", again["discover"]);
+    assert!(again["download"].contains("0 saved"), "{}", again["download"]);
+    assert_eq!(work.rows(), rows_before);
+    let files_after = work.files(work.dir.path());
+    let changed: Vec<_> = files_after
+        .iter()
+        .filter(|(p, bytes)| files_before.get(*p) != Some(*bytes))
+        .map(|(p, _)| p.display().to_string())
+        .filter(|p| !p.ends_with("luntan.db") && !p.ends_with("luntan.db-wal") && !p.ends_with("luntan.db-shm") && !p.ends_with(".lock"))
+        .collect();
+    assert!(changed.is_empty(), "a second run rewrote files: {changed:?}");
+}
+
 /// Every file under `dir` (recursively), sorted.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     walkdir(dir)

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use common::{fold, Work};
 use luntan_core::ThreadState;
@@ -131,18 +131,5 @@ fn three_forums_crawl_extract_index_and_search_end_to_end() {
     assert_eq!(per_site.len(), 3, "phrases came from every forum: {per_site:?}");
 
     // Running every stage again changes nothing.
-    let rows_before = work.rows();
-    let files_before = work.files(work.dir.path());
-    let again: BTreeMap<&str, String> = ["discover", "download", "extract", "index"].into_iter().map(|s| (s, work.ok(s, &[]))).collect();
-    assert!(again["discover"].contains(" 0 new threads"), "{}", again["discover"]);
-    assert!(again["download"].contains("0 saved"), "{}", again["download"]);
-    assert_eq!(work.rows(), rows_before);
-    let files_after = work.files(work.dir.path());
-    let changed: Vec<_> = files_after
-        .iter()
-        .filter(|(p, bytes)| files_before.get(*p) != Some(*bytes))
-        .map(|(p, _)| p.display().to_string())
-        .filter(|p| !p.ends_with("luntan.db") && !p.ends_with("luntan.db-wal") && !p.ends_with("luntan.db-shm") && !p.ends_with(".lock"))
-        .collect();
-    assert!(changed.is_empty(), "a second run rewrote files: {changed:?}");
+    common::assert_second_run_changes_nothing(&work, &["discover", "download", "extract", "index"]);
 }
