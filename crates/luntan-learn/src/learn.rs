@@ -181,7 +181,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     for (i, s) in seen.iter().enumerate().filter(|(_, s)| direct(s)) {
         for l in &s.page.links {
             let ls = Split::of(&l.url);
-            if let Some(step) = pager_step(&s.split, &s.shape, &ls, &shape_of(&ls), &l.text) {
+            if let Some(step) = pager_step(&s.split, &s.shape, &ls, &shape_of(&ls), if l.rel_pager { "next" } else { &l.text }) {
                 steps.entry(Family { base: step.base, page: Some((step.pos, step.added)) }).or_default().push((i, step.value));
             }
         }

@@ -39,8 +39,8 @@ pub struct SampleConfig {
 pub struct Link {
     pub url: Url,
     pub text: String,
-    /// `rel="next"` on the link.
-    pub next: bool,
+    /// `rel="next"` or `rel="prev"` on the link: a pager's, whatever its text.
+    pub rel_pager: bool,
 }
 
 /// One page read.
@@ -146,12 +146,13 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
         for a in doc.select(&anchors) {
             let Some(href) = a.value().attr("href") else { continue };
             let Some(link) = links::resolve(&site, &base, href) else { continue };
-            let next = a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next")));
+            let rel_pager =
+                a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
             if in_scope(&link) && !unsafe_link(&link) && seen.insert(link.clone()) {
                 frontier.push((link.clone(), depth + 1, found, Split::of(&link).sample_key()));
                 found += 1;
             }
-            out.push(Link { url: link, text: links::text_of(a), next });
+            out.push(Link { url: link, text: links::text_of(a), rel_pager });
         }
         progress(requests(), &url);
         pages.push(Page { url, landed: got.url, depth, html, links: out });
