@@ -18,9 +18,14 @@
 //!    that differs most between boards is the board id.
 //! 4. **Selectors.** The posts' records and their fields as the template
 //!    found them become the simplest CSS selectors that pick exactly them
-//!    on every sampled page; rows of a list page are the largest elements
-//!    around one thread's links; reply counts and last-post times are the
-//!    row texts that agree with the threads read whole.
+//!    (the records) or read the same value from them (author, time,
+//!    floor, body) on every sampled page. Where the template's bodies
+//!    agree on no selector, the body is the largest text block the
+//!    records share a selector for, and `strip` the elements inside it
+//!    that show a date or repeat another post (edit notes, quotes). Rows
+//!    of a list page are the largest elements around one thread's links;
+//!    reply counts and last-post times are the row texts that agree with
+//!    the threads read whole.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
