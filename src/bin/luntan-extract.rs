@@ -22,6 +22,11 @@ struct Args {
     /// that site file's forced encoding) and exit; touches no state.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     detect: Vec<PathBuf>,
+    /// Only print, per site file (or the one --site names), whether its
+    /// thread pages are read by the streaming reader or need a DOM, and
+    /// which selector needs it; touches no state.
+    #[arg(long)]
+    explain: bool,
     /// Extract the forum named by --site again from its saved HTML (after a
     /// site-file change): its extracted, indexed and extract-failed threads go
     /// back to "saved" first; `luntan-index` then replaces their documents.
@@ -37,6 +42,7 @@ struct Args {
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
     Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
+    Explain { sites: Vec<Site>, bad_site_file: bool },
     Extract { data: DataDir, state: StateUrl, cfg: ExtractConfig, stage: cli::StageArgs, worker: cli::WorkerArgs, again: bool, bad_site_file: bool },
 }
 
@@ -57,6 +63,15 @@ fn run(args: Args) -> ExitCode {
     };
     let result = match config {
         Config::Detect { files, forced } => detect(&files, forced),
+        Config::Explain { sites, bad_site_file } => {
+            for site in &sites {
+                match luntan_extract::stream::streamable(&site.thread) {
+                    Ok(()) => println!("{}: stream (pages it cannot rebuild exactly still go to the DOM)", site.id),
+                    Err(why) => println!("{}: DOM: {why}", site.id),
+                }
+            }
+            Ok(if bad_site_file { ExitCode::from(2) } else { ExitCode::SUCCESS })
+        }
         Config::Extract { data, state, cfg, stage, worker, again, bad_site_file } => {
             extract(&data, &state, &cfg, &stage, &worker, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
         }
@@ -88,6 +103,13 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
             None => None,
         };
         return Ok(Config::Detect { files: args.detect, forced });
+    }
+    if args.explain {
+        let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
+        if sites.is_empty() && !bad_site_file {
+            return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
+        }
+        return Ok(Config::Explain { sites, bad_site_file });
     }
     let state = args.common.state().map_err(|e| vec![format!("luntan-extract: {e}")])?;
     let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());

@@ -10,6 +10,13 @@
 //!   With `post="auto"` the posts are found as the page's repeated
 //!   records instead of by selectors (S4's template-based extraction,
 //!   `template.rs`).
+//! - [`stream`]: the same page reading without a DOM: the site file's
+//!   selectors matched over html5ever's tokenizer with a stack of open
+//!   elements ([`stream::parse_page_stream`]); `parse_page` takes it when
+//!   the rules allow ([`stream::streamable`], `luntan-extract --explain`)
+//!   and the page has nothing whose tree it does not rebuild exactly, else
+//!   the DOM. `LUNTAN_EXTRACT_DOM=1` reads every page through the DOM (the
+//!   A/B switch).
 //! - [`stage`]: the whole stage over the store ([`stage::run`] with an
 //!   [`ExtractConfig`], under a [`luntan_core::StageRun`]), parallel with
 //!   rayon, failures recorded per thread.
@@ -50,6 +57,7 @@ use luntan_core::store::StoreError;
 pub mod json;
 pub mod parse;
 pub mod stage;
+pub mod stream;
 pub mod template;
 
 pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};

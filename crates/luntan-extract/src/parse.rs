@@ -60,9 +60,9 @@ pub struct ThreadExtract {
     pub pages: Vec<PageReport>,
 }
 
-const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
+pub(crate) const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
 
-const BLOCKS: &[&str] = &[
+pub(crate) const BLOCKS: &[&str] = &[
     "p",
     "div",
     "li",
@@ -104,7 +104,7 @@ const BLOCKS: &[&str] = &[
 ];
 
 /// Cells in one row read as one line, but not glued together.
-const CELLS: &[&str] = &["td", "th"];
+pub(crate) const CELLS: &[&str] = &["td", "th"];
 
 fn title_selector() -> &'static Selector {
     static S: OnceLock<Selector> = OnceLock::new();
@@ -119,6 +119,37 @@ pub fn parse_page(site: &Site, html: &str) -> PageExtract {
 /// [`parse_page`] for a page fetched at `now` (the forum's wall clock):
 /// relative times are resolved against it.
 pub fn parse_page_at(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
+    let plan = stream_plan(site);
+    parse_page_with(site, plan.as_ref(), html, now)
+}
+
+/// The site's rules compiled for [`crate::stream`], unless they need the
+/// DOM (see [`crate::stream::streamable`]) or `LUNTAN_EXTRACT_DOM=1` asks
+/// for the DOM: the A/B switch that reads every page the old way, to
+/// measure the stream against it (or to rule it out).
+pub(crate) fn stream_plan(site: &Site) -> Option<crate::stream::Plan> {
+    static DOM: OnceLock<bool> = OnceLock::new();
+    let dom = *DOM.get_or_init(|| std::env::var_os("LUNTAN_EXTRACT_DOM").is_some_and(|v| !v.is_empty() && v != "0"));
+    if dom {
+        return None;
+    }
+    crate::stream::Plan::new(&site.thread).ok()
+}
+
+/// One page: by the stream when the rules allow it and the page is one it
+/// reads exactly, else through the DOM.
+fn parse_page_with(site: &Site, plan: Option<&crate::stream::Plan>, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
+    if let Some(plan) = plan {
+        if let Ok(page) = crate::stream::read(plan, &site.thread, html, now) {
+            return page;
+        }
+    }
+    parse_page_dom(site, html, now)
+}
+
+/// [`parse_page_at`] through the page's DOM (scraper's `Html`), whatever
+/// the rules: what [`crate::stream::parse_page_stream`] must equal.
+pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
     let doc = Html::parse_document(html);
     let rules = &site.thread;
     let title = page_title(&doc, rules);
@@ -214,12 +245,18 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 /// The time an element shows: its text, else a `datetime`/`title` attribute
 /// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
 pub(crate) fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-    let read = |text: &str| match now {
-        Some(now) => resolve_time(text, now),
-        None => normalize_time(text),
-    };
+    let read = |text: &str| read_time(text, now);
     read(&line_text(el))
         .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(read))
+}
+
+/// A time as text shows it: resolved against `now` when the page's fetch
+/// time is known, else normalized.
+pub(crate) fn read_time(text: &str, now: Option<time::PrimitiveDateTime>) -> Option<String> {
+    match now {
+        Some(now) => resolve_time(text, now),
+        None => normalize_time(text),
+    }
 }
 
 /// The floor a label shows: its first number, or the names forums give the
@@ -234,14 +271,14 @@ pub(crate) fn floor_number(label: &str) -> Option<u32> {
 
 /// Builds paragraphs from a stream of text and breaks.
 #[derive(Default)]
-struct Paragraphs {
+pub(crate) struct Paragraphs {
     done: Vec<String>,
     cur: String,
     space: bool,
 }
 
 impl Paragraphs {
-    fn text(&mut self, s: &str) {
+    pub(crate) fn text(&mut self, s: &str) {
         for c in s.chars() {
             if c.is_whitespace() {
                 self.space = !self.cur.is_empty();
@@ -255,18 +292,18 @@ impl Paragraphs {
         }
     }
 
-    fn soft_space(&mut self) {
+    pub(crate) fn soft_space(&mut self) {
         self.space = !self.cur.is_empty();
     }
 
-    fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         if !self.cur.is_empty() {
             self.done.push(std::mem::take(&mut self.cur));
         }
         self.space = false;
     }
 
-    fn finish(mut self) -> Vec<String> {
+    pub(crate) fn finish(mut self) -> Vec<String> {
         self.end();
         self.done
     }
@@ -392,7 +429,10 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
     // page shows them.
     let (extracts, by_floor) = match site.thread.auto_posts {
         true => crate::template::thread_pages(site, &texts),
-        false => (texts.iter().map(|(text, now)| parse_page_at(site, text, *now)).collect::<Vec<_>>(), site.thread.floor.is_some()),
+        false => {
+            let plan = stream_plan(site);
+            (texts.iter().map(|(text, now)| parse_page_with(site, plan.as_ref(), text, *now)).collect::<Vec<_>>(), site.thread.floor.is_some())
+        }
     };
     let mut title: Option<String> = None;
     let mut posts: Vec<Post> = Vec::new();
