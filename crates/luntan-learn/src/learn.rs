@@ -211,14 +211,15 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     let thread_fam = fams
         .into_iter()
         .map(|f| {
-            let evidence = steps.get(&f).map_or(0, Vec::len);
-            tracing::debug!("thread family {} paged at {:?}: {} links from lists, {evidence} pager steps", f.base.key(), f.page, lists_link(&f));
-            (lists_link(&f), evidence, f)
+            let (linked, evidence) = (lists_link(&f), steps.get(&f).map_or(0, Vec::len));
+            tracing::debug!("thread family {} paged at {:?}: {linked} links from lists, {evidence} pager steps", f.base.key(), f.page);
+            (linked, evidence, f)
         })
         // A forum's own thread URLs are the ones its thread pagers write:
         // of two forms lists link to (rewritten and dynamic), the one with
-        // pager steps.
-        .max_by(|a, b| (a.1 > 0, a.0, a.1).cmp(&(b.1 > 0, b.0, b.1)).then_with(|| b.2.cmp(&a.2)))
+        // pager steps; a family lists hardly link to (an author filter
+        // with its own pager) does not count as paged.
+        .max_by_key(|(linked, evidence, f)| (*evidence > 0 && *linked >= LIST_LINKS, *linked, *evidence, std::cmp::Reverse(f.clone())))
         .map(|(_, _, f)| f)
         .expect("thread shapes are not empty");
     tracing::debug!("threads: {} paged at {:?}", thread_fam.base.key(), thread_fam.page);
