@@ -223,15 +223,18 @@ pub fn check(text: &str, sample: &sample::Sample) -> Result<Check, LearnError> {
     let site = Site::parse(text, Path::new("learned.xml")).map_err(|e| LearnError::Invalid(e.to_string()))?;
     let mut c = Check::default();
     for p in &sample.pages {
-        if p.landed != p.url {
-            continue;
-        }
         let doc = Html::parse_document(&p.html);
         let base = links::base_url(&doc, &p.landed);
-        let url = p.url.as_str();
+        // The home page counts where it landed (`/` redirected to
+        // `/forum.php`), as discover reads it; other pages reached by a
+        // redirect are lookalikes.
         if p.depth == 0 {
             c.boards = links::board_links(&site, &doc, &base).0.len();
         }
+        if p.landed != p.url {
+            continue;
+        }
+        let url = p.url.as_str();
         let l = &site.links;
         let ok = |pat: Option<&luntan_core::site::LinkPattern>| pat.and_then(|x| x.captures(url)).is_some_and(|m| m.is_ok());
         if ok(Some(&l.board)) || ok(l.board_page.as_ref()) {
