@@ -333,19 +333,38 @@ fn sweep_stale(dir: &Path, ext: &str, age: Duration) -> io::Result<usize> {
     if !dir.exists() {
         return Ok(0);
     }
+    // Workers sharing the directory write, publish (rename) and sweep
+    // temp files at the same time: one that is gone by the time it is
+    // looked at or removed was finished or swept by another, not an error.
+    let gone = |r: io::Result<()>| match r {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+        Ok(()) => Ok(true),
+    };
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d)? {
+        let entries = match fs::read_dir(&d) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && d != dir => continue,
+            r => r?,
+        };
+        for entry in entries {
             let entry = entry?;
-            let ty = entry.file_type()?;
+            let Ok(ty) = entry.file_type() else { continue };
             if ty.is_dir() {
                 stack.push(entry.path());
             } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) && entry.file_name().to_string_lossy().contains(&infix) {
-                if !age.is_zero() && entry.metadata()?.modified()?.elapsed().unwrap_or_default() < age {
-                    continue;
+                if !age.is_zero() {
+                    let modified = match entry.metadata().and_then(|m| m.modified()) {
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                        r => r?,
+                    };
+                    if modified.elapsed().unwrap_or_default() < age {
+                        continue;
+                    }
                 }
-                fs::remove_file(entry.path())?;
-                n += 1;
+                if gone(fs::remove_file(entry.path()))? {
+                    n += 1;
+                }
             }
         }
     }
