@@ -180,7 +180,8 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
     (out, refused)
 }
 
-fn first_number(s: &str) -> Option<i64> {
+/// The first number in a list row's text (`1,204` → 1204), as a reply count.
+pub fn first_number(s: &str) -> Option<i64> {
     let digits: String = s.chars().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
     digits.parse().ok()
 }

@@ -244,7 +244,7 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 
 /// The time an element shows: its text, else a `datetime`/`title` attribute
 /// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
-pub(crate) fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
+pub fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
     let read = |text: &str| read_time(text, now);
     read(&line_text(el))
         .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(read))
@@ -261,7 +261,7 @@ pub(crate) fn read_time(text: &str, now: Option<time::PrimitiveDateTime>) -> Opt
 
 /// The floor a label shows: its first number, or the names forums give the
 /// first floors.
-pub(crate) fn floor_number(label: &str) -> Option<u32> {
+pub fn floor_number(label: &str) -> Option<u32> {
     let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
     if let Ok(n) = digits.parse() {
         return Some(n);
@@ -386,7 +386,7 @@ pub(crate) fn paragraphs_without(body: ElementRef, strip: Option<&Selector>, als
 }
 
 /// An element's text on one line (titles, authors, times, floors).
-pub(crate) fn line_text(el: ElementRef) -> String {
+pub fn line_text(el: ElementRef) -> String {
     paragraphs(el, None).join(" ")
 }
 

@@ -31,7 +31,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ego_tree::NodeId;
 use luntan_core::dates::normalize_time;
-use luntan_crawl::links;
+use luntan_crawl::links::{self, first_number};
+use luntan_extract::parse::floor_number;
 use luntan_extract::template::{records, FoundRecord};
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
@@ -84,6 +85,12 @@ impl Family {
         shape == self.base || self.page_key().is_some_and(|k| shape.extra_param(&self.base).is_some_and(|(key, kind)| key == k && *kind == Kind::Num))
     }
 
+    /// The varying places that may name the board or thread: all but a
+    /// page number written in place.
+    fn id_vars(&self) -> Vec<Pos> {
+        self.base.vars().into_iter().map(|(p, _)| p).filter(|p| self.page.as_ref().is_none_or(|(pp, added)| *added || pp != p)).collect()
+    }
+
     /// Whether `split` is this family's first page.
     fn first(&self, split: &Split, shape_of: &impl Fn(&Split) -> Shape, first: u64) -> bool {
         shape_of(split) == self.base
@@ -100,12 +107,12 @@ fn counts(c: char) -> bool {
 
 /// Letters and digits of `el` outside links and inside them, leaving out
 /// texts that are dates or bare numbers (a list row's counts and times,
-/// which would pass for prose).
-fn text_split(el: ElementRef) -> (usize, usize) {
+/// which would pass for prose) and the `labels` many records repeat.
+fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
     let (mut out, mut inl) = (0, 0);
     for node in el.descendants() {
-        let Some(t) = node.value().as_text() else { continue };
-        if t.chars().all(|c| !c.is_alphabetic()) || normalize_time(t).is_some() {
+        let Some(t) = node.value().as_text().map(|t| t.trim()) else { continue };
+        if t.chars().all(|c| !c.is_alphabetic()) || normalize_time(t).is_some() || labels.contains(t) {
             continue;
         }
         let n = t.chars().filter(|&c| counts(c)).count();
@@ -117,6 +124,16 @@ fn text_split(el: ElementRef) -> (usize, usize) {
         }
     }
     (out, inl)
+}
+
+/// The body a `body` selector takes in a post, as extract takes it: the
+/// post itself when it matches, else the first match inside.
+fn body_at<'a>(post: ElementRef<'a>, body: &Selector) -> Option<ElementRef<'a>> {
+    if body.matches(&post) {
+        Some(post)
+    } else {
+        post.select(body).next()
+    }
 }
 
 fn el(doc: &Html, id: NodeId) -> ElementRef<'_> {
@@ -132,9 +149,10 @@ fn thread_like(doc: &Html, found: &[FoundRecord]) -> bool {
     }
     let dated = found.iter().filter(|r| r.time.is_some()).count();
     let (mut body, mut out, mut inl) = (0, 0, 0);
+    let none = HashSet::new();
     for r in found {
-        body += text_split(el(doc, r.body)).0;
-        let (o, i) = text_split(el(doc, r.record));
+        body += text_split(el(doc, r.body), &none).0;
+        let (o, i) = text_split(el(doc, r.record), &none);
         out += o;
         inl += i;
     }
@@ -226,7 +244,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
 
     // The thread id: the number that takes the most values on one page.
     let id_pos = |fam: &Family, pages: &mut dyn Iterator<Item = &Seen>| -> Option<Pos> {
-        let vars: Vec<Pos> = fam.base.vars().into_iter().map(|(p, _)| p).filter(|p| fam.page.as_ref().is_none_or(|(pp, added)| *added || pp != p)).collect();
+        let vars = fam.id_vars();
         let mut best: HashMap<Pos, usize> = HashMap::new();
         for s in pages {
             let members: Vec<Split> = s.page.links.iter().map(|l| Split::of(&l.url)).filter(|l| fam.member(l, &shape_of)).collect();
@@ -265,19 +283,15 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
         context.extend(ids.into_iter().filter(|(_, v)| v.len() >= LIST_LINKS).map(|(k, _)| k));
     }
 
-    // 3. List pages: pages that link to three threads or more.
-    let thread_ids = |s: &Seen| -> HashSet<String> {
-        s.page
-            .links
-            .iter()
-            .map(|l| Split::of(&l.url))
-            .filter(|l| {
-                let sh = shape_of(l);
-                thread_fam.member(l, &shape_of) || sh.extra_param(&thread_fam.base).is_some_and(|(k, _)| context.contains(k))
-            })
-            .filter_map(|l| l.get(&thread_id).map(str::to_owned))
-            .collect()
+    // The thread a URL names: a page of the threads' family, or a first
+    // page with a context parameter.
+    let thread_of = |sp: &Split| -> Option<String> {
+        let named = thread_fam.member(sp, &shape_of) || shape_of(sp).extra_param(&thread_fam.base).is_some_and(|(k, _)| context.contains(k));
+        named.then(|| sp.get(&thread_id).map(str::to_owned)).flatten()
     };
+
+    // 3. List pages: pages that link to three threads or more.
+    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| thread_of(&Split::of(&l.url))).collect() };
     let list_pages: Vec<usize> = (0..seen.len())
         .filter(|&i| {
             let s = &seen[i];
@@ -302,8 +316,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     let board_id = {
         // Board ids differ between boards: counted over the home page,
         // the lists, and the links of both.
-        let vars: Vec<Pos> =
-            board_fam.base.vars().into_iter().map(|(p, _)| p).filter(|p| board_fam.page.as_ref().is_none_or(|(pp, added)| *added || pp != p)).collect();
+        let vars = board_fam.id_vars();
         let mut values: HashMap<Pos, HashSet<String>> = HashMap::new();
         let sources = seen.iter().filter(|s| s.page.depth == 0).chain(list_pages.iter().map(|&i| &seen[i]));
         for s in sources {
@@ -437,12 +450,7 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
 
     // 6. List rows.
     let lists: Vec<&Seen> = list_pages.iter().map(|&i| &seen[i]).filter(|s| board_fam.member(&s.split, &shape_of)).collect();
-    let is_thread = |u: &Url| {
-        let sp = Split::of(u);
-        (thread_fam.member(&sp, &shape_of) || shape_of(&sp).extra_param(&thread_fam.base).is_some_and(|(k, _)| context.contains(k)))
-            .then(|| sp.get(&thread_id).map(str::to_owned))
-            .flatten()
-    };
+    let is_thread = |u: &Url| thread_of(&Split::of(u));
     // What the threads read whole say: posts and the last post's time.
     let mut whole: HashMap<String, Whole> = HashMap::new();
     let thread_first = first_page(&values(&thread_fam));
@@ -475,11 +483,10 @@ fn time_text(doc: &Html, id: NodeId) -> Option<String> {
     time_of(el(doc, id))
 }
 
-/// As extract's `time_of`: the text, else a `datetime` or `title` on the
-/// element or inside it.
+/// The time an element shows, as extract reads it (no clock: relative
+/// times stay unread).
 fn time_of(e: ElementRef) -> Option<String> {
-    normalize_time(&line_text(e))
-        .or_else(|| std::iter::once(e).chain(e.descendent_elements()).flat_map(|x| [x.attr("datetime"), x.attr("title")]).flatten().find_map(normalize_time))
+    luntan_extract::parse::time_of(e, None)
 }
 
 /// The post selector and the fields inside it, from the pages whose posts
@@ -532,7 +539,7 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
         let fits = |sel: &Selector| {
             pairs.iter().all(|(d, r, f)| {
                 let rec = el(d, *r);
-                let got = if name == "body" && sel.matches(&rec) { Some(rec) } else { rec.select(sel).next() };
+                let got = if name == "body" { body_at(rec, sel) } else { rec.select(sel).next() };
                 got.is_some_and(|g| field_value(name, g) == field_value(name, el(d, *f)))
             })
         };
@@ -542,37 +549,26 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
             None => {}
         }
     }
-    if let Some(body) = out.iter().find(|f| f.attr == "body").and_then(|f| select::parse(&f.css)) {
-        let body = &body;
-        let bodies: Vec<(&Html, ElementRef)> = grouped
-            .iter()
-            .flat_map(|s| {
-                let doc = &s.doc;
-                s.found.iter().filter_map(move |r| {
-                    let rec = el(doc, r.record);
-                    if body.matches(&rec) { Some(rec) } else { rec.select(body).next() }.map(|g| (doc, g))
-                })
-            })
-            .collect();
-        let strip = strip_rule(&bodies);
-        if !strip.css.is_empty() {
-            out.push(strip);
-        }
-    } else if out[0].css != "auto" {
-        match body_with_strip(&grouped) {
-            Some((body, strip)) => {
+    if out[0].css != "auto" && !out.iter().any(|f| f.attr == "body") {
+        match body_by_words(&grouped) {
+            Some(body) => {
                 missing.retain(|m| !m.starts_with("body:"));
                 out.insert(1, body);
-                if !strip.css.is_empty() {
-                    out.push(strip);
-                }
             }
             // A post selector needs a body; without one the template
             // finds the posts and every field.
             None => {
                 missing.push("post: learned, but not its body; posts and their fields are found by the template (post=\"auto\")".into());
-                out = vec![Field { attr: "post", css: "auto".into(), examples: Vec::new() }];
+                return vec![Field { attr: "post", css: "auto".into(), examples: Vec::new() }];
             }
+        }
+    }
+    if let Some(body) = out.iter().find(|f| f.attr == "body").and_then(|f| select::parse(&f.css)) {
+        let bodies: Vec<(&Html, ElementRef)> =
+            grouped.iter().flat_map(|s| s.found.iter().filter_map(|r| body_at(el(&s.doc, r.record), &body).map(|g| (&s.doc, g)))).collect();
+        let strip = strip_rule(&bodies);
+        if !strip.css.is_empty() {
+            out.push(strip);
         }
     }
     out
@@ -584,12 +580,9 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
 /// the one that holds (nearly) the most of the posts' words, and of those
 /// the tightest; words count outside links, dates, bare numbers (a
 /// profile's post counts) and the labels most records repeat ("发表于",
-/// "只看该作者"). Then `strip`: the elements of a class inside those
-/// bodies that, wherever they occur, show a date ("本帖最后由 … 于
-/// 2024-6-15 编辑", "… 发表于 …") or repeat another post's words (a quote).
-fn body_with_strip(grouped: &[&&Seen]) -> Option<(Field, Field)> {
+/// "只看该作者"). Quotes and edit notes it takes in are left to `strip`.
+fn body_by_words(grouped: &[&&Seen]) -> Option<Field> {
     struct Page<'a> {
-        doc: &'a Html,
         records: Vec<ElementRef<'a>>,
         labels: HashSet<String>,
     }
@@ -605,19 +598,9 @@ fn body_with_strip(grouped: &[&&Seen]) -> Option<(Field, Field)> {
                 }
             }
             let labels = seen_in.into_iter().filter(|(_, n)| n * 2 >= records.len()).map(|(t, _)| t).collect();
-            Page { doc: &s.doc, records, labels }
+            Page { records, labels }
         })
         .collect();
-    let weight = |e: ElementRef, labels: &HashSet<String>| -> usize {
-        e.descendants()
-            .filter_map(|n| {
-                let t = n.value().as_text()?.trim();
-                let linked = n.ancestors().take_while(|a| a.id() != e.id()).any(|a| a.value().as_element().is_some_and(|x| x.name() == "a"));
-                (!t.is_empty() && !linked && t.chars().any(char::is_alphabetic) && normalize_time(t).is_none() && !labels.contains(t))
-                    .then(|| t.chars().filter(|&c| counts(c)).count())
-            })
-            .sum()
-    };
     let total: usize = pages.iter().map(|p| p.records.len()).sum();
     let mut cands: Vec<String> = Vec::new();
     for p in pages.iter().take(2) {
@@ -638,9 +621,9 @@ fn body_with_strip(grouped: &[&&Seen]) -> Option<(Field, Field)> {
         let (mut held, mut size, mut found) = (0, 0, 0);
         for p in &pages {
             for r in &p.records {
-                if let Some(g) = if sel.matches(r) { Some(*r) } else { r.select(&sel).next() } {
+                if let Some(g) = body_at(*r, &sel) {
                     found += 1;
-                    held += weight(g, &p.labels);
+                    held += text_split(g, &p.labels).0;
                     size += g.text().map(|t| t.chars().filter(|c| !c.is_whitespace()).count()).sum::<usize>();
                 }
             }
@@ -653,12 +636,8 @@ fn body_with_strip(grouped: &[&&Seen]) -> Option<(Field, Field)> {
     let (css, _, _) = scored.into_iter().filter(|s| s.1 * 20 >= most * 19).min_by_key(|s| s.2)?;
     let sel = select::parse(&css)?;
     tracing::debug!("body by its words: {css}");
-    let sel = &sel;
-    let got: Vec<(&Page, ElementRef)> =
-        pages.iter().flat_map(|p| p.records.iter().filter_map(move |r| if sel.matches(r) { Some(*r) } else { r.select(sel).next() }.map(|g| (p, g)))).collect();
-    let examples = got.iter().take(3).map(|(_, g)| describe(*g)).collect();
-    let bodies: Vec<(&Html, ElementRef)> = got.iter().map(|(p, g)| (p.doc, *g)).collect();
-    Some((Field { attr: "body", css, examples }, strip_rule(&bodies)))
+    let examples = pages.iter().flat_map(|p| p.records.iter().filter_map(|r| body_at(*r, &sel))).take(3).map(describe).collect();
+    Some(Field { attr: "body", css, examples })
 }
 
 /// `strip`: the elements of a class inside the bodies that, wherever
@@ -715,16 +694,6 @@ fn field_value(name: &str, e: ElementRef) -> Option<String> {
     }
 }
 
-/// As extract's `floor_number`: the first number, or the names forums
-/// give the first floors.
-fn floor_number(label: &str) -> Option<u32> {
-    let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
-    digits
-        .parse()
-        .ok()
-        .or_else(|| [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)].iter().find(|(n, _)| label.contains(n)).map(|&(_, n)| n))
-}
-
 fn title_rule(titled: &[(&Seen, String)]) -> Option<Field> {
     let body = Selector::parse("body *").expect("static selector");
     let mut cands: Vec<String> = Vec::new();
@@ -753,11 +722,6 @@ fn describe(e: ElementRef) -> String {
     }
     let text: String = line_text(e).chars().take(24).collect();
     format!("<{s}> {text:?}")
-}
-
-fn first_number(s: &str) -> Option<i64> {
-    let digits: String = s.chars().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
-    digits.parse().ok()
 }
 
 /// Rows, titles, reply counts and last-post times of list pages.

@@ -77,12 +77,11 @@ impl Sample {
 
 /// The site the walk runs under: the home page, its politeness, no rules.
 pub fn walking_site(home: &Url, delay: Duration) -> Result<Site, LearnError> {
-    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let text = format!(
         r#"<site id="learn"><home>{}</home><politeness delay-ms="{}" concurrency="1"/>
   <links><board>^luntan-learn:{{board}}$</board><thread>^luntan-learn:{{thread}}$</thread></links>
   <thread post="auto"/></site>"#,
-        esc(home.as_str()),
+        crate::text(home.as_str()),
         delay.as_millis()
     );
     Site::parse(&text, Path::new("luntan-learn")).map_err(|e| LearnError::Home { url: home.to_string(), why: e.to_string() })

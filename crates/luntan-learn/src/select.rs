@@ -7,11 +7,7 @@ use std::collections::HashSet;
 use ego_tree::NodeId;
 use scraper::{ElementRef, Html, Selector};
 
-/// The text of an element on one line, as extract reads titles, authors
-/// and floors.
-pub fn line_text(el: ElementRef) -> String {
-    luntan_extract::parse::paragraphs(el, None).join(" ")
-}
+pub use luntan_extract::parse::line_text;
 
 fn css_ident(s: &str) -> bool {
     s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
