@@ -743,6 +743,19 @@ def mb_or(x):
     return "–" if x is None else f"{x:.0f} MB"
 
 
+def polite_forum(root, data, section, sid, started):
+    """One fixture forum of the polite and workers sections: served alone
+    with its request log, its site file at POLITE_DELAY_MS and concurrency
+    1, renamed `sid`, in data/sites. `started(sid, fixture)` is called as
+    soon as the server runs, so the caller stops it whatever follows."""
+    out = root / f"sites-{sid}"
+    f = Fixture(f"{section}-{sid}", ["--threads", POLITE_THREADS, "--boards", 2, "--forums", "dz"], sites_out=out,
+                request_log=root / f"requests-{sid}.jsonl")
+    started(sid, f)
+    set_politeness(out / "dz.xml", f'<politeness delay-ms="{POLITE_DELAY_MS}" concurrency="1"/>', new_id=sid)
+    shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
+
+
 def set_attrs(site_file, tag, attrs):
     """Sets attributes of the site file's one <tag …/> (added when absent)."""
     text = site_file.read_text()
@@ -976,13 +989,7 @@ class Bench:
         log(f"polite: {POLITE_FORUMS} fixture forums, {POLITE_THREADS} threads each, delay-ms={POLITE_DELAY_MS} concurrency=1")
         try:
             for k in range(POLITE_FORUMS):
-                sid = f"p{k + 1:02d}"
-                out = root / f"sites-{sid}"
-                f = Fixture(f"polite-{sid}", ["--threads", POLITE_THREADS, "--boards", 2, "--forums", "dz"], sites_out=out,
-                            request_log=root / f"requests-{sid}.jsonl")
-                servers.append(f)
-                set_politeness(out / "dz.xml", f'<politeness delay-ms="{POLITE_DELAY_MS}" concurrency="1"/>', new_id=sid)
-                shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
+                polite_forum(root, data, "polite", f"p{k + 1:02d}", lambda sid, f: servers.append(f))
             r = run([BIN / "luntan-discover", "--data", data, "-q"])
             log(f"  discover (polite, not measured): {r.wall:.1f}s")
             template = root / "discovered.db"
@@ -1089,13 +1096,7 @@ class Bench:
         t0s = []
         try:
             for k in range(forums):
-                sid = f"w{k + 1:02d}"
-                out = root / f"sites-{sid}"
-                f = Fixture(f"workers-{sid}", ["--threads", POLITE_THREADS, "--boards", 2, "--forums", "dz"], sites_out=out,
-                            request_log=root / f"requests-{sid}.jsonl")
-                servers.append((sid, f))
-                set_politeness(out / "dz.xml", f'<politeness delay-ms="{POLITE_DELAY_MS}" concurrency="1"/>', new_id=sid)
-                shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
+                polite_forum(root, data, "workers", f"w{k + 1:02d}", lambda sid, f: servers.append((sid, f)))
             r = run([BIN / "luntan-discover", "--data", data, "--state", url, "-q"])
             total = int(psql(url, "SELECT count(*) FROM threads")[0])
             sec["threads"] = total
