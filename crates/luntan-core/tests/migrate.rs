@@ -42,8 +42,21 @@ fn has_column(c: &Connection, table: &str, column: &str) -> bool {
 /// The schema as SQLite holds it, to tell whether an open changed anything.
 /// A schema without the threads table's statement (which migration 4's
 /// ALTERs rewrite in place).
+/// The schema but the `threads` table and its indexes, which migrations change.
 fn unlike_threads(schema: &[String]) -> Vec<String> {
-    schema.iter().filter(|sql| !sql.starts_with("CREATE TABLE threads")).cloned().collect()
+    schema.iter().filter(|sql| !sql.starts_with("CREATE TABLE threads") && !sql.contains(" ON threads ")).cloned().collect()
+}
+
+/// Migration 7: claims read off `threads_claim`, which replaced `threads_by_state`.
+fn assert_claim_index(c: &Connection) {
+    let indexes: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'threads' AND sql IS NOT NULL ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(indexes, ["threads_claim"], "migration 7 ran");
 }
 
 fn schema(c: &Connection) -> Vec<String> {
@@ -234,7 +247,8 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
 
     let mut s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 6);
+    assert_eq!(SCHEMA_VERSION, 7);
+    assert_claim_index(&watch);
     assert!(has_column(&watch, "keyword_rounds", "error"), "migration 2 ran");
     assert!(has_table(&watch, "search_accounts"), "migration 3 ran");
     assert!(has_column(&watch, "threads", "states_kept") && has_column(&watch, "threads", "states_dropped"), "migration 4 ran");
@@ -290,8 +304,10 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
     let after = schema(&watch);
-    assert_eq!(after.len(), before.len() + 5, "only migrations 3 to 6 ran (search_accounts, validators, site_locks, gates, gate_slots): {after:?}");
+    // Migration 7 replaced one index of threads by another.
+    assert_eq!(after.len(), before.len() + 5, "only migrations 3 to 7 ran (search_accounts, validators, site_locks, gates, gate_slots): {after:?}");
     assert!(unlike_threads(&before).iter().all(|sql| after.contains(sql)), "nothing made anew");
+    assert_claim_index(&watch);
     assert!(has_table(&watch, "search_accounts"));
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
     assert_fixture_rows(&s);
@@ -315,13 +331,14 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
 
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    // Recognised as version 3: only migration 4's and 6's columns and 5's and 6's tables are new.
+    // Recognised as version 3: only migration 4's and 6's columns, 5's and 6's tables and 7's index are new.
     let new_tables = ["validators", "site_locks", "gates", "gate_slots"];
     let after: Vec<String> =
         unlike_threads(&schema(&watch)).into_iter().filter(|sql| !new_tables.iter().any(|t| sql.starts_with(&format!("CREATE TABLE {t} ")))).collect();
     assert_eq!(after, unlike_threads(&before), "recognised, not migrated again or made anew");
     assert!(has_table(&watch, "validators"), "migration 5 ran");
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
+    assert_claim_index(&watch);
     assert_fixture_rows(&s);
     assert_eq!(s.keyword_rounds(None).unwrap()[0].error.as_deref(), Some("search: 503 Service Unavailable"));
     assert_eq!((s.last_search("dz", "").unwrap(), s.last_search("dz", "alice").unwrap()), (Some(1794999000000), Some(1795000000000)));

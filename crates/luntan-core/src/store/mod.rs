@@ -178,6 +178,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_browser_states.sql"),
     include_str!("migrations/0005_validators.sql"),
     include_str!("migrations/0006_leases.sql"),
+    include_str!("migrations/0007_claim_order.sql"),
 ];
 const POSTGRES_MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0001_tables.sql"),
@@ -186,6 +187,7 @@ const POSTGRES_MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0004_browser_states.sql"),
     include_str!("migrations/postgres/0005_validators.sql"),
     include_str!("migrations/postgres/0006_leases.sql"),
+    include_str!("migrations/postgres/0007_claim_order.sql"),
 ];
 const _: () = assert!(MIGRATIONS.len() == POSTGRES_MIGRATIONS.len());
 
