@@ -267,13 +267,22 @@ impl AtomicFile {
     }
 
     /// fsyncs the file, renames it over its final name, fsyncs the directory.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        sync_dir(&self.commit_leaving_dir()?)
+    }
+
+    /// [`AtomicFile::commit`] but for the directory's fsync, which it leaves
+    /// to the caller and returns the directory for: files published
+    /// together (a batch of downloaded threads, mostly in one directory)
+    /// need one [`sync_dir`] after the last rename, not one each. Until the
+    /// caller's `sync_dir`, the file may be visible but not yet durable.
+    pub fn commit_leaving_dir(mut self) -> io::Result<PathBuf> {
         let file = self.file.take().expect("an AtomicFile is committed once");
         file.sync_all()?;
         drop(file);
         fs::rename(&self.tmp, &self.path)?;
         self.published = true;
-        sync_dir(parent_dir(&self.path)?)
+        Ok(parent_dir(&self.path)?.to_owned())
     }
 }
 

@@ -6,8 +6,9 @@
 //!
 //! A thread is saved whole or not at all: every page is fetched first, then
 //! each file is written atomically, and only then does the row become
-//! `Saved`. A killed run leaves at most a stray temp file and an unchanged
-//! row, which the next run simply downloads again.
+//! `Saved` (several threads at a time: [`crate::commit`]). A killed run
+//! leaves at most a stray temp file and an unchanged row, which the next
+//! run simply downloads again.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -15,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use luntan_core::capture::{self, Exchange, PageCapture};
 use luntan_core::contract::StageRun;
 use luntan_core::ids::SaveDate;
-use luntan_core::layout::write_atomic;
 use luntan_core::state::{Stage, ThreadState};
-use luntan_core::store::{Store, StoreError, ThreadRow, Update};
+use luntan_core::store::{Store, StoreError, ThreadRow};
 use luntan_core::{DataDir, Site};
 use url::Url;
 
 use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
-use crate::db::{lock, with_store};
+use crate::commit::{Commit, CommitError, Committer};
+use crate::db::with_store;
 use crate::fetch::{FetchError, Fetched, Fetcher, ResponseHead};
 use crate::links::{page_links_in, BoardLink};
 
@@ -149,6 +150,9 @@ pub async fn download_site(
         s.keep_leases(claims.lease)
     })
     .await?;
+    // Threads finish into one committer, which writes whatever is ready
+    // at once: at most every thread in flight.
+    let committer = Committer::start(store.clone(), opts.in_flight);
     let mut tasks = tokio::task::JoinSet::new();
     // Claimed a batch at a time, so that workers on other hosts share the
     // queue and a killed one holds only its batch, for one lease.
@@ -177,11 +181,11 @@ pub async fn download_site(
                 pending.extend(batch);
             }
             let Some(row) = pending.pop_front() else { break };
-            let (run, fetcher, store, opts, renderer) = (run.clone(), fetcher.clone(), store.clone(), opts.clone(), renderer.clone());
+            let (run, fetcher, committer, opts, renderer) = (run.clone(), fetcher.clone(), committer.clone(), opts.clone(), renderer.clone());
             tasks.spawn(async move {
                 let outcome = match &renderer {
-                    Some(r) => save_browser_thread(&run, r, &store, &opts, &row).await,
-                    None => save_thread(&run, &fetcher, &store, &opts, &row).await,
+                    Some(r) => save_browser_thread(&run, r, &committer, &opts, &row).await,
+                    None => save_thread(&run, &fetcher, &committer, &opts, &row).await,
                 };
                 (row, outcome)
             });
@@ -209,9 +213,12 @@ pub async fn download_site(
                 report.failed += 1;
             }
             Err(Failure::Store(e)) => return Err(e.into()),
+            // Another thread of its batch carries the reason.
+            Err(Failure::Unsaved) => run.stop().set(),
         }
         run.progress().advance(1);
     }
+    tracing::debug!("{site_id}: {} threads saved in {} commits", report.saved, committer.batches());
     // What this worker claimed and did not finish is free again at once.
     let site = site_id.clone();
     with_store(&store, move |s| s.release(Some(&site))).await?;
@@ -231,18 +238,22 @@ enum Failure {
     /// A page could not be written for a reason of this machine's.
     Local(std::path::PathBuf, std::io::Error),
     Store(StoreError),
+    /// Its batch's transaction failed, and another thread of the batch
+    /// carries the error; the row is as it was.
+    Unsaved,
 }
 
-/// Writes one file of a thread atomically; a fault of this machine's (full
-/// disk, permissions) is told apart from one of the thread's.
-fn write_page(path: std::path::PathBuf, bytes: &[u8]) -> Result<(), Failure> {
-    write_atomic(&path, bytes).map_err(|source| {
-        if luntan_core::layout::is_local_fault(&source) {
-            Failure::Local(path.clone(), source)
-        } else {
-            Failure::Thread(ThreadError::Write { path, source })
+impl From<CommitError> for Failure {
+    /// A fault of this machine's (full disk, permissions) is told apart
+    /// from one of the thread's.
+    fn from(e: CommitError) -> Failure {
+        match e {
+            CommitError::Write(path, source) if luntan_core::layout::is_local_fault(&source) => Failure::Local(path, source),
+            CommitError::Write(path, source) => Failure::Thread(ThreadError::Write { path, source }),
+            CommitError::Store(e) => Failure::Store(e),
+            CommitError::Unsaved => Failure::Unsaved,
         }
-    })
+    }
 }
 
 /// What saving one thread wrote: pages (of them `kept` from its last
@@ -257,13 +268,13 @@ struct Saved {
 /// Fetches every page of a thread, writes them, moves the row to `Saved`.
 /// A re-queued thread whose pages are on disk from its last download is
 /// read from its last page on (see [`kept_pages`]).
-async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>>, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
+async fn save_thread(run: &StageRun, fetcher: &Fetcher, committer: &Committer, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
     // Ids were checked at discovery; checked again because they name files.
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
     if let Some(rules) = &fetcher.site().json {
-        return save_json_thread(run, fetcher, rules, store, row, loc).await;
+        return save_json_thread(run, fetcher, rules, committer, row, loc).await;
     }
     let thread = loc.thread.as_str();
     // Only a thread downloaded before, in pages, has pages to keep: a new
@@ -294,7 +305,7 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, store: &Arc<Mutex<Store>
     let content_type = pages.last().and_then(|p| p.content_type.clone());
     let captures = captures_of(&pages);
     let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
-    let saved = save_html_pages(run, store, loc, HtmlPages { pages: bodies, content_type, captures, ..Default::default() }).await?;
+    let saved = save_html_pages(run.data(), committer, loc, HtmlPages { pages: bodies, content_type, captures, ..Default::default() }).await?;
     Ok(Saved { kept, ..saved })
 }
 
@@ -401,8 +412,8 @@ fn captures_of<'a>(pages: impl IntoIterator<Item = &'a Fetched>) -> Vec<PageCapt
 
 /// A thread's HTML pages as download saves them.
 #[derive(Default)]
-struct HtmlPages<P> {
-    pages: Vec<P>,
+struct HtmlPages {
+    pages: Vec<Vec<u8>>,
     content_type: Option<String>,
     /// `article<T>.http`'s lines (see [`luntan_core::capture`]).
     captures: Vec<PageCapture>,
@@ -418,59 +429,27 @@ struct HtmlPages<P> {
 /// moves its row to `Saved` with their count, their content type and, from
 /// a browser, the number of DOM states dropped as duplicates, recording the
 /// boards met in the same transaction.
-async fn save_html_pages<P: AsRef<[u8]> + Send + 'static>(
-    run: &StageRun,
-    store: &Arc<Mutex<Store>>,
-    loc: luntan_core::ids::ThreadLoc,
-    html: HtmlPages<P>,
-) -> Result<Saved, Failure> {
+async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core::ids::ThreadLoc, html: HtmlPages) -> Result<Saved, Failure> {
     let n = html.pages.len();
-    let bytes: u64 = html.pages.iter().map(|p| p.as_ref().len() as u64).sum();
-    let (data, store) = (run.data().clone(), store.clone());
-    // Not `with_store`: the files are written before the lock is taken, so
-    // threads in flight write side by side.
-    tokio::task::spawn_blocking(move || {
-        for (i, page) in html.pages.iter().enumerate() {
-            write_page(data.html_path(&loc, i as u32 + 1), page.as_ref())?;
-        }
-        if let Some(fetched) = &html.fetched {
-            write_page(data.fetched_path(&loc), fetched.as_bytes())?;
-        }
-        // Written even when empty, so no line of an earlier save the same
-        // day outlives its page.
-        write_page(data.http_path(&loc), capture::to_lines(&html.captures).as_bytes())?;
-        let up = Update {
-            save_date: Some(loc.saved.as_str()),
-            pages: Some(n as u32),
-            content_type: html.content_type.as_deref(),
-            states: html.dropped.map(|d| (n as u32, d)),
-            ..Default::default()
-        };
-        lock(&store)
-            .batch(|s| {
-                for b in &html.boards {
-                    s.upsert_board(loc.site.as_str(), &b.id, b.url.as_str(), b.title.as_deref())?;
-                }
-                s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
-            })
-            .map_err(Failure::Store)?;
-        Ok(Saved { pages: n, kept: 0, bytes })
-    })
-    .await
-    .expect("write task panicked")
+    let bytes: u64 = html.pages.iter().map(|p| p.len() as u64).sum();
+    let mut files: Vec<_> = html.pages.into_iter().enumerate().map(|(i, page)| (data.html_path(&loc, i as u32 + 1), page)).collect();
+    if let Some(fetched) = html.fetched {
+        files.push((data.fetched_path(&loc), fetched.into_bytes()));
+    }
+    // Written even when empty, so no line of an earlier save the same day
+    // outlives its page.
+    files.push((data.http_path(&loc), capture::to_lines(&html.captures).into_bytes()));
+    let boards = html.boards.into_iter().map(|b| (b.id, b.url.to_string(), b.title)).collect();
+    let commit = Commit { loc, files, pages: n as u32, content_type: html.content_type, states: html.dropped.map(|d| (n as u32, d)), boards };
+    committer.commit(commit).await?;
+    Ok(Saved { pages: n, kept: 0, bytes })
 }
 
 /// Browser mode (S4): the thread page loaded in the browser and driven by
 /// the site file's thread actions; each DOM state kept is saved as a page
 /// (`article<T>.html`, `_p2`, …), and the counts of states kept and dropped
 /// move with the row.
-async fn save_browser_thread(
-    run: &StageRun,
-    renderer: &Renderer,
-    store: &Arc<Mutex<Store>>,
-    opts: &DownloadOptions,
-    row: &ThreadRow,
-) -> Result<Saved, Failure> {
+async fn save_browser_thread(run: &StageRun, renderer: &Renderer, committer: &Committer, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
     let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
@@ -497,14 +476,14 @@ async fn save_browser_thread(
     }
     // The DOM is serialised as UTF-8, whatever the forum sent.
     let html = HtmlPages {
-        pages: rendered.states,
+        pages: rendered.states.into_iter().map(String::into_bytes).collect(),
         content_type: Some("text/html; charset=utf-8".into()),
         captures,
         dropped: Some(rendered.dropped),
         fetched: Some(fetched),
         boards,
     };
-    save_html_pages(run, store, loc, html).await
+    save_html_pages(run.data(), committer, loc, html).await
 }
 
 /// Protocol mode (S4): the thread's JSON pages, raw, beside the server's
@@ -514,7 +493,7 @@ async fn save_json_thread(
     run: &StageRun,
     fetcher: &Fetcher,
     rules: &luntan_core::site::JsonRules,
-    store: &Arc<Mutex<Store>>,
+    committer: &Committer,
     row: &ThreadRow,
     loc: luntan_core::ids::ThreadLoc,
 ) -> Result<Saved, Failure> {
@@ -534,26 +513,13 @@ async fn save_json_thread(
     let n = pages.len();
     let fetched: String = pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect();
     let captures = capture::to_lines(&captures_of(pages.iter().map(|p| &p.fetched)));
-    let (data, store) = (run.data().clone(), store.clone());
-    tokio::task::spawn_blocking(move || {
-        for (i, page) in pages.iter().enumerate() {
-            write_page(data.json_path(&loc, i as u32 + 1), &page.fetched.body)?;
-        }
-        write_page(data.fetched_path(&loc), fetched.as_bytes())?;
-        write_page(data.http_path(&loc), captures.as_bytes())?;
-        let up = Update { save_date: Some(loc.saved.as_str()), pages: Some(n as u32), content_type: Some("application/json"), ..Default::default() };
-        lock(&store)
-            .batch(|s| {
-                for (id, url, name) in &users {
-                    s.upsert_board(loc.site.as_str(), id, url, name.as_deref())?;
-                }
-                s.transition(loc.site.as_str(), loc.thread.as_str(), ThreadState::Discovered, ThreadState::Saved, &up)
-            })
-            .map_err(Failure::Store)?;
-        Ok(Saved { pages: n, kept: 0, bytes })
-    })
-    .await
-    .expect("write task panicked")
+    let data = run.data();
+    let mut files: Vec<_> = pages.into_iter().enumerate().map(|(i, page)| (data.json_path(&loc, i as u32 + 1), page.fetched.body)).collect();
+    files.push((data.fetched_path(&loc), fetched.into_bytes()));
+    files.push((data.http_path(&loc), captures.into_bytes()));
+    let commit = Commit { loc, files, pages: n as u32, content_type: Some("application/json".into()), states: None, boards: users };
+    committer.commit(commit).await?;
+    Ok(Saved { pages: n, kept: 0, bytes })
 }
 
 /// Page 1, then every later page its pagers link to, in page order.

@@ -42,6 +42,7 @@
 //! ```
 
 pub mod browser;
+mod commit;
 pub mod db;
 pub mod discover;
 pub mod download;
