@@ -550,8 +550,27 @@ fn rows_indexed(store: &mut Store, report: &mut IndexReport, site: &str, pending
 /// network, whatever the rows say). The new index is built beside the old
 /// one and swapped in when complete, so searches never see it half built.
 /// With a store, rebuilt threads whose rows are `Extracted` become `Indexed`.
-/// A stop drops the half-built index and keeps the old one.
+/// A stop drops the half-built index and keeps the old one. Workers sharing
+/// the crawl ([`StageRun::is_shared`]) hold the forum's index by its site
+/// lock, as [`index_threads`] does: a forum another worker is writing is
+/// left alone (`busy`), not swapped from under it.
 pub fn rebuild_site(run: &StageRun, store: Option<&mut Store>, index: &IndexDir, site: &SiteId, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
+    let store = match store {
+        Some(store) if run.is_shared() => store,
+        store => return rebuild_unlocked(run, store, index, site, opts),
+    };
+    let lease = run.claims().lease;
+    if !store.lock_site(Stage::Index, site.as_str(), lease)? {
+        return Ok(IndexReport { busy: vec![site.to_string()], ..IndexReport::default() });
+    }
+    let keeper = store.keep_leases(lease);
+    let rebuilt = keeper.map_err(IndexError::from).and_then(|_keeper| rebuild_unlocked(run, Some(&mut *store), index, site, opts));
+    store.unlock_site(Stage::Index, site.as_str())?;
+    rebuilt
+}
+
+/// [`rebuild_site`] once the forum's index is this run's to write.
+fn rebuild_unlocked(run: &StageRun, store: Option<&mut Store>, index: &IndexDir, site: &SiteId, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
     let files = run.data().thread_xml_files(site)?;
     let final_path = index.site_index(site);
@@ -971,6 +990,31 @@ mod tests {
         let names: Vec<String> = fs::read_dir(c.index.root()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["dz.index"], "a stopped rebuild leaves no half-built directory");
         assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 4);
+    }
+
+    #[test]
+    fn a_shared_rebuild_leaves_a_forum_whose_index_another_worker_writes_and_takes_it_once_free() {
+        let rows = [("dz", "1"), ("dz", "2")];
+        let mut c = crawl(&rows, &rows, &[]);
+        let opts = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
+        index_threads(&c.run(), &mut c.store, &c.index, None, &opts).unwrap();
+        // A thread only the rebuild would add, from its file.
+        let mut more = thread("dz", "3", "第三帖", &[("小红", "只在文件里")], None);
+        more.board = "2".into();
+        write_atomic(&c.data.xml_path(&loc("dz", "3", "20261130")), more.to_xml().as_bytes()).unwrap();
+        let mut other = Store::open(&c.data.db_path()).unwrap();
+        other.set_worker("another-worker");
+        assert!(other.lock_site(Stage::Index, "dz", Duration::from_secs(600)).unwrap());
+        let shared = StageRun::begin_shared(&c.data, Stage::Index, Stop::new()).unwrap();
+        let dz = SiteId::parse("dz").unwrap();
+        let busy = rebuild_site(&shared, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
+        assert_eq!((busy.indexed, busy.busy.as_slice()), (0, &["dz".to_string()][..]), "{}", busy.summary());
+        assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 2, "the other worker's index is untouched");
+        other.unlock_site(Stage::Index, "dz").unwrap();
+        let rebuilt = rebuild_site(&shared, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
+        assert_eq!((rebuilt.indexed, rebuilt.busy.len()), (3, 0));
+        assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 3);
+        assert!(other.lock_site(Stage::Index, "dz", Duration::from_secs(600)).unwrap(), "the rebuild gave the forum's lock back");
     }
 
     #[test]
