@@ -9,8 +9,9 @@
 //! The order within a batch is the order a single thread's save always had:
 //! every file is written to a temp file, fsynced and renamed into place;
 //! then each directory is fsynced once; only then does the transaction move
-//! the rows. A crash anywhere leaves rows unmoved, and at worst files that
-//! the next download of those threads writes again.
+//! the rows. A crash before the transaction commits leaves every row of the
+//! batch unmoved, and at worst files that the next download of those
+//! threads writes again.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
