@@ -18,7 +18,6 @@ Settings: AB_THREADS (50,000, the full bench's), AB_ROUNDS (3), BENCH_DIR
 """
 import os
 import shutil
-import sqlite3
 import statistics
 import sys
 from pathlib import Path
@@ -65,7 +64,9 @@ def main():
                 data, s = download(builds[name])
                 samples[name].append(s)
                 R.log(f"round {r + 1} {name}: {s['pages']} pages in {s['wall']:.1f}s = {s['rate']:.0f} pages/s, cpu {s['cpu']:.1f}s, server cpu {s['server']:.1f}s")
-                lua = lua or wrk_script(data)
+                if lua is None:
+                    lua = R.WORK / "wrk-urls.lua"
+                    R.wrk_page_script(data / "luntan.db", lua)
             cpu0 = fixture.cpu()
             w = R.run(["wrk", "-t1", f"-c{R.CONCURRENCY}", f"-d{WRK_SECS}s", "-s", lua, fixture.base])
             requests = int(w.out.split(" requests in")[0].rsplit(None, 1)[1])
@@ -82,24 +83,6 @@ def main():
               f"server CPU {1000 * med(name, 'server') / pages:.3f} ms/page, peak RSS {med(name, 'rss_mb'):.0f} MB")
     if os.environ.get("BENCH_KEEP") != "1":
         shutil.rmtree(R.WORK, ignore_errors=True)
-
-
-def wrk_script(data):
-    """A wrk script cycling through the page URLs a download saved."""
-    paths = []
-    with sqlite3.connect(data / "luntan.db") as db:
-        for url, pages in db.execute("select url, pages from threads where state = 1 order by rowid"):
-            path = "/" + url.split("/", 3)[3]
-            paths += [path] + [f"{path}&page={p}" for p in range(2, (pages or 1) + 1)]
-    urls = R.WORK / "wrk-urls.txt"
-    urls.write_text("".join(p + "\n" for p in paths))
-    lua = R.WORK / "wrk-urls.lua"
-    lua.write_text(
-        f'local paths = {{}}\nfor line in io.lines("{urls}") do paths[#paths + 1] = line end\n'
-        "local i = 0\nrequest = function()\n  i = i % #paths + 1\n"
-        '  return wrk.format("GET", paths[i], {["Accept-Encoding"] = "gzip"})\nend\n'
-    )
-    return lua
 
 
 if __name__ == "__main__":

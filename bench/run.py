@@ -756,6 +756,26 @@ def polite_forum(root, data, section, sid, started):
     shutil.copyfile(out / "dz.xml", data / "sites" / f"{sid}.xml")
 
 
+def wrk_page_script(db_path, lua):
+    """Writes `lua`, a wrk script cycling through the page URLs of every
+    thread a download saved (its database at `db_path`), each asked with
+    `Accept-Encoding: gzip` as luntan asks; the URL list goes beside it.
+    Returns how many URLs."""
+    paths = []
+    with sqlite3.connect(db_path) as db:
+        for url, pages in db.execute("select url, pages from threads where state = 1 order by rowid"):
+            path = "/" + url.split("/", 3)[3]
+            paths += [path] + [f"{path}&page={p}" for p in range(2, (pages or 1) + 1)]
+    urls = Path(lua).with_suffix(".txt")
+    urls.write_text("".join(p + "\n" for p in paths))
+    Path(lua).write_text(
+        f'local paths = {{}}\nfor line in io.lines("{urls}") do paths[#paths + 1] = line end\n'
+        "local i = 0\nrequest = function()\n  i = i % #paths + 1\n"
+        '  return wrk.format("GET", paths[i], {["Accept-Encoding"] = "gzip"})\nend\n'
+    )
+    return len(paths)
+
+
 def set_attrs(site_file, tag, attrs):
     """Sets attributes of the site file's one <tag …/> (added when absent)."""
     text = site_file.read_text()
@@ -923,17 +943,7 @@ class Bench:
         self.setup_forum()
         sec = self.results["sections"].setdefault("download", {"luntan": [], "peer": [], "limit": []})
         sec["threads"] = len(self.thread_urls)
-        wrk_urls = WORK / "wrk-urls.txt"
         wrk_lua = WORK / "wrk-urls.lua"
-        wrk_lua.write_text(
-            'local paths = {}\n'
-            f'for line in io.lines("{wrk_urls}") do paths[#paths + 1] = line end\n'
-            'local i = 0\n'
-            'request = function()\n'
-            '  i = i % #paths + 1\n'
-            '  return wrk.format("GET", paths[i], {["Accept-Encoding"] = "gzip"})\n'
-            'end\n'
-        )
         data = WORK / "dl-luntan"
 
         def luntan(r):
@@ -944,14 +954,7 @@ class Bench:
             log(f"  {d['pages']} pages in {ran.wall:.1f}s = {rate:.0f} pages/s (cpu {ran.cpu:.1f}s, server cpu {d['server_cpu']:.1f}s, rss {ran.rss_mb:.0f} MB)")
             if r == 0:
                 # The page URLs luntan fetched, for wrk.
-                with sqlite3.connect(data / "luntan.db") as db:
-                    paths = []
-                    for url, pages in db.execute("select url, pages from threads where state = 1 order by rowid"):
-                        path = "/" + url.split("/", 3)[3]
-                        paths.append(path)
-                        paths += [f"{path}&page={p}" for p in range(2, (pages or 1) + 1)]
-                wrk_urls.write_text("".join(p + "\n" for p in paths))
-                sec["wrk_urls"] = len(paths)
+                sec["wrk_urls"] = wrk_page_script(data / "luntan.db", wrk_lua)
 
         def scrapy(r):
             out = fresh(WORK / "dl-scrapy")
