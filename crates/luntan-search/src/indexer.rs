@@ -563,8 +563,11 @@ pub fn rebuild_site(run: &StageRun, store: Option<&mut Store>, index: &IndexDir,
     if !store.lock_site(Stage::Index, site.as_str(), lease)? {
         return Ok(IndexReport { busy: vec![site.to_string()], ..IndexReport::default() });
     }
-    let keeper = store.keep_leases(lease);
-    let rebuilt = keeper.map_err(IndexError::from).and_then(|_keeper| rebuild_unlocked(run, Some(&mut *store), index, site, opts));
+    // The keeper renews the lock for as long as the rebuild takes.
+    let rebuilt = match store.keep_leases(lease) {
+        Ok(_keeper) => rebuild_unlocked(run, Some(&mut *store), index, site, opts),
+        Err(e) => Err(e.into()),
+    };
     store.unlock_site(Stage::Index, site.as_str())?;
     rebuilt
 }
