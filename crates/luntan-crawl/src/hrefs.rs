@@ -36,7 +36,9 @@ use std::borrow::Cow;
 
 use encoding_rs::Encoding;
 use luntan_text::encoding::{detect, http_charset, prescan_meta};
-use memchr::{memchr, memchr2, memmem};
+pub use luntan_text::markup::Span;
+use luntan_text::markup::{comment_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into};
+use memchr::memchr;
 
 /// Why a page's links need a DOM after all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,14 +51,6 @@ pub enum Unsure {
     InSvg(String),
     #[error("more than one <base href>")]
     SecondBase,
-}
-
-/// Where one attribute value lies in the page: `body[start..end]`, and
-/// `body[end]` is the byte that ended it. `start == end`: the empty string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    start: usize,
-    end: usize,
 }
 
 /// What [`scan`] found: every `<a>`'s `href` in source order and the first
@@ -170,322 +164,18 @@ fn unescape(text: Cow<'_, str>) -> Cow<'_, str> {
         return text;
     }
     let normalized;
-    let mut rest: &str = if text.contains(['\r', '\0']) {
+    let rest: &str = if text.contains(['\r', '\0']) {
         normalized = text.replace("\r\n", "\n").replace('\r', "\n").replace('\0', "\u{FFFD}");
         &normalized
     } else {
         &text
     };
     let mut out = String::with_capacity(rest.len());
-    while let Some(k) = rest.find('&') {
-        out.push_str(&rest[..k]);
-        let after = &rest[k + 1..];
-        match reference(after) {
-            Some((chars, used)) => {
-                out.extend(chars.into_iter().flatten());
-                rest = &after[used..];
-            }
-            None => {
-                out.push('&');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
+    unescape_into(&mut out, rest, true);
     Cow::Owned(out)
 }
 
-/// The character reference at the start of `after` (the text after a `&`
-/// in an attribute value): its characters and how many bytes it used, or
-/// `None` when the `&` stays literal. html5ever's algorithm, step for step.
-fn reference(after: &str) -> Option<([Option<char>; 2], usize)> {
-    let b = after.as_bytes();
-    match b.first()? {
-        b'#' => {
-            let hex = matches!(b.get(1), Some(b'x' | b'X'));
-            let (radix, from) = if hex { (16, 2) } else { (10, 1) };
-            let digits = b[from..].iter().take_while(|c| char::from(**c).is_digit(radix)).count();
-            if digits == 0 {
-                return None;
-            }
-            let mut n: u32 = 0;
-            let mut too_big = false;
-            for &d in &b[from..from + digits] {
-                n = n.saturating_mul(radix).saturating_add(char::from(d).to_digit(radix).expect("counted as a digit"));
-                too_big |= n > 0x10FFFF;
-            }
-            let used = from + digits + usize::from(b.get(from + digits) == Some(&b';'));
-            Some(([Some(numeric(n, too_big)), None], used))
-        }
-        c if c.is_ascii_alphanumeric() => {
-            // Query strings are full of these, and a name ending in `;` is
-            // the longest match there is: no need to walk the table.
-            for (name, ch) in [("amp;", '&'), ("lt;", '<'), ("gt;", '>'), ("quot;", '"')] {
-                if after.starts_with(name) {
-                    return Some(([Some(ch), None], name.len()));
-                }
-            }
-            // The longest prefix that names a reference; the table also holds
-            // every prefix of every name, so the walk stops where no name can.
-            let mut best: Option<((u32, u32), usize)> = None;
-            for (i, ch) in after.char_indices() {
-                let end = i + ch.len_utf8();
-                match web_atoms::NAMED_ENTITIES.get(&after[..end]) {
-                    Some(&v) if v.0 != 0 => best = Some((v, end)),
-                    Some(_) => {}
-                    None => break,
-                }
-            }
-            let ((c1, c2), len) = best?;
-            // For old pages' sake `&copy=` and `&copyx` in an attribute stay
-            // literal; the value's end (a quote, a space, `>`) does not.
-            if b[len - 1] != b';' && b.get(len).is_some_and(|n| *n == b'=' || n.is_ascii_alphanumeric()) {
-                return None;
-            }
-            let chars = [char::from_u32(c1), if c2 == 0 { None } else { char::from_u32(c2) }];
-            Some((chars, len))
-        }
-        _ => None,
-    }
-}
-
-/// What `&#n;` stands for, errors resolved as html5ever does.
-fn numeric(n: u32, too_big: bool) -> char {
-    match n {
-        _ if too_big => '\u{FFFD}',
-        0 | 0xD800..=0xDFFF => '\u{FFFD}',
-        0x80..=0x9F => web_atoms::C1_REPLACEMENTS[(n - 0x80) as usize].unwrap_or_else(|| char::from_u32(n).expect("C1 control")),
-        n => char::from_u32(n).unwrap_or('\u{FFFD}'),
-    }
-}
-
 // ---------------------------------------------------------------- tokenizer
-
-fn is_space(b: u8) -> bool {
-    // CR counts: the tokenizer sees it as the LF it is normalized to.
-    matches!(b, b'\t' | b'\n' | 0x0C | b'\r' | b' ')
-}
-
-/// A start or end tag read to its end.
-struct Tag {
-    /// Just past its `>`.
-    end: usize,
-    self_closing: bool,
-    href: Option<Span>,
-}
-
-/// Where a tag name starting at `i` ends (at whitespace, `/` or `>`);
-/// `None` if the page ends first.
-fn name_end(b: &[u8], i: usize) -> Option<usize> {
-    b[i..].iter().position(|&c| is_space(c) || c == b'/' || c == b'>').map(|k| i + k)
-}
-
-/// Reads attributes from `i` (just after the tag name) to the tag's `>`,
-/// keeping the first `href` when asked. `None`: the page ends inside the
-/// tag, which then never becomes an element.
-fn tag_rest(b: &[u8], mut i: usize, want_href: bool) -> Option<Tag> {
-    let skip_space = |i: &mut usize| {
-        while *i < b.len() && is_space(b[*i]) {
-            *i += 1;
-        }
-    };
-    let mut href = None;
-    loop {
-        skip_space(&mut i);
-        match *b.get(i)? {
-            b'>' => return Some(Tag { end: i + 1, self_closing: false, href }),
-            b'/' => {
-                i += 1;
-                if *b.get(i)? == b'>' {
-                    return Some(Tag { end: i + 1, self_closing: true, href });
-                }
-                continue;
-            }
-            _ => {}
-        }
-        // The first character always belongs to the name, even `=`; quotes
-        // and `<` in names are errors but still part of them.
-        let name_start = i;
-        i += 1;
-        while i < b.len() && !(is_space(b[i]) || matches!(b[i], b'/' | b'>' | b'=')) {
-            i += 1;
-        }
-        let name = &b[name_start..i];
-        skip_space(&mut i);
-        let value = if b.get(i) == Some(&b'=') {
-            i += 1;
-            skip_space(&mut i);
-            match *b.get(i)? {
-                q @ (b'"' | b'\'') => {
-                    let close = i + 1 + memchr(q, &b[i + 1..])?;
-                    let v = Span { start: i + 1, end: close };
-                    i = close + 1;
-                    v
-                }
-                // `href=>`: an empty value, and the `>` ends the tag.
-                b'>' => Span { start: i, end: i },
-                _ => {
-                    let start = i;
-                    while i < b.len() && !(is_space(b[i]) || b[i] == b'>') {
-                        i += 1;
-                    }
-                    if i == b.len() {
-                        return None;
-                    }
-                    Span { start, end: i }
-                }
-            }
-        } else {
-            Span { start: i, end: i }
-        };
-        // A repeated attribute is dropped: the first one counts.
-        if want_href && href.is_none() && name.eq_ignore_ascii_case(b"href") {
-            href = Some(value);
-        }
-    }
-}
-
-/// If `b[i..]` is `name` (any case) followed by whitespace, `/` or `>`,
-/// where that follower is.
-fn end_name(b: &[u8], i: usize, name: &[u8]) -> Option<usize> {
-    let d = i + name.len();
-    let follower = *b.get(d)?;
-    (b[i..d].eq_ignore_ascii_case(name) && (is_space(follower) || follower == b'/' || follower == b'>')).then_some(d)
-}
-
-/// The end of the RAWTEXT or RCDATA content of `<name>` that starts at `i`:
-/// just past its `</name>`, or `None` if it runs to the end of the page.
-fn skip_raw(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
-    loop {
-        let at = i + memmem::find(&b[i..], b"</")?;
-        if let Some(d) = end_name(b, at + 2, name) {
-            return tag_rest(b, d, false).map(|t| t.end);
-        }
-        i = at + 1;
-    }
-}
-
-/// The end of a `<script>`'s content starting at `i`, following the script
-/// data states: `<!--` escapes, and inside them a `<script>` that makes
-/// `</script>` not end anything until `-->` or its own `</script>`.
-fn skip_script(b: &[u8], mut i: usize) -> Option<usize> {
-    #[derive(Clone, Copy)]
-    enum S {
-        Data,
-        Escaped,
-        EscapedDash,
-        EscapedDashDash,
-        Double,
-        DoubleDash,
-        DoubleDashDash,
-    }
-    let mut s = S::Data;
-    loop {
-        // Where the next `<` of an escaped state is, once found.
-        let lt;
-        match s {
-            S::Data => {
-                let at = i + memchr(b'<', &b[i..])?;
-                if b.get(at + 1) == Some(&b'/') {
-                    if let Some(d) = end_name(b, at + 2, b"script") {
-                        return tag_rest(b, d, false).map(|t| t.end);
-                    }
-                    i = at + 2;
-                } else if b[at + 1..].starts_with(b"!--") {
-                    (i, s) = (at + 4, S::EscapedDashDash);
-                } else {
-                    i = at + 1;
-                }
-                continue;
-            }
-            S::Escaped | S::Double => {
-                let at = i + memchr2(b'-', b'<', &b[i..])?;
-                if b[at] == b'-' {
-                    i = at + 1;
-                    s = if matches!(s, S::Escaped) { S::EscapedDash } else { S::DoubleDash };
-                    continue;
-                }
-                lt = at;
-            }
-            S::EscapedDash | S::EscapedDashDash | S::DoubleDash | S::DoubleDashDash => {
-                let double = matches!(s, S::DoubleDash | S::DoubleDashDash);
-                let dash_dash = matches!(s, S::EscapedDashDash | S::DoubleDashDash);
-                match *b.get(i)? {
-                    b'-' => {
-                        i += 1;
-                        s = if double { S::DoubleDashDash } else { S::EscapedDashDash };
-                        continue;
-                    }
-                    b'<' => lt = i,
-                    b'>' if dash_dash => {
-                        (i, s) = (i + 1, S::Data);
-                        continue;
-                    }
-                    _ => {
-                        i += 1;
-                        s = if double { S::Double } else { S::Escaped };
-                        continue;
-                    }
-                }
-            }
-        }
-        let double = matches!(s, S::Double | S::DoubleDash | S::DoubleDashDash);
-        if double {
-            // Only `</script` + delimiter leaves the double escape.
-            match b.get(lt + 1) {
-                Some(b'/') => match end_name(b, lt + 2, b"script") {
-                    Some(d) => (i, s) = (d + 1, S::Escaped),
-                    None => (i, s) = (lt + 2, S::Double),
-                },
-                _ => (i, s) = (lt + 1, S::Double),
-            }
-        } else {
-            match b.get(lt + 1) {
-                Some(b'/') => {
-                    if let Some(d) = end_name(b, lt + 2, b"script") {
-                        return tag_rest(b, d, false).map(|t| t.end);
-                    }
-                    (i, s) = (lt + 2, S::Escaped);
-                }
-                Some(c) if c.is_ascii_alphabetic() => match end_name(b, lt + 1, b"script") {
-                    Some(d) => (i, s) = (d + 1, S::Double),
-                    None => (i, s) = (lt + 1, S::Escaped),
-                },
-                _ => (i, s) = (lt + 1, S::Escaped),
-            }
-        }
-    }
-}
-
-/// Just past the end of a comment whose `<!--` ends at `p`, or `None` if
-/// it runs to the end of the page. `<!-->` and `<!--->` are whole comments;
-/// otherwise `--`, any more dashes, then `>` or `!>` end it.
-fn comment_end(b: &[u8], p: usize) -> Option<usize> {
-    let rest = &b[p..];
-    if rest.starts_with(b">") {
-        return Some(p + 1);
-    }
-    if rest.starts_with(b"->") {
-        return Some(p + 2);
-    }
-    let mut q = p;
-    loop {
-        let mut e = q + memmem::find(&b[q..], b"--")? + 2;
-        while b.get(e) == Some(&b'-') {
-            e += 1;
-        }
-        match b.get(e)? {
-            b'>' => return Some(e + 1),
-            b'!' if b.get(e + 1) == Some(&b'>') => return Some(e + 2),
-            _ => q = e,
-        }
-    }
-}
-
-/// Just past the next `>` from `i` (bogus comments and doctypes end there).
-fn past_gt(b: &[u8], i: usize) -> Option<usize> {
-    memchr(b'>', &b[i..]).map(|k| i + k + 1)
-}
 
 /// Start tags that end SVG (the tree builder leaves foreign content for them).
 #[rustfmt::skip]
@@ -511,7 +201,16 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
             let name = &b[lt + 1..ne];
             let anchor = name.eq_ignore_ascii_case(b"a");
             let base = name.eq_ignore_ascii_case(b"base");
-            let Some(tag) = tag_rest(b, ne, svg.is_empty() && (anchor || base)) else { break };
+            let want_href = svg.is_empty() && (anchor || base);
+            let mut href = None;
+            let Some(tag) = tag_rest(b, ne, |name, value| {
+                // A repeated attribute is dropped: the first one counts.
+                if want_href && href.is_none() && b[name.start..name.end].eq_ignore_ascii_case(b"href") {
+                    href = Some(value);
+                }
+            }) else {
+                break;
+            };
             i = tag.end;
             if !svg.is_empty() {
                 let lower = name.to_ascii_lowercase();
@@ -534,21 +233,23 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                 _ => b"",
             };
             match lower {
-                b"a" => found.anchors.extend(tag.href),
-                b"base" if tag.href.is_some() => {
+                b"a" => found.anchors.extend(href),
+                b"base" if href.is_some() => {
                     if found.base.is_some() {
                         return Err(Unsure::SecondBase);
                     }
-                    found.base = tag.href;
+                    found.base = href;
                 }
-                b"script" => match skip_script(b, i) {
-                    Some(e) => i = e,
+                b"script" => match script_end(b, i).and_then(|(_, d)| tag_rest(b, d, |_, _| {})) {
+                    Some(t) => i = t.end,
                     None => break,
                 },
-                b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"noscript" | b"title" | b"textarea" => match skip_raw(b, i, name) {
-                    Some(e) => i = e,
-                    None => break,
-                },
+                b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"noscript" | b"title" | b"textarea" => {
+                    match raw_end(b, i, name).and_then(|(_, d)| tag_rest(b, d, |_, _| {})) {
+                        Some(t) => i = t.end,
+                        None => break,
+                    }
+                }
                 b"plaintext" => break,
                 b"svg" if !tag.self_closing => svg.push(b"svg".to_vec()),
                 b"math" => return Err(Unsure::Element("math")),
@@ -562,7 +263,7 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                 Some(b'>') => i = lt + 3,
                 Some(c) if c.is_ascii_alphabetic() => {
                     let Some(ne) = name_end(b, lt + 2) else { break };
-                    let Some(tag) = tag_rest(b, ne, false) else { break };
+                    let Some(tag) = tag_rest(b, ne, |_, _| {}) else { break };
                     i = tag.end;
                     if !svg.is_empty() {
                         let lower = b[lt + 2..ne].to_ascii_lowercase();

@@ -8,6 +8,9 @@
 //! - [`fold`]: traditional Chinese folded to simplified, the one fold crawl's
 //!   topic scoring and search's analyzers share.
 //! - [`jieba()`]: one jieba dictionary per process, built on first use.
+//! - [`markup`]: HTML's tokenizer states over bytes (where tags, comments
+//!   and raw text end, what a character reference stands for), shared by
+//!   download's link scan and extract's tokenizer.
 //!
 //! ```
 //! use luntan_text::encoding::{detect_and_decode, Source};
@@ -27,5 +30,6 @@
 
 mod chinese;
 pub mod encoding;
+pub mod markup;
 
 pub use chinese::{fold, jieba};
