@@ -11,8 +11,9 @@
 //!   records instead of by selectors (S4's template-based extraction,
 //!   `template.rs`).
 //! - [`stream`]: the same page reading without a DOM: the site file's
-//!   selectors matched over html5ever's tokenizer with a stack of open
-//!   elements ([`stream::parse_page_stream`]); `parse_page` takes it when
+//!   selectors matched over html5ever's tokens with a stack of open
+//!   elements ([`stream::parse_page_stream`]), the tokens read off the page
+//!   by a byte scanner (`scan.rs`, html5ever's tokenizer for pages with NUL); `parse_page` takes it when
 //!   the rules allow ([`stream::streamable`], `luntan-extract --explain`)
 //!   and the page has nothing whose tree it does not rebuild exactly, else
 //!   the DOM. `LUNTAN_EXTRACT_DOM=1` reads every page through the DOM (the
@@ -56,6 +57,7 @@ use luntan_core::store::StoreError;
 
 pub mod json;
 pub mod parse;
+mod scan;
 pub mod stage;
 pub mod stream;
 pub mod template;

@@ -1,11 +1,12 @@
 //! Thread pages read without a DOM: the site file's selectors matched over
-//! html5ever's tokenizer with a stack of open elements.
+//! html5ever's tokens with a stack of open elements.
 //!
 //! [`parse::parse_page_at`](crate::parse::parse_page_at) builds an html5ever
 //! DOM (scraper's `Html`) of every page only to run a handful of selectors
 //! and to walk a few subtrees. The DOM is not needed for that when the page
-//! is well formed enough: [`parse_page_stream`] runs the same tokenizer and
-//! replays the part of HTML's tree construction that decides which element
+//! is well formed enough: [`parse_page_stream`] takes the same tokens (from
+//! the byte scanner in `scan.rs`, or from html5ever's tokenizer for the
+//! pages the scanner leaves to it) and replays the part of HTML's tree construction that decides which element
 //! is inside which — implied `<html>`/`<head>`/`<body>`/`<tbody>`/`<tr>`,
 //! `<p>`/`<li>`/`<dd>`/`<option>` closed by what follows them, cells and
 //! rows closing each other, formatting elements (`<b>`, `<font>`, `<a>`…)
@@ -2397,7 +2398,18 @@ pub fn parse_page_stream(site: &Site, html: &str, now: Option<time::PrimitiveDat
 }
 
 /// [`parse_page_stream`] with the rules compiled once (`plan` from `rules`).
+/// The tokens come from [`crate::scan`], or from html5ever's tokenizer for
+/// a page the scanner leaves to it.
 pub(crate) fn read(plan: &Plan, rules: &ThreadRules, html: &str, now: Option<time::PrimitiveDateTime>) -> Result<PageExtract, Unstreamed> {
+    let mut m = Machine::new(plan, rules);
+    if crate::scan::tokenize(html, |t| m.token(t)).is_err() {
+        m = html5ever_tokens(plan, rules, html);
+    }
+    finish(m, now)
+}
+
+/// The machine fed by html5ever's own tokenizer.
+fn html5ever_tokens<'a>(plan: &'a Plan, rules: &'a ThreadRules, html: &str) -> Machine<'a> {
     let tok = Tokenizer::new(Sink(RefCell::new(Machine::new(plan, rules))), TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));
@@ -2415,7 +2427,10 @@ pub(crate) fn read(plan: &Plan, rules: &ThreadRules, html: &str, now: Option<tim
     if tok.sink.0.borrow().failed.is_none() {
         tok.end();
     }
-    let mut m = tok.sink.0.into_inner();
+    tok.sink.0.into_inner()
+}
+
+fn finish(mut m: Machine<'_>, now: Option<time::PrimitiveDateTime>) -> Result<PageExtract, Unstreamed> {
     if let Some(why) = m.failed {
         return Err(Unstreamed::Page(why));
     }
