@@ -220,7 +220,8 @@ def render(res):
           "GB18030, the label checked against the bytes, charset-normalizer when in doubt), parses with lxml, applies the site "
           "file's selectors through cssselect, writes the same XML atomically (temp file, fsync, rename) and parses it back, "
           "as luntan does. The floor decodes the same bytes with encoding_rs and runs html5ever's tokenizer over them, nothing "
-          "else (`bench/floor`).")
+          "else (`bench/floor`). luntan-extract itself reads tokens with its own byte scanner (`crates/luntan-extract/src/scan.rs`, "
+          "the same tokens as html5ever's), so this floor bounds the tokenizer luntan used to run, not luntan.")
         w("")
         w("| pair | input | luntan | other | ratio | luntan max RSS | other max RSS | goal | |")
         w("|---|---|---:|---:|---:|---:|---:|---|---|")

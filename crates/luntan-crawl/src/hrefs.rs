@@ -6,8 +6,9 @@
 //! of luntan-download's CPU. A DOM is not needed to know which `<a>` elements
 //! a page has: HTML's tokenizer alone decides what is a tag, and the tree
 //! builder only adds, reorders and clones elements. So [`scan`] runs the
-//! WHATWG tokenizer's states that matter over the raw bytes — tags and their
-//! attributes (quotes, `/`, duplicates, a tag cut off by the end of the page),
+//! WHATWG tokenizer's states that matter ([`luntan_text::markup`]) over the
+//! raw bytes — tags and their attributes (quotes, `/`, duplicates, a tag cut
+//! off by the end of the page),
 //! comments, `<!DOCTYPE>`, bogus comments, the raw text of `<script>` (with
 //! its `<!--` escapes), `<style>`, `<textarea>`, `<title>` and the rest,
 //! `<plaintext>`, and SVG — and [`Page::hrefs`] turns each value into the
