@@ -13,8 +13,8 @@
 //! - [`stream`]: the same page reading without a DOM: the site file's
 //!   selectors matched over html5ever's tokens with a stack of open
 //!   elements ([`stream::parse_page_stream`]), the tokens read off the page
-//!   by a byte scanner (`scan.rs`, html5ever's tokenizer for pages with NUL); `parse_page` takes it when
-//!   the rules allow ([`stream::streamable`], `luntan-extract --explain`)
+//!   by a byte scanner (`scan.rs`; html5ever's tokenizer for pages with
+//!   NUL); `parse_page` takes it when the rules allow ([`stream::streamable`], `luntan-extract --explain`)
 //!   and the page has nothing whose tree it does not rebuild exactly, else
 //!   the DOM. `LUNTAN_EXTRACT_DOM=1` reads every page through the DOM (the
 //!   A/B switch).

@@ -6,8 +6,8 @@
 //! and to walk a few subtrees. The DOM is not needed for that when the page
 //! is well formed enough: [`parse_page_stream`] takes the same tokens (from
 //! the byte scanner in `scan.rs`, or from html5ever's tokenizer for the
-//! pages the scanner leaves to it) and replays the part of HTML's tree construction that decides which element
-//! is inside which — implied `<html>`/`<head>`/`<body>`/`<tbody>`/`<tr>`,
+//! pages the scanner leaves to it) and replays the part of HTML's tree
+//! construction that decides which element is inside which — implied `<html>`/`<head>`/`<body>`/`<tbody>`/`<tr>`,
 //! `<p>`/`<li>`/`<dd>`/`<option>` closed by what follows them, cells and
 //! rows closing each other, formatting elements (`<b>`, `<font>`, `<a>`…)
 //! reopened after a block that cut them (html5ever's "reconstruct the
@@ -2779,6 +2779,13 @@ mod tests {
             }
             out
         }
+    }
+
+    #[test]
+    fn a_page_with_nul_is_read_through_html5evers_tokenizer_as_the_dom_reads_it() {
+        // The scanner leaves pages with NUL to html5ever's tokenizer.
+        let html = format!("<title>a\0b</title>{}{}", post("x\0y<br>z"), post("<pre>\0</pre>"));
+        assert_eq!(paras(RULES, &html), [vec!["xy".to_owned(), "z".to_owned()], vec![]]);
     }
 
     #[test]
