@@ -96,27 +96,27 @@ impl<F: FnMut(Token) -> TokenSinkResult<()>> Scanner<'_, F> {
         if from == to {
             return Ok(Flow::Go);
         }
-        let raw = &self.html[from..to];
-        let text = if refs && memchr(b'&', raw.as_bytes()).is_some() {
-            let mut out = String::with_capacity(raw.len());
-            unescape_into(&mut out, raw, false);
-            StrTendril::from(out)
-        } else {
-            self.input.subtendril(from as u32, (to - from) as u32)
-        };
+        let text = self.piece(from, to, refs.then_some(false));
         self.emit(Token::CharacterTokens(text))
     }
 
     fn value(&self, v: Span) -> StrTendril {
-        let raw = &self.html[v.start..v.end];
-        if memchr(b'&', raw.as_bytes()).is_some() {
-            let mut out = String::with_capacity(raw.len());
-            unescape_into(&mut out, raw, true);
-            StrTendril::from(out)
-        } else if raw.is_empty() {
-            StrTendril::new()
-        } else {
-            self.input.subtendril(v.start as u32, raw.len() as u32)
+        self.piece(v.start, v.end, Some(true))
+    }
+
+    /// `html[from..to]` as a tendril: a slice of the shared page, or, where
+    /// it holds a `&` and `refs` says how (`Some(in_attribute)`), a new one
+    /// with its references resolved.
+    fn piece(&self, from: usize, to: usize, refs: Option<bool>) -> StrTendril {
+        let raw = &self.html[from..to];
+        match refs {
+            Some(in_attribute) if memchr(b'&', raw.as_bytes()).is_some() => {
+                let mut out = String::with_capacity(raw.len());
+                unescape_into(&mut out, raw, in_attribute);
+                StrTendril::from(out)
+            }
+            _ if raw.is_empty() => StrTendril::new(),
+            _ => self.input.subtendril(from as u32, raw.len() as u32),
         }
     }
 
