@@ -102,7 +102,7 @@ def render(res):
     w("")
     w("luntan side by side with what a user would pick instead (Scrapy; a Python stack of lxml, jieba and Whoosh; Lucene; Selenium) and with")
     w("the limit of the same machine (a load generator, a decode-and-tokenize floor, jieba-rs alone), measured in one run,")
-    w("in alternation, as ratios. Reproduce with `make bench` (about 55 minutes on the machine below; `make bench")
+    w("in alternation, as ratios. Reproduce with `make bench` (about 50 minutes on the machine below; `make bench")
     w("BENCH_SCALE=small` takes a few minutes and writes `bench/work/BENCHMARKS.small.md`). How it works: `bench/README.md`.")
     w("")
     w("| | |")
