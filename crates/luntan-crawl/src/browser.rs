@@ -5,16 +5,19 @@
 //! - **One browser per process**, started on first use and closed by
 //!   [`shutdown`]; found dead (killed, crashed), it is started again and the
 //!   page in hand is rendered again from the start, so nothing is lost and,
-//!   since a thread is saved only once whole, nothing is saved twice.
+//!   since a thread is saved only once whole, nothing is saved twice. Tabs
+//!   are kept between pages (at `about:blank`), at most the site's
+//!   concurrency of them.
 //! - **Every request the page makes goes through the site's [`Fetcher`]**:
 //!   Chromium's requests are intercepted (CDP `Fetch` domain) and answered
 //!   with what the fetcher got, so the document, its scripts and its XHRs
 //!   all pass the same gate (concurrency, delay), robots.txt, allowed hosts,
 //!   retries and size caps as any page luntan reads. Images, fonts and media
 //!   are refused unread; so is anything off the forum's hosts.
-//! - **States**: after the page settles (no request in flight and none for
-//!   `settle-ms`, and none of its scripts' XHRs or fetches unhandled once a
-//!   timer task has run in the page) and after
+//! - **States**: after the page settles (see `Renderer::settle`: nothing
+//!   in flight, nothing its scripts asked for unhandled, and either nothing
+//!   due within `settle-ms` by the page's timers and frames or, where the
+//!   page's next move cannot be foreseen, `settle-ms` of quiet) and after
 //!   each event, the DOM is serialised and compared
 //!   with the states kept so far by S4's test ([`crate::dupstate`]). A
 //!   duplicate is dropped and no further event is fired from it; the others
@@ -102,6 +105,11 @@ pub struct Renderer {
     fetcher: Arc<Fetcher>,
     rules: BrowserRules,
     tabs: tokio::sync::Semaphore,
+    /// Tabs between pages, at `about:blank`: a new tab costs Chromium a
+    /// renderer process, more CPU than the page drawn in it.
+    idle: Mutex<Vec<Tab>>,
+    /// `browser_hook.js` with the site's settle-ms.
+    hook: String,
     pub stats: Arc<RenderStats>,
 }
 
@@ -110,7 +118,8 @@ impl Renderer {
     pub fn for_site(fetcher: Arc<Fetcher>) -> Option<Renderer> {
         let rules = fetcher.site().browser.clone()?;
         let tabs = tokio::sync::Semaphore::new(fetcher.site().politeness.concurrency);
-        Some(Renderer { fetcher, rules, tabs, stats: Arc::default() })
+        let hook = HOOK.replace("HORIZON_MS", &rules.settle.as_millis().to_string());
+        Some(Renderer { fetcher, rules, tabs, idle: Mutex::default(), hook, stats: Arc::default() })
     }
 
     /// The site whose pages this renderer draws.
@@ -144,25 +153,43 @@ impl Renderer {
         }
     }
 
-    async fn render_in(&self, live: &Live, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
-        let page = cdp(url, "opening a tab", live.browser.new_page("about:blank")).await?;
-        cdp(url, "installing the request counter", page.evaluate_on_new_document(PENDING_HOOK)).await?;
+    async fn render_in(&self, live: &Arc<Live>, url: &Url, kind: PageKind) -> Result<Rendered, BrowserError> {
+        let tab = match self.idle_tab(live) {
+            Some(tab) => tab,
+            None => self.open_tab(live, url).await?,
+        };
         let traffic = Arc::new(Traffic::new(live.alive.clone()));
-        let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
-        let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
-        let outcome = self.drive(&page, &traffic, url, kind).await;
-        // A page left open would keep its scripts (and their requests) going.
-        // Closed before its interceptor stops: a request it makes on the way
-        // out (Chromium asks for /favicon.ico once a page stops loading) is
-        // still answered here, and refused, instead of paused with nobody to
-        // answer it (under load one such favicon reached the forum unasked).
-        let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
-        interceptor.abort();
+        *crate::db::lock(&tab.traffic) = traffic.clone();
+        let outcome = self.drive(&tab.page, &traffic, url, kind).await;
+        // Leaving the page stops its scripts and their requests; a tab that
+        // cannot leave it, or whose page failed, is closed instead.
+        if outcome.is_ok() && cdp(url, "leaving the page", tab.page.goto("about:blank")).await.is_ok() {
+            crate::db::lock(&self.idle).push(tab);
+        } else {
+            tab.close().await;
+        }
         let (states, dropped) = outcome?;
         self.stats.states_kept.fetch_add(states.len() as u64, Ordering::Relaxed);
         self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
         let date = crate::db::lock(&traffic.date).clone();
         Ok(Rendered { url: url.clone(), states, dropped, date })
+    }
+
+    /// A tab left open by an earlier page of this browser; those of a dead
+    /// one are dropped.
+    fn idle_tab(&self, live: &Arc<Live>) -> Option<Tab> {
+        let mut idle = crate::db::lock(&self.idle);
+        idle.retain(|t| t.browser.ptr_eq(&Arc::downgrade(live)));
+        idle.pop()
+    }
+
+    async fn open_tab(&self, live: &Arc<Live>, url: &Url) -> Result<Tab, BrowserError> {
+        let page = cdp(url, "opening a tab", live.browser.new_page("about:blank")).await?;
+        cdp(url, "installing the page hook", page.evaluate_on_new_document(self.hook.as_str())).await?;
+        let traffic = Arc::new(Mutex::new(Arc::new(Traffic::new(live.alive.clone()))));
+        let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
+        let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
+        Ok(Tab { page, traffic, interceptor, browser: Arc::downgrade(live) })
     }
 
     /// Load, settle, then each action; returns the kept states' HTML and the
@@ -240,32 +267,48 @@ impl Renderer {
         Ok(states.finish())
     }
 
-    /// Waits until no request is in flight and none started for `settle`,
-    /// and the page's scripts have no request of theirs unanswered once a
-    /// timer task has run in the page; a page still busy after the timeout
-    /// fails.
+    /// Waits until the page is still; a page still busy after the timeout
+    /// fails. Still means nothing in flight and the page, asked after a
+    /// frame and a timer task have run in it, has no request of its scripts
+    /// unhandled; and then either
+    /// - the hook foresees nothing within settle-ms: no timer or frame due,
+    ///   no short interval, worker, socket, animation, frame or element
+    ///   loading, and no request and no DOM change while it was asked; or
+    /// - nothing happened for `settle` (the site's settle-ms), for pages
+    ///   whose next move the hook cannot foresee.
+    ///
+    /// The first is most waits: a page's scripts act on events, answers and
+    /// timers, and the hook sees each coming. What a wait of settle-ms would
+    /// see come, the first rule waits for too, without the rest of the
+    /// settle-ms (`bench/` s4 measures the difference).
     async fn settle(&self, page: &Page, traffic: &Traffic, url: &Url) -> Result<(), BrowserError> {
         let started = Instant::now();
+        // Cleared by a probe that finds the page's next move unforeseeable.
+        let mut foreseen = true;
         loop {
             let last = *crate::db::lock(&traffic.last);
             // Quiet is counted from the event too: a click's handler may
             // start its request a moment after the click.
             let quiet = last.max(started).elapsed();
             let inflight = traffic.inflight.load(Ordering::Relaxed);
-            if inflight == 0 && quiet >= self.rules.settle {
+            let whole = quiet >= self.rules.settle;
+            if inflight == 0 && (whole || (foreseen && quiet >= PROBE_QUIET)) {
                 // A renderer starved of CPU looks quiet while its next
                 // request still waits in its task queue (on a loaded 2-core
                 // CI machine a page that polls for ever once looked
                 // settled), and a request it starts reaches the interceptor
                 // by another channel than a script's answer, sometimes
-                // later. So the page is asked, after a timer task has run in
-                // it, how many requests its scripts started and have not yet
-                // handled the answer to (`PENDING_HOOK` counts them as they
-                // are made): settled when none, and no traffic came meanwhile.
-                // This replaced a second whole `settle` of quiet after the
-                // turn, which doubled every wait.
-                let pending = eval::<i64>(page, url, "new Promise(function(r){setTimeout(function(){r(window.__luntanPending||0)},0)})").await?;
-                if pending <= 0 && *crate::db::lock(&traffic.last) == last {
+                // later. So the page is asked, after a frame and a timer
+                // task have run in it, how many requests its scripts started
+                // and have not yet handled the answer to (the hook counts
+                // them as they are made), and what else it has due. A page
+                // without the hook (or one that broke it) reads as
+                // unforeseeable and waits the whole settle-ms.
+                let probe = eval::<Vec<i64>>(page, url, "window.__luntan ? window.__luntan.probe() : []").await?;
+                let [pending, due, calm, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
+                foreseen &= calm == 1;
+                let untouched = *crate::db::lock(&traffic.last) == last && traffic.inflight.load(Ordering::Relaxed) == 0;
+                if pending <= 0 && untouched && (whole || (foreseen && due <= 0 && unchanged == 1)) {
                     return Ok(());
                 }
             }
@@ -275,7 +318,7 @@ impl Renderer {
             if started.elapsed() > self.rules.timeout {
                 return Err(BrowserError::NeverSettled { url: url.clone(), after: self.rules.timeout, inflight });
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            tokio::time::sleep(PROBE_QUIET).await;
         }
     }
 
@@ -325,15 +368,48 @@ impl States {
     }
 }
 
-/// Run in every page before its own scripts: counts the XHRs and fetches
-/// they start whose answers' handlers have not run yet (the count drops a
-/// timer task after `loadend`, so a handler that asks again keeps it up).
-const PENDING_HOOK: &str = "(function(){if(window.__luntanPending!==undefined)return;window.__luntanPending=0;\
-var done=function(){setTimeout(function(){window.__luntanPending--;},0);};\
-var send=XMLHttpRequest.prototype.send;XMLHttpRequest.prototype.send=function(){window.__luntanPending++;\
-try{this.addEventListener('loadend',done);return send.apply(this,arguments);}catch(e){window.__luntanPending--;throw e;}};\
-if(window.fetch){var f=window.fetch;window.fetch=function(){window.__luntanPending++;\
-try{return f.apply(this,arguments).then(function(r){done();return r;},function(e){done();throw e;});}catch(e){window.__luntanPending--;throw e;}};}})();";
+/// Run in every document before its own scripts: what the page has yet to
+/// do, for [`Renderer::settle`] (`HORIZON_MS` becomes the site's settle-ms).
+const HOOK: &str = include_str!("browser_hook.js");
+
+/// Quiet before the page is first asked whether it is still, and between
+/// askings (see [`Renderer::settle`]). Short, since each asking waits for a
+/// frame in the page anyway: 25 ms made browser mode 1.32× the Selenium
+/// peer, 10 ms 1.51× (BENCHMARKS.md, issue 10).
+const PROBE_QUIET: Duration = Duration::from_millis(10);
+
+/// A tab and the interceptor that answers its requests.
+struct Tab {
+    page: Page,
+    /// The traffic of the page now drawn in the tab, for its interceptor.
+    traffic: Arc<Mutex<Arc<Traffic>>>,
+    interceptor: tokio::task::JoinHandle<()>,
+    browser: std::sync::Weak<Live>,
+}
+
+impl Tab {
+    /// Closed before its interceptor stops: a request the page makes on the
+    /// way out (Chromium asks for /favicon.ico once a page stops loading) is
+    /// still answered here, and refused, instead of paused with nobody to
+    /// answer it (under load one such favicon reached the forum unasked).
+    async fn close(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.page.close()).await;
+        self.interceptor.abort();
+    }
+}
+
+impl Drop for Renderer {
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut *crate::db::lock(&self.idle));
+        if !idle.is_empty() {
+            Fetcher::io_runtime().spawn(async move {
+                for tab in idle {
+                    tab.close().await;
+                }
+            });
+        }
+    }
+}
 
 /// Longest wait for one DevTools command: a browser that died mid-command
 /// may never answer it.
@@ -391,10 +467,13 @@ async fn intercept(
     mut events: chromiumoxide::listeners::EventStream<EventRequestPaused>,
     page: Page,
     fetcher: Arc<Fetcher>,
-    traffic: Arc<Traffic>,
+    tab_traffic: Arc<Mutex<Arc<Traffic>>>,
     stats: Arc<RenderStats>,
 ) {
     while let Some(event) = events.next().await {
+        // A request belongs to the page drawn when it was made; one the page
+        // before made on its way out lands on this one's count, harmlessly.
+        let traffic = crate::db::lock(&tab_traffic).clone();
         traffic.inflight.fetch_add(1, Ordering::Relaxed);
         *crate::db::lock(&traffic.last) = Instant::now();
         let (page, fetcher, traffic, stats) = (page.clone(), fetcher.clone(), traffic.clone(), stats.clone());
@@ -565,6 +644,8 @@ async fn launch() -> Result<Live, BrowserError> {
             "disable-sync",
             "disable-extensions",
             "disable-dev-shm-usage",
+            // A page left for `about:blank` is dropped, not kept frozen.
+            "disable-features=BackForwardCache",
             // A tab luntan opens is never in front: without these, Chromium
             // slows its timers to once a second and a page's own polling
             // (or its delayed XHRs) would look settled between ticks.

@@ -605,7 +605,10 @@ fn shell(title: &str, kind: &str, id: &str) -> String {
 
 /// The client: timelines with cursor paging and endless scrolling,
 /// comments page by page on click, "展开全文" through `statuses/extend`,
-/// and the XHR forum's replies under the thread page's one URL.
+/// and the XHR forum's replies under the thread page's one URL. The XHR
+/// forum's "下一页" asks after a 100 ms timer and its "刷新" after an
+/// animation frame: requests a browser's wait for the page to settle must
+/// see coming.
 const SCRIPT: &str = r#"(function(){
 var app=document.getElementById('app'),kind=app.dataset.kind,id=app.dataset.id,busy=false,cursor='',done=false;
 function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){if(x.status==200)f(JSON.parse(x.responseText));};x.send();}
@@ -633,7 +636,7 @@ function when(ms){return new Date(ms+288e5).toISOString().slice(0,16).replace('T
 function post(name,time,body){var d=el('div','post');d.appendChild(el('b','author')).textContent=name;d.appendChild(el('span','time',time));d.appendChild(body);return d;}
 function replies(tid,page,total){get('../api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies'),nav=document.getElementById('nav');box.innerHTML='';nav.innerHTML='';
  r.replies.forEach(function(p){var m=el('div','message');p.message.split('\n').forEach(function(l){m.appendChild(el('p')).textContent=l;});box.appendChild(post(p.author.name,when(p.time_ms),m));});
- if(page*10<total){var b=el('button','more','下一页');b.onclick=function(){replies(tid,page+1,total);};nav.appendChild(b);}});}
+ if(page*10<total){var b=el('button','more','下一页');b.onclick=function(){setTimeout(function(){replies(tid,page+1,total);},100);};nav.appendChild(b);}});}
 function beacon(){get('http://tracker.invalid/collect?p='+encodeURIComponent(location.pathname),function(){});var i=new Image();i.src='/xhr/static/logo.png';}
 app.innerHTML='';
 if(kind=='home'){id.split(',').forEach(function(u){app.appendChild(el('a','seed',"<a href='/mb/u/"+u+"'>"+u+"</a>"));});}
@@ -644,7 +647,7 @@ if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r
 else if(kind=='thread'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
  app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
  app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';
- var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();replies(id,1,t.replies);};app.appendChild(f);replies(id,1,t.replies);});}
+ var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();requestAnimationFrame(function(){replies(id,1,t.replies);});};app.appendChild(f);replies(id,1,t.replies);});}
 else if(kind=='live'){(function poll(){get('/xhr/api/ping',poll);})();}
 })();"#;
 

@@ -34,7 +34,9 @@ pub struct BrowserRules {
     /// Bound on a page's load and on each wait for the page to settle; a
     /// page still busy after it fails with that reason.
     pub timeout: Duration,
-    /// Quiet time (no request in flight or started) that counts as settled.
+    /// How far ahead a page counts as settled: nothing it has due within
+    /// this (timers, frames), or, where that cannot be foreseen, this long
+    /// with no request in flight or started.
     pub settle: Duration,
     /// On the home page and every board's list page.
     pub list: Vec<Action>,

@@ -1,0 +1,128 @@
+// Installed in every document luntan's browser loads, before the page's own
+// scripts (browser.rs: `hook`). It tells `Renderer::settle` what the page
+// has yet to do: the requests its scripts started and whose answers they
+// have not handled, the timers and frames due within the site's settle-ms
+// (HORIZON_MS, put in by browser.rs), and whether it runs anything whose
+// work cannot be foreseen from here (workers, sockets, short intervals,
+// animations). The page's own behaviour is unchanged: every wrapper calls
+// the original and returns what it returns.
+(function () {
+  if (window.__luntan) return;
+  var horizon = HORIZON_MS;
+  var L = (window.__luntan = { pending: 0, due: 0, loops: 0, opaque: 0, loads: 0, mutations: 0 });
+  // The originals, so that luntan's own turns are not counted as the page's.
+  var setT = window.setTimeout, clearT = window.clearTimeout;
+  var setI = window.setInterval, clearI = window.clearInterval;
+
+  // A request's answer counts until a timer task after `loadend`: its
+  // handler has run by then, and a handler that asks again has raised the
+  // count first.
+  var answered = function () { setT(function () { L.pending--; }, 0); };
+  var send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function () {
+    L.pending++;
+    try { this.addEventListener("loadend", answered); return send.apply(this, arguments); }
+    catch (e) { L.pending--; throw e; }
+  };
+  if (window.fetch) {
+    var f = window.fetch;
+    window.fetch = function () {
+      L.pending++;
+      try { return f.apply(this, arguments).then(function (r) { answered(); return r; }, function (e) { answered(); throw e; }); }
+      catch (e) { L.pending--; throw e; }
+    };
+  }
+
+  // Timers and frames due within the horizon: what a wait of settle-ms
+  // would see happen. Later timers are left out, as that wait leaves them.
+  var timers = new Set(), loops = new Set(), frames = new Set(), idles = new Set();
+  var forget = function (id) {
+    if (timers.delete(id)) L.due--;
+    if (loops.delete(id)) L.loops--;
+  };
+  window.setTimeout = function (fn, ms) {
+    if (typeof fn !== "function" || !((Number(ms) || 0) <= horizon)) return setT.apply(window, arguments);
+    var args = Array.prototype.slice.call(arguments, 2), id;
+    id = setT.call(window, function () { forget(id); fn.apply(window, args); }, ms);
+    timers.add(id); L.due++;
+    return id;
+  };
+  window.setInterval = function (fn, ms) {
+    var id = setI.apply(window, arguments);
+    // A loop this short never lets a page look still; the wait falls back
+    // to settle-ms of quiet for as long as it runs.
+    if ((Number(ms) || 0) <= horizon) { loops.add(id); L.loops++; }
+    return id;
+  };
+  window.clearTimeout = function (id) { forget(id); return clearT.apply(window, arguments); };
+  window.clearInterval = function (id) { forget(id); return clearI.apply(window, arguments); };
+  var frame = function (request, cancel, held) {
+    return [function (fn) {
+      var id = request.call(window, function (t) { if (held.delete(id)) L.due--; fn(t); });
+      held.add(id); L.due++;
+      return id;
+    }, function (id) { if (held.delete(id)) L.due--; return cancel.call(window, id); }];
+  };
+  var requestFrame = window.requestAnimationFrame;
+  var raf = frame(requestFrame, window.cancelAnimationFrame, frames);
+  window.requestAnimationFrame = raf[0]; window.cancelAnimationFrame = raf[1];
+  if (window.requestIdleCallback) {
+    var ric = frame(window.requestIdleCallback, window.cancelIdleCallback, idles);
+    window.requestIdleCallback = ric[0]; window.cancelIdleCallback = ric[1];
+  }
+
+  // Work that runs elsewhere or on the server's time.
+  ["Worker", "SharedWorker", "WebSocket", "EventSource"].forEach(function (name) {
+    var C = window[name];
+    if (typeof C !== "function") return;
+    window[name] = new Proxy(C, { construct: function (t, a, nt) { L.opaque = 1; return Reflect.construct(t, a, nt); } });
+  });
+
+  // The DOM's changes, and the elements inserted that load something:
+  // their requests reach luntan a moment after the insertion, by another
+  // channel than the script's.
+  var loads = function (el) {
+    var tag = el.tagName;
+    return (tag === "SCRIPT" && el.hasAttribute("src")) || tag === "IFRAME" ||
+      (tag === "LINK" && el.hasAttribute("href") && /(^|\s)stylesheet(\s|$)/i.test(el.getAttribute("rel") || ""));
+  };
+  var watch = function (el) {
+    L.loads++;
+    var end = function () { el.removeEventListener("load", end); el.removeEventListener("error", end); L.loads--; };
+    el.addEventListener("load", end); el.addEventListener("error", end);
+  };
+  var inserted = function (node) {
+    if (node.nodeType !== 1) return;
+    if (loads(node)) watch(node);
+    Array.prototype.forEach.call(node.querySelectorAll("script[src], iframe, link[href]"), function (el) { if (loads(el)) watch(el); });
+  };
+  new MutationObserver(function (records) {
+    L.mutations += records.length;
+    // Elements the parser inserts while the document loads are waited for
+    // by the load itself; only those scripts insert later are watched.
+    if (document.readyState !== "complete") return;
+    records.forEach(function (r) { Array.prototype.forEach.call(r.addedNodes, inserted); });
+  }).observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
+
+  // What settle reads once a frame has been drawn and a timer task has run
+  // after it, so that what was queued has run: scroll events and
+  // intersection observers fire in the frame, timers and answers in tasks.
+  // A page that draws no frame (hidden) is read after 100 ms instead.
+  // [unhandled requests, timers and frames due, 1 when nothing else can be
+  // foreseen to move (frames have scripts of their own this one cannot
+  // see), 1 when the DOM did not change meanwhile].
+  L.probe = function () {
+    var before = L.mutations;
+    return new Promise(function (resolve) {
+      var read = function () {
+        if (!resolve) return;
+        var animated = document.getAnimations ? document.getAnimations().some(function (a) { return a.playState === "running"; }) : false;
+        var foreseen = !L.loops && !L.opaque && !L.loads && !animated && !document.querySelector("iframe, frame") ? 1 : 0;
+        resolve([L.pending, L.due, foreseen, L.mutations === before ? 1 : 0]);
+        resolve = null;
+      };
+      requestFrame.call(window, function () { setT(read, 0); });
+      setT(read, 100);
+    });
+  };
+})();
