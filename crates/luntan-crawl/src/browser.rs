@@ -178,8 +178,9 @@ impl Renderer {
     /// A tab left open by an earlier page of this browser; those of a dead
     /// one are dropped.
     fn idle_tab(&self, live: &Arc<Live>) -> Option<Tab> {
+        let live = Arc::downgrade(live);
         let mut idle = crate::db::lock(&self.idle);
-        idle.retain(|t| t.browser.ptr_eq(&Arc::downgrade(live)));
+        idle.retain(|t| t.browser.ptr_eq(&live));
         idle.pop()
     }
 
@@ -305,8 +306,8 @@ impl Renderer {
                 // without the hook (or one that broke it) reads as
                 // unforeseeable and waits the whole settle-ms.
                 let probe = eval::<Vec<i64>>(page, url, "window.__luntan ? window.__luntan.probe() : []").await?;
-                let [pending, due, calm, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
-                foreseen &= calm == 1;
+                let [pending, due, foreseeable, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
+                foreseen &= foreseeable == 1;
                 let untouched = *crate::db::lock(&traffic.last) == last && traffic.inflight.load(Ordering::Relaxed) == 0;
                 if pending <= 0 && untouched && (whole || (foreseen && due <= 0 && unchanged == 1)) {
                     return Ok(());
