@@ -6,8 +6,9 @@
 //!   [`shutdown`]; found dead (killed, crashed), it is started again and the
 //!   page in hand is rendered again from the start, so nothing is lost and,
 //!   since a thread is saved only once whole, nothing is saved twice. Tabs
-//!   are kept between pages (at `about:blank`), at most the site's
-//!   concurrency of them.
+//!   (each in a window of its own) are kept between pages, at most the
+//!   site's concurrency of them; a page done with stays in its tab, its
+//!   requests refused, until the next page replaces it.
 //! - **Every request the page makes goes through the site's [`Fetcher`]**:
 //!   Chromium's requests are intercepted (CDP `Fetch` domain) and answered
 //!   with what the fetcher got, so the document, its scripts and its XHRs
@@ -30,7 +31,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use chromiumoxide::cdp::browser_protocol::fetch::{EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry};
+use chromiumoxide::cdp::browser_protocol::log::DisableParams as LogDisableParams;
+use chromiumoxide::cdp::browser_protocol::network::DisableParams as NetworkDisableParams;
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::cdp::browser_protocol::performance::DisableParams as PerformanceDisableParams;
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::Page;
 use futures_util::StreamExt as _;
 use luntan_core::site::{Action, BrowserRules};
@@ -105,7 +110,7 @@ pub struct Renderer {
     fetcher: Arc<Fetcher>,
     rules: BrowserRules,
     tabs: tokio::sync::Semaphore,
-    /// Tabs between pages, at `about:blank`: a new tab costs Chromium a
+    /// Tabs between pages, their last page parked: a new tab costs Chromium a
     /// renderer process, more CPU than the page drawn in it.
     idle: Mutex<Vec<Tab>>,
     /// `browser_hook.js` with the site's settle-ms.
@@ -161,9 +166,12 @@ impl Renderer {
         let traffic = Arc::new(Traffic::new(live.alive.clone()));
         *crate::db::lock(&tab.traffic) = traffic.clone();
         let outcome = self.drive(&tab.page, &traffic, url, kind).await;
-        // Leaving the page stops its scripts and their requests; a tab that
-        // cannot leave it, or whose page failed, is closed instead.
-        if outcome.is_ok() && cdp(url, "leaving the page", tab.page.goto("about:blank")).await.is_ok() {
+        // The page stays in its tab until the next page replaces it (a
+        // navigation to `about:blank` in between cost as much as drawing a
+        // page), parked: whatever it still asks for is refused here, so it
+        // reaches no server. A tab whose page failed is closed.
+        *crate::db::lock(&tab.traffic) = Arc::new(Traffic::parked(live.alive.clone()));
+        if outcome.is_ok() {
             crate::db::lock(&self.idle).push(tab);
         } else {
             tab.close().await;
@@ -185,8 +193,20 @@ impl Renderer {
     }
 
     async fn open_tab(&self, live: &Arc<Live>, url: &Url) -> Result<Tab, BrowserError> {
-        let page = cdp(url, "opening a tab", live.browser.new_page("about:blank")).await?;
+        // Each tab in a window of its own: a window shows only its front
+        // tab, and Chromium draws no frame for the others, so their
+        // animation frames (which `settle` waits for) would never come.
+        let target =
+            CreateTargetParams::builder().url("about:blank").new_window(true).build().map_err(|why| BrowserError::Browser { url: url.clone(), why })?;
+        let page = cdp(url, "opening a tab", live.browser.new_page(target)).await?;
         cdp(url, "installing the page hook", page.evaluate_on_new_document(self.hook.as_str())).await?;
+        // chromiumoxide turns on the Network, Performance and Log domains
+        // for its own bookkeeping; luntan reads requests through Fetch alone,
+        // and each of those would cost Chromium's browser process a message
+        // per request, metric or line.
+        cdp(url, "quieting the tab", page.execute(NetworkDisableParams::default())).await?;
+        cdp(url, "quieting the tab", page.execute(PerformanceDisableParams::default())).await?;
+        cdp(url, "quieting the tab", page.execute(LogDisableParams::default())).await?;
         let traffic = Arc::new(Mutex::new(Arc::new(Traffic::new(live.alive.clone()))));
         let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
         let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
@@ -210,33 +230,31 @@ impl Renderer {
         }
         let mut states = States::default();
         self.settle(page, traffic, url).await?;
-        states.offer(snapshot(page, url).await?);
+        states.offer(read(page, url, None).await?.1);
         let actions = match kind {
             PageKind::Home => &[][..],
             PageKind::List => &rules.list,
             PageKind::Thread => &rules.thread,
         };
+        // Each event is two DevTools round trips: the count before and the
+        // event in one script, the count after and the DOM in another.
         for action in actions {
             match action {
                 Action::Wait { selector } => self.wait_for(page, url, selector).await?,
                 Action::Click { selector, max, items } => {
-                    let count = items.as_deref().map(count_of);
+                    let count = items.as_deref().map(count_of).unwrap_or_else(|| "0".into());
+                    let click = format!(
+                        "(function(){{var n={count};var e=document.querySelector({});if(!e)return [n,false];e.click();return [n,true];}})()",
+                        js_string(selector)
+                    );
                     for _ in 0..*max {
-                        let before = match &count {
-                            Some(c) => eval::<u64>(page, url, c).await?,
-                            None => 0,
-                        };
-                        let js = format!("(function(){{var e=document.querySelector({});if(!e)return false;e.click();return true;}})()", js_string(selector));
-                        if !eval::<bool>(page, url, &js).await? {
+                        let (before, clicked) = eval::<(u64, bool)>(page, url, &click).await?;
+                        if !clicked {
                             break;
                         }
                         self.settle(page, traffic, url).await?;
-                        let grew = match &count {
-                            Some(c) => eval::<u64>(page, url, c).await? > before,
-                            None => false,
-                        };
-                        let html = snapshot(page, url).await?;
-                        if grew {
+                        let (after, html) = read(page, url, items.as_deref()).await?;
+                        if items.is_some() && after > before {
                             states.keep(html);
                         } else if !states.offer(html) {
                             // S4: no further event is fired from a duplicate state.
@@ -245,8 +263,7 @@ impl Renderer {
                     }
                 }
                 Action::Scroll { items, max } => {
-                    let count = count_of(items);
-                    let mut before = eval::<u64>(page, url, &count).await?;
+                    let mut before = eval::<u64>(page, url, &count_of(items)).await?;
                     for _ in 0..*max {
                         // A page shorter than the window does not move when
                         // scrolled, and a page that loads more on `scroll`
@@ -254,13 +271,13 @@ impl Renderer {
                         cdp(url, "scrolling", page.evaluate("window.scrollTo(0, document.body.scrollHeight); window.dispatchEvent(new Event('scroll'))"))
                             .await?;
                         self.settle(page, traffic, url).await?;
-                        let after = eval::<u64>(page, url, &count).await?;
+                        let (after, html) = read(page, url, Some(items)).await?;
                         if after <= before {
                             break;
                         }
                         before = after;
                         // More items: new content, kept (see `Action::Click`).
-                        states.keep(snapshot(page, url).await?);
+                        states.keep(html);
                     }
                 }
             }
@@ -287,13 +304,16 @@ impl Renderer {
         // Cleared by a probe that finds the page's next move unforeseeable.
         let mut foreseen = true;
         loop {
+            // Made before the page is looked at, so that a request starting
+            // or ending after the look still wakes this wait.
+            let moved = traffic.moved.notified();
             let last = *crate::db::lock(&traffic.last);
             // Quiet is counted from the event too: a click's handler may
             // start its request a moment after the click.
             let quiet = last.max(started).elapsed();
             let inflight = traffic.inflight.load(Ordering::Relaxed);
             let whole = quiet >= self.rules.settle;
-            if inflight == 0 && (whole || (foreseen && quiet >= PROBE_QUIET)) {
+            if inflight == 0 && (whole || foreseen) {
                 // A renderer starved of CPU looks quiet while its next
                 // request still waits in its task queue (on a loaded 2-core
                 // CI machine a page that polls for ever once looked
@@ -304,7 +324,9 @@ impl Renderer {
                 // and have not yet handled the answer to (the hook counts
                 // them as they are made), and what else it has due. A page
                 // without the hook (or one that broke it) reads as
-                // unforeseeable and waits the whole settle-ms.
+                // unforeseeable and waits the whole settle-ms. The asking
+                // itself waits a frame, so it is asked again at once when
+                // something was still due.
                 let probe = eval::<Vec<i64>>(page, url, "window.__luntan ? window.__luntan.probe() : []").await?;
                 let [pending, due, foreseeable, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
                 foreseen &= foreseeable == 1;
@@ -319,7 +341,11 @@ impl Renderer {
             if started.elapsed() > self.rules.timeout {
                 return Err(BrowserError::NeverSettled { url: url.clone(), after: self.rules.timeout, inflight });
             }
-            tokio::time::sleep(PROBE_QUIET).await;
+            if inflight > 0 || !foreseen {
+                // Woken by the request's end; the bound keeps the liveness
+                // and timeout checks above going.
+                let _ = tokio::time::timeout(PROBE_QUIET, moved).await;
+            }
         }
     }
 
@@ -373,10 +399,9 @@ impl States {
 /// do, for [`Renderer::settle`] (`HORIZON_MS` becomes the site's settle-ms).
 const HOOK: &str = include_str!("browser_hook.js");
 
-/// Quiet before the page is first asked whether it is still, and between
-/// askings (see [`Renderer::settle`]). Short, since each asking waits for a
-/// frame in the page anyway: 25 ms made browser mode 1.32× the Selenium
-/// peer, 10 ms 1.51× (BENCHMARKS.md, issue 10).
+/// Longest wait between two looks of [`Renderer::settle`] while a request
+/// is in flight or settle-ms of quiet is waited for (a request's end wakes
+/// it sooner).
 const PROBE_QUIET: Duration = Duration::from_millis(10);
 
 /// A tab and the interceptor that answers its requests.
@@ -425,8 +450,16 @@ async fn cdp<T>(url: &Url, what: &str, command: impl std::future::Future<Output 
     }
 }
 
-async fn snapshot(page: &Page, url: &Url) -> Result<String, BrowserError> {
-    cdp(url, "reading the DOM", page.content()).await
+/// The count of the elements `items` matches (0 without) and the DOM as
+/// HTML, doctype first, in one script.
+async fn read(page: &Page, url: &Url, items: Option<&str>) -> Result<(u64, String), BrowserError> {
+    let count = items.map(count_of).unwrap_or_else(|| "0".into());
+    let js = format!(
+        "(function(){{var h='';if(document.doctype)h=new XMLSerializer().serializeToString(document.doctype);\
+         if(document.documentElement)h+=document.documentElement.outerHTML;return [{count},h];}})()"
+    );
+    let r = cdp(url, "reading the DOM", page.evaluate(js)).await?;
+    r.into_value().map_err(|e| BrowserError::Browser { url: url.clone(), why: format!("reading the DOM: {e}") })
 }
 
 /// A script's value; what is not a `T` (`undefined`, an error) is `T`'s default.
@@ -455,11 +488,40 @@ struct Traffic {
     /// Why the document request failed, if it did: the page's error.
     document_error: Mutex<Option<FetchError>>,
     date: Mutex<Option<String>>,
+    /// Told when a request starts or ends, so that `settle` need not poll.
+    moved: tokio::sync::Notify,
+    /// A page done with, left in its tab until the next: every request it
+    /// still makes is refused unsent.
+    parked: bool,
 }
 
 impl Traffic {
     fn new(alive: Arc<AtomicBool>) -> Traffic {
-        Traffic { alive, inflight: AtomicUsize::new(0), last: Mutex::new(Instant::now()), document_error: Mutex::new(None), date: Mutex::new(None) }
+        Traffic {
+            alive,
+            inflight: AtomicUsize::new(0),
+            last: Mutex::new(Instant::now()),
+            document_error: Mutex::new(None),
+            date: Mutex::new(None),
+            moved: tokio::sync::Notify::new(),
+            parked: false,
+        }
+    }
+
+    fn parked(alive: Arc<AtomicBool>) -> Traffic {
+        Traffic { parked: true, ..Traffic::new(alive) }
+    }
+
+    fn started(&self) {
+        self.inflight.fetch_add(1, Ordering::Relaxed);
+        *crate::db::lock(&self.last) = Instant::now();
+        self.moved.notify_waiters();
+    }
+
+    fn ended(&self) {
+        self.inflight.fetch_sub(1, Ordering::Relaxed);
+        *crate::db::lock(&self.last) = Instant::now();
+        self.moved.notify_waiters();
     }
 }
 
@@ -475,14 +537,17 @@ async fn intercept(
         // A request belongs to the page drawn when it was made; one the page
         // before made on its way out lands on this one's count, harmlessly.
         let traffic = crate::db::lock(&tab_traffic).clone();
-        traffic.inflight.fetch_add(1, Ordering::Relaxed);
-        *crate::db::lock(&traffic.last) = Instant::now();
+        if traffic.parked {
+            tracing::debug!("{}: refused (asked by a page luntan is done with)", event.request.url);
+            let _ = page.execute(FailRequestParams::new(event.request_id.clone(), ErrorReason::Aborted)).await;
+            continue;
+        }
+        traffic.started();
         let (page, fetcher, traffic, stats) = (page.clone(), fetcher.clone(), traffic.clone(), stats.clone());
         // Side by side: the fetcher's gate, not this loop, spaces them.
         tokio::spawn(async move {
             answer(&page, &fetcher, &traffic, &stats, &event).await;
-            traffic.inflight.fetch_sub(1, Ordering::Relaxed);
-            *crate::db::lock(&traffic.last) = Instant::now();
+            traffic.ended();
         });
     }
 }
@@ -645,7 +710,7 @@ async fn launch() -> Result<Live, BrowserError> {
             "disable-sync",
             "disable-extensions",
             "disable-dev-shm-usage",
-            // A page left for `about:blank` is dropped, not kept frozen.
+            // A page left for the next is dropped, not kept frozen.
             "disable-features=BackForwardCache",
             // A tab luntan opens is never in front: without these, Chromium
             // slows its timers to once a second and a page's own polling
