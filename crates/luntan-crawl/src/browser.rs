@@ -164,13 +164,13 @@ impl Renderer {
             None => self.open_tab(live, url).await?,
         };
         let traffic = Arc::new(Traffic::new(live.alive.clone()));
-        *crate::db::lock(&tab.traffic) = traffic.clone();
+        *crate::db::lock(&tab.traffic) = Some(traffic.clone());
         let outcome = self.drive(&tab.page, &traffic, url, kind).await;
         // The page stays in its tab until the next page replaces it (a
         // navigation to `about:blank` in between cost as much as drawing a
         // page), parked: whatever it still asks for is refused here, so it
         // reaches no server. A tab whose page failed is closed.
-        *crate::db::lock(&tab.traffic) = Arc::new(Traffic::parked(live.alive.clone()));
+        *crate::db::lock(&tab.traffic) = None;
         if outcome.is_ok() {
             crate::db::lock(&self.idle).push(tab);
         } else {
@@ -207,7 +207,7 @@ impl Renderer {
         cdp(url, "quieting the tab", page.execute(NetworkDisableParams::default())).await?;
         cdp(url, "quieting the tab", page.execute(PerformanceDisableParams::default())).await?;
         cdp(url, "quieting the tab", page.execute(LogDisableParams::default())).await?;
-        let traffic = Arc::new(Mutex::new(Arc::new(Traffic::new(live.alive.clone()))));
+        let traffic = Arc::new(Mutex::new(None));
         let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
         let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
         Ok(Tab { page, traffic, interceptor, browser: Arc::downgrade(live) })
@@ -242,7 +242,7 @@ impl Renderer {
             match action {
                 Action::Wait { selector } => self.wait_for(page, url, selector).await?,
                 Action::Click { selector, max, items } => {
-                    let count = items.as_deref().map(count_of).unwrap_or_else(|| "0".into());
+                    let count = count_of(items.as_deref());
                     let click = format!(
                         "(function(){{var n={count};var e=document.querySelector({});if(!e)return [n,false];e.click();return [n,true];}})()",
                         js_string(selector)
@@ -263,7 +263,7 @@ impl Renderer {
                     }
                 }
                 Action::Scroll { items, max } => {
-                    let mut before = eval::<u64>(page, url, &count_of(items)).await?;
+                    let mut before = eval::<u64>(page, url, &count_of(Some(items))).await?;
                     for _ in 0..*max {
                         // A page shorter than the window does not move when
                         // scrolled, and a page that loads more on `scroll`
@@ -344,7 +344,7 @@ impl Renderer {
             if inflight > 0 || !foreseen {
                 // Woken by the request's end; the bound keeps the liveness
                 // and timeout checks above going.
-                let _ = tokio::time::timeout(PROBE_QUIET, moved).await;
+                let _ = tokio::time::timeout(SETTLE_TICK, moved).await;
             }
         }
     }
@@ -402,13 +402,15 @@ const HOOK: &str = include_str!("browser_hook.js");
 /// Longest wait between two looks of [`Renderer::settle`] while a request
 /// is in flight or settle-ms of quiet is waited for (a request's end wakes
 /// it sooner).
-const PROBE_QUIET: Duration = Duration::from_millis(10);
+const SETTLE_TICK: Duration = Duration::from_millis(10);
 
 /// A tab and the interceptor that answers its requests.
 struct Tab {
     page: Page,
-    /// The traffic of the page now drawn in the tab, for its interceptor.
-    traffic: Arc<Mutex<Arc<Traffic>>>,
+    /// The traffic of the page now drawn in the tab, for its interceptor;
+    /// `None` between pages, when the page drawn is parked: luntan is done
+    /// with it, and every request it still makes is refused unsent.
+    traffic: Arc<Mutex<Option<Arc<Traffic>>>>,
     interceptor: tokio::task::JoinHandle<()>,
     browser: std::sync::Weak<Live>,
 }
@@ -453,7 +455,7 @@ async fn cdp<T>(url: &Url, what: &str, command: impl std::future::Future<Output 
 /// The count of the elements `items` matches (0 without) and the DOM as
 /// HTML, doctype first, in one script.
 async fn read(page: &Page, url: &Url, items: Option<&str>) -> Result<(u64, String), BrowserError> {
-    let count = items.map(count_of).unwrap_or_else(|| "0".into());
+    let count = count_of(items);
     let js = format!(
         "(function(){{var h='';if(document.doctype)h=new XMLSerializer().serializeToString(document.doctype);\
          if(document.documentElement)h+=document.documentElement.outerHTML;return [{count},h];}})()"
@@ -468,9 +470,12 @@ async fn eval<T: serde::de::DeserializeOwned + Default>(page: &Page, url: &Url, 
     Ok(v.into_value::<T>().unwrap_or_default())
 }
 
-/// A script counting the elements `items` matches.
-fn count_of(items: &str) -> String {
-    format!("document.querySelectorAll({}).length", js_string(items))
+/// A script counting the elements `items` matches; 0 without.
+fn count_of(items: Option<&str>) -> String {
+    match items {
+        Some(items) => format!("document.querySelectorAll({}).length", js_string(items)),
+        None => "0".into(),
+    }
 }
 
 /// A selector as a JavaScript string literal (JSON's syntax is JavaScript's).
@@ -490,9 +495,6 @@ struct Traffic {
     date: Mutex<Option<String>>,
     /// Told when a request starts or ends, so that `settle` need not poll.
     moved: tokio::sync::Notify,
-    /// A page done with, left in its tab until the next: every request it
-    /// still makes is refused unsent.
-    parked: bool,
 }
 
 impl Traffic {
@@ -504,12 +506,7 @@ impl Traffic {
             document_error: Mutex::new(None),
             date: Mutex::new(None),
             moved: tokio::sync::Notify::new(),
-            parked: false,
         }
-    }
-
-    fn parked(alive: Arc<AtomicBool>) -> Traffic {
-        Traffic { parked: true, ..Traffic::new(alive) }
     }
 
     fn started(&self) {
@@ -530,18 +527,17 @@ async fn intercept(
     mut events: chromiumoxide::listeners::EventStream<EventRequestPaused>,
     page: Page,
     fetcher: Arc<Fetcher>,
-    tab_traffic: Arc<Mutex<Arc<Traffic>>>,
+    tab_traffic: Arc<Mutex<Option<Arc<Traffic>>>>,
     stats: Arc<RenderStats>,
 ) {
     while let Some(event) = events.next().await {
         // A request belongs to the page drawn when it was made; one the page
         // before made on its way out lands on this one's count, harmlessly.
-        let traffic = crate::db::lock(&tab_traffic).clone();
-        if traffic.parked {
+        let Some(traffic) = crate::db::lock(&tab_traffic).clone() else {
             tracing::debug!("{}: refused (asked by a page luntan is done with)", event.request.url);
             let _ = page.execute(FailRequestParams::new(event.request_id.clone(), ErrorReason::Aborted)).await;
             continue;
-        }
+        };
         traffic.started();
         let (page, fetcher, traffic, stats) = (page.clone(), fetcher.clone(), traffic.clone(), stats.clone());
         // Side by side: the fetcher's gate, not this loop, spaces them.
