@@ -263,7 +263,13 @@ impl Renderer {
                     }
                 }
                 Action::Scroll { items, max } => {
-                    let mut before = eval::<u64>(page, url, &count_of(Some(items))).await?;
+                    // Read, not only counted: what the page drew since the
+                    // last state was read (more loaded once in view) would
+                    // otherwise be counted as there and never kept.
+                    let (mut before, html) = read(page, url, Some(items)).await?;
+                    if states.last() != Some(html.as_str()) {
+                        states.offer(html);
+                    }
                     for _ in 0..*max {
                         // A page shorter than the window does not move when
                         // scrolled, and a page that loads more on `scroll`
@@ -286,9 +292,10 @@ impl Renderer {
     }
 
     /// Waits until the page is still; a page still busy after the timeout
-    /// fails. Still means nothing in flight and the page, asked after a
-    /// frame and a timer task have run in it, has no request of its scripts
-    /// unhandled; and then either
+    /// fails. Still means nothing in flight and the page, asked once what it
+    /// had queued has run in it (a timer task, and a frame or its soonest
+    /// timer when one is awaited), has no request of its scripts unhandled;
+    /// and then either
     /// - the hook foresees nothing within settle-ms: no timer or frame due,
     ///   no short interval, worker, socket, animation, frame or element
     ///   loading, and no request and no DOM change while it was asked; or
@@ -319,14 +326,14 @@ impl Renderer {
                 // CI machine a page that polls for ever once looked
                 // settled), and a request it starts reaches the interceptor
                 // by another channel than a script's answer, sometimes
-                // later. So the page is asked, after a frame and a timer
-                // task have run in it, how many requests its scripts started
-                // and have not yet handled the answer to (the hook counts
-                // them as they are made), and what else it has due. A page
-                // without the hook (or one that broke it) reads as
-                // unforeseeable and waits the whole settle-ms. The asking
-                // itself waits a frame, so it is asked again at once when
-                // something was still due.
+                // later. So the page is asked, once what it had queued has
+                // run in it, how many requests its scripts started and have
+                // not yet handled the answer to (the hook counts them as
+                // they are made), and what else it has due. A page without
+                // the hook (or one that broke it) reads as unforeseeable and
+                // waits the whole settle-ms. The asking itself waits for the
+                // frame, the answer or the soonest timer the page awaits, so
+                // it is asked again at once when something was still due.
                 let probe = eval::<Vec<i64>>(page, url, "window.__luntan ? window.__luntan.probe() : []").await?;
                 let [pending, due, foreseeable, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
                 foreseen &= foreseeable == 1;
@@ -368,6 +375,9 @@ impl Renderer {
 struct States {
     kept: Vec<(DomNode, String)>,
     dropped: u32,
+    /// The last state offered, when it was dropped (it came after the last
+    /// kept).
+    last: Option<String>,
 }
 
 impl States {
@@ -376,10 +386,17 @@ impl States {
         let tree = DomNode::from_html(&html);
         if self.kept.iter().any(|(k, _)| compare_states(k, &tree).duplicate) {
             self.dropped += 1;
+            self.last = Some(html);
             return false;
         }
         self.kept.push((tree, html));
+        self.last = None;
         true
+    }
+
+    /// The last state offered or kept.
+    fn last(&self) -> Option<&str> {
+        self.last.as_deref().or_else(|| self.kept.last().map(|(_, h)| h.as_str()))
     }
 
     /// Keeps `html` untested: a state whose list grew holds items no kept
@@ -388,6 +405,7 @@ impl States {
     /// of nodes) and be lost.
     fn keep(&mut self, html: String) {
         self.kept.push((DomNode::from_html(&html), html));
+        self.last = None;
     }
 
     fn finish(self) -> (Vec<String>, u32) {
@@ -706,6 +724,10 @@ async fn launch() -> Result<Live, BrowserError> {
             "disable-sync",
             "disable-extensions",
             "disable-dev-shm-usage",
+            // Without it Chromium opens a window of its own at start, a new-tab
+            // page and two omnibox pages in three renderers, none of them
+            // used: luntan opens each tab itself.
+            "no-startup-window",
             // A page left for the next is dropped, not kept frozen.
             "disable-features=BackForwardCache",
             // A tab luntan opens is never in front: without these, Chromium
@@ -754,6 +776,7 @@ mod tests {
         assert!(s.offer(page(&["一", "二", "三"])));
         assert!(s.offer(page(&["四", "五", "六"])), "the same structure with other texts is a new state");
         assert!(!s.offer(page(&["一", "二", "三"])), "the first state again");
+        assert_eq!(s.last(), Some(page(&["一", "二", "三"]).as_str()), "the last offered, though dropped");
         let (kept, dropped) = s.finish();
         assert_eq!((kept.len(), dropped), (2, 1));
     }

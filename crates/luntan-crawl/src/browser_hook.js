@@ -17,7 +17,9 @@
   // A request's answer counts until a timer task after `loadend`: its
   // handler has run by then, and a handler that asks again has raised the
   // count first.
-  var answered = function () { setT(function () { L.pending--; }, 0); };
+  // A probe waiting for an answer to be handled is woken by it.
+  var wake = null;
+  var answered = function () { setT(function () { L.pending--; if (wake) wake(); }, 0); };
   var send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function () {
     L.pending++;
@@ -35,7 +37,9 @@
 
   // Timers and frames due within the horizon: what a wait of settle-ms
   // would see happen. Later timers are left out, as that wait leaves them.
-  var timers = new Set(), loops = new Set(), frames = new Set(), idles = new Set();
+  // A timer is kept with the time it is due, so that the probe can wait
+  // for the soonest instead of being asked again until it has run.
+  var timers = new Map(), loops = new Set(), frames = new Set(), idles = new Set();
   var forget = function (id) {
     if (timers.delete(id)) L.due--;
     if (loops.delete(id)) L.loops--;
@@ -44,7 +48,7 @@
     if (typeof fn !== "function" || !((Number(ms) || 0) <= horizon)) return setT.apply(window, arguments);
     var args = Array.prototype.slice.call(arguments, 2), id;
     id = setT.call(window, function () { forget(id); fn.apply(window, args); }, ms);
-    timers.add(id); L.due++;
+    timers.set(id, performance.now() + (Number(ms) || 0)); L.due++;
     return id;
   };
   window.setInterval = function (fn, ms) {
@@ -70,6 +74,21 @@
     var ric = frame(window.requestIdleCallback, window.cancelIdleCallback, idles);
     window.requestIdleCallback = ric[0]; window.cancelIdleCallback = ric[1];
   }
+
+  // Observers told of what a frame drew (intersections, sizes): while one
+  // watches anything, the probe waits for frames.
+  var watching = new WeakMap();
+  L.observing = 0;
+  var IO = window.IntersectionObserver, ioObserve = IO && IO.prototype.observe;
+  ["IntersectionObserver", "ResizeObserver"].forEach(function (name) {
+    var C = window[name];
+    if (typeof C !== "function") return;
+    var observe = C.prototype.observe, unobserve = C.prototype.unobserve, disconnect = C.prototype.disconnect;
+    var count = function (o, n) { var was = watching.get(o) || 0; if (was + n < 0) n = -was; watching.set(o, was + n); L.observing += n; };
+    C.prototype.observe = function () { count(this, 1); return observe.apply(this, arguments); };
+    C.prototype.unobserve = function () { count(this, -1); return unobserve.apply(this, arguments); };
+    C.prototype.disconnect = function () { count(this, -(watching.get(this) || 0)); return disconnect.apply(this, arguments); };
+  });
 
   // Work that runs elsewhere or on the server's time.
   ["Worker", "SharedWorker", "WebSocket", "EventSource"].forEach(function (name) {
@@ -104,25 +123,63 @@
     records.forEach(function (r) { Array.prototype.forEach.call(r.addedNodes, inserted); });
   }).observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
 
-  // What settle reads once a frame has been drawn and a timer task has run
-  // after it, so that what was queued has run: scroll events and
-  // intersection observers fire in the frame, timers and answers in tasks.
-  // A page that draws no frame (hidden) is read after 100 ms instead.
+  // What settle reads once what the page had queued has run: after a
+  // timer task, and first, when something waits for one, after
+  // - the next answer handled, when a request of the page's is unhandled
+  //   (its answer may be on its way in), or 20 ms;
+  // - a frame, when a frame callback is due, an observer watches, or the
+  //   window scrolled since the last frame the probe saw (scroll events
+  //   and observers fire in the frame); a page that draws no frame
+  //   (hidden) is read after 100 ms instead;
+  // - the soonest timer due within the horizon, so that a page waiting on
+  //   one is asked once, not again and again until it has run.
+  // A frame is waited for only then: drawing one costs the renderer and the
+  // browser more than the page's own work between two events.
   // [unhandled requests, timers and frames due, 1 when nothing else can be
   // foreseen to move (frames have scripts of their own this one cannot
   // see), 1 when the DOM did not change meanwhile].
+  var drawnAt = [0, 0];
   L.probe = function () {
     var before = L.mutations;
     return new Promise(function (resolve) {
       var read = function () {
         if (!resolve) return;
+        wake = null;
         var animated = document.getAnimations ? document.getAnimations().some(function (a) { return a.playState === "running"; }) : false;
         var foreseen = !L.loops && !L.opaque && !L.loads && !animated && !document.querySelector("iframe, frame") ? 1 : 0;
         resolve([L.pending, L.due, foreseen, L.mutations === before ? 1 : 0]);
         resolve = null;
       };
-      requestFrame.call(window, function () { setT(read, 0); });
-      setT(read, 100);
+      if (L.pending > 0) {
+        wake = function () { wake = null; setT(read, 0); };
+        setT(read, 20);
+        return;
+      }
+      var scrolled = window.scrollX !== drawnAt[0] || window.scrollY !== drawnAt[1];
+      if (frames.size || idles.size || L.observing || scrolled) {
+        var drawn = function () { drawnAt = [window.scrollX, window.scrollY]; setT(read, 0); };
+        if (L.observing && IO) {
+          // An intersection observer is told in a task queued after the
+          // frame that saw the change, not in the frame, so a timer task
+          // set in the frame may run first; so may the task that tells an
+          // observer of the probe's own. The frame after is waited for too.
+          // Even so a page that loads more once its end is in view was
+          // read before it asked in one discover of 24 on the fixture;
+          // `Renderer::drive` reads a page again before scrolling it.
+          var o = new IO(function () { o.disconnect(); requestFrame.call(window, drawn); });
+          ioObserve.call(o, document.documentElement);
+        } else {
+          requestFrame.call(window, drawn);
+        }
+        setT(read, 100);
+        return;
+      }
+      var soonest = Infinity;
+      timers.forEach(function (due) { soonest = Math.min(soonest, due); });
+      // A timer runs no earlier than it is due; the one set here for the
+      // same moment runs after the page's, set before it.
+      var wait = soonest === Infinity ? 0 : Math.max(0, Math.ceil(soonest - performance.now()));
+      setT(function () { setT(read, 0); }, wait);
     });
   };
 })();
