@@ -4,7 +4,10 @@
 //!   HTML shell and a few KB of script that load JSON timelines with cursor
 //!   paging (`since_id`), render posts, load comments page by page on click
 //!   (`max_id`), expand truncated long posts ("展开全文") through another
-//!   XHR, and scroll without end. Users are found through reposts,
+//!   XHR, and scroll without end (the next page is asked for when an
+//!   IntersectionObserver sees the timeline's end in view, as many sites do
+//!   now, not on a `scroll` event: a timeline shorter than the window goes
+//!   on loading by itself). Users are found through reposts,
 //!   @mentions and comments; only two are linked from the home page. JSON
 //!   is written as Weibo writes it: every non-ASCII character and `/` as a
 //!   `\u`/`\/` escape, HTML inside `text` fields, times relative to the
@@ -603,14 +606,15 @@ fn shell(title: &str, kind: &str, id: &str) -> String {
     )
 }
 
-/// The client: timelines with cursor paging and endless scrolling,
+/// The client: timelines with cursor paging and endless scrolling (an
+/// IntersectionObserver's callback, which runs only when a frame is drawn),
 /// comments page by page on click, "展开全文" through `statuses/extend`,
 /// and the XHR forum's replies under the thread page's one URL. The XHR
 /// forum's "下一页" asks after a 100 ms timer and its "刷新" after an
 /// animation frame: requests a browser's wait for the page to settle must
 /// see coming.
 const SCRIPT: &str = r#"(function(){
-var app=document.getElementById('app'),kind=app.dataset.kind,id=app.dataset.id,busy=false,cursor='',done=false;
+var app=document.getElementById('app'),kind=app.dataset.kind,id=app.dataset.id,busy=false,cursor='',done=false,more=null;
 function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){if(x.status==200)f(JSON.parse(x.responseText));};x.send();}
 function el(t,c,h){var e=document.createElement(t);if(c)e.className=c;if(h!=null)e.innerHTML=h;return e;}
 function card(m,nested){var c=el('div','card m-panel'+(nested?' retweet':''));c.dataset.mid=m.id;
@@ -631,7 +635,7 @@ function card(m,nested){var c=el('div','card m-panel'+(nested?' retweet':''));c.
   hot.onclick=function(){load('/mb/api/comments/hotflow?id='+m.id+'&mid='+m.id+'&max_id_type=0',true);};time.onclick=function(){load('/mb/api/comments/show?id='+m.id+'&page=1',true);};hot.onclick();};
  return item;}
 function timeline(uid){if(busy||done)return;busy=true;get('/mb/api/container/getIndex?uid='+uid+'&since_id='+cursor,function(r){
- r.data.cards.forEach(function(c){if(c.card_type==9)app.appendChild(card(c.mblog,false));});cursor=r.data.cardlistInfo.since_id||'';done=!cursor;busy=false;});}
+ r.data.cards.forEach(function(c){if(c.card_type==9)app.appendChild(card(c.mblog,false));});cursor=r.data.cardlistInfo.since_id||'';done=!cursor;busy=false;if(more)more();});}
 function when(ms){return new Date(ms+288e5).toISOString().slice(0,16).replace('T',' ');}
 function post(name,time,body){var d=el('div','post');d.appendChild(el('b','author')).textContent=name;d.appendChild(el('span','time',time));d.appendChild(body);return d;}
 function replies(tid,page,total){get('../api/replies?tid='+tid+'&page='+page,function(r){var box=document.getElementById('replies'),nav=document.getElementById('nav');box.innerHTML='';nav.innerHTML='';
@@ -640,7 +644,8 @@ function replies(tid,page,total){get('../api/replies?tid='+tid+'&page='+page,fun
 function beacon(){get('http://tracker.invalid/collect?p='+encodeURIComponent(location.pathname),function(){});var i=new Image();i.src='/xhr/static/logo.png';}
 app.innerHTML='';
 if(kind=='home'){id.split(',').forEach(function(u){app.appendChild(el('a','seed',"<a href='/mb/u/"+u+"'>"+u+"</a>"));});}
-else if(kind=='user'){timeline(id);window.addEventListener('scroll',function(){if(window.innerHeight+window.scrollY>=document.body.offsetHeight-200)timeline(id);});}
+else if(kind=='user'){var end=el('div','end');end.style.height='1px';document.body.appendChild(end);
+ var io=new IntersectionObserver(function(es){if(es[es.length-1].isIntersecting)timeline(id);});more=function(){io.unobserve(end);io.observe(end);};timeline(id);}
 else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data,false));});}
 if(kind=='forum'||kind=='thread'||kind=='live')beacon();
 if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r){r.threads.forEach(function(t){var a=el('a','thread',t.subject);a.href='/xhr/thread/'+t.tid;app.appendChild(el('div','row')).appendChild(a);});});}
