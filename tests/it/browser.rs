@@ -194,6 +194,49 @@ fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fa
     assert_eq!(chromium_of(pid), None);
 }
 
+/// Regression: a page was read for settled before an IntersectionObserver
+/// its script had just set watching was told (in a task after the next
+/// frame, so after the probe's timer task; and the probe read at once once
+/// the answer it waited for was handled), and a timeline that loads more
+/// once its end is in view lost its last posts. Here every thread's
+/// replies are asked for only once the page's end is seen.
+#[test]
+fn replies_asked_for_once_an_intersection_observer_sees_the_end_are_all_stored() {
+    let server = server();
+    let work = work_for(&server);
+    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    let truth = server.microblog_truth();
+    let xhr = truth.forums.iter().find(|f| f.site == "xhr").expect("the xhr forum's truth");
+    let base = server.base_url();
+    let rows: Vec<NewThread> = xhr
+        .threads
+        .iter()
+        .map(|t| NewThread {
+            site: SITE.into(),
+            board: t.board.clone(),
+            thread: t.thread.clone(),
+            url: format!("{}/xhr/seen/{}", base.trim_end_matches('/'), t.thread),
+            title: None,
+            replies: None,
+            last_post: None,
+        })
+        .collect();
+    let mut store = Store::open(&work.layout().db_path()).unwrap();
+    assert_eq!(store.insert_new_threads(&rows).unwrap(), rows.len());
+    drop(store);
+    let out = work.ok("download", &[]);
+    assert!(out.contains(&format!("download: {} saved, 0 failed", xhr.threads.len())), "{out}");
+    work.ok("extract", &[]);
+    let (rows, layout) = (work.rows(), work.layout());
+    for t in &xhr.threads {
+        let (_, reason, save_date, pages) = &rows[&(SITE.to_owned(), t.thread.clone())];
+        assert_eq!(*pages, Some(reply_pages(t.posts.len())), "{}: {reason:?}", t.thread);
+        let mut want = t.clone();
+        want.site = SITE.to_owned();
+        common::assert_xml_matches_truth(&layout.xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), &want);
+    }
+}
+
 /// Regression: the browser was answered with a redirect's target under the
 /// URL it asked for, so a page reached through a short link thought it was
 /// there, and its script's relative XHRs missed (`../api/thread` from
