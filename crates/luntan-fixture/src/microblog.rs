@@ -656,13 +656,10 @@ else if(kind=='user'){var end=el('div','end');end.style.height='1px';document.bo
 else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data,false));});}
 if(kind=='forum'||kind=='thread'||kind=='seen'||kind=='live')beacon();
 if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r){r.threads.forEach(function(t){var a=el('a','thread',t.subject);a.href='/xhr/thread/'+t.tid;app.appendChild(el('div','row')).appendChild(a);});});}
-else if(kind=='seen'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
- app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
- app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';var end=app.appendChild(el('div','end'));end.style.height='1px';
- new IntersectionObserver(function(es,o){if(es[es.length-1].isIntersecting){o.disconnect();replies(id,1,t.replies);}}).observe(end);});}
-else if(kind=='thread'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
+else if(kind=='thread'||kind=='seen'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
  app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
  app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';
+ if(kind=='seen'){var end=app.appendChild(el('div','end'));end.style.height='1px';new IntersectionObserver(function(es,o){if(es[es.length-1].isIntersecting){o.disconnect();replies(id,1,t.replies);}}).observe(end);return;}
  var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();requestAnimationFrame(function(){replies(id,1,t.replies);});};app.appendChild(f);replies(id,1,t.replies);});}
 else if(kind=='live'){(function poll(){get('/xhr/api/ping',poll);})();}
 })();"#;
