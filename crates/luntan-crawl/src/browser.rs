@@ -730,8 +730,8 @@ async fn launch() -> Result<Live, BrowserError> {
             "no-startup-window",
             // A page left for the next is dropped, not kept frozen.
             "disable-features=BackForwardCache",
-            // A tab luntan opens is never in front: without these, Chromium
-            // slows its timers to once a second and a page's own polling
+            // A tab luntan opens is in a window nobody sees: without these,
+            // Chromium slows its timers to once a second and a page's own polling
             // (or its delayed XHRs) would look settled between ticks.
             "disable-background-timer-throttling",
             "disable-renderer-backgrounding",

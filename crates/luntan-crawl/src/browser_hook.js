@@ -2,9 +2,9 @@
 // scripts (browser.rs: `hook`). It tells `Renderer::settle` what the page
 // has yet to do: the requests its scripts started and whose answers they
 // have not handled, the timers and frames due within the site's settle-ms
-// (HORIZON_MS, put in by browser.rs), and whether it runs anything whose
-// work cannot be foreseen from here (workers, sockets, short intervals,
-// animations). The page's own behaviour is unchanged: every wrapper calls
+// (HORIZON_MS, put in by browser.rs), the observers it has watching, and
+// whether it runs anything whose work cannot be foreseen from here
+// (workers, sockets, short intervals, animations). The page's own behaviour is unchanged: every wrapper calls
 // the original and returns what it returns.
 (function () {
   if (window.__luntan) return;
@@ -132,8 +132,8 @@
   //   read a timeline whose handler had just watched its end again);
   // - a frame, when a frame callback is due, an observer watches, or the
   //   window scrolled since the last frame the probe saw (scroll events
-  //   and observers fire in the frame); a page that draws no frame
-  //   (hidden) is read after 100 ms instead;
+  //   fire in the frame, observers in a task just after it); a page that
+  //   draws no frame (hidden) is read after 100 ms instead;
   // - the soonest timer due within the horizon, so that a page waiting on
   //   one is asked once, not again and again until it has run.
   // A frame is waited for only then: drawing one costs the renderer and the

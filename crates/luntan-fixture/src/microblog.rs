@@ -614,7 +614,7 @@ fn shell(title: &str, kind: &str, id: &str) -> String {
 }
 
 /// The client: timelines with cursor paging and endless scrolling (an
-/// IntersectionObserver's callback, which runs only when a frame is drawn),
+/// IntersectionObserver's callback, which runs only after a frame is drawn),
 /// comments page by page on click, "展开全文" through `statuses/extend`,
 /// and the XHR forum's replies under the thread page's one URL. The XHR
 /// forum's "下一页" asks after a 100 ms timer and its "刷新" after an
@@ -624,6 +624,7 @@ const SCRIPT: &str = r#"(function(){
 var app=document.getElementById('app'),kind=app.dataset.kind,id=app.dataset.id,busy=false,cursor='',done=false,more=null;
 function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){if(x.status==200)f(JSON.parse(x.responseText));};x.send();}
 function el(t,c,h){var e=document.createElement(t);if(c)e.className=c;if(h!=null)e.innerHTML=h;return e;}
+function sentinel(p){var e=p.appendChild(el('div','end'));e.style.height='1px';return e;}
 function card(m,nested){var c=el('div','card m-panel'+(nested?' retweet':''));c.dataset.mid=m.id;
  var when=nested?"<span class='time'>"+m.created_at+"</span>":"<a class='time' href='/mb/status/"+m.id+"'>"+m.created_at+"</a>";
  c.appendChild(el('header','m-info',"<a class='name' href='/mb/u/"+m.user.id+"'>"+m.user.screen_name.replace(/</g,'&lt;')+"</a> "+when));
@@ -651,7 +652,7 @@ function replies(tid,page,total){get('../api/replies?tid='+tid+'&page='+page,fun
 function beacon(){get('http://tracker.invalid/collect?p='+encodeURIComponent(location.pathname),function(){});var i=new Image();i.src='/xhr/static/logo.png';}
 app.innerHTML='';
 if(kind=='home'){id.split(',').forEach(function(u){app.appendChild(el('a','seed',"<a href='/mb/u/"+u+"'>"+u+"</a>"));});}
-else if(kind=='user'){var end=el('div','end');end.style.height='1px';document.body.appendChild(end);
+else if(kind=='user'){var end=sentinel(document.body);
  var io=new IntersectionObserver(function(es){if(es[es.length-1].isIntersecting)timeline(id);});more=function(){io.unobserve(end);io.observe(end);};timeline(id);}
 else if(kind=='status'){get('/mb/api/statuses/show?id='+id,function(r){app.appendChild(card(r.data,false));});}
 if(kind=='forum'||kind=='thread'||kind=='seen'||kind=='live')beacon();
@@ -659,7 +660,7 @@ if(kind=='forum'){get('/xhr/api/threads?fid='+id+'&offset=0&limit=20',function(r
 else if(kind=='thread'||kind=='seen'){get('../api/thread?tid='+id,function(r){var t=r.thread;app.appendChild(el('h1')).textContent=t.subject;
  app.appendChild(post(t.author.name,t.created.slice(0,16).replace('T',' '),el('div','message',t.message)));
  app.appendChild(el('div','replies')).id='replies';app.appendChild(el('div','nav')).id='nav';
- if(kind=='seen'){var end=app.appendChild(el('div','end'));end.style.height='1px';new IntersectionObserver(function(es,o){if(es[es.length-1].isIntersecting){o.disconnect();replies(id,1,t.replies);}}).observe(end);return;}
+ if(kind=='seen'){var end=sentinel(app);new IntersectionObserver(function(es,o){if(es[es.length-1].isIntersecting){o.disconnect();replies(id,1,t.replies);}}).observe(end);return;}
  var f=el('a','refresh','刷新');f.href='#';f.onclick=function(e){e.preventDefault();requestAnimationFrame(function(){replies(id,1,t.replies);});};app.appendChild(f);replies(id,1,t.replies);});}
 else if(kind=='live'){(function poll(){get('/xhr/api/ping',poll);})();}
 })();"#;
