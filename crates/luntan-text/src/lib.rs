@@ -5,8 +5,9 @@
 //!   ([`encoding::detect`]: site file, BOM, HTTP charset, `<meta>`, the
 //!   site's cached encoding, chardetng; declarations are checked against the
 //!   bytes) and its text, decoded once ([`encoding::detect_and_decode`]).
-//! - [`fold`]: traditional Chinese folded to simplified, the one fold crawl's
-//!   topic scoring and search's analyzers share.
+//! - [`fold`]: traditional Chinese and variant forms folded to simplified
+//!   (fast2s, then OpenCC's tables through [`variant`]), the one fold
+//!   crawl's topic scoring and search's analyzers share.
 //! - [`jieba()`]: one jieba dictionary per process, built on first use.
 //! - [`markup`]: HTML's tokenizer states over bytes (where tags, comments
 //!   and raw text end, what a character reference stands for), shared by
@@ -32,4 +33,4 @@ mod chinese;
 pub mod encoding;
 pub mod markup;
 
-pub use chinese::{fold, jieba};
+pub use chinese::{fold, jieba, variant, variant_count};
