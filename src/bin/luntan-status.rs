@@ -50,10 +50,17 @@ fn run(args: Args) -> ExitCode {
     }
     let counts: Vec<_> = status.iter().map(|s| &s.counts).collect();
     let keywords: Vec<_> = status.iter().flat_map(|s| &s.keywords).collect();
-    println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", "site", "boards", "discovered", "saved", "extracted", "indexed", "failed", "total");
+    // Each thread is counted once, in the state it is in now (see
+    // luntan_core::state), so a column is named for what its threads wait
+    // for: a finished crawl has nothing "to download", not nothing found.
+    println!("{:<16} {:>6} {:>11} {:>10} {:>8} {:>8} {:>7} {:>8}", "site", "boards", "to-download", "to-extract", "to-index", "indexed", "failed", "found");
     for c in &counts {
-        let total = c.discovered + c.saved + c.extracted + c.indexed + c.failed;
-        println!("{:<16} {:>6} {:>10} {:>8} {:>9} {:>8} {:>7} {:>8}", c.site, c.boards, c.discovered, c.saved, c.extracted, c.indexed, c.failed, total);
+        let found = c.discovered + c.saved + c.extracted + c.indexed + c.failed;
+        println!("{:<16} {:>6} {:>11} {:>10} {:>8} {:>8} {:>7} {:>8}", c.site, c.boards, c.discovered, c.saved, c.extracted, c.indexed, c.failed, found);
+    }
+    if !counts.is_empty() {
+        println!("(each thread once, by where it is now: to-download = listed, pages not saved yet; to-extract = HTML saved;");
+        println!(" to-index = XML written; indexed = searchable; failed = a stage gave up; found = all of them)");
     }
     for c in &counts {
         if let Some(r) = &c.last_round {

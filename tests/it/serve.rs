@@ -721,3 +721,48 @@ fn with_no_index_or_a_broken_one_searches_are_503_with_the_reason_and_the_server
     let r = get(addr, "/api/search?q=%E9%85%92%E5%BA%97", &[]);
     assert_eq!(r.status, 200, "{}", r.text());
 }
+
+/// The status table's thread columns count each thread once, where it is
+/// now, and are named for that, on the page and in luntan-status, beside
+/// the `--json` counts they show.
+#[test]
+fn status_columns_are_named_for_what_they_count_on_the_page_and_in_the_cli() {
+    let s = served();
+    let cli: Vec<Value> = s.work.ok("status", &["--json"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let count = |v: &Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
+    let columns = ["discovered", "saved", "extracted", "indexed", "failed"];
+
+    let r = get(s.addr, "/status", &[]);
+    assert_eq!(r.status, 200);
+    let page = scraper::Html::parse_document(&r.text());
+    let sel = |css: &str| scraper::Selector::parse(css).unwrap();
+    let heads: Vec<String> = page.select(&sel("table.status thead th")).map(|th| th.text().collect()).collect();
+    assert_eq!(heads, ["论坛", "版块", "待下载", "待抽取", "待索引", "已索引", "失败", "共发现"]);
+    let legend: Vec<String> = page.select(&sel("dl.legend dt")).map(|dt| dt.text().collect()).collect();
+    assert_eq!(legend, heads[2..], "every thread column explained");
+    assert_eq!(page.select(&sel("dl.legend dd")).count(), legend.len());
+    for site in &cli {
+        let name = site["site"].as_str().unwrap();
+        let row = page.select(&sel(&format!("tr[data-site=\"{name}\"]"))).next().unwrap_or_else(|| panic!("no row for {name}"));
+        let cells: Vec<u64> = row.select(&sel("td")).skip(2).map(|td| td.text().collect::<String>().parse().unwrap()).collect();
+        let mut want: Vec<u64> = columns.iter().map(|k| count(site, k)).collect();
+        want.push(want.iter().sum());
+        assert_eq!(cells, want, "{name}");
+        assert!(want[3] > 0 && want[0] == 0, "{name}: a finished crawl has nothing to download and its threads indexed: {want:?}");
+    }
+
+    let table = s.work.ok("status", &[]);
+    let mut lines = table.lines();
+    let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(head, ["site", "boards", "to-download", "to-extract", "to-index", "indexed", "failed", "found"]);
+    for site in &cli {
+        let name = site["site"].as_str().unwrap();
+        let line = table.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("no line for {name}: {table}"));
+        let got: Vec<u64> = line.split_whitespace().skip(1).map(|n| n.parse().unwrap()).collect();
+        let mut want = vec![count(site, "boards")];
+        want.extend(columns.iter().map(|k| count(site, k)));
+        want.push(columns.iter().map(|k| count(site, k)).sum());
+        assert_eq!(got, want, "{name}: {line}");
+    }
+    assert!(table.contains("to-download = listed, pages not saved yet"), "the table says what its columns count: {table}");
+}

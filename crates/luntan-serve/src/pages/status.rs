@@ -13,30 +13,49 @@ use crate::error::ApiError;
 use crate::html::{escape, page};
 use crate::State as AppState;
 
+/// The thread columns: class, heading, and what the heading counts. Each
+/// thread is in exactly one of the first five.
+const COLUMNS: [(&str, &str, &str); 6] = [
+    ("discovered", "待下载", "在版块列表上发现，页面尚未保存"),
+    ("saved", "待抽取", "每一页的 HTML 已保存，尚未抽取"),
+    ("extracted", "待索引", "已抽取为 XML，尚未进入索引"),
+    ("indexed", "已索引", "已进入索引，可以搜索"),
+    ("failed", "失败", "某一步放弃了：哪一步、为什么，见下"),
+    ("found", "共发现", "以上各列之和：发现的全部主题（每个主题只在它现在所处的一列里计一次）"),
+];
+
 pub async fn status(State(st): State<AppState>) -> Response {
     let read = blocking(move || open_store(&st)?.status(None).map_err(|e| ApiError::Unavailable(e.to_string()))).await;
     let status = match read {
         Ok(s) => s,
         Err(e) => return error_page(&e),
     };
-    let mut body = String::from(
-        r#"<h1>抓取状态</h1><table class="status"><thead><tr><th>论坛</th><th>版块</th><th>已发现</th><th>已下载</th><th>已提取</th><th>已索引</th><th>失败</th></tr></thead><tbody>"#,
-    );
+    // Each thread is counted once, in the state it is in now
+    // (luntan_core::state), so each column is named for what its threads
+    // wait for, and 共发现 sums them: a finished crawl shows 0 待下载, not
+    // 0 found.
+    let mut body = String::from("<h1>抓取状态</h1><table class=\"status\"><thead><tr><th>论坛</th><th>版块</th>");
+    for (class, name, _) in COLUMNS {
+        let _ = write!(body, r#"<th class="{class}">{name}</th>"#);
+    }
+    body.push_str("</tr></thead><tbody>");
     for s in &status {
         let c = &s.counts;
-        let _ = write!(
-            body,
-            r#"<tr data-site="{site}"><td>{site}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class="indexed">{}</td><td class="failed">{}</td></tr>"#,
-            c.boards,
-            c.discovered,
-            c.saved,
-            c.extracted,
-            c.indexed,
-            c.failed,
-            site = escape(&c.site)
-        );
+        let found = c.discovered + c.saved + c.extracted + c.indexed + c.failed;
+        let _ = write!(body, r#"<tr data-site="{site}"><td>{site}</td><td class="boards">{}</td>"#, c.boards, site = escape(&c.site));
+        for ((class, _, _), n) in COLUMNS.iter().zip([c.discovered, c.saved, c.extracted, c.indexed, c.failed, found]) {
+            let _ = write!(body, r#"<td class="{class}">{n}</td>"#);
+        }
+        body.push_str("</tr>");
     }
-    body.push_str("</tbody></table>");
+    // The page's stylesheet is shared with the other pages; the legend's few rules ride along.
+    body.push_str(
+        r#"</tbody></table><dl class="legend" style="display:grid;grid-template-columns:max-content 1fr;gap:0 1rem;margin:.5rem 0 1.5rem;font-size:.85rem;color:#6e6e73">"#,
+    );
+    for (_, name, meaning) in COLUMNS {
+        let _ = write!(body, r#"<dt style="font-weight:700">{name}</dt><dd style="margin:0">{meaning}</dd>"#);
+    }
+    body.push_str("</dl>");
     for s in &status {
         let c = &s.counts;
         let _ = write!(body, "<h2>{}</h2><ul>", escape(&c.site));
