@@ -40,6 +40,22 @@ pub fn enc(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// A stored time (`2023-11-20T12:28:00`, the forum's wall clock) as people
+/// read it: `2023-11-20 12:28`, seconds kept only when they are not zero.
+/// Anything else (a bare date, text) comes back as it was.
+pub fn readable_time(t: &str) -> String {
+    let b = t.as_bytes();
+    let shaped = b.len() == 19 && b[10] == b'T' && b[13] == b':' && b[16] == b':' && t.is_char_boundary(10);
+    if !shaped {
+        return t.to_string();
+    }
+    let (day, clock) = (&t[..10], &t[11..]);
+    match clock.strip_suffix(":00") {
+        Some(hm) => format!("{day} {hm}"),
+        None => format!("{day} {clock}"),
+    }
+}
+
 const CSS: &str = r#"
 :root { --fg:#1d1d1f; --muted:#6e6e73; --line:#d2d2d7; --accent:#b3261e; --bg:#fff; }
 * { box-sizing: border-box; }
@@ -168,6 +184,15 @@ mod tests {
         for bad in ["javascript:alert(1)", " JavaScript:x", "data:text/html,x", "file:///etc/passwd", "//evil", "vbscript:x"] {
             assert!(safe_href(bad).is_none(), "{bad}");
         }
+    }
+
+    #[test]
+    fn times_read_as_day_and_minute() {
+        assert_eq!(readable_time("2023-11-20T12:28:00"), "2023-11-20 12:28");
+        assert_eq!(readable_time("2023-11-20T12:28:05"), "2023-11-20 12:28:05");
+        assert_eq!(readable_time("2023-11-20"), "2023-11-20");
+        assert_eq!(readable_time("昨天 12:28"), "昨天 12:28");
+        assert_eq!(readable_time("一二三四五六T1:3:5"), "一二三四五六T1:3:5");
     }
 
     #[test]
