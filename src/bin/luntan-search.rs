@@ -72,7 +72,10 @@ enum Color {
 
 fn parse_day(s: &str) -> Result<time::Date, String> {
     let fmt = time::macros::format_description!("[year]-[month]-[day]");
-    time::Date::parse(s, &fmt).map_err(|e| format!("{s:?} is not a YYYY-MM-DD date ({e})"))
+    let day = time::Date::parse(s, &fmt).map_err(|e| format!("{s:?} is not a YYYY-MM-DD date ({e})"))?;
+    // Past these the bound overflowed and selected every thread.
+    let (first, last) = (luntan_search::days::FIRST_DAY, luntan_search::days::LAST_DAY);
+    luntan_search::check_day("", day).map_err(|_| format!("{day} is outside the days the index can hold ({first} to {last})"))
 }
 
 fn main() -> ExitCode {

@@ -14,11 +14,17 @@
 //! title:经验           the term must be in the title (title:"…" for a phrase)
 //! ```
 //!
-//! An unknown `word:rest` (a URL, `c:\`) is an ordinary word. Parsing is
+//! An unknown `word:rest` (a URL, `c:\`) is an ordinary word. A term or
+//! phrase written twice in one group counts once (`明月 明月` is `明月`), and a
+//! query holds at most [`MAX_TERMS`] distinct terms and filters, nested at most
+//! [`MAX_DEPTH`] parentheses deep: every later pass walks the tree
+//! recursively, so the bounds are what keeps a hostile query from overflowing
+//! the stack or costing seconds. Parsing is
 //! syntax only; analysis (folding, segmentation) happens when the query is
 //! run against the indexes, where jieba words only rank (whole words and
 //! titles first, words near each other first), never select.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -47,7 +53,19 @@ pub enum QueryError {
     NegationInOr { at: usize },
     #[error("nothing to search for (only exclusions or punctuation)")]
     NothingToSearch,
+    #[error("parentheses nested more than {MAX_DEPTH} deep at column {at}")]
+    TooDeep { at: usize },
+    #[error("more than {MAX_TERMS} different terms and filters (the one at column {at} is one too many)")]
+    TooManyTerms { at: usize },
 }
+
+/// Deepest nesting of parentheses a query may have. Real queries use two or
+/// three; 3,800 `(` overflowed the stack of the recursive parser before
+/// this bound.
+pub const MAX_DEPTH: usize = 16;
+/// Most distinct terms, phrases and filters in one query, counted after
+/// duplicates are collapsed. Each one is a posting list read in every index.
+pub const MAX_TERMS: usize = 64;
 
 impl QueryError {
     /// The 1-based column the error points at, when it points at one.
@@ -61,21 +79,23 @@ impl QueryError {
             | QueryError::EmptyGroup { at }
             | QueryError::DanglingOr { at }
             | QueryError::DanglingMinus { at }
-            | QueryError::NegationInOr { at } => Some(*at),
+            | QueryError::NegationInOr { at }
+            | QueryError::TooDeep { at }
+            | QueryError::TooManyTerms { at } => Some(*at),
             QueryError::Empty | QueryError::NothingToSearch => None,
         }
     }
 }
 
 /// Where a text term must occur.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
     TitleOrBody,
     Title,
 }
 
 /// One node of a parsed query.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Node {
     /// A whitespace-free term; it must occur as written (see the module doc).
     Term {
@@ -109,7 +129,7 @@ impl Query {
         if tokens.is_empty() {
             return Err(QueryError::Empty);
         }
-        let mut p = Parser { tokens, i: 0 };
+        let mut p = Parser { tokens, i: 0, depth: 0, leaves: HashSet::new() };
         let root = p.and(None)?;
         if let Some(t) = p.tokens.get(p.i) {
             return Err(QueryError::UnopenedParen { at: t.at });
@@ -286,6 +306,18 @@ fn lex(text: &str) -> Result<Vec<Token>, QueryError> {
 struct Parser {
     tokens: Vec<Token>,
     i: usize,
+    /// Parentheses open around the current token.
+    depth: usize,
+    /// The distinct leaves seen so far, for [`MAX_TERMS`].
+    leaves: HashSet<Node>,
+}
+
+/// `node` appended unless an equal one is there already: a repeated term
+/// would be scored once per copy (667 copies of one word took 431 ms).
+fn push_distinct(items: &mut Vec<Node>, seen: &mut HashSet<Node>, node: Node) {
+    if seen.insert(node.clone()) {
+        items.push(node);
+    }
 }
 
 impl Parser {
@@ -296,7 +328,7 @@ impl Parser {
     /// A sequence of OR-groups up to `)` or the end; `open` is the column of
     /// the `(` this group started with.
     fn and(&mut self, open: Option<usize>) -> Result<Node, QueryError> {
-        let mut items = Vec::new();
+        let (mut items, mut seen) = (Vec::new(), HashSet::new());
         loop {
             match self.peek().map(|t| &t.tok) {
                 None => {
@@ -311,7 +343,10 @@ impl Parser {
                     }
                     break;
                 }
-                _ => items.push(self.or()?),
+                _ => {
+                    let item = self.or()?;
+                    push_distinct(&mut items, &mut seen, item);
+                }
             }
         }
         if items.is_empty() {
@@ -326,6 +361,7 @@ impl Parser {
     fn or(&mut self) -> Result<Node, QueryError> {
         let first_at = self.peek().map_or(0, |t| t.at);
         let mut alts = vec![self.unary()?];
+        let mut seen: HashSet<Node> = alts.iter().cloned().collect();
         let mut or_at = None;
         while let Some(Token { tok: Tok::Or, at }) = self.peek() {
             let at = *at;
@@ -333,7 +369,10 @@ impl Parser {
             self.i += 1;
             match self.peek().map(|t| &t.tok) {
                 None | Some(Tok::RParen) | Some(Tok::Or) => return Err(QueryError::DanglingOr { at }),
-                _ => alts.push(self.unary()?),
+                _ => {
+                    let alt = self.unary()?;
+                    push_distinct(&mut alts, &mut seen, alt);
+                }
             }
         }
         if alts.len() == 1 {
@@ -360,14 +399,27 @@ impl Parser {
         self.i += 1;
         match t.tok {
             Tok::LParen => {
+                if self.depth >= MAX_DEPTH {
+                    return Err(QueryError::TooDeep { at: t.at });
+                }
+                self.depth += 1;
                 let inner = self.and(Some(t.at))?;
+                self.depth -= 1;
                 self.i += 1; // the `)` that `and` stopped at
                 Ok(inner)
             }
             Tok::RParen => Err(QueryError::UnopenedParen { at: t.at }),
             Tok::Or => Err(QueryError::DanglingOr { at: t.at }),
             Tok::Minus => Err(QueryError::DanglingMinus { at: t.at }),
-            Tok::Leaf(n) => Ok(n),
+            Tok::Leaf(n) => {
+                if !self.leaves.contains(&n) {
+                    if self.leaves.len() == MAX_TERMS {
+                        return Err(QueryError::TooManyTerms { at: t.at });
+                    }
+                    self.leaves.insert(n.clone());
+                }
+                Ok(n)
+            }
         }
     }
 }
@@ -435,6 +487,52 @@ mod tests {
             assert!(!want.to_string().contains('\n'));
         }
         assert!(Query::parse("site:dz -广告").is_ok());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        // What took luntan-serve down: a thread page's `q` of ~3,800 `(`,
+        // and 50,000 on the command line.
+        for n in [MAX_DEPTH + 1, 3_800, 50_000] {
+            let q = format!("{}a{}", "(".repeat(n), ")".repeat(n));
+            assert_eq!(Query::parse(&q).unwrap_err(), QueryError::TooDeep { at: MAX_DEPTH + 1 }, "{n}");
+            assert_eq!(Query::parse(&"(".repeat(n)).unwrap_err(), QueryError::TooDeep { at: MAX_DEPTH + 1 }, "{n} open");
+        }
+        let deepest = format!("{}a{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert_eq!(Query::parse(&deepest).unwrap().root, term("a"));
+        let negated = format!("b {}a{}", "-(".repeat(MAX_DEPTH + 1), ")".repeat(MAX_DEPTH + 1));
+        assert!(matches!(Query::parse(&negated), Err(QueryError::TooDeep { .. })));
+    }
+
+    #[test]
+    fn repeated_terms_count_once() {
+        let q = vec!["明月"; 667].join(" ");
+        assert_eq!(Query::parse(&q).unwrap().root, term("明月"));
+        assert_eq!(Query::parse("a OR a OR b").unwrap().root, Node::Or(vec![term("a"), term("b")]));
+        assert_eq!(Query::parse("a OR a").unwrap().root, term("a"));
+        assert_eq!(
+            Query::parse("\"a b\" x \"a b\" title:x x").unwrap().root,
+            Node::And(vec![
+                Node::Phrase { text: "a b".into(), scope: Scope::TitleOrBody },
+                term("x"),
+                Node::Term { text: "x".into(), scope: Scope::Title },
+            ])
+        );
+        // Different scopes and exclusions are different nodes.
+        assert_eq!(Query::parse("x -y -y").unwrap().root, Node::And(vec![term("x"), Node::Not(Box::new(term("y")))]));
+    }
+
+    #[test]
+    fn distinct_terms_are_bounded() {
+        let words: Vec<String> = (0..=MAX_TERMS).map(|i| format!("w{i}")).collect();
+        let ok = words[..MAX_TERMS].join(" ");
+        assert!(Query::parse(&ok).is_ok());
+        let too_many = words.join(" ");
+        let at = ok.chars().count() + 2;
+        assert_eq!(Query::parse(&too_many).unwrap_err(), QueryError::TooManyTerms { at });
+        // Repeats do not count, wherever they sit.
+        let repeated = format!("{ok} ({ok}) {}", words[0]);
+        assert!(Query::parse(&repeated).is_ok());
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub enum SearchError {
     UnknownSite { site: String, dir: PathBuf },
     #[error("query: {0}")]
     Query(#[from] QueryError),
+    #[error(transparent)]
+    Day(#[from] crate::days::DayOutOfRange),
 }
 
 /// How hits are ordered.
@@ -274,7 +276,10 @@ impl Catalog {
         let s = &self.schema;
         let mut tq = compile(&query.root, s).ok_or(QueryError::NothingToSearch)?;
         if opts.since.is_some() || opts.until.is_some() {
-            let day = |d: time::Date| DateTime::from_timestamp_secs(d.midnight().assume_utc().unix_timestamp());
+            for (field, d) in [("since", opts.since), ("until", opts.until)] {
+                d.map(|d| crate::days::check_day(field, d)).transpose()?;
+            }
+            let day = |d: time::Date| DateTime::from_timestamp_secs(crate::days::midnight_secs(d));
             let term = |d| Term::from_field_date_for_search(s.posted, day(d));
             let lower = opts.since.map_or(Bound::Unbounded, |d| Bound::Included(term(d)));
             let upper = match opts.until {

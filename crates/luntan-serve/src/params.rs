@@ -59,7 +59,8 @@ impl Params {
     pub fn day(&self, key: &str) -> Result<Option<time::Date>, ApiError> {
         let Some(v) = self.get(key) else { return Ok(None) };
         let fmt = time::macros::format_description!("[year]-[month]-[day]");
-        time::Date::parse(v, &fmt).map(Some).map_err(|_| ApiError::bad(format!("{key}: {v:?} is not a YYYY-MM-DD date")))
+        let day = time::Date::parse(v, &fmt).map_err(|_| ApiError::bad(format!("{key}: {v:?} is not a YYYY-MM-DD date")))?;
+        luntan_search::check_day(key, day).map(Some).map_err(|e| ApiError::bad(e.to_string()))
     }
 
     pub fn sites(&self) -> Result<Vec<String>, ApiError> {
@@ -142,6 +143,8 @@ mod tests {
             ("q=a&limit=-1", "limit"),
             ("q=a&offset=99999999999999999999999", "offset"),
             ("q=a&since=2024-13-01", "since"),
+            ("q=a&since=9999-12-31", "outside the days"),
+            ("q=a&until=1600-01-01", "until: 1600-01-01"),
             ("q=a&since=2024-02-01&until=2024-01-01", "after"),
             ("q=a&sort=best", "sort"),
             ("q=a&site=../etc", "site"),
