@@ -766,3 +766,71 @@ fn status_columns_are_named_for_what_they_count_on_the_page_and_in_the_cli() {
     }
     assert!(table.contains("to-download = listed, pages not saved yet"), "the table says what its columns count: {table}");
 }
+
+/// An archived page: a banner naming the page it is a copy of and when it
+/// was saved, then the forum's page with every link mended: a page the
+/// archive holds (here the thread's own later page) through `/archive/…`,
+/// any other relative link (the board's list, the login page) absolute to
+/// the forum, the rest as written. Checked link for link against the saved
+/// page's own `<a href>` values, as download's scanner reads them.
+#[test]
+fn an_archived_page_says_whose_copy_it_is_and_its_links_lead_to_the_archive_or_the_forum() {
+    let s = served();
+    let store = luntan_core::Store::open(&s.work.layout().db_path()).unwrap();
+    let saved: BTreeSet<(&str, &str)> = s.docs.iter().map(|d| (d.site.as_str(), d.thread.as_str())).collect();
+    let anchors = scraper::Selector::parse("a[href]").unwrap();
+    let banner_sel = scraper::Selector::parse("#luntan-archive-banner").unwrap();
+    for site in s.sites() {
+        let d = s.docs.iter().find(|d| d.site == site && d.pages >= 2).unwrap_or_else(|| panic!("{site}: no saved thread of two pages"));
+        let row = store.thread(&d.site, &d.thread).unwrap().unwrap();
+        let loc = row.location(None).unwrap();
+        let page_one = luntan_core::capture::read(&s.work.layout().http_path(&loc)).unwrap().unwrap().into_iter().find(|c| c.page == 1).unwrap();
+        let original = std::fs::read(s.work.layout().html_path(&loc, 1)).unwrap();
+        let hrefs = luntan_crawl::hrefs::Page { body: &original, content_type: row.content_type.as_deref(), forced: None }.hrefs().unwrap();
+
+        let r = get(s.addr, &format!("/archive/{}/{}", d.site, d.thread), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.header("content-security-policy"), Some("sandbox"), "still sandboxed: no script of the forum's runs");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        let page = scraper::Html::parse_document(&r.text());
+        let banner = page.select(&banner_sel).next().unwrap_or_else(|| panic!("{site}: no banner"));
+        let text: String = banner.text().collect();
+        let at = &page_one.at;
+        let want = format!("这是 {} 的存档副本，保存于 {} {}（UTC）", page_one.url, &at[..10], &at[11..16]);
+        assert!(text.contains(&want), "{site}: banner {text:?}, want {want:?}");
+        assert!(text.contains(&format!("第 1 页，共 {} 页", d.pages)), "{text}");
+
+        let served: Vec<String> =
+            page.select(&anchors).filter(|a| !a.ancestors().any(|p| p.id() == banner.id())).map(|a| a.value().attr("href").unwrap().to_string()).collect();
+        assert_eq!(served.len(), hrefs.anchors.len(), "{site}: one link for each of the saved page's: {served:?}");
+        let base = url::Url::parse(&page_one.url).unwrap();
+        let (mut to_archive, mut to_forum) = (Vec::new(), Vec::new());
+        for (was, now) in hrefs.anchors.iter().zip(&served) {
+            let was = was.trim();
+            let resolved = base.join(was).ok().filter(|u| matches!(u.scheme(), "http" | "https"));
+            if let Some(path) = now.strip_prefix("/archive/") {
+                // A page the archive holds: served, and a thread the crawl saved.
+                let (thread, _) = path.split_once(['?', '#']).unwrap_or((path, ""));
+                let (to_site, to_thread) = thread.split_once('/').unwrap();
+                assert!(saved.contains(&(to_site, to_thread)), "{site}: {was} → {now}, not a saved thread");
+                assert_eq!(get(s.addr, now, &[]).status, 200, "{now}");
+                assert!(resolved.is_some(), "{was} → {now}");
+                to_archive.push(now.clone());
+            } else if let Some(resolved) = resolved.filter(|_| !was.starts_with('#') && url::Url::parse(was).is_err()) {
+                assert_eq!(now, resolved.as_str(), "{site}: a relative link to a page not saved goes to the forum");
+                assert!(!s.docs.iter().any(|d| d.url == resolved.as_str()), "{site}: {resolved} is a saved thread, yet not linked to the archive");
+                to_forum.push(now.clone());
+            } else {
+                assert_eq!(now, was, "{site}: a fragment, another scheme or an absolute link stays as written");
+            }
+        }
+        let page_two = format!("/archive/{}/{}?page=2", d.site, d.thread);
+        assert!(to_archive.contains(&page_two), "{site}: the pager's link to page 2 leads to {page_two}: {to_archive:?}");
+        assert!(!to_forum.is_empty() && to_forum.iter().all(|u| u.starts_with(&base.origin().ascii_serialization())), "{site}: {to_forum:?}");
+        // Page 2 says it is page 2, and links back to page 1 through the archive.
+        let two = get(s.addr, &page_two, &[]).text();
+        assert!(two.contains(&format!("第 2 页，共 {} 页", d.pages)), "{two}");
+        assert!(two.contains(&format!("href=\"/archive/{}/{}\"", d.site, d.thread)), "{site}: page 2 links page 1 in the archive");
+    }
+}
