@@ -17,8 +17,9 @@ all: build
 build:
 	$(CARGO) build --release --workspace --bins
 
-demo: build chromium
-	bash scripts/demo.sh
+# scripts/demo.sh builds (and first says how long the first build takes).
+demo: chromium
+	CARGO="$(CARGO)" bash scripts/demo.sh
 
 # The formatting and lint checks come first: CI fails on either. The
 # luntan-serve page test drives Debian's chromium. check-warc gives
