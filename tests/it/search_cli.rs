@@ -259,3 +259,48 @@ fn malformed_queries_exit_2_with_one_line_and_no_panic() {
     let out = fails(&["--site", "nosuch", "明月"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The words of one README command line, as a shell splits them (quotes
+/// and a trailing `# comment`; nothing else the examples use).
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut started) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => (quote, started) = (Some(c), true),
+            (None, '#') if !started => break,
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            (None, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    assert!(quote.is_none(), "unclosed quote in {line:?}");
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn every_readme_search_example_finds_threads_in_the_fixture_forums() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let (_, rest) = readme.split_once("<!-- search examples -->").expect("README marks its search examples with <!-- search examples -->");
+    let (block, _) = rest.split_once("<!-- /search examples -->").expect("and ends them with <!-- /search examples -->");
+    let examples: Vec<Vec<String>> = block.lines().filter(|l| l.starts_with("luntan-search ")).map(|l| shell_words(l)[1..].to_vec()).collect();
+    assert!(examples.len() >= 4, "the README's examples: {block}");
+    for args in &examples {
+        // search() asks for --json itself.
+        let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--json").collect();
+        let r = search(&args);
+        assert!(r.total() >= 1 && !r.hits.is_empty(), "README example `luntan-search {}` finds nothing in the fixture forums", args.join(" "));
+    }
+    assert_eq!(shell_words(r#"luntan-search 'title:"a b" site:dz' -n 2   # c"#), ["luntan-search", r#"title:"a b" site:dz"#, "-n", "2"]);
+}
