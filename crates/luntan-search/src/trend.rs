@@ -46,9 +46,11 @@ impl std::str::FromStr for Interval {
 /// Counts per forum and bucket.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Trend {
-    /// Every bucket that holds a matching thread or one of its posts in any
-    /// forum, oldest first, each named by its first day (`YYYY-MM-DD`;
-    /// months `YYYY-MM`).
+    /// Every bucket from the oldest that holds a matching thread or one of
+    /// its posts in any forum to the newest, those in between that hold
+    /// nothing included (their counts are 0), so the buckets are evenly
+    /// spaced in time; each named by its first day (`YYYY-MM-DD`; months
+    /// `YYYY-MM`).
     pub buckets: Vec<String>,
     /// Per forum (site id), matching threads by first post time, one count
     /// per entry of `buckets`.
@@ -82,6 +84,14 @@ fn bucket(interval: Interval, secs: i64) -> i64 {
     }
 }
 
+/// The bucket after `key`.
+fn next_bucket(interval: Interval, key: i64) -> i64 {
+    match interval {
+        Interval::Day | Interval::Month => key + 1,
+        Interval::Week => key + 7,
+    }
+}
+
 fn bucket_name(interval: Interval, key: i64) -> String {
     match interval {
         Interval::Day | Interval::Week => match time::OffsetDateTime::from_unix_timestamp(key * DAY) {
@@ -100,13 +110,38 @@ struct Counts {
     posts: BTreeMap<i64, u64>,
 }
 
-struct Histogram(Interval);
+/// Seconds since 1970: from `.0` (included) to `.1` (excluded), either open.
+#[derive(Debug, Clone, Copy, Default)]
+struct Span(Option<i64>, Option<i64>);
+
+impl Span {
+    fn of(since: Option<time::Date>, until: Option<time::Date>) -> Span {
+        let midnight = |d: time::Date| d.midnight().assume_utc().unix_timestamp();
+        // `until` reaches to the end of its day.
+        Span(since.map(midnight), until.map(|d| midnight(d) + DAY))
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.is_none() && self.1.is_none()
+    }
+
+    fn holds(&self, t: DateTime) -> bool {
+        let s = t.into_timestamp_secs();
+        self.0.is_none_or(|lo| s >= lo) && self.1.is_none_or(|hi| s < hi)
+    }
+}
+
+struct Histogram {
+    interval: Interval,
+    span: Span,
+}
 
 struct SegmentHistogram {
     posted: Option<Column<DateTime>>,
     post_times: Option<Column<DateTime>>,
     counts: Counts,
     buckets: Buckets,
+    span: Span,
 }
 
 /// A time's bucket key. Matches come in doc order and a thread's posts and
@@ -142,7 +177,8 @@ impl Collector for Histogram {
             posted: ff.date("posted").ok(),
             post_times: ff.date(POST_TIMES).ok(),
             counts: Counts::default(),
-            buckets: Buckets { interval: self.0, last: None },
+            buckets: Buckets { interval: self.interval, last: None },
+            span: self.span,
         })
     }
 
@@ -170,11 +206,14 @@ impl SegmentCollector for SegmentHistogram {
 
     fn collect(&mut self, doc: DocId, _score: Score) {
         match self.posted.as_ref().and_then(|c| c.first(doc)) {
+            // A date range selects threads as a search's does, by first post.
+            Some(t) if !self.span.holds(t) => return,
             Some(t) => *self.counts.threads.entry(self.buckets.key(t)).or_default() += 1,
+            None if !self.span.is_open() => return,
             None => self.counts.undated += 1,
         }
         if let Some(column) = &self.post_times {
-            for t in column.values_for_doc(doc) {
+            for t in column.values_for_doc(doc).filter(|&t| self.span.holds(t)) {
                 *self.counts.posts.entry(self.buckets.key(t)).or_default() += 1;
             }
         }
@@ -189,14 +228,37 @@ impl Catalog {
     /// Matching threads, and their posts, per `interval` in each selected
     /// forum (`sites` empty: all).
     pub fn trend(&self, query: &Query, interval: Interval, sites: &[String]) -> Result<Trend, SearchError> {
+        self.trend_within(query, interval, sites, None, None)
+    }
+
+    /// [`Catalog::trend`] of the threads whose first post is from `since`
+    /// to `until` (both days included), the threads a search with that
+    /// range finds, and of their posts in the same days (undated threads
+    /// and posts are then in none).
+    pub fn trend_within(
+        &self,
+        query: &Query,
+        interval: Interval,
+        sites: &[String],
+        since: Option<time::Date>,
+        until: Option<time::Date>,
+    ) -> Result<Trend, SearchError> {
         let (schema, snapshots) = self.snapshots(sites)?;
         let tq = compile(&query.root, schema).ok_or(QueryError::NothingToSearch)?;
+        let histogram = Histogram { interval, span: Span::of(since, until) };
         let mut per_site: Vec<(String, Counts)> = Vec::new();
         for (name, path, searcher) in snapshots {
-            let counts = searcher.search(&*tq, &Histogram(interval)).map_err(|source| SearchError::Search { path, source })?;
+            let counts = searcher.search(&*tq, &histogram).map_err(|source| SearchError::Search { path, source })?;
             per_site.push((name, counts));
         }
-        let keys: std::collections::BTreeSet<i64> = per_site.iter().flat_map(|(_, c)| c.threads.keys().chain(c.posts.keys()).copied()).collect();
+        let held = per_site.iter().flat_map(|(_, c)| c.threads.keys().chain(c.posts.keys()).copied()).filter(|&k| k != i64::MIN);
+        let (first, last) = (held.clone().min(), held.max());
+        // Every bucket from the first to the last: an empty one is a 0 drawn
+        // in its place, not a gap closed up.
+        let keys: Vec<i64> = match (first, last) {
+            (Some(first), Some(last)) => std::iter::successors(Some(first), |&k| Some(next_bucket(interval, k))).take_while(|&k| k <= last).collect(),
+            _ => Vec::new(),
+        };
         let mut trend = Trend { buckets: keys.iter().map(|&k| bucket_name(interval, k)).collect(), ..Trend::default() };
         let along = |m: &BTreeMap<i64, u64>| keys.iter().map(|k| m.get(k).copied().unwrap_or(0)).collect::<Vec<u64>>();
         for (name, c) in per_site {
@@ -219,8 +281,17 @@ mod tests {
         parse_posted(s).unwrap().into_timestamp_secs()
     }
 
+    /// The name of the bucket after the one named `name`.
+    fn after(interval: Interval, name: &str) -> String {
+        let first = if interval == Interval::Month { format!("{name}-01T00:00:00") } else { format!("{name}T00:00:00") };
+        bucket_name(interval, next_bucket(interval, bucket(interval, secs(&first))))
+    }
+
     #[test]
     fn buckets_are_calendar_days_iso_weeks_and_months() {
+        assert_eq!(after(Interval::Month, "2023-12"), "2024-01");
+        assert_eq!(after(Interval::Week, "2024-02-26"), "2024-03-04");
+        assert_eq!(after(Interval::Day, "2024-02-28"), "2024-02-29");
         // 2024-03-07 was a Thursday; its ISO week began on Monday 2024-03-04.
         let t = secs("2024-03-07T23:59:59");
         assert_eq!(bucket_name(Interval::Day, bucket(Interval::Day, t)), "2024-03-07");
@@ -288,7 +359,42 @@ mod tests {
             let mut sorted = names.clone();
             sorted.sort();
             assert_eq!(names, sorted);
+            // Contiguous: each bucket is the one after the last, empty ones kept as 0.
+            for pair in trend.buckets.windows(2) {
+                assert_eq!(after(interval, &pair[0]), pair[1], "{interval:?}");
+            }
+            assert!(trend.series.values().all(|v| v.len() == trend.buckets.len()));
+            assert!(trend.series.values().any(|v| v.contains(&0)), "{interval:?}: the test needs an empty bucket");
         }
+        // A date range: the threads a search with it finds, their posts in the same days.
+        let day = |s: &str| time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]")).unwrap();
+        let (since, until) = (day("2020-03-01"), day("2020-05-31"));
+        let within = catalog.trend_within(&q, Interval::Week, &[], Some(since), Some(until)).unwrap();
+        let (mut threads, mut posts) = (BTreeMap::new(), BTreeMap::new());
+        let in_range = |t: &str| ("2020-03-01".."2020-06-01").contains(&t);
+        for d in docs.iter().filter(|d| crate::testutil::contains(d, "书", false) || crate::testutil::contains(d, "酒店", false)) {
+            let Some(first) = d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref())).filter(|t| in_range(t)) else { continue };
+            let week = |t: &str| bucket_name(Interval::Week, bucket(Interval::Week, secs(t)));
+            *threads.entry(week(first)).or_default() += 1u64;
+            for t in d.posts.iter().filter_map(|p| p.time.as_deref()).filter(|t| in_range(t)) {
+                *posts.entry(week(t)).or_default() += 1u64;
+            }
+        }
+        let summed = |series: &BTreeMap<String, Vec<u64>>| {
+            let mut out: BTreeMap<String, u64> = BTreeMap::new();
+            for counts in series.values() {
+                for (b, &n) in within.buckets.iter().zip(counts).filter(|(_, &n)| n > 0) {
+                    *out.entry(b.clone()).or_default() += n;
+                }
+            }
+            out
+        };
+        assert!(!threads.is_empty());
+        assert_eq!(summed(&within.series), threads);
+        assert_eq!(summed(&within.post_series), posts);
+        assert!(within.buckets.first().unwrap().as_str() >= "2020-02-24" && within.buckets.last().unwrap().as_str() <= "2020-05-25", "{:?}", within.buckets);
+        assert!(within.undated.values().all(|&n| n == 0));
+
         let one = catalog.trend(&q, Interval::Month, &["s1".to_string()]).unwrap();
         assert_eq!(one.series.keys().collect::<Vec<_>>(), ["s1"]);
         assert!(matches!(catalog.trend(&q, Interval::Day, &["nope".to_string()]), Err(SearchError::UnknownSite { .. })));

@@ -96,7 +96,7 @@ pub fn openapi() -> Value {
                     "posts": { "type": "array", "items": { "$ref": "#/components/schemas/Post" } } } },
             "Trend": { "type": "object", "additionalProperties": false, "required": ["interval", "buckets", "series", "undated", "totals", "post_series", "post_totals", "took_ms"], "properties": {
                 "interval": { "type": "string", "enum": ["day", "week", "month"] },
-                "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first" },
+                "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first: every bucket from the first to the last that counts anything, those between that count nothing included (0 in every series)" },
                 "series": { "type": "object", "description": "per forum, matching threads by first post time, one count per bucket",
                     "additionalProperties": { "type": "array", "items": { "type": "integer", "minimum": 0 } } },
                 "undated": counts.clone(), "totals": counts.clone(),
