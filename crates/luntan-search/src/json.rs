@@ -27,6 +27,7 @@ pub fn hit_json(h: &Hit, ids_only: bool) -> Value {
         "posted": h.posted,
         "saved": h.saved,
         "authors": h.authors,
+        "replies": h.replies,
         "snippet": h.snippet.html(),
         "snippet_text": h.snippet.text,
         "highlights": h.snippet.highlights,

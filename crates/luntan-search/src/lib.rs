@@ -11,6 +11,7 @@
 //! - [`json`]: a hit and a summary as `--json` and the web API print them.
 //! - [`proximity`]: the bonus for query words near each other.
 //! - [`trend`]: matching threads per day, week or month, counted in the index.
+//! - [`facets`]: matching threads by forum, board, author, year and month.
 //! - [`days`]: the days a `since`/`until` bound may name.
 //!
 //! ```no_run
@@ -25,6 +26,7 @@
 
 pub mod analysis;
 pub mod days;
+pub mod facets;
 pub mod indexer;
 pub mod json;
 pub mod proximity;
@@ -39,6 +41,7 @@ mod topkey;
 pub mod trend;
 
 pub use days::{check_day, DayOutOfRange};
+pub use facets::{Facet, FacetValue, Facets};
 pub use indexer::{index_threads, open_or_create_index, rebuild_all, rebuild_site, IndexError, IndexOptions, IndexReport, SiteWriter};
 pub use query::{Node, Query, QueryError, Scope};
 pub use schema::LuntanSchema;
