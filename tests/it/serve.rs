@@ -390,6 +390,41 @@ fn the_feed_is_atom_with_stable_ids_newest_first() {
     assert_eq!(get(s.addr, "/feed.atom?q=%22", &[]).status, 400);
 }
 
+#[test]
+fn an_unknown_page_is_a_chinese_page_and_an_unknown_api_path_json() {
+    let s = served();
+    for t in ["/nope", "/search/more", "/%3Cimg%20src=x%20onerror=alert(1)%3E", "/thread/a", "/static/none.css"] {
+        let r = get(s.addr, t, &[]);
+        assert_eq!(r.status, 404, "{t}");
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"), "{t}");
+        assert!(r.header("content-security-policy").is_some_and(|c| c.contains("script-src 'self'")), "{t}");
+        let html = r.text();
+        assert!(html.contains(r#"<html lang="zh-CN">"#) && html.contains("找不到这个页面") && html.contains(r#"<a href="/">返回搜索</a>"#), "{t}: {html}");
+        assert!(!html.contains("<img"), "{t}: the path was not escaped");
+    }
+    for t in ["/api/nope", "/api/search/more", "/api"] {
+        let r = get(s.addr, t, &[]);
+        assert_eq!(r.status, 404, "{t}");
+        assert!(r.header("content-type").unwrap().starts_with("application/json"), "{t}");
+        assert_eq!(r.json()["status"], 404, "{t}");
+    }
+    // Errors on pages say in Chinese what is wrong, the detail kept.
+    for (t, status, words) in [
+        ("/thread/dz/99999999".to_string(), 404, vec!["找不到这个页面或主题", "dz/99999999"]),
+        ("/trend?q=%22abc".into(), 400, vec!["查询的写法有误", "第 1 个字符"]),
+        ("/trend?q=a&interval=year".into(), 400, vec!["参数 interval 有误"]),
+        ("/trend?q=a&site=nosuch".into(), 400, vec!["没有这个论坛"]),
+    ] {
+        let r = get(s.addr, &t, &[]);
+        assert_eq!(r.status, status, "{t}");
+        assert!(r.header("content-type").unwrap().starts_with("text/html"), "{t}");
+        let html = r.text();
+        for w in words {
+            assert!(html.contains(w), "{t}: no {w} in {html}");
+        }
+    }
+}
+
 /// (id, updated) per entry.
 pub fn atom_entries(xml: &str) -> Vec<(String, String)> {
     let re = regex::Regex::new(r"<entry><id>([^<]+)</id>.*?<updated>([^<]+)</updated>").unwrap();

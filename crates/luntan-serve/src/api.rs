@@ -126,7 +126,15 @@ pub async fn openapi_doc() -> Json<Value> {
     Json(crate::openapi())
 }
 
-pub async fn not_found(uri: Uri) -> ApiError {
-    // The path is echoed as data in JSON, never as HTML.
-    ApiError::NotFound(format!("no such page: {}", uri.path()))
+/// An unknown path: JSON under `/api/`, where programs ask, else a page
+/// for the person whose browser asked.
+pub async fn not_found(uri: Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri.path();
+    if path == "/api" || path.starts_with("/api/") {
+        // The path is echoed as data in JSON, never as HTML.
+        ApiError::NotFound(format!("no such page: {path}")).into_response()
+    } else {
+        crate::pages::not_found(uri).await
+    }
 }

@@ -82,10 +82,21 @@ article.post p { margin:.3rem 0; white-space:pre-wrap; overflow-wrap:anywhere; }
 table { border-collapse:collapse; width:100%; }
 td, th { border-bottom:1px solid var(--line); padding:.25rem .4rem; text-align:right; }
 td:first-child, th:first-child { text-align:left; }
-.pager a { margin-right:1rem; }
+.pager { display:flex; flex-wrap:wrap; gap:.3rem .6rem; align-items:baseline; margin:1rem 0; }
+.pager a, .pager .current { padding:.1rem .45rem; border-radius:.3rem; }
+.pager .current { background:var(--accent); color:#fff; font-weight:700; }
+.pager .gap { color:var(--muted); }
+.results { display:grid; grid-template-columns:minmax(10rem, 14rem) minmax(0, 1fr); gap:0 1.5rem; align-items:start; }
+aside.facets { font-size:.9rem; }
+aside.facets h2 { font-size:.95rem; margin:.6rem 0 .2rem; color:var(--muted); }
+aside.facets ul { list-style:none; margin:0; padding:0; }
+aside.facets li { display:flex; justify-content:space-between; gap:.5rem; }
+aside.facets li a { overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
+aside.facets a.on { font-weight:700; color:var(--accent); }
+.summary { color:var(--muted); }
 svg { max-width:100%; height:auto; }
 svg circle:hover { r:6; }
-@media (max-width: 40rem) { main { padding:.5rem; } .hide-narrow { display:none; } }
+@media (max-width: 40rem) { main { padding:.5rem; } .hide-narrow { display:none; } .results { grid-template-columns:1fr; } aside.facets { order:2; } }
 "#;
 
 /// A whole page: `body` is already HTML, `title` is text.

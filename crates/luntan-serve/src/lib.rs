@@ -91,6 +91,8 @@ pub fn router(cfg: ServeConfig) -> Router {
         .route("/feed.atom", get(feed::feed))
         .route("/", get(pages::search))
         .route("/search", get(pages::search))
+        .route("/export.csv", get(pages::export_csv))
+        .route("/export.ndjson", get(pages::export_ndjson))
         .route("/thread/{site}/{id}", get(pages::thread))
         .route("/archive/{site}/{id}", get(pages::archive))
         .route("/trend", get(pages::trend))

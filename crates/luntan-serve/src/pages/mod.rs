@@ -2,6 +2,7 @@
 //! JavaScript, in Chinese, readable on a phone.
 
 mod archive;
+mod export;
 mod search;
 mod status;
 mod thread;
@@ -14,6 +15,7 @@ use crate::error::ApiError;
 use crate::html::{escape, page};
 
 pub use archive::archive;
+pub use export::{csv as export_csv, ndjson as export_ndjson};
 pub use search::search;
 pub use status::status;
 pub use thread::thread;
