@@ -35,9 +35,19 @@ pub(crate) fn html(status: StatusCode, body: String) -> Response {
     r
 }
 
+/// An error as a page: in Chinese (see [`ApiError::chinese`]), with its status.
 pub(crate) fn error_page(e: &ApiError) -> Response {
-    let col = e.column().map(|c| format!("（第 {c} 个字符）")).unwrap_or_default();
-    html(e.status(), page("出错了", &format!(r#"<p class="error">{}{col}</p><p><a href="/">返回搜索</a></p>"#, escape(&e.to_string()))))
+    html(e.status(), page("出错了", &format!(r#"<p class="error">{}</p><p><a href="/">返回搜索</a></p>"#, escape(&e.chinese()))))
+}
+
+/// An unknown path outside `/api/`: a page saying so, in Chinese, with the
+/// way back to the search (the path is shown as text).
+pub async fn not_found(uri: axum::http::Uri) -> Response {
+    let body = format!(
+        r#"<h1>找不到这个页面</h1><p class="error">这个网址（<code>{}</code>）没有对应的页面。</p><p><a href="/">返回搜索</a></p>"#,
+        escape(uri.path())
+    );
+    html(StatusCode::NOT_FOUND, page("找不到页面", &body))
 }
 
 pub async fn script() -> Response {
