@@ -512,11 +512,7 @@ mod tests {
         assert_eq!(Query::parse("a OR a").unwrap().root, term("a"));
         assert_eq!(
             Query::parse("\"a b\" x \"a b\" title:x x").unwrap().root,
-            Node::And(vec![
-                Node::Phrase { text: "a b".into(), scope: Scope::TitleOrBody },
-                term("x"),
-                Node::Term { text: "x".into(), scope: Scope::Title },
-            ])
+            Node::And(vec![Node::Phrase { text: "a b".into(), scope: Scope::TitleOrBody }, term("x"), Node::Term { text: "x".into(), scope: Scope::Title },])
         );
         // Different scopes and exclusions are different nodes.
         assert_eq!(Query::parse("x -y -y").unwrap().root, Node::And(vec![term("x"), Node::Not(Box::new(term("y")))]));
