@@ -18,22 +18,61 @@ use crate::State as AppState;
 
 pub const SEARCH_PARAMS: &[&str] = &["q", "site", "board", "author", "since", "until", "sort", "offset", "limit"];
 
+/// Values per facet in `/api/search?facets=1`.
+pub const FACET_TOP: usize = 20;
+
 pub async fn search(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
-    let p = Params::parse(raw.as_deref(), SEARCH_PARAMS)?;
+    let mut allowed = SEARCH_PARAMS.to_vec();
+    allowed.push("facets");
+    let p = Params::parse(raw.as_deref(), &allowed)?;
     let (_, query) = p.query()?;
     let opts = p.search_options(10)?;
+    let facets = match p.get("facets") {
+        None | Some("0" | "false") => false,
+        Some("1" | "true") => true,
+        Some(v) => return Err(ApiError::bad(format!("facets: {v:?} (1 or 0)"))),
+    };
     blocking(move || {
         let catalog = st.catalog.searchable()?;
         check_skipped(&catalog, &opts.sites)?;
         let started = Instant::now();
         let results = catalog.search(&query, &opts)?;
+        let counted = if facets { Some(catalog.facets(&query, &opts, FACET_TOP)?) } else { None };
         let took = started.elapsed().as_secs_f64() * 1000.0;
         let mut v = summary_json(&results, &opts, took);
         v["hits"] = results.hits.iter().map(|h| hit_json(h, false)).collect();
         v["skipped"] = catalog.skipped().iter().map(ToString::to_string).collect();
+        if let Some(mut f) = counted {
+            let sites: Vec<&str> = f.board.values.iter().filter_map(|b| b.site.as_deref()).collect();
+            let titles = board_titles(&st, &sites);
+            for b in &mut f.board.values {
+                b.name = titles.get(&(b.site.clone().unwrap_or_default(), b.value.clone())).cloned();
+            }
+            v["facets"] = serde_json::to_value(&f).map_err(|e| ApiError::Internal(e.to_string()))?;
+        }
         Ok(Json(v))
     })
     .await
+}
+
+/// Board titles by (site, board), from the crawl database (the index keeps
+/// only board ids); empty when the database cannot be read.
+pub fn board_titles(st: &crate::AppState, sites: &[&str]) -> std::collections::HashMap<(String, String), String> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(store) = open_store(st) else { return out };
+    let mut seen: Vec<&str> = Vec::new();
+    for &site in sites {
+        if seen.contains(&site) {
+            continue;
+        }
+        seen.push(site);
+        for b in store.boards(site).unwrap_or_default() {
+            if let Some(t) = b.title.filter(|t| !t.trim().is_empty()) {
+                out.insert((site.to_string(), b.board), t);
+            }
+        }
+    }
+    out
 }
 
 /// A thread's row and its parsed XML. Ids are checked before anything is

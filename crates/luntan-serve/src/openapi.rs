@@ -16,7 +16,7 @@ pub fn openapi() -> Value {
     let nullable_string = json!({ "type": ["string", "null"] });
     let ranges = json!({ "type": "array", "items": { "type": "array", "items": { "type": "integer", "minimum": 0 }, "minItems": 2, "maxItems": 2 } });
     let counts = json!({ "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } });
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": { "title": "luntan search API", "version": env!("CARGO_PKG_VERSION"),
                   "description": "Read-only search over every crawled forum. Query syntax as luntan-search: words (AND), \"phrases\", -exclusions, OR, site: board: author: title:. Times are the forums' wall-clock times." },
@@ -31,7 +31,8 @@ pub fn openapi() -> Value {
                     param("until", "first post on or before (YYYY-MM-DD)", json!({ "type": "string", "format": "date" })),
                     param("sort", "order", json!({ "type": "string", "enum": ["relevance", "newest", "oldest"] })),
                     param("offset", "hits to skip", json!({ "type": "integer", "minimum": 0, "maximum": crate::MAX_OFFSET })),
-                    param("limit", "hits to return", json!({ "type": "integer", "minimum": 0, "maximum": crate::MAX_LIMIT, "default": 10 }))
+                    param("limit", "hits to return", json!({ "type": "integer", "minimum": 0, "maximum": crate::MAX_LIMIT, "default": 10 })),
+                    param("facets", "1: also count every matching thread (not only this page's) by forum, board, author, year and month, in `facets`", json!({ "type": "string", "enum": ["0", "1", "false", "true"], "default": "0" }))
                 ],
                 "responses": { "200": ok("SearchResults"), "400": err.clone(), "401": err.clone(), "503": err.clone() }
             }},
@@ -64,7 +65,7 @@ pub fn openapi() -> Value {
                 "error": { "type": "string" }, "status": { "type": "integer" },
                 "column": { "type": "integer", "minimum": 1, "description": "where in q a malformed query went wrong (1-based characters)" } } },
             "Hit": { "type": "object", "additionalProperties": false,
-                "required": ["rank", "score", "site", "forum", "board", "thread", "url", "title", "title_html", "title_highlights", "posted", "saved", "authors", "snippet", "snippet_text", "highlights"],
+                "required": ["rank", "score", "site", "forum", "board", "thread", "url", "title", "title_html", "title_highlights", "posted", "saved", "authors", "replies", "snippet", "snippet_text", "highlights"],
                 "properties": {
                     "rank": { "type": "integer", "minimum": 1 }, "score": { "type": "number" },
                     "site": { "type": "string" }, "forum": { "type": "string" }, "board": { "type": "string" }, "thread": { "type": "string" },
@@ -73,6 +74,7 @@ pub fn openapi() -> Value {
                     "title_highlights": ranges.clone(),
                     "posted": nullable_string.clone(), "saved": { "type": "string" },
                     "authors": { "type": "array", "items": { "type": "string" } },
+                    "replies": { "type": "integer", "minimum": 0, "description": "posts after the first, counting those with text (a post of only an image or a quote is not in the index)" },
                     "snippet": { "type": "string", "description": "snippet_text, HTML-escaped, highlights in <b>" },
                     "snippet_text": { "type": "string" },
                     "highlights": { "description": "byte ranges into snippet_text", "type": ranges["type"], "items": ranges["items"] } } },
@@ -83,7 +85,8 @@ pub fn openapi() -> Value {
                     "total": { "type": "integer", "minimum": 0 }, "per_site": counts.clone(),
                     "offset": { "type": "integer" }, "limit": { "type": "integer" }, "returned": { "type": "integer" },
                     "took_ms": { "type": "number" },
-                    "skipped": { "type": "array", "items": { "type": "string" }, "description": "indexes that could not be opened" } } },
+                    "skipped": { "type": "array", "items": { "type": "string" }, "description": "indexes that could not be opened" },
+                    "facets": { "$ref": "#/components/schemas/Facets" } } },
             "Post": { "type": "object", "additionalProperties": false, "required": ["floor", "author", "time", "paragraphs"], "properties": {
                 "floor": { "type": "integer" }, "author": { "type": "string" }, "time": nullable_string.clone(),
                 "paragraphs": { "type": "array", "items": { "type": "string" } } } },
@@ -117,5 +120,34 @@ pub fn openapi() -> Value {
                     "states_dropped": { "type": "integer", "minimum": 0, "description": "browser mode (S4): DOM states dropped as duplicates" },
                     "keywords": { "type": "array", "items": { "type": "object" } } } }
         }}
+    });
+    // The facets' schemas apart: one json! of the whole document would pass
+    // the macro recursion limit.
+    if let Some(schemas) = doc["components"]["schemas"].as_object_mut() {
+        if let Value::Object(more) = facet_schemas() {
+            schemas.extend(more);
+        }
+    }
+    doc
+}
+
+/// `Facets` (in `/api/search?facets=1`) and its parts.
+fn facet_schemas() -> Value {
+    json!({
+            "Facets": { "type": "object", "additionalProperties": false, "required": ["forum", "board", "author", "year", "month", "undated"],
+                "description": "every matching thread (not only the page returned) counted by each facet; with facets=1",
+                "properties": {
+                    "forum": { "$ref": "#/components/schemas/Facet" }, "board": { "$ref": "#/components/schemas/Facet" },
+                    "author": { "$ref": "#/components/schemas/Facet" }, "year": { "$ref": "#/components/schemas/Facet" },
+                    "month": { "$ref": "#/components/schemas/Facet" },
+                    "undated": { "type": "integer", "minimum": 0, "description": "matching threads without a first-post time (in no year or month)" } } },
+            "Facet": { "type": "object", "additionalProperties": false, "required": ["values", "more"], "properties": {
+                "values": { "type": "array", "description": "most threads first, at most 20", "items": { "$ref": "#/components/schemas/FacetValue" } },
+                "more": { "type": "integer", "minimum": 0, "description": "values left off" } } },
+            "FacetValue": { "type": "object", "additionalProperties": false, "required": ["value", "count"], "properties": {
+                "value": { "type": "string", "description": "site id, board id (as the index stores it), author name as written, YYYY or YYYY-MM" },
+                "name": { "type": "string", "description": "a forum's or board's display name, where known" },
+                "site": { "type": "string", "description": "a board's forum" },
+                "count": { "type": "integer", "minimum": 1 } } }
     })
 }
