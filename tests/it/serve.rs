@@ -390,6 +390,143 @@ fn the_feed_is_atom_with_stable_ids_newest_first() {
     assert_eq!(get(s.addr, "/feed.atom?q=%22", &[]).status, 400);
 }
 
+/// The `href` of the first `<a>` whose attributes hold `marker` (e.g.
+/// `rel="next"`), unescaped as a browser reads it.
+fn link_with(html: &str, marker: &str) -> Option<String> {
+    let re = regex::Regex::new(r#"<a ([^>]*)>"#).unwrap();
+    let href = regex::Regex::new(r#"href="([^"]*)""#).unwrap();
+    let attrs = re.captures_iter(html).map(|c| c[1].to_string()).find(|attrs| attrs.contains(marker))?;
+    href.captures(&attrs).map(|h| h[1].replace("&amp;", "&"))
+}
+
+/// The query string of a link as its decoded pairs.
+fn pairs(link: &str) -> Vec<(String, String)> {
+    let qs = link.split_once('?').map_or("", |(_, q)| q);
+    url::form_urlencoded::parse(qs.as_bytes()).into_owned().collect()
+}
+
+#[test]
+fn the_thread_page_leads_back_to_its_results_and_on_to_the_hits_beside_it() {
+    let s = served();
+    let q = s.common_query();
+    let sites = s.sites();
+    // A filtered search of more than one page: two forums, from a day on, newest first.
+    let mut days: Vec<&str> = s.matching(&q).iter().filter(|d| d.site != sites[2]).filter_map(|d| d.posted.as_deref()).map(|p| &p[..10]).collect();
+    days.sort();
+    assert!(days.len() >= 12, "the test needs a second page of results");
+    let since = days[(days.len() / 5).min(days.len() - 12)];
+    let search = format!("q={}&site={}&site={}&since={since}&sort=newest", enc(&q), sites[0], sites[1]);
+    let mut hits: Vec<Value> = Vec::new();
+    let total = loop {
+        let api = get(s.addr, &format!("/api/search?{search}&limit=100&offset={}", hits.len()), &[]).json();
+        hits.extend(api["hits"].as_array().unwrap().iter().cloned());
+        let total = api["total"].as_u64().unwrap() as usize;
+        if hits.len() >= total || api["hits"].as_array().unwrap().is_empty() {
+            break total;
+        }
+    };
+    assert!(total > 11 && hits.len() == total, "{total} hits, {} read", hits.len());
+    let key = |h: &Value| (h["site"].as_str().unwrap().to_string(), h["thread"].as_str().unwrap().to_string());
+    let page_of = |h: &Value| format!("/thread/{}/{}", h["site"].as_str().unwrap(), h["thread"].as_str().unwrap());
+    let want_filters: Vec<(String, String)> = pairs(&format!("?{search}"));
+    for n in [1, 2, 10, 11, total] {
+        let here = &hits[n - 1];
+        // An unknown parameter (a chat app's) is ignored by the page.
+        let r = get(s.addr, &format!("{}?{search}&n={n}&from=singlemessage", page_of(here)), &[]);
+        assert_eq!(r.status, 200, "{n}: {}", r.text());
+        let html = r.text();
+        assert!(html.contains(&format!("第 {n} 个结果，共 {total} 个")), "{n}: no place shown");
+
+        // Back to the results page that holds hit n, with every filter.
+        let back = link_with(&html, r#"class="back""#).unwrap_or_else(|| panic!("{n}: no way back"));
+        assert!(back.starts_with("/search?"), "{back}");
+        let mut got = pairs(&back);
+        let page = got.iter().position(|(k, _)| k == "page").map(|i| got.remove(i).1);
+        assert_eq!(got, want_filters, "{back}");
+        assert_eq!(page.unwrap_or("1".into()), ((n - 1) / 10 + 1).to_string(), "{back}");
+        let results = get(s.addr, &back, &[]);
+        assert_eq!(results.status, 200, "{back}");
+        assert!(results.text().contains(&format!("{}?", page_of(here))), "{n}: the results page {back} does not list the thread");
+
+        // Previous and next: the hits at n - 1 and n + 1 of the same search.
+        for (rel, at) in [("prev", n.checked_sub(2)), ("next", (n < total).then_some(n))] {
+            let link = link_with(&html, &format!(r#"rel="{rel}""#));
+            let Some(at) = at else {
+                assert_eq!(link, None, "{n}: {rel} past the ends");
+                continue;
+            };
+            let link = link.unwrap_or_else(|| panic!("{n}: no {rel} link"));
+            let want = &hits[at];
+            assert!(link.starts_with(&format!("{}?", page_of(want))), "{n} {rel}: {link}, want hit {}", at + 1);
+            let mut got = pairs(&link);
+            assert_eq!(got.pop(), Some(("n".to_string(), (at + 1).to_string())), "{link}");
+            assert_eq!(got, want_filters, "{link}");
+            if rel == "next" {
+                // Followed, it is the thread at n + 1, which leads back to n.
+                let next = get(s.addr, &link, &[]);
+                assert_eq!(next.status, 200);
+                let next = next.text();
+                let doc = s.docs.iter().find(|d| (d.site.clone(), d.thread.clone()) == key(want)).unwrap();
+                assert_eq!(next.matches(r#"<article class="post""#).count(), doc.posts.len());
+                assert!(next.contains(&format!("第 {} 个结果，共 {total} 个", at + 1)));
+                let prev = link_with(&next, r#"rel="prev""#).expect("a way back to n");
+                assert!(prev.starts_with(&format!("{}?", page_of(here))) && prev.ends_with(&format!("&n={n}")), "{prev}");
+            }
+        }
+    }
+
+    // Readable times and a link per post.
+    let doc = s.docs.iter().find(|d| d.posts.len() >= 3 && d.posts.iter().all(|p| p.time.is_some())).unwrap();
+    let html = get(s.addr, &format!("/thread/{}/{}", doc.site, doc.thread), &[]).text();
+    let t = doc.posts[2].time.as_deref().unwrap();
+    assert!(!html.contains(&format!(">{t}<")), "raw time shown");
+    let readable = if t.ends_with(":00") { format!("{} {}", &t[..10], &t[11..16]) } else { t.replace('T', " ") };
+    assert!(html.contains(&format!(r#"<time datetime="{t}">{readable}</time>"#)), "{readable}");
+    let floor = doc.posts[2].floor;
+    assert!(html.contains(&format!(r##"<article class="post" id="floor{floor}">"##)) && html.contains(&format!(r##"href="#floor{floor}""##)));
+    // Opened without a search, it offers none to go back to.
+    assert!(!html.contains("返回搜索结果"));
+}
+
+#[test]
+fn a_deep_or_long_query_on_the_thread_page_shows_the_thread_unmarked_and_the_server_lives() {
+    let s = served();
+    let d = &s.docs[0];
+    let deep = "(".repeat(4000);
+    // (target, whether the query may be marked: a deep but whole query may
+    // be one the parser takes)
+    let cases = [
+        (format!("/thread/a/b?q={deep}"), false),
+        (format!("/thread/{}/{}?q={deep}&n=1", d.site, d.thread), false),
+        (format!("/thread/{}/{}?q={}", d.site, d.thread, "(".repeat(499)), false),
+        (format!("/thread/{}/{}?q={}a{}&n=2", d.site, d.thread, "(".repeat(240), ")".repeat(240)), true),
+        (format!("/thread/{}/{}?q={}", d.site, d.thread, enc(&"书".repeat(400))), false),
+        (format!("/thread/{}/{}?q=%22abc&n=3", d.site, d.thread), false),
+        (format!("/thread/{}/{}?q=%FF%FE&n=99999999999999999999", d.site, d.thread), false),
+    ];
+    for (t, may_mark) in &cases {
+        let r = get(s.addr, t, &[]);
+        let short = &t[..t.len().min(80)];
+        if t.starts_with("/thread/a/b") {
+            assert_eq!(r.status, 404, "{short}");
+            assert!(r.text().contains("找不到"), "{short}: {}", r.text());
+            continue;
+        }
+        assert!(r.status == 200 || r.status == 400, "{short}: {}", r.status);
+        if r.status == 200 {
+            let html = r.text();
+            assert_eq!(html.matches(r#"<article class="post""#).count(), d.posts.len(), "{short}");
+            if !may_mark {
+                assert!(!html.contains("<b>"), "{short}: marked without a query");
+                assert!(!html.contains(r#"rel="next""#), "{short}: neighbours of a query that is not one");
+            }
+        }
+        // Still answering.
+        let alive = get(s.addr, &format!("/api/search?q={}&limit=1", enc(&s.common_query())), &[]);
+        assert_eq!(alive.status, 200, "after {short}");
+    }
+}
+
 #[test]
 fn an_unknown_page_is_a_chinese_page_and_an_unknown_api_path_json() {
     let s = served();

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::html::{escape, page};
+use crate::params::Params;
 
 pub use archive::archive;
 pub use export::{csv as export_csv, ndjson as export_ndjson};
@@ -33,6 +34,26 @@ pub(crate) fn html(status: StatusCode, body: String) -> Response {
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     r
+}
+
+/// Hits on one page of search results; a hit's place `n` (1-based) is on
+/// page `(n - 1) / RESULTS_PER_PAGE + 1`.
+pub(crate) const RESULTS_PER_PAGE: usize = 10;
+
+/// The parameters of `raw` that a page knows, any other left out: a page
+/// ignores what it does not read (a chat app's `from=singlemessage`) where
+/// the API refuses it. Values are checked as the API checks them.
+pub(crate) fn known_params(raw: Option<&str>, known: &[&str]) -> Result<Params, ApiError> {
+    let raw = raw.unwrap_or("");
+    if raw.len() > crate::MAX_QUERY_STRING {
+        // Refused as a whole, as the API refuses it.
+        return Params::parse(Some(raw), known);
+    }
+    let kept: Vec<&str> = raw
+        .split('&')
+        .filter(|pair| url::form_urlencoded::parse(pair.as_bytes()).next().is_some_and(|(k, _)| known.contains(&k.as_ref()) || k == "token"))
+        .collect();
+    Params::parse(Some(&kept.join("&")), known)
 }
 
 /// An error as a page: in Chinese (see [`ApiError::chinese`]), with its status.
