@@ -1006,3 +1006,432 @@ fn an_archived_page_says_whose_copy_it_is_and_its_links_lead_to_the_archive_or_t
         assert!(two.contains(&format!("href=\"/archive/{}/{}\"", d.site, d.thread)), "{site}: page 2 links page 1 in the archive");
     }
 }
+
+/// Every `<a>` of a page as (its attributes, its `href` unescaped as a browser reads it).
+fn page_links(html: &str) -> Vec<(String, String)> {
+    let a = regex::Regex::new(r#"<a ([^>]*)>"#).unwrap();
+    let href = regex::Regex::new(r#"href="([^"]*)""#).unwrap();
+    a.captures_iter(html)
+        .filter_map(|c| Some((c[1].to_string(), href.captures(&c[1])?[1].replace("&amp;", "&").replace("&#39;", "'").replace("&quot;", "\""))))
+        .collect()
+}
+
+/// A link's query string as its decoded pairs.
+fn query_pairs(link: &str) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(link.split_once('?').map_or("", |(_, q)| q).as_bytes()).into_owned().collect()
+}
+
+/// The number in `<span id="total">`.
+fn page_total(html: &str) -> usize {
+    let re = regex::Regex::new(r#"<span id="total">(\d+)</span>"#).unwrap();
+    re.captures(html).unwrap_or_else(|| panic!("no total on the page: {html}"))[1].parse().unwrap()
+}
+
+/// The one-character query the most threads hold (more than a hundred, so
+/// that results span many pages and an export more than the API's 100).
+pub fn broad_query(s: &Served) -> (String, usize) {
+    let best = common::sample_cjk_strings(&s.docs, 300, 5)
+        .into_iter()
+        .filter(|q| q.chars().count() == 1)
+        .map(|q| {
+            let n = s.matching(&q).len();
+            (q, n)
+        })
+        .max_by_key(|(_, n)| *n)
+        .unwrap();
+    assert!(best.1 > 100, "no query matches more than 100 threads: {best:?}");
+    best
+}
+
+/// Hits of `/api/search` for `search` (a query string), all pages read.
+fn api_hits(s: &Served, search: &str) -> Vec<Value> {
+    let mut hits: Vec<Value> = Vec::new();
+    loop {
+        let r = get(s.addr, &format!("/api/search?{search}&limit=100&offset={}", hits.len()), &[]);
+        assert_eq!(r.status, 200, "{search}: {}", r.text());
+        let api = r.json();
+        let page = api["hits"].as_array().unwrap();
+        hits.extend(page.iter().cloned());
+        if page.is_empty() || hits.len() >= api["total"].as_u64().unwrap() as usize {
+            return hits;
+        }
+    }
+}
+
+#[test]
+fn every_link_of_the_search_page_keeps_the_whole_search_and_unknown_parameters_are_ignored() {
+    let s = served();
+    let (q, _) = broad_query(s);
+    let sites = s.sites();
+    let matching = s.matching(&q);
+    // The busiest author and board among the matches of two forums: a search
+    // filtered by all of them that still has a second page.
+    let two: Vec<&&ThreadDoc> = matching.iter().filter(|d| d.site != sites[2]).collect();
+    let mut boards: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &two {
+        *boards.entry(d.board.as_str()).or_default() += 1;
+    }
+    let board = boards.iter().max_by_key(|(_, n)| **n).map(|(b, _)| b.to_string()).unwrap();
+    let mut authors: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in two.iter().filter(|d| d.board == board) {
+        let mut seen = BTreeSet::new();
+        for p in &d.posts {
+            if seen.insert(p.author.trim()) {
+                *authors.entry(p.author.trim()).or_default() += 1;
+            }
+        }
+    }
+    let mut by_count: Vec<(&str, usize)> = authors.into_iter().filter(|(a, _)| !a.is_empty()).collect();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1));
+    let mut chosen = None;
+    for (author, _) in by_count.iter().take(10) {
+        for filters in [format!("&board={board}&author={}", enc(author)), format!("&author={}", enc(author)), format!("&board={board}")] {
+            let search = format!("q={}&site={}&site={}{filters}&since=2000-01-01&until=2099-12-31&sort=newest", enc(&q), sites[0], sites[1]);
+            let total = get(s.addr, &format!("/api/search?{search}&limit=0"), &[]).json()["total"].as_u64().unwrap() as usize;
+            if total > 10 {
+                chosen = Some((search, total));
+                break;
+            }
+        }
+        if chosen.is_some() {
+            break;
+        }
+    }
+    let (search, total) = chosen.expect("a filtered search with a second page");
+    let want = query_pairs(&format!("?{search}"));
+    let keys: BTreeSet<&str> = want.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(keys.contains("author") || keys.contains("board"), "{search}");
+
+    // A chat app's parameters are ignored by the page, refused by the API.
+    let first = get(s.addr, &format!("/search?{search}&from=singlemessage&isappinstalled=0"), &[]);
+    assert_eq!(first.status, 200, "{}", first.text());
+    let html = first.text();
+    assert_eq!(page_total(&html), total);
+    let api = get(s.addr, &format!("/api/search?{search}&from=singlemessage"), &[]);
+    assert_eq!(api.status, 400);
+    assert!(api.json()["error"].as_str().unwrap().contains("unknown parameter \"from\""));
+    for page in ["/", "/search", "/trend"] {
+        let r = get(s.addr, &format!("{page}?q={}&from=singlemessage&isappinstalled=0", enc(&q)), &[]);
+        assert_eq!(r.status, 200, "{page}: {}", r.text());
+    }
+    let d = &s.docs[0];
+    let r = get(s.addr, &format!("/thread/{}/{}?q={}&from=singlemessage", d.site, d.thread, enc(&q)), &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    // Every link but the facets' carries the search exactly (a page number
+    // or a hit's place added); a facet link changes only its own filter.
+    let links = page_links(&html);
+    let mut kinds = BTreeSet::new();
+    for (attrs, href) in &links {
+        let kind = if attrs.contains("rel=\"next\"") || attrs.contains("rel=\"prev\"") || attrs.contains("class=\"page") {
+            "pager"
+        } else if href.starts_with("/thread/") {
+            "thread"
+        } else if href.starts_with("/trend?") {
+            "trend"
+        } else if href.starts_with("/feed.atom?") {
+            "feed"
+        } else if href.starts_with("/export.") {
+            "export"
+        } else if attrs.contains("data-value=") {
+            "facet"
+        } else {
+            continue;
+        };
+        kinds.insert(kind);
+        let mut got = query_pairs(href);
+        got.retain(|(k, _)| k != "page" && k != "n");
+        if kind == "facet" {
+            // The facet's own keys change; every other filter stays.
+            let changed: BTreeSet<&str> = ["site", "board", "author", "since", "until"].into_iter().collect();
+            let kept = |v: &Vec<(String, String)>| v.iter().filter(|(k, _)| !changed.contains(k.as_str())).cloned().collect::<Vec<_>>();
+            assert_eq!(kept(&got), kept(&want), "{href}");
+            for (k, v) in &want {
+                if changed.contains(k.as_str()) && !got.iter().any(|(gk, _)| gk == k) {
+                    panic!("{href} dropped {k}={v}");
+                }
+            }
+        } else {
+            assert_eq!(got, want, "{kind} link {href}");
+        }
+    }
+    assert_eq!(kinds, ["export", "facet", "feed", "pager", "thread", "trend"].into_iter().collect(), "{links:?}");
+
+    // 下一页 leads to the same search's second page: the same total, other hits.
+    let next = links.iter().find(|(a, _)| a.contains("rel=\"next\"")).map(|(_, h)| h.clone()).expect("a next link");
+    let second = get(s.addr, &next, &[]).text();
+    assert_eq!(page_total(&second), total, "{next}");
+    let threads = |html: &str| {
+        page_links(html).into_iter().filter(|(_, h)| h.starts_with("/thread/")).map(|(_, h)| h.split('?').next().unwrap().to_string()).collect::<BTreeSet<_>>()
+    };
+    assert!(threads(&html).is_disjoint(&threads(&second)));
+    assert_eq!(threads(&second).len(), (total - 10).min(10));
+    // And the trend and feed links answer for the same filters.
+    for kind in ["/trend?", "/feed.atom?"] {
+        let link = links.iter().find(|(_, h)| h.starts_with(kind)).unwrap().1.clone();
+        assert_eq!(get(s.addr, &link, &[]).status, 200, "{link}");
+    }
+}
+
+/// Brute-force facet counts of `docs`: forum, (site, board), author as
+/// written (each thread once per name), `YYYY`, `YYYY-MM` of the first post.
+pub fn brute_facets(docs: &[&ThreadDoc]) -> BTreeMap<&'static str, BTreeMap<(String, String), u64>> {
+    let mut out: BTreeMap<&'static str, BTreeMap<(String, String), u64>> = BTreeMap::new();
+    for d in docs {
+        let mut add = |facet: &'static str, site: &str, v: &str| *out.entry(facet).or_default().entry((site.to_string(), v.to_string())).or_default() += 1;
+        add("forum", "", &d.site);
+        add("board", &d.site, &d.board);
+        let mut seen = BTreeSet::new();
+        for p in &d.posts {
+            let a = p.author.trim();
+            if !a.is_empty() && seen.insert(a) {
+                add("author", "", a);
+            }
+        }
+        if let Some(t) = d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref())) {
+            add("year", "", &t[..4]);
+            add("month", "", &t[..7]);
+        }
+    }
+    out
+}
+
+#[test]
+fn facets_count_every_match_as_brute_force_does_in_the_api_and_on_the_page() {
+    let s = served();
+    let doc = get(s.addr, "/api/openapi.json", &[]).json();
+    let (q, n) = broad_query(s);
+    let site = s.sites()[0].clone();
+    for (extra, keep) in [
+        (String::new(), Box::new(|_: &ThreadDoc| true) as Box<dyn Fn(&ThreadDoc) -> bool>),
+        (
+            format!("&site={site}&since=2000-01-01"),
+            Box::new(move |d: &ThreadDoc| {
+                d.site == site && d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref())).is_some_and(|p| p >= "2000-01-01")
+            }),
+        ),
+    ] {
+        let matching: Vec<&ThreadDoc> = s.matching(&q).into_iter().filter(|d| keep(d)).collect();
+        let r = get(s.addr, &format!("/api/search?q={}{extra}&limit=3&facets=1", enc(&q)), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = r.json();
+        assert_valid(&doc, "/api/search", "200", &v);
+        assert_eq!(v["total"].as_u64().unwrap() as usize, matching.len());
+        assert_eq!(v["hits"].as_array().unwrap().len(), 3, "facets count all matches, the page stays 3");
+        let want = brute_facets(&matching);
+        for facet in ["forum", "board", "author", "year", "month"] {
+            let got = &v["facets"][facet];
+            let values = got["values"].as_array().unwrap();
+            let all = &want[facet];
+            // The top 20 by count, ties by (site, value), and the rest counted.
+            let mut ranked: Vec<(&(String, String), &u64)> = all.iter().collect();
+            ranked.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            ranked.truncate(20);
+            let got_values: Vec<((String, String), u64)> = values
+                .iter()
+                .map(|x| ((x["site"].as_str().unwrap_or("").to_string(), x["value"].as_str().unwrap().to_string()), x["count"].as_u64().unwrap()))
+                .collect();
+            let want_values: Vec<((String, String), u64)> = ranked.into_iter().map(|(k, n)| (k.clone(), *n)).collect();
+            assert_eq!(got_values, want_values, "{facet} {extra}");
+            assert_eq!(got["more"].as_u64().unwrap() as usize, all.len().saturating_sub(20), "{facet} {extra}");
+        }
+        let undated = matching.iter().filter(|d| d.posted.is_none() && d.posts.iter().all(|p| p.time.is_none())).count();
+        assert_eq!(v["facets"]["undated"].as_u64().unwrap() as usize, undated);
+        // Forums by their names.
+        for f in v["facets"]["forum"]["values"].as_array().unwrap() {
+            let d = matching.iter().find(|d| d.site == f["value"].as_str().unwrap()).unwrap();
+            assert_eq!(f["name"].as_str().unwrap(), d.forum, "{f}");
+        }
+    }
+    assert!(n > 100);
+    // Without facets=1 there is no facets object; a bad value is a 400.
+    assert!(get(s.addr, &format!("/api/search?q={}", enc(&q)), &[]).json().get("facets").is_none());
+    assert_eq!(get(s.addr, &format!("/api/search?q={}&facets=yes", enc(&q)), &[]).status, 400);
+
+    // The page shows the same counts (its top 10), each a link that narrows
+    // the search to that value: a board's or a year's link finds as many
+    // threads as its count says.
+    let matching = s.matching(&q);
+    let want = brute_facets(&matching);
+    let html = get(s.addr, &format!("/search?q={}", enc(&q)), &[]).text();
+    let facet_re = regex::Regex::new(r#"<section class="facet" data-facet="(\w+)">(.*?)</section>"#).unwrap();
+    let value_re = regex::Regex::new(r#"<a href="([^"]*)" data-value="([^"]*)" data-site="([^"]*)" data-count="(\d+)""#).unwrap();
+    let mut seen = BTreeSet::new();
+    for c in facet_re.captures_iter(&html) {
+        let facet = c[1].to_string();
+        for v in value_re.captures_iter(&c[2]) {
+            let site = if facet == "board" { v[3].to_string() } else { String::new() };
+            let value = v[2].replace("&amp;", "&").replace("&#39;", "'").replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">");
+            let count: u64 = v[4].parse().unwrap();
+            assert_eq!(want[facet.as_str()].get(&(site, value.clone())), Some(&count), "{facet} {value}");
+            if matches!(facet.as_str(), "board" | "year" | "month" | "forum") {
+                let link = v[1].replace("&amp;", "&");
+                assert_eq!(page_total(&get(s.addr, &link, &[]).text()) as u64, count, "{facet} {value}: {link}");
+            }
+        }
+        seen.insert(facet);
+    }
+    assert_eq!(seen, ["author", "board", "forum", "month", "year"].into_iter().map(String::from).collect());
+}
+
+/// One HTTP/1.1 GET: the status, the headers and the body with any
+/// chunked transfer coding undone, and whether it was chunked.
+fn get_http11(addr: SocketAddr, target: &str) -> (Resp, bool) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|c| c.parse().ok()).expect("status line");
+    let headers: Vec<(String, String)> = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).collect();
+    let mut resp = Resp { status, headers, body: raw[split + 4..].to_vec() };
+    let chunked = resp.header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+    if chunked {
+        let (mut body, mut rest) = (Vec::new(), &resp.body[..]);
+        loop {
+            let eol = rest.windows(2).position(|w| w == b"\r\n").expect("chunk size line");
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap().split(';').next().unwrap().trim(), 16).unwrap();
+            rest = &rest[eol + 2..];
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&rest[..size]);
+            assert_eq!(&rest[size..size + 2], b"\r\n", "chunk end");
+            rest = &rest[size + 2..];
+        }
+        resp.body = body;
+    }
+    (resp, chunked)
+}
+
+/// RFC 4180 records (quoted fields, doubled quotes, CRLF line ends).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut field) = (Vec::new(), Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\r') if chars.peek() == Some(&'\n') => {
+                chars.next();
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(field.is_empty() && row.is_empty(), "the last record lacks its CRLF");
+    rows
+}
+
+#[test]
+fn an_export_streams_every_hit_of_the_search_as_csv_and_ndjson() {
+    let s = served();
+    let (q, n) = broad_query(s);
+    let search = format!("q={}&sort=newest", enc(&q));
+    let api = api_hits(s, &search);
+    assert_eq!(api.len(), n);
+    assert!(n > 100, "more than one API page");
+
+    let (r, chunked) = get_http11(s.addr, &format!("/export.ndjson?{search}&from=singlemessage"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(chunked && r.header("content-length").is_none(), "not streamed: {:?}", r.headers);
+    assert!(r.header("content-disposition").unwrap().starts_with("attachment;"));
+    assert!(r.header("content-type").unwrap().starts_with("application/x-ndjson"));
+    assert_eq!(r.header("x-total-count"), Some(n.to_string().as_str()));
+    let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // Exactly the API's hits, all of them, in the same order.
+    assert_eq!(lines, api);
+
+    let (r, chunked) = get_http11(s.addr, &format!("/export.csv?{search}"));
+    assert_eq!(r.status, 200);
+    assert!(chunked && r.header("content-length").is_none());
+    assert!(r.header("content-type").unwrap().starts_with("text/csv"));
+    assert!(r.body.starts_with("\u{FEFF}".as_bytes()), "a BOM for Excel");
+    let rows = parse_csv(r.text().trim_start_matches('\u{FEFF}'));
+    assert_eq!(rows[0], ["rank", "site", "forum", "board", "thread", "title", "posted", "replies", "authors", "url", "snippet", "score"]);
+    assert_eq!(rows.len() - 1, n);
+    for (row, hit) in rows[1..].iter().zip(&api) {
+        assert_eq!(row.len(), 12);
+        assert_eq!(row[0], hit["rank"].to_string());
+        assert_eq!((row[1].as_str(), row[4].as_str()), (hit["site"].as_str().unwrap(), hit["thread"].as_str().unwrap()));
+        let title = hit["title"].as_str().unwrap();
+        let formula = title.starts_with(['=', '+', '-', '@']);
+        assert_eq!(row[5], if formula { format!("'{title}") } else { title.to_string() });
+        assert_eq!(row[6], hit["posted"].as_str().unwrap_or(""));
+        assert_eq!(row[7], hit["replies"].to_string());
+    }
+    // The brute-force set of matching threads, and a filter keeps to its forum.
+    let want: BTreeSet<(String, String)> = s.matching(&q).iter().map(|d| (d.site.clone(), d.thread.clone())).collect();
+    let got: BTreeSet<(String, String)> = rows[1..].iter().map(|r| (r[1].clone(), r[4].clone())).collect();
+    assert_eq!(got, want);
+    let site = s.sites()[1].clone();
+    let (r, _) = get_http11(s.addr, &format!("/export.csv?q={}&site={site}", enc(&q)));
+    let rows = parse_csv(r.text().trim_start_matches('\u{FEFF}'));
+    assert_eq!(rows.len() - 1, s.matching(&q).iter().filter(|d| d.site == site).count());
+    assert!(rows[1..].iter().all(|r| r[1] == site));
+    // Refused before the first byte: a malformed query, an unknown forum.
+    assert_eq!(get(s.addr, "/export.csv?q=%22abc", &[]).status, 400);
+    assert_eq!(get(s.addr, "/export.ndjson?q=a&site=nosuch", &[]).status, 400);
+}
+
+#[test]
+fn results_are_numbered_pages_with_time_taken_boards_replies_and_readable_times() {
+    let s = served();
+    let (q, n) = broad_query(s);
+    let last = n.div_ceil(10);
+    assert!(last >= 8, "the test needs pages past a gap: {n} hits");
+    let html = get(s.addr, &format!("/search?q={}&page=5", enc(&q)), &[]).text();
+    let nav = &html[html.find(r#"<nav class="pager""#).expect("a pager")..];
+    let nav = &nav[..nav.find("</nav>").unwrap()];
+    let pages: Vec<usize> = regex::Regex::new(r#"data-page="(\d+)""#).unwrap().captures_iter(nav).map(|c| c[1].parse().unwrap()).collect();
+    assert_eq!(pages, [1, 3, 4, 5, 6, 7, last].into_iter().filter(|&p| p <= last).collect::<Vec<_>>(), "{nav}");
+    assert!(nav.contains(r#"aria-current="page" data-page="5""#), "{nav}");
+    assert!(nav.contains("上一页") && nav.contains("下一页") && nav.contains('…'));
+    // The last page holds what is left.
+    let link = page_links(nav).into_iter().find(|(a, _)| a.contains(&format!("data-page=\"{last}\""))).unwrap().1;
+    let tail = get(s.addr, &link, &[]).text();
+    assert_eq!(tail.matches(r#"<li class="hit""#).count(), n - (last - 1) * 10);
+    assert!(!tail.contains("rel=\"next\"") && tail.contains("rel=\"prev\""));
+
+    // Time taken, and each hit's board, reply count and readable time.
+    let took = regex::Regex::new(r#"搜索用时 <span id="took">([\d.]+)</span> 毫秒"#).unwrap();
+    assert!(took.is_match(&html), "no time taken");
+    let hit = regex::Regex::new(r#"(?s)<li class="hit" data-site="([^"]*)" data-thread="([^"]*)" data-board="([^"]*)" data-replies="(\d+)">.*?<time class="posted" datetime="([^"]*)">([^<]*)</time>"#).unwrap();
+    let mut seen = 0;
+    for c in hit.captures_iter(&html) {
+        let d = s.docs.iter().find(|d| d.site == c[1] && d.thread == c[2]).unwrap();
+        assert_eq!(&c[3], d.board);
+        // Replies: the posts with text after the first (the index keeps no other count).
+        let with_text = d.posts.iter().filter(|p| !p.text().trim().is_empty()).count();
+        assert_eq!(c[4].parse::<usize>().unwrap(), with_text.saturating_sub(1), "{}/{}", d.site, d.thread);
+        if let Some(p) = d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref())) {
+            assert_eq!(&c[5], p);
+            let shown = &c[6];
+            assert!(regex::Regex::new(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$").unwrap().is_match(shown), "{shown}");
+            assert!(p.starts_with(&shown.replace(' ', "T")), "{shown} is not {p}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 10);
+    let replies: Vec<usize> = hit.captures_iter(&html).map(|c| c[4].parse().unwrap()).collect();
+    assert!(replies.iter().any(|&r| r > 0), "the fixture's threads have replies");
+    // Forum names on the checkboxes, the site id as their value.
+    for f in &s.truth.forums {
+        let name = s.docs.iter().find(|d| d.site == f.site).unwrap().forum.clone();
+        assert!(
+            html.contains(&format!(r#"value="{}""#, f.site)) && html.contains(&format!(r#"<span class="forum-name">{}</span>"#, luntan_serve::escape(&name))),
+            "{name}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 //! fixture's counts; hostile posts stay text. Screenshots of each page go
 //! to `$CARGO_TARGET_TMPDIR/serve-screenshots/` (printed).
 
-use crate::serve::{enc, months, post_months, served};
+use crate::serve::{broad_query, brute_facets, enc, months, post_months, served};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ async fn until(page: &Page, js: &str) {
 }
 
 fn hits_js() -> &'static str {
-    "Array.from(document.querySelectorAll('li.hit')).map(li => ({ site: li.dataset.site, thread: li.dataset.thread, posted: li.querySelector('.posted').textContent }))"
+    "Array.from(document.querySelectorAll('li.hit')).map(li => ({ site: li.dataset.site, thread: li.dataset.thread, posted: li.querySelector('.posted').getAttribute('datetime').slice(0, 10) }))"
 }
 
 #[test]
@@ -261,4 +261,133 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         events.abort();
     });
     println!("screenshots in {}", dir.display());
+}
+
+/// Headless Chromium for the facet test, with its event loop.
+async fn chromium(profile: &Path) -> (Browser, tokio::task::JoinHandle<()>) {
+    let config = BrowserConfig::builder()
+        .chrome_executable(CHROMIUM)
+        .disable_default_args()
+        .no_sandbox()
+        .user_data_dir(profile)
+        .args(["disable-gpu", "disable-quic", "no-first-run", "disable-background-networking", "disable-component-update", "disable-sync"])
+        .window_size(1200, 900)
+        .launch_timeout(Duration::from_secs(60))
+        .request_timeout(Duration::from_secs(60))
+        .build()
+        .expect("browser config");
+    let (browser, mut handler) = Browser::launch(config).await.expect("launching chromium");
+    (browser, tokio::spawn(async move { while handler.next().await.is_some() {} }))
+}
+
+const FACETS_JS: &str = "Array.from(document.querySelectorAll('section.facet')).map(sec => [sec.dataset.facet, \
+    Array.from(sec.querySelectorAll('a[data-value]')).map(a => [a.dataset.value, a.dataset.site, Number(a.dataset.count), a.textContent, a.classList.contains('on')])])";
+
+#[test]
+fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
+    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
+    let s = served();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let base = format!("http://{}", s.addr);
+    let (q, n) = broad_query(s);
+    let matching = s.matching(&q);
+    let want = brute_facets(&matching);
+    let total_js = "Number(document.getElementById('total').textContent)";
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let (mut browser, events) = chromium(profile.path()).await;
+        let page = browser.new_page("about:blank").await.unwrap();
+        page.evaluate_on_new_document(TRAP).await.unwrap();
+        page.goto(format!("{base}/search?q={}", enc(&q))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.getElementById('total')").await;
+        assert_eq!(eval(&page, total_js).await.as_u64().unwrap() as usize, n);
+        assert!(eval(&page, "document.getElementById('took').textContent").await.as_str().unwrap().parse::<f64>().is_ok());
+
+        // Each facet: its top values with the brute-force counts, most first.
+        let facets = eval(&page, FACETS_JS).await;
+        let facets = facets.as_array().unwrap();
+        let names: Vec<&str> = facets.iter().map(|f| f[0].as_str().unwrap()).collect();
+        assert_eq!(names, ["forum", "board", "author", "year", "month"]);
+        for f in facets {
+            let facet = f[0].as_str().unwrap();
+            let values = f[1].as_array().unwrap();
+            assert!(!values.is_empty() && values.len() <= 10, "{facet}: {values:?}");
+            for v in values {
+                let site = if facet == "board" { v[1].as_str().unwrap().to_string() } else { String::new() };
+                let key = (site, v[0].as_str().unwrap().to_string());
+                assert_eq!(want[facet].get(&key).copied(), v[2].as_u64(), "{facet} {key:?}");
+                if facet == "forum" {
+                    // Shown by the forum's name.
+                    let name = &matching.iter().find(|d| d.site == key.1).unwrap().forum;
+                    assert_eq!(v[3].as_str().unwrap(), name);
+                }
+            }
+            if facet != "year" && facet != "month" {
+                let counts: Vec<u64> = values.iter().map(|v| v[2].as_u64().unwrap()).collect();
+                assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{facet}: {counts:?}");
+            }
+        }
+        shot(&page, &dir, "search-facets").await;
+
+        // A board, clicked: as many threads as its count, the others' filters kept.
+        let board = &facets[1][1][0];
+        let (board_id, board_site, board_count) = (board[0].as_str().unwrap().to_string(), board[1].as_str().unwrap().to_string(), board[2].as_u64().unwrap());
+        page.find_element("section.facet[data-facet=board] a[data-value]").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('board=') && document.readyState === 'complete' && !!document.getElementById('total')").await;
+        assert_eq!(eval(&page, total_js).await.as_u64().unwrap(), board_count);
+        let params = eval(&page, "Array.from(new URLSearchParams(location.search).entries())").await;
+        let params: Vec<(String, String)> = params.as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into())).collect();
+        assert_eq!(params, [("q".to_string(), q.clone()), ("site".into(), board_site.clone()), ("board".into(), board_id.clone())]);
+        // The form shows the board; the facet shows it chosen.
+        assert_eq!(eval(&page, "document.querySelector('input[name=board]').value").await.as_str().unwrap(), board_id);
+        let facets = eval(&page, FACETS_JS).await;
+        let on: Vec<String> = facets.as_array().unwrap().iter().flat_map(|f| f[1].as_array().unwrap().iter().filter(|v| v[4] == true).map(|v| format!("{}:{}", f[0].as_str().unwrap(), v[0].as_str().unwrap()))).collect();
+        assert_eq!(on, [format!("forum:{board_site}"), format!("board:{board_id}")]);
+        // Then a year within it: the year's count on this page is what it finds.
+        let years = eval(&page, "Array.from(document.querySelectorAll('section.facet[data-facet=year] a')).map(a => [a.dataset.value, Number(a.dataset.count)])").await;
+        let (year, year_count) = (years[0][0].as_str().unwrap().to_string(), years[0][1].as_u64().unwrap());
+        let want_year = matching
+            .iter()
+            .filter(|d| d.site == board_site && d.board == board_id)
+            .filter(|d| d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref())).is_some_and(|t| t.starts_with(&year)))
+            .count() as u64;
+        assert_eq!(year_count, want_year);
+        page.find_element(&format!("section.facet[data-facet=year] a[data-value='{year}']")).await.unwrap().click().await.unwrap();
+        until(&page, &format!("location.search.includes('since={year}-01-01') && document.readyState === 'complete' && !!document.getElementById('total')")).await;
+        assert_eq!(eval(&page, total_js).await.as_u64().unwrap(), year_count);
+        assert!(eval(&page, "location.search").await.as_str().unwrap().contains(&format!("board={board_id}")));
+
+        // Numbered pages: 3, clicked, is the third page and says so.
+        page.goto(format!("{base}/search?q={}", enc(&q))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.querySelector('nav.pager')").await;
+        let first = eval(&page, hits_js()).await;
+        let numbers = eval(&page, "Array.from(document.querySelectorAll('nav.pager [data-page]')).map(e => e.textContent)").await;
+        let last = n.div_ceil(10);
+        assert_eq!(numbers, serde_json::json!(["1", "2", "3", last.to_string()]));
+        assert_eq!(eval(&page, "document.querySelector('nav.pager [aria-current=page]').textContent").await, "1");
+        page.find_element("nav.pager a.page[data-page='3']").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('page=3') && document.readyState === 'complete'").await;
+        assert_eq!(eval(&page, "document.querySelector('nav.pager [aria-current=page]').textContent").await, "3");
+        let third = eval(&page, hits_js()).await;
+        assert_eq!(third.as_array().unwrap().len(), 10);
+        assert!(third.as_array().unwrap().iter().all(|h| !first.as_array().unwrap().contains(h)));
+        let shown = eval(&page, "Array.from(document.querySelectorAll('nav.pager [data-page]')).map(e => e.textContent)").await;
+        assert_eq!(shown, serde_json::json!(["1", "2", "3", "4", "5", last.to_string()]));
+        // Each hit shows its board and its replies; times read as people write them.
+        let meta = eval(&page, "Array.from(document.querySelectorAll('li.hit')).map(li => [li.querySelector('.board').textContent, li.querySelector('.replies').textContent, li.querySelector('.posted').textContent])").await;
+        let readable = regex::Regex::new(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?)?$").unwrap();
+        for m in meta.as_array().unwrap() {
+            assert!(!m[0].as_str().unwrap().is_empty() && m[1].as_str().unwrap().ends_with(" 回复"), "{m}");
+            assert!(readable.is_match(m[2].as_str().unwrap()), "{m}");
+        }
+        assert_eq!(eval(&page, "window.__xss").await, 0);
+        shot(&page, &dir, "search-pages").await;
+
+        browser.close().await.unwrap();
+        let _ = browser.wait().await;
+        events.abort();
+    });
 }
