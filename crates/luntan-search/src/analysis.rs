@@ -640,6 +640,57 @@ pub fn gram_query_terms(text: &str) -> Vec<(usize, String)> {
     units.into_iter().map(|(p, s, _)| (p - base, s)).collect()
 }
 
+/// Gaps of one phrase tried both ways, with a separator and without; each
+/// doubles the phrase queries the phrase costs.
+pub const OPTIONAL_GAPS: usize = 4;
+
+/// The gram terms of each way a quoted phrase may be written: each gap
+/// between its parts (a run of spaces and punctuation in the phrase) is
+/// either a run of spaces and punctuation in the text or nothing, so
+/// `服务 态度` finds `服务 态度`, `服务，态度` and `服务态度`. The index keeps
+/// a separator run as one [`SEPARATOR`] gram but writes nothing between
+/// adjacent chars, so "nothing" is its own phrase (bridging bigram
+/// `务态` and all). A phrase with more than [`OPTIONAL_GAPS`] gaps has
+/// two ways only: every gap a separator, or none. Empty when the phrase has
+/// nothing searchable.
+pub fn gram_phrase_variants(text: &str) -> Vec<Vec<(usize, String)>> {
+    // Parts are cut where the index cuts separator runs: by the folded chars' classes.
+    let searchable: Vec<bool> = normalize_chars(text).into_iter().map(|c| is_cjk(c) || is_word_char(c)).collect();
+    let mut parts: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (k, (i, _)) in text.char_indices().enumerate() {
+        match (start, searchable[k]) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                parts.push(&text[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    parts.extend(start.map(|s| &text[s..]));
+    let gaps = parts.len().saturating_sub(1);
+    let join = |with_separator: &dyn Fn(usize) -> bool| {
+        let mut s = String::with_capacity(text.len());
+        for (g, p) in parts.iter().enumerate() {
+            if g > 0 && with_separator(g - 1) {
+                s.push(' ');
+            }
+            s.push_str(p);
+        }
+        gram_query_terms(&s)
+    };
+    let mut variants: Vec<Vec<(usize, String)>> =
+        if gaps <= OPTIONAL_GAPS { (0..1usize << gaps).map(|mask| join(&|g| mask & (1 << g) != 0)).collect() } else { vec![join(&|_| true), join(&|_| false)] };
+    let mut seen: Vec<Vec<(usize, String)>> = Vec::with_capacity(variants.len());
+    for v in variants.drain(..) {
+        if !v.is_empty() && !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    seen
+}
+
 /// How many positions the gram terms of one string span, so that the next
 /// string of a proximity phrase can be placed after it.
 pub fn gram_width(terms: &[(usize, String)]) -> usize {
@@ -855,6 +906,17 @@ mod tests {
         // must still give offsets into the original.
         let f = folded_from("a電b腦", "aXbY".to_string());
         assert_eq!((f.orig_offset(1), f.orig_offset(2), f.orig_offset(3), f.orig_offset(4)), (1, 4, 5, 8));
+    }
+
+    #[test]
+    fn a_phrase_gap_is_a_separator_or_nothing() {
+        assert_eq!(gram_phrase_variants("服务 态度"), vec![gram_query_terms("服务态度"), gram_query_terms("服务 态度")]);
+        assert_eq!(gram_phrase_variants("服务，，态度"), gram_phrase_variants("服务 态度"));
+        assert_eq!(gram_phrase_variants("，服務！"), vec![gram_query_terms("服务")]);
+        assert_eq!(gram_phrase_variants("iPhone 15"), vec![vec![(0, "iphone15".to_string())], gram_query_terms("iphone 15")]);
+        assert_eq!(gram_phrase_variants("a b c d e").len(), 1 << OPTIONAL_GAPS);
+        assert_eq!(gram_phrase_variants("a b c d e f"), vec![gram_query_terms("a b c d e f"), gram_query_terms("abcdef")]);
+        assert!(gram_phrase_variants("！？ 。").is_empty());
     }
 
     #[test]

@@ -23,10 +23,10 @@ use tantivy::query::{AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery,
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, TantivyDocument, TantivyError, Term};
 
-use crate::analysis::{gram_query_terms, gram_width, is_cjk, query_words, register_tokenizers};
+use crate::analysis::{gram_phrase_variants, gram_query_terms, gram_width, is_cjk, query_words, register_tokenizers};
 use crate::proximity::{ProximityQuery, Word};
 use crate::query::{Node, Query, QueryError, Scope};
-use crate::schema::{format_posted, LuntanSchema, KEY, POST_BREAK};
+use crate::schema::{format_posted, LuntanSchema, KEY};
 use crate::snippet::{highlight, make_snippet, Snippet};
 use crate::termsum::{Clause, TermSum};
 use crate::topkey::{rank, SharedThreshold, SortKey, TopKeyed, TopList};
@@ -103,8 +103,6 @@ pub struct Hit {
     pub posted: Option<String>,
     pub saved: String,
     pub authors: Vec<String>,
-    /// Posts with text but the first (see `replies` in this module).
-    pub replies: usize,
     pub snippet: Snippet,
 }
 
@@ -249,10 +247,6 @@ impl Catalog {
         Ok((&self.schema, picked.map(|i| (i.name.clone(), i.path.clone(), i.reader.searcher())).collect()))
     }
 
-    pub(crate) fn schema(&self) -> &LuntanSchema {
-        &self.schema
-    }
-
     /// Index directories [`Catalog::open`] could not open, and why.
     pub fn skipped(&self) -> &[SearchError] {
         &self.skipped
@@ -279,23 +273,6 @@ impl Catalog {
 
     /// Runs `query` on the selected indexes in parallel and merges one top list.
     pub fn search(&self, query: &Query, opts: &SearchOptions) -> Result<SearchResults, SearchError> {
-        let mut hits = Vec::new();
-        let mut results = self.search_each(query, opts, usize::MAX, |batch| {
-            hits = batch;
-            true
-        })?;
-        results.hits = hits;
-        Ok(results)
-    }
-
-    /// The tantivy query `search` runs for `query` and `opts`' date range,
-    /// and the indexes `opts.sites` selects: what [`crate::facets`] counts over.
-    pub(crate) fn compiled(&self, query: &Query, opts: &SearchOptions) -> Result<(Box<dyn TQuery>, Vec<Snapshot>), SearchError> {
-        let (tq, selected) = self.compiled_in(query, opts)?;
-        Ok((tq, selected.into_iter().map(|i| (self.indexes[i].name.clone(), self.indexes[i].path.clone(), self.indexes[i].reader.searcher())).collect()))
-    }
-
-    fn compiled_in(&self, query: &Query, opts: &SearchOptions) -> Result<(Box<dyn TQuery>, Vec<usize>), SearchError> {
         let s = &self.schema;
         let mut tq = compile(&query.root, s).ok_or(QueryError::NothingToSearch)?;
         if opts.since.is_some() || opts.until.is_some() {
@@ -325,17 +302,7 @@ impl Catalog {
         if opts.sites.is_empty() {
             selected = (0..self.indexes.len()).collect();
         }
-        Ok((tq, selected))
-    }
 
-    /// [`Catalog::search`] handing its hits (`opts.offset` and `opts.limit`
-    /// apply) to `each` in rank order, `batch` at a time, until `each`
-    /// returns false: every hit of a large result set can be written out
-    /// (an export) without all of them, stored text and snippets, held at
-    /// once. Ranking is done once, over every match. The returned results
-    /// carry the counts and no hits.
-    pub fn search_each(&self, query: &Query, opts: &SearchOptions, batch: usize, mut each: impl FnMut(Vec<Hit>) -> bool) -> Result<SearchResults, SearchError> {
-        let (tq, selected) = self.compiled_in(query, opts)?;
         // One snapshot per index, shared by statistics, search and document fetches.
         let searchers: Vec<Searcher> = self.indexes.iter().map(|i| i.reader.searcher()).collect();
         let stats = GlobalStats::new(searchers.clone());
@@ -365,24 +332,19 @@ impl Catalog {
         merged.sort_by(|a, b| rank(&b.0, &a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
 
         let page: Vec<(usize, (SortKey, usize, DocAddress))> = merged.into_iter().skip(opts.offset).take(opts.limit).enumerate().collect();
-        let needles = if opts.ids_only { Vec::new() } else { needles(query) };
-        for part in page.chunks(batch.max(1)) {
-            let hits = if opts.ids_only {
-                self.id_hits(&searchers, part.to_vec(), opts.offset)?
-            } else {
-                // Stored documents are decompressed and snippets cut per hit: worth spreading over cores.
-                part.par_iter()
-                    .map(|&(n, (key, i, addr))| {
-                        let doc: TantivyDocument =
-                            searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
-                        Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
-                    })
-                    .collect::<Result<_, SearchError>>()?
-            };
-            if !each(hits) {
-                break;
-            }
+        if opts.ids_only {
+            results.hits = self.id_hits(&searchers, page, opts.offset)?;
+            return Ok(results);
         }
+        let needles = needles(query);
+        // Stored documents are decompressed and snippets cut per hit: worth spreading over cores.
+        results.hits = page
+            .into_par_iter()
+            .map(|(n, (key, i, addr))| {
+                let doc: TantivyDocument = searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+                Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
+            })
+            .collect::<Result<_, SearchError>>()?;
         Ok(results)
     }
 
@@ -429,21 +391,8 @@ impl Catalog {
             posted: doc.get_first(s.posted).and_then(|v| v.as_datetime()).map(format_posted),
             saved: text(s.saved),
             authors: doc.get_all(s.authors).filter_map(|v| v.as_str().map(str::to_string)).collect(),
-            replies: replies(&body),
             snippet: if snippet_chars == 0 { Snippet::default() } else { make_snippet(&body, needles, snippet_chars) },
         }
-    }
-}
-
-/// Replies in a thread's stored body: its posts but the first. A post
-/// without text is not in the body (see [`crate::schema::thread_body`]), so
-/// a reply of only an image or a quote is not counted; the index keeps no
-/// post count of its own.
-fn replies(body: &str) -> usize {
-    if body.is_empty() {
-        0
-    } else {
-        body.split(POST_BREAK).count() - 1
     }
 }
 
@@ -512,7 +461,11 @@ fn should(mut qs: Vec<Box<dyn TQuery>>) -> Option<Box<dyn TQuery>> {
 /// one gram, an exact phrase for several. (Exact phrases count matches the
 /// same in any index; sloppy ones do not, see [`crate::proximity`].)
 fn gram_query(field: Field, text: &str) -> Option<Box<dyn TQuery>> {
-    let mut terms = gram_query_terms(text);
+    terms_query(field, gram_query_terms(text))
+}
+
+/// A term query for one gram, an exact phrase (with the terms' offsets) for several.
+fn terms_query(field: Field, mut terms: Vec<(usize, String)>) -> Option<Box<dyn TQuery>> {
     match terms.len() {
         0 => None,
         1 => Some(Box::new(TermQuery::new(Term::from_field_text(field, &terms.pop()?.1), IndexRecordOption::WithFreqs))),
@@ -530,6 +483,19 @@ fn substring_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dy
     qs.extend(gram_query(s.title_gram, text).map(|q| boost(q, TITLE_GRAM)));
     if scope == Scope::TitleOrBody {
         qs.extend(gram_query(s.body_gram, text).map(|q| boost(q, BODY_GRAM)));
+    }
+    should(qs)
+}
+
+/// A quoted phrase in the title or body, in any of the ways its gaps may
+/// be written ([`gram_phrase_variants`]).
+fn phrase_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn TQuery>> {
+    let variants = gram_phrase_variants(text);
+    let in_field = |field: Field| should(variants.iter().filter_map(|v| terms_query(field, v.clone())).collect());
+    let mut qs = Vec::new();
+    qs.extend(in_field(s.title_gram).map(|q| boost(q, TITLE_GRAM)));
+    if scope == Scope::TitleOrBody {
+        qs.extend(in_field(s.body_gram).map(|q| boost(q, BODY_GRAM)));
     }
     should(qs)
 }
@@ -604,7 +570,7 @@ fn raw_term(field: Field, v: &str) -> Box<dyn TQuery> {
 pub(crate) fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
     match n {
         Node::Term { text, scope } => term_clause(s, text, *scope),
-        Node::Phrase { text, scope } => substring_clause(s, text, *scope),
+        Node::Phrase { text, scope } => phrase_clause(s, text, *scope),
         Node::Site(v) => Some(raw_term(s.site, v)),
         Node::Board(v) => Some(raw_term(s.board, v)),
         Node::Author(v) => gram_query(s.authors, v).map(filter),
@@ -742,7 +708,7 @@ mod tests {
         check(&f, "酒店 服务", |d| contains(d, "酒店", false) && contains(d, "服务", false));
         check(&f, "这本书 内容", |d| contains(d, "这本书", false) && contains(d, "内容", false));
         check(&f, "\"服务态度\"", |d| contains(d, "服务态度", false));
-        // A space in a phrase stands for any run of spaces and punctuation.
+        // A space in a phrase stands for any run of spaces and punctuation, or none.
         let collapsed = |text: &str| {
             let mut out = String::new();
             for c in crate::analysis::normalize_chars(text) {
@@ -754,8 +720,10 @@ mod tests {
             }
             out
         };
-        check(&f, "“房间 很”", |d| collapsed(&d.title).contains("房间 很") || collapsed(&crate::schema::thread_body(d)).contains("房间 很"));
-        check(&f, "\"酒店。房间\"", |d| collapsed(&crate::schema::thread_body(d)).contains("酒店 房间"));
+        check(&f, "“房间 很”", |d| {
+            collapsed(&d.title).contains("房间 很") || collapsed(&crate::schema::thread_body(d)).contains("房间 很") || contains(d, "房间很", false)
+        });
+        check(&f, "\"酒店。房间\"", |d| collapsed(&crate::schema::thread_body(d)).contains("酒店 房间") || contains(d, "酒店房间", false));
         check(&f, "酒店 -服务", |d| contains(d, "酒店", false) && !contains(d, "服务", false));
         check(&f, "酒店 OR 本书", |d| contains(d, "酒店", false) || contains(d, "本书", false));
         check(&f, "(酒店 OR 本书) -不错", |d| (contains(d, "酒店", false) || contains(d, "本书", false)) && !contains(d, "不错", false));
@@ -767,6 +735,39 @@ mod tests {
         check(&f, "title:书", |d| contains(d, "书", true));
         check(&f, "title:\"不错\" OR title:酒店", |d| contains(d, "不错", true) || contains(d, "酒店", true));
         check(&f, "site:s2 -书", |d| d.site == "s2" && !contains(d, "书", false));
+    }
+
+    #[test]
+    fn a_phrase_with_a_space_finds_the_words_written_together() {
+        // "服务 态度" found nothing where 服务态度 found 202 threads: the space
+        // asked for a separator gram the text never had.
+        let texts = [
+            "服务态度很好",
+            "服务 态度一般",
+            "服务，态度还行",
+            "服務態度不錯",
+            "服务员态度差",
+            "态度 服务",
+            "服务。",
+            "早饭 房间 服务 态度 价格 都好",
+            "早饭房间，服务态度价格都好",
+            "早饭，房间服务态度 价格都好",
+        ];
+        let docs: Vec<ThreadDoc> = texts.iter().enumerate().map(|(i, t)| thread("s0", &i.to_string(), "帖子", &[("甲", t)], None)).collect();
+        let (_dir, c) = one_site_catalog(&docs);
+        let found = |q: &str| -> BTreeSet<String> { keys(&c.search_str(q, &everything()).unwrap()) };
+        let ids = |is: &[usize]| -> BTreeSet<String> { is.iter().map(|i| format!("s0/{i}")).collect() };
+        assert_eq!(found("服务态度"), ids(&[0, 3, 8, 9]));
+        assert_eq!(found("\"服务 态度\""), ids(&[0, 1, 2, 3, 7, 8, 9]));
+        assert_eq!(found("“服务，态度”"), found("\"服务 态度\""));
+        // Each gap either way, independently.
+        assert_eq!(found("\"房间 服务 态度 价格\""), ids(&[7, 8, 9]));
+        assert_eq!(found("\"早饭房间服务态度价格\""), BTreeSet::new());
+        // Past OPTIONAL_GAPS gaps: all of them separators, or none (9 mixes them).
+        assert_eq!(found("\"早饭 房间 服务 态度 价格 都好\""), ids(&[7]));
+        // Still a phrase: the words in order, nothing but separators between.
+        assert!(!found("\"服务 态度\"").contains("s0/4") && !found("\"态度 服务\"").contains("s0/0"));
+        assert_eq!(found("title:\"帖 子\""), ids(&(0..texts.len()).collect::<Vec<_>>()));
     }
 
     #[test]
