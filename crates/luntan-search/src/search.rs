@@ -26,7 +26,7 @@ use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Sea
 use crate::analysis::{gram_phrase_variants, gram_query_terms, gram_width, is_cjk, query_words, register_tokenizers};
 use crate::proximity::{ProximityQuery, Word};
 use crate::query::{Node, Query, QueryError, Scope};
-use crate::schema::{format_posted, LuntanSchema, KEY};
+use crate::schema::{format_posted, LuntanSchema, KEY, POST_BREAK};
 use crate::snippet::{highlight, make_snippet, Snippet};
 use crate::termsum::{Clause, TermSum};
 use crate::topkey::{rank, SharedThreshold, SortKey, TopKeyed, TopList};
@@ -103,6 +103,8 @@ pub struct Hit {
     pub posted: Option<String>,
     pub saved: String,
     pub authors: Vec<String>,
+    /// Posts with text but the first (see `replies` in this module).
+    pub replies: usize,
     pub snippet: Snippet,
 }
 
@@ -247,6 +249,10 @@ impl Catalog {
         Ok((&self.schema, picked.map(|i| (i.name.clone(), i.path.clone(), i.reader.searcher())).collect()))
     }
 
+    pub(crate) fn schema(&self) -> &LuntanSchema {
+        &self.schema
+    }
+
     /// Index directories [`Catalog::open`] could not open, and why.
     pub fn skipped(&self) -> &[SearchError] {
         &self.skipped
@@ -273,6 +279,23 @@ impl Catalog {
 
     /// Runs `query` on the selected indexes in parallel and merges one top list.
     pub fn search(&self, query: &Query, opts: &SearchOptions) -> Result<SearchResults, SearchError> {
+        let mut hits = Vec::new();
+        let mut results = self.search_each(query, opts, usize::MAX, |batch| {
+            hits = batch;
+            true
+        })?;
+        results.hits = hits;
+        Ok(results)
+    }
+
+    /// The tantivy query `search` runs for `query` and `opts`' date range,
+    /// and the indexes `opts.sites` selects: what [`crate::facets`] counts over.
+    pub(crate) fn compiled(&self, query: &Query, opts: &SearchOptions) -> Result<(Box<dyn TQuery>, Vec<Snapshot>), SearchError> {
+        let (tq, selected) = self.compiled_in(query, opts)?;
+        Ok((tq, selected.into_iter().map(|i| (self.indexes[i].name.clone(), self.indexes[i].path.clone(), self.indexes[i].reader.searcher())).collect()))
+    }
+
+    fn compiled_in(&self, query: &Query, opts: &SearchOptions) -> Result<(Box<dyn TQuery>, Vec<usize>), SearchError> {
         let s = &self.schema;
         let mut tq = compile(&query.root, s).ok_or(QueryError::NothingToSearch)?;
         if opts.since.is_some() || opts.until.is_some() {
@@ -302,7 +325,17 @@ impl Catalog {
         if opts.sites.is_empty() {
             selected = (0..self.indexes.len()).collect();
         }
+        Ok((tq, selected))
+    }
 
+    /// [`Catalog::search`] handing its hits (`opts.offset` and `opts.limit`
+    /// apply) to `each` in rank order, `batch` at a time, until `each`
+    /// returns false: every hit of a large result set can be written out
+    /// (an export) without all of them, stored text and snippets, held at
+    /// once. Ranking is done once, over every match. The returned results
+    /// carry the counts and no hits.
+    pub fn search_each(&self, query: &Query, opts: &SearchOptions, batch: usize, mut each: impl FnMut(Vec<Hit>) -> bool) -> Result<SearchResults, SearchError> {
+        let (tq, selected) = self.compiled_in(query, opts)?;
         // One snapshot per index, shared by statistics, search and document fetches.
         let searchers: Vec<Searcher> = self.indexes.iter().map(|i| i.reader.searcher()).collect();
         let stats = GlobalStats::new(searchers.clone());
@@ -332,19 +365,24 @@ impl Catalog {
         merged.sort_by(|a, b| rank(&b.0, &a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
 
         let page: Vec<(usize, (SortKey, usize, DocAddress))> = merged.into_iter().skip(opts.offset).take(opts.limit).enumerate().collect();
-        if opts.ids_only {
-            results.hits = self.id_hits(&searchers, page, opts.offset)?;
-            return Ok(results);
+        let needles = if opts.ids_only { Vec::new() } else { needles(query) };
+        for part in page.chunks(batch.max(1)) {
+            let hits = if opts.ids_only {
+                self.id_hits(&searchers, part.to_vec(), opts.offset)?
+            } else {
+                // Stored documents are decompressed and snippets cut per hit: worth spreading over cores.
+                part.par_iter()
+                    .map(|&(n, (key, i, addr))| {
+                        let doc: TantivyDocument =
+                            searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
+                        Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
+                    })
+                    .collect::<Result<_, SearchError>>()?
+            };
+            if !each(hits) {
+                break;
+            }
         }
-        let needles = needles(query);
-        // Stored documents are decompressed and snippets cut per hit: worth spreading over cores.
-        results.hits = page
-            .into_par_iter()
-            .map(|(n, (key, i, addr))| {
-                let doc: TantivyDocument = searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
-                Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
-            })
-            .collect::<Result<_, SearchError>>()?;
         Ok(results)
     }
 
@@ -391,8 +429,21 @@ impl Catalog {
             posted: doc.get_first(s.posted).and_then(|v| v.as_datetime()).map(format_posted),
             saved: text(s.saved),
             authors: doc.get_all(s.authors).filter_map(|v| v.as_str().map(str::to_string)).collect(),
+            replies: replies(&body),
             snippet: if snippet_chars == 0 { Snippet::default() } else { make_snippet(&body, needles, snippet_chars) },
         }
+    }
+}
+
+/// Replies in a thread's stored body: its posts but the first. A post
+/// without text is not in the body (see [`crate::schema::thread_body`]), so
+/// a reply of only an image or a quote is not counted; the index keeps no
+/// post count of its own.
+fn replies(body: &str) -> usize {
+    if body.is_empty() {
+        0
+    } else {
+        body.split(POST_BREAK).count() - 1
     }
 }
 
