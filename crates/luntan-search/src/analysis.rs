@@ -11,9 +11,10 @@
 //!   string occurs, which jieba cannot promise (it segments `留言` and `留学`
 //!   differently, so `留` alone is often not a token).
 //!
-//! Both fold traditional to simplified ([`luntan_text::fold`]) on a copy of
-//! the text before segmenting and lowercase, so stored text stays as written
-//! while `學習` and `学习`, `iPhone` and `iphone` meet in the index. The
+//! Both fold traditional and variant forms to simplified
+//! ([`luntan_text::fold`]) on a copy of the text before segmenting and
+//! lowercase, so stored text stays as written while `學習` and `学习`, `羣峯`
+//! and `群峰`, `iPhone` and `iphone` meet in the index. The
 //! jieba analyzer drops whitespace/punctuation tokens; the gram analyzer
 //! indexes a run of them as one [`SEPARATOR`] token, which keeps phrases
 //! honest. Token offsets always point into the original text.
@@ -37,10 +38,17 @@ use std::sync::OnceLock;
 use jieba_rs::TokenizeMode;
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 
-/// Name under which the jieba analyzer is registered on every index.
-pub const ZH_TOKENIZER: &str = "luntan_zh";
+/// Name under which the jieba analyzer is registered on every index. The
+/// analyzers' names are the analysis's version: the schema holds them, so
+/// an index whose terms an older analysis made is told apart by its schema
+/// (see `LuntanSchema::is_previous`) and rebuilt. Renamed whenever the same
+/// text would give other terms (`_v2`: variant forms folded).
+pub const ZH_TOKENIZER: &str = "luntan_zh_v2";
 /// Name under which the CJK uni/bigram analyzer is registered on every index.
-pub const GRAM_TOKENIZER: &str = "luntan_gram";
+pub const GRAM_TOKENIZER: &str = "luntan_gram_v2";
+/// The names of [`ZH_TOKENIZER`] and [`GRAM_TOKENIZER`] in indexes the
+/// previous analysis wrote (traditional folded to simplified, variants not).
+pub const PREVIOUS_TOKENIZERS: (&str, &str) = ("luntan_zh", "luntan_gram");
 
 /// The gram token standing for a run of spaces and punctuation. No word is
 /// a lone space, so it cannot collide with text.
@@ -72,10 +80,10 @@ impl Folded {
     }
 }
 
-/// Traditional → simplified ([`luntan_text::fold`]), one char for one char,
-/// with offsets back into `text`. fast2s maps 3-byte chars to 3-byte chars
-/// today, but nothing in its contract says so, so a length change is
-/// detected and mapped rather than assumed away.
+/// Traditional and variant forms → simplified ([`luntan_text::fold`]), one
+/// char for one char, with offsets back into `text`. Hundreds of variants
+/// fold to a char of another UTF-8 length (`㑮` to `𫝈`, outside the BMP),
+/// so a length change is detected and mapped.
 pub fn fold(text: &str) -> Folded {
     folded_from(text, luntan_text::fold(text))
 }
@@ -156,9 +164,11 @@ const FOLDED_IN_CONTEXT: [char; 15] = ['兒', '覆', '夥', '藉', '瞭', '麽',
 /// Marks a char [`fold_table`] cannot answer for alone.
 const IN_CONTEXT: char = '\0';
 
-/// Each 3-byte char (U+0800..=U+FFFF, the only ones fast2s changes) folded
-/// on its own, or [`IN_CONTEXT`] for [`FOLDED_IN_CONTEXT`] and for any char
-/// whose fold is not exactly one char.
+/// Each 3-byte char (U+0800..=U+FFFF: the only ones fast2s changes, and
+/// most of those the variant table does) folded on its own, or
+/// [`IN_CONTEXT`] for [`FOLDED_IN_CONTEXT`] and for any char whose fold is
+/// not exactly one char. Chars past the BMP fold by
+/// [`luntan_text::variant`] alone.
 fn fold_table() -> &'static [char] {
     static TABLE: OnceLock<Vec<char>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -189,8 +199,10 @@ pub fn normalize_chars_by_table(text: &str) -> Vec<char> {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         let u = c as u32;
-        let folded = if !(0x800..=0xFFFF).contains(&u) {
+        let folded = if u < 0x800 {
             c
+        } else if u > 0xFFFF {
+            luntan_text::variant(c)
         } else {
             match table[(u - 0x800) as usize] {
                 IN_CONTEXT => match fold_in_context(prev, c, chars.peek().copied()) {
@@ -715,10 +727,14 @@ pub fn gram_analyzer() -> TextAnalyzer {
 }
 
 /// Registers luntan's analyzers on an index; needed on every open, since
-/// tantivy stores only their names.
+/// tantivy stores only their names. An index of the previous analysis is
+/// searched (with today's query terms) until it is rebuilt, so its names
+/// are registered too.
 pub fn register_tokenizers(index: &tantivy::Index) {
     index.tokenizers().register(ZH_TOKENIZER, zh_analyzer());
     index.tokenizers().register(GRAM_TOKENIZER, gram_analyzer());
+    index.tokenizers().register(PREVIOUS_TOKENIZERS.0, zh_analyzer());
+    index.tokenizers().register(PREVIOUS_TOKENIZERS.1, gram_analyzer());
 }
 
 /// The jieba words of a query term (folded, lowercased, deduplicated, in order).
@@ -902,10 +918,37 @@ mod tests {
         let f = fold("abc電腦");
         assert_eq!(f.text, "abc电脑");
         assert_eq!(f.orig_offset(3), 3);
-        // fast2s never changes a char's length today; a future table that does
-        // must still give offsets into the original.
         let f = folded_from("a電b腦", "aXbY".to_string());
         assert_eq!((f.orig_offset(1), f.orig_offset(2), f.orig_offset(3), f.orig_offset(4)), (1, 4, 5, 8));
+    }
+
+    #[test]
+    fn variants_of_another_utf8_length_keep_offsets_into_the_original() {
+        // Every variant the table folds to a char of another length, either way.
+        let resized: Vec<char> = (0x3400..=0x9FFFu32)
+            .chain(0x20000..=0x323AF)
+            .filter_map(char::from_u32)
+            .filter(|&c| luntan_text::variant(c) != c && luntan_text::variant(c).len_utf8() != c.len_utf8())
+            .collect();
+        assert!(resized.len() > 100, "{}", resized.len());
+        assert!(resized.iter().any(|c| c.len_utf8() == 4) && resized.iter().any(|c| c.len_utf8() == 3));
+        let mut gram = GramTokenizer::default();
+        let mut zh = ChineseTokenizer::for_index();
+        for chunk in resized.chunks(40) {
+            let text: String = chunk.iter().flat_map(|&c| [c, '電', c, ' ', 'a']).collect();
+            let f = fold(&text);
+            assert!(f.same_chars && f.orig.is_some(), "{text}");
+            assert_eq!(normalize_chars_by_table(&text), normalize_chars(&text), "{text}");
+            for t in gram.tokens(&text).into_iter().chain(zh.tokens(&text)) {
+                let orig = &text[t.offset_from..t.offset_to];
+                if t.text != SEPARATOR {
+                    assert_eq!(normalize(orig), t.text, "{t:?} in {text}");
+                }
+            }
+            for &c in chunk {
+                assert_eq!(normalize(&c.to_string()), luntan_text::variant(c).to_string());
+            }
+        }
     }
 
     #[test]

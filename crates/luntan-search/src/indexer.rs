@@ -31,10 +31,10 @@ pub enum IndexError {
     Tantivy { path: PathBuf, source: TantivyError },
     #[error("{}: built with a different schema; recreate it with `luntan-index --rebuild --site {site}`", path.display())]
     Schema { path: PathBuf, site: String },
-    /// Written by the luntan before per-post times (see
-    /// [`LuntanSchema::is_previous`]): searchable, but new threads cannot be
-    /// added to it; [`index_threads`] rebuilds it from the XML.
-    #[error("{}: built by an older luntan (no per-post times); recreate it with `luntan-index --rebuild --site {site}`", path.display())]
+    /// Written by an older luntan, before per-post times or before variant
+    /// folding (see [`LuntanSchema::is_previous`]): searchable, but new
+    /// threads cannot be added to it; [`index_threads`] rebuilds it from the XML.
+    #[error("{}: built by an older luntan (before per-post times or variant folding); recreate it with `luntan-index --rebuild --site {site}`", path.display())]
     Previous { path: PathBuf, site: String },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
@@ -778,9 +778,30 @@ mod tests {
         assert!(Catalog::open_paths(&[path]).is_err());
     }
 
-    /// An index as the luntan before per-post times wrote it: today's
-    /// fields but `post_times`, holding `docs`.
-    fn previous_index(path: &Path, docs: &[ThreadDoc]) {
+    /// An index as an older luntan wrote it, of schema `old` (today's
+    /// fields but `post_times`, or under the previous analyzers' names),
+    /// holding `docs`.
+    fn previous_index(path: &Path, old: &tantivy::schema::Schema, docs: &[ThreadDoc]) {
+        let now = LuntanSchema::new();
+        assert!(now.is_previous(old) && !now.is_previous(&now.schema));
+        fs::create_dir_all(path).unwrap();
+        let index = Index::create_in_dir(path, old.clone()).unwrap();
+        register_tokenizers(&index);
+        let mut w: IndexWriter = index.writer(20_000_000).unwrap();
+        for d in docs {
+            // Today's document less any field that did not exist then.
+            let json = now.document(d).to_json(&now.schema);
+            let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            if old.get_field(crate::schema::POST_TIMES).is_err() {
+                v.as_object_mut().unwrap().remove(crate::schema::POST_TIMES);
+            }
+            w.add_document(TantivyDocument::parse_json(old, &v.to_string()).unwrap()).unwrap();
+        }
+        w.commit().unwrap();
+    }
+
+    /// Today's fields but `post_times`.
+    fn schema_before_post_times() -> tantivy::schema::Schema {
         let now = LuntanSchema::new();
         let mut b = tantivy::schema::Schema::builder();
         for (field, entry) in now.schema.fields() {
@@ -788,24 +809,25 @@ mod tests {
                 b.add_field(entry.clone());
             }
         }
-        let old = b.build();
-        assert!(now.is_previous(&old) && !now.is_previous(&now.schema));
-        fs::create_dir_all(path).unwrap();
-        let index = Index::create_in_dir(path, old.clone()).unwrap();
-        register_tokenizers(&index);
-        let mut w: IndexWriter = index.writer(20_000_000).unwrap();
-        for d in docs {
-            // Today's document less the field that did not exist then.
-            let json = now.document(d).to_json(&now.schema);
-            let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            v.as_object_mut().unwrap().remove(crate::schema::POST_TIMES);
-            w.add_document(TantivyDocument::parse_json(&old, &v.to_string()).unwrap()).unwrap();
-        }
-        w.commit().unwrap();
+        b.build()
     }
 
     #[test]
     fn an_index_written_before_post_times_is_searched_and_rebuilt_by_the_next_index_run() {
+        searched_then_rebuilt(&schema_before_post_times(), 0);
+    }
+
+    #[test]
+    fn an_index_of_the_previous_analysis_is_searched_and_rebuilt_by_the_next_index_run() {
+        // Its terms were made without variant folding; same fields, other analyzer names.
+        let old = LuntanSchema::with_tokenizers(crate::analysis::PREVIOUS_TOKENIZERS.0, crate::analysis::PREVIOUS_TOKENIZERS.1);
+        searched_then_rebuilt(&old.schema, 2);
+    }
+
+    /// An index of schema `old` holding threads 1 and 2 (with `old_posts`
+    /// posts counted by trends) is searched as it is, refused by a writer,
+    /// and rebuilt from the XML, thread 3 included, by the next index run.
+    fn searched_then_rebuilt(old: &tantivy::schema::Schema, old_posts: u64) {
         let rows = [("dz", "1"), ("dz", "2"), ("dz", "3")];
         // Threads 1 and 2 were indexed by the older luntan; 3 is new since.
         let mut c = crawl(&rows, &rows, &[]);
@@ -815,15 +837,15 @@ mod tests {
             c.store.transition("dz", th, ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
         }
         let dz = c.index.site_index(&SiteId::parse("dz").unwrap());
-        previous_index(&dz, &docs);
+        previous_index(&dz, old, &docs);
 
-        // Searched as it is, with no per-post times for trends.
+        // Searched as it is (with no per-post times for trends when it has none).
         let cat = Catalog::open(c.index.root()).unwrap();
         assert!(cat.skipped().is_empty(), "{:?}", cat.skipped());
         assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 2);
         let q = crate::query::Query::parse("帖子").unwrap();
         let trend = cat.trend(&q, crate::trend::Interval::Month, &[]).unwrap();
-        assert_eq!((trend.totals["dz"], trend.post_totals["dz"]), (2, 0));
+        assert_eq!((trend.totals["dz"], trend.post_totals["dz"]), (2, old_posts));
         // A writer refuses it by name; the stage rebuilds it instead.
         let e = SiteWriter::open(&dz, &IndexOptions::default()).err().unwrap();
         assert!(matches!(e, IndexError::Previous { .. }) && e.to_string().contains("dz.index"), "{e}");
@@ -837,6 +859,7 @@ mod tests {
         assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 3);
         let trend = cat.trend(&q, crate::trend::Interval::Month, &[]).unwrap();
         assert_eq!((trend.totals["dz"], trend.post_totals["dz"]), (3, 3));
+        assert_eq!(Index::open_in_dir(&dz).unwrap().schema(), LuntanSchema::new().schema);
         // Upgraded once: the next run has nothing to do.
         let again = index_threads(&c.run(), &mut c.store, &c.index, None, &IndexOptions::default()).unwrap();
         assert_eq!((again.indexed, again.upgraded.len()), (0, 0));

@@ -23,7 +23,7 @@ use luntan_core::ThreadDoc;
 use tantivy::schema::{DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
 use tantivy::{DateTime, TantivyDocument, Term};
 
-use crate::analysis::{GRAM_TOKENIZER, ZH_TOKENIZER};
+use crate::analysis::{GRAM_TOKENIZER, PREVIOUS_TOKENIZERS, ZH_TOKENIZER};
 
 /// The schema and its fields.
 #[derive(Debug, Clone)]
@@ -54,12 +54,17 @@ impl Default for LuntanSchema {
 
 impl LuntanSchema {
     pub fn new() -> LuntanSchema {
+        LuntanSchema::with_tokenizers(ZH_TOKENIZER, GRAM_TOKENIZER)
+    }
+
+    /// Today's fields, their text analyzed by the analyzers named `zh` and `gram`.
+    pub(crate) fn with_tokenizers(zh_name: &str, gram_name: &str) -> LuntanSchema {
         let mut b = Schema::builder();
         let text = |tokenizer: &str, record: IndexRecordOption| {
             TextOptions::default().set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record))
         };
-        let zh = text(ZH_TOKENIZER, IndexRecordOption::WithFreqs);
-        let gram = text(GRAM_TOKENIZER, IndexRecordOption::WithFreqsAndPositions);
+        let zh = text(zh_name, IndexRecordOption::WithFreqs);
+        let gram = text(gram_name, IndexRecordOption::WithFreqsAndPositions);
         let key = b.add_text_field(KEY, STRING | STORED | FAST);
         let site = b.add_text_field("site", STRING | STORED);
         let board = b.add_text_field("board", STRING | STORED);
@@ -97,15 +102,22 @@ impl LuntanSchema {
         }
     }
 
-    /// Whether `other` is the schema of an index written before
-    /// `post_times` was added: every field of today's but that last one,
-    /// unchanged. Such an index answers every search under today's field
-    /// ids; trends count no posts in it until `luntan-index` rebuilds it
-    /// from the XML, which it does on its next run.
+    /// Whether `other` is the schema of an index an older luntan wrote:
+    /// today's fields, but without `post_times` (added last), or with the
+    /// previous analysis's analyzer names ([`PREVIOUS_TOKENIZERS`]), or
+    /// both. Such an index answers every search under today's field ids
+    /// (trends count no posts in one without `post_times`; a variant form
+    /// finds only what that analysis folded) until `luntan-index` rebuilds
+    /// it from the XML, which it does on its next run.
     pub fn is_previous(&self, other: &Schema) -> bool {
-        let ours: Vec<_> = self.schema.fields().map(|(_, e)| e).collect();
         let theirs: Vec<_> = other.fields().map(|(_, e)| e).collect();
-        ours.last().is_some_and(|e| e.name() == POST_TIMES) && theirs[..] == ours[..ours.len() - 1]
+        let previous = LuntanSchema::with_tokenizers(PREVIOUS_TOKENIZERS.0, PREVIOUS_TOKENIZERS.1);
+        let found = [&self.schema, &previous.schema].into_iter().any(|schema| {
+            let ours: Vec<_> = schema.fields().map(|(_, e)| e).collect();
+            let without_post_times = ours.last().is_some_and(|e| e.name() == POST_TIMES) && theirs[..] == ours[..ours.len() - 1];
+            without_post_times || (schema != &self.schema && theirs == ours)
+        });
+        found
     }
 
     /// The term that names one thread's document.
@@ -232,5 +244,16 @@ mod tests {
     #[test]
     fn same_schema_compares_equal() {
         assert_eq!(LuntanSchema::new().schema, LuntanSchema::new().schema);
+    }
+
+    #[test]
+    fn an_index_of_the_previous_analysis_is_previous_and_no_other_is() {
+        let now = LuntanSchema::new();
+        let before = LuntanSchema::with_tokenizers(PREVIOUS_TOKENIZERS.0, PREVIOUS_TOKENIZERS.1);
+        assert_ne!(now.schema, before.schema);
+        assert!(now.is_previous(&before.schema) && !now.is_previous(&now.schema));
+        // Neither analyzer may be one nobody knows.
+        let other = LuntanSchema::with_tokenizers(PREVIOUS_TOKENIZERS.0, "luntan_gram_v9");
+        assert!(!now.is_previous(&other.schema));
     }
 }

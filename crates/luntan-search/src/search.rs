@@ -822,6 +822,26 @@ mod tests {
     }
 
     #[test]
+    fn a_variant_form_finds_what_its_standard_form_finds_and_no_more() {
+        // 羣 and 峯: Taiwan's and the old forms of 群 and 峰, which fast2s does not fold.
+        let texts = ["群峰叠翠", "羣峯疊翠", "群山与孤峰", "峰群", "羣", "山峯"];
+        let docs: Vec<ThreadDoc> = texts.iter().enumerate().map(|(i, t)| thread("s0", &i.to_string(), "帖子", &[("甲", t)], None)).collect();
+        let (_dir, c) = one_site_catalog(&docs);
+        let found = |q: &str| -> BTreeSet<String> { keys(&c.search_str(q, &everything()).unwrap()) };
+        let ids = |is: &[usize]| -> BTreeSet<String> { is.iter().map(|i| format!("s0/{i}")).collect() };
+        assert_eq!(found("群峰"), ids(&[0, 1]));
+        let pairs = [("羣峯", "群峰"), ("\"羣 峯\"", "\"群 峰\""), ("羣", "群"), ("峯", "峰"), ("title:羣", "title:群"), ("山峯", "山峰")];
+        for (variant, plain) in pairs {
+            assert_eq!(found(variant), found(plain), "{variant} / {plain}");
+        }
+        // Not folded: a plain simplified char that OpenCC's Taiwan table calls a variant of another.
+        let docs: Vec<ThreadDoc> = ["名著", "穿着"].iter().enumerate().map(|(i, t)| thread("s0", &i.to_string(), "帖子", &[("甲", t)], None)).collect();
+        let (_dir, c) = one_site_catalog(&docs);
+        assert_eq!(keys(&c.search_str("著", &everything()).unwrap()), ids(&[0]));
+        assert_eq!(keys(&c.search_str("着", &everything()).unwrap()), ids(&[1]));
+    }
+
+    #[test]
     fn an_unquoted_run_jieba_splits_matches_only_where_it_occurs_as_written() {
         // 4–8 characters drawn from the text, most of which jieba cuts into
         // several words: the hits are exactly the threads holding the run,
