@@ -562,6 +562,112 @@ fn an_unknown_page_is_a_chinese_page_and_an_unknown_api_path_json() {
     }
 }
 
+/// The Monday of the week `t` (`YYYY-MM-DD…`) is in.
+fn monday(t: &str) -> String {
+    let d = time::Date::parse(&t[..10], time::macros::format_description!("[year]-[month]-[day]")).unwrap();
+    (d - time::Duration::days(i64::from(d.weekday().number_days_from_monday()))).to_string()
+}
+
+#[test]
+fn trend_buckets_run_without_gaps_and_the_chart_spaces_them_by_time_with_the_filters_kept() {
+    let s = served();
+    let q = s.common_query();
+    let matching = s.matching(&q);
+    let day = |t: &str| time::Date::parse(&t[..10], time::macros::format_description!("[year]-[month]-[day]")).unwrap();
+    for interval in ["day", "week", "month"] {
+        let t = get(s.addr, &format!("/api/trend?q={}&interval={interval}", enc(&q)), &[]).json();
+        let buckets: Vec<&str> = t["buckets"].as_array().unwrap().iter().map(|b| b.as_str().unwrap()).collect();
+        for pair in buckets.windows(2) {
+            let (a, b) = if interval == "month" { (day(&format!("{}-01", pair[0])), day(&format!("{}-01", pair[1]))) } else { (day(pair[0]), day(pair[1])) };
+            let gap = (b - a).whole_days();
+            match interval {
+                "day" => assert_eq!(gap, 1, "{pair:?}"),
+                "week" => assert_eq!(gap, 7, "{pair:?}"),
+                _ => assert!((28..=31).contains(&gap) && b.day() == 1, "{pair:?}"),
+            }
+        }
+        let zeros = t["series"].as_object().unwrap().values().flat_map(|v| v.as_array().unwrap()).filter(|n| n.as_u64() == Some(0)).count();
+        assert!(zeros > 0, "{interval}: no empty bucket drawn as 0");
+    }
+
+    // The page, by week, for two forums within a date range, by one author's threads too.
+    let sites = s.sites();
+    let posted = |d: &ThreadDoc| d.posted.clone().or_else(|| d.posts.iter().find_map(|p| p.time.clone()));
+    let mut days: Vec<String> = matching.iter().filter_map(|d| posted(d)).map(|p| p[..10].to_string()).collect();
+    days.sort();
+    let (since, until) = (days[days.len() / 4].clone(), days[days.len() * 3 / 4].clone());
+    let filters = format!("q={}&site={}&site={}&since={since}&until={until}", enc(&q), sites[0], sites[1]);
+    let r = get(s.addr, &format!("/trend?{filters}&interval=week&page=3&n=7"), &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let html = r.text();
+    let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for d in matching.iter().filter(|d| d.site == sites[0] || d.site == sites[1]) {
+        if let Some(p) = posted(d).filter(|p| (since.as_str()..=until.as_str()).contains(&&p[..10])) {
+            *want.entry((d.site.clone(), monday(&p))).or_default() += 1;
+        }
+    }
+    let point = regex::Regex::new(r#"class="point"[^>]* data-site="([^"]+)" data-bucket="([^"]+)" data-count="(\d+)""#).unwrap();
+    let mut got = BTreeMap::new();
+    for c in point.captures_iter(&html) {
+        if &c[3] != "0" {
+            got.insert((c[1].to_string(), c[2].to_string()), c[3].parse::<u64>().unwrap());
+        }
+    }
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    // Every week from the first to the last (the data table lists them),
+    // evenly spaced: one point per week on each line.
+    let row = regex::Regex::new(r"<tr><td>(\d{4}-\d{2}-\d{2})</td>").unwrap();
+    let weeks: Vec<String> = row.captures_iter(&html).map(|c| c[1].to_string()).collect();
+    assert!(weeks.len() >= 2);
+    assert!(want.keys().all(|(_, w)| weeks.contains(w)));
+    for pair in weeks.windows(2) {
+        assert_eq!((day(&pair[1]) - day(&pair[0])).whole_days(), 7, "{pair:?}");
+    }
+    let polyline = regex::Regex::new(r#"<polyline [^>]*points="([^"]+)""#).unwrap();
+    let lines: Vec<Vec<f64>> =
+        polyline.captures_iter(&html).map(|c| c[1].split(' ').map(|p| p.split(',').next().unwrap().parse().unwrap()).collect()).collect();
+    assert_eq!(lines.len(), 2, "one line per forum asked for");
+    for xs in &lines {
+        assert_eq!(xs.len(), weeks.len());
+        let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(steps.iter().all(|st| (st - steps[0]).abs() < 0.2), "{steps:?}");
+    }
+    // Gridlines with their values, a legend naming each forum in its colour.
+    assert!(html.matches(r#"class="y-tick""#).count() >= 2 && html.matches(r#"class="x-tick""#).count() >= 2);
+    let legend = regex::Regex::new(r#"<li data-site="([^"]+)" data-color="([^"]+)""#).unwrap();
+    let keys: Vec<(String, String)> = legend.captures_iter(&html).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    assert_eq!(keys.iter().map(|k| k.0.clone()).collect::<Vec<_>>(), [sites[0].clone(), sites[1].clone()]);
+    assert_ne!(keys[0].1, keys[1].1);
+
+    // Every filter is kept: in the form, and in the links the page makes.
+    for (name, value) in [("q", q.as_str()), ("since", since.as_str()), ("until", until.as_str())] {
+        assert!(html.contains(&format!(r#"name="{name}" value="{value}""#)), "the form lost {name}");
+    }
+    for site in &sites[..2] {
+        assert!(html.contains(&format!(r#"name="site" value="{site}" checked"#)), "the form lost {site}");
+    }
+    let back = link_with(&html, r#"class="back""#).expect("a way back to the results");
+    assert_eq!(pairs(&back), pairs(&format!("?{filters}")));
+    let month = regex::Regex::new(r#"href="([^"]+)">按月</a>"#).unwrap();
+    let by_month = month.captures(&html).map(|c| c[1].replace("&amp;", "&")).expect("a link to months");
+    let mut got = pairs(&by_month);
+    got.retain(|(k, _)| k != "interval" && k != "what");
+    assert_eq!(got, pairs(&format!("?{filters}")));
+    // A point leads to the search for its forum's threads in its week, within the range.
+    let to_search = regex::Regex::new(r#"<a href="(/search\?[^"]+)"><(?:circle|rect|path) class="point""#).unwrap();
+    let first = to_search.captures(&html).expect("points link to their threads")[1].replace("&amp;", "&");
+    let p = pairs(&first);
+    assert!(
+        p.iter().any(|(k, v)| k == "since" && v.as_str() >= since.as_str()) && p.iter().any(|(k, v)| k == "until" && v.as_str() <= until.as_str()),
+        "{first}"
+    );
+    // Author and board are kept too.
+    let author = &matching[0].posts[0].author;
+    let html = get(s.addr, &format!("/trend?q={}&author={}&board=b1&what=posts", enc(&q), enc(author)), &[]).text();
+    assert!(html.contains(&format!(r#"name="author" value="{}""#, luntan_serve::escape(author))) && html.contains(r#"name="board" value="b1""#));
+}
+
 /// (id, updated) per entry.
 pub fn atom_entries(xml: &str) -> Vec<(String, String)> {
     let re = regex::Regex::new(r"<entry><id>([^<]+)</id>.*?<updated>([^<]+)</updated>").unwrap();

@@ -168,10 +168,11 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         assert_eq!(lang, "zh-CN");
         shot(&page, &dir, "thread").await;
 
-        // The trend chart: one line per forum, a point per month with the fixture's count.
+        // The trend chart: one line per forum, a point per month with the fixture's count
+        // (the months with none drawn as 0 when there are few enough to mark).
         page.goto(format!("{base}/trend?q={}&interval=month", enc(&q))).await.unwrap();
         until(&page, "document.readyState === 'complete' && !!document.querySelector('svg.chart')").await;
-        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart circle')).map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count), c.querySelector('title').textContent])").await;
+        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart .point')).map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count), c.querySelector('title').textContent])").await;
         let mut got = BTreeMap::new();
         for p in points.as_array().unwrap() {
             let (site, bucket, n, title) = (p[0].as_str().unwrap(), p[1].as_str().unwrap(), p[2].as_u64().unwrap(), p[3].as_str().unwrap());
@@ -187,7 +188,7 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         // The same chart counting posts: chosen in the form, as a person would.
         eval(&page, "document.querySelector('select[name=what]').value = 'posts'; document.querySelector('form.search').submit(); true").await;
         until(&page, "location.search.includes('what=posts') && document.readyState === 'complete' && !!document.querySelector('svg.chart')").await;
-        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart circle')).filter(c => c.dataset.count !== '0').map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count)])").await;
+        let points = eval(&page, "Array.from(document.querySelectorAll('svg.chart .point')).filter(c => c.dataset.count !== '0').map(c => [c.dataset.site, c.dataset.bucket, Number(c.dataset.count)])").await;
         let got: BTreeMap<(String, String), u64> =
             points.as_array().unwrap().iter().map(|p| ((p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string()), p[2].as_u64().unwrap())).collect();
         assert_eq!(got, post_months(&matching));
@@ -261,6 +262,126 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         events.abort();
     });
     println!("screenshots in {}", dir.display());
+}
+
+#[test]
+fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_chromium() {
+    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
+    let s = served();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let base = format!("http://{}", s.addr);
+    let q = s.common_query();
+    let site = s.sites()[0].clone();
+    let search = format!("q={}&site={site}&sort=oldest", enc(&q));
+    let api = crate::serve::get(s.addr, &format!("/api/search?{search}&limit=20"), &[]).json();
+    let hits: Vec<(String, String)> =
+        api["hits"].as_array().unwrap().iter().map(|h| (h["site"].as_str().unwrap().into(), h["thread"].as_str().unwrap().into())).collect();
+    assert!(hits.len() >= 12, "the test needs two pages of one forum's hits");
+    let here = "location.pathname.split('/').slice(2, 4).join('/')";
+    let key = |i: usize| format!("{}/{}", hits[i].0, hits[i].1);
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let (mut browser, events) = chromium(profile.path()).await;
+        let page = browser.new_page("about:blank").await.unwrap();
+
+        // Hit 10 of the search, as its results page links it.
+        page.goto(format!("{base}/thread/{}?{search}&n=10", key(9))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.querySelector('nav.hit-nav')").await;
+        let place = eval(&page, "document.querySelector('nav.hit-nav .place').textContent").await;
+        assert_eq!(place.as_str().unwrap(), format!("第 10 个结果，共 {} 个", api["total"]));
+        // 下一个结果, clicked: hit 11, on the second page of results.
+        page.find_element("nav.hit-nav a[rel=next]").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('n=11') && document.readyState === 'complete'").await;
+        assert_eq!(eval(&page, here).await.as_str().unwrap(), key(10));
+        let next_text = eval(&page, "document.querySelector('nav.hit-nav a[rel=prev]').textContent").await;
+        assert!(next_text.as_str().unwrap().starts_with("上一个结果"), "{next_text}");
+        shot(&page, &dir, "thread-nav").await;
+        // 上一个结果 leads back to hit 10.
+        page.find_element("nav.hit-nav a[rel=prev]").await.unwrap().click().await.unwrap();
+        until(&page, "location.search.includes('n=10') && document.readyState === 'complete'").await;
+        assert_eq!(eval(&page, here).await.as_str().unwrap(), key(9));
+        // 返回搜索结果: the first page of the same search, which lists hit 10.
+        page.find_element("nav.hit-nav a.back").await.unwrap().click().await.unwrap();
+        until(&page, "location.pathname === '/search' && document.readyState === 'complete' && !!document.getElementById('total')").await;
+        let params = eval(&page, "Array.from(new URLSearchParams(location.search).entries())").await;
+        let params: Vec<(String, String)> = params.as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into())).collect();
+        assert_eq!(params, [("q".to_string(), q.clone()), ("site".into(), site.clone()), ("sort".into(), "oldest".into())]);
+        let listed = eval(&page, hits_js()).await;
+        assert!(listed.as_array().unwrap().iter().any(|h| format!("{}/{}", h["site"].as_str().unwrap(), h["thread"].as_str().unwrap()) == key(9)), "{listed}");
+
+        // The first hit has no previous one; each post has its own link, times read as people write them.
+        page.goto(format!("{base}/thread/{}?{search}&n=1", key(0))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.querySelector('nav.hit-nav')").await;
+        assert_eq!(eval(&page, "document.querySelectorAll('a[rel=prev]').length").await, 0);
+        let links = eval(&page, "Array.from(document.querySelectorAll('article.post')).map(a => [a.id, a.querySelector('a.permalink').getAttribute('href')])").await;
+        for l in links.as_array().unwrap() {
+            assert_eq!(format!("#{}", l[0].as_str().unwrap()), l[1].as_str().unwrap());
+        }
+        let last = links.as_array().unwrap().last().unwrap()[1].as_str().unwrap().to_string();
+        page.find_element(&format!("article.post:last-of-type a.permalink[href='{last}']")).await.unwrap().click().await.unwrap();
+        until(&page, &format!("location.hash === '{last}'")).await;
+        let times = eval(&page, "Array.from(document.querySelectorAll('article.post time')).map(t => t.textContent)").await;
+        let readable = regex::Regex::new(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$").unwrap();
+        assert!(!times.as_array().unwrap().is_empty());
+        for t in times.as_array().unwrap() {
+            assert!(readable.is_match(t.as_str().unwrap()), "{t}");
+        }
+
+        // The chart: a legend entry per forum in its line's colour, no two alike, every series seen.
+        page.goto(format!("{base}/trend?q={}&interval=month", enc(&q))).await.unwrap();
+        until(&page, "document.readyState === 'complete' && !!document.querySelector('svg.chart')").await;
+        let series = eval(
+            &page,
+            "Array.from(document.querySelectorAll('svg.chart g.series')).map(g => { const l = g.querySelector('polyline'); \
+               const pts = document.querySelector('svg.chart g.points[data-site=\"' + g.dataset.site + '\"]').querySelectorAll('.point'); \
+               return [g.dataset.site, l.getAttribute('stroke'), l.getAttribute('stroke-dasharray'), pts[0].tagName, pts.length]; })",
+        )
+        .await;
+        let legend = eval(&page, "Array.from(document.querySelectorAll('ul.legend li')).map(li => [li.dataset.site, li.dataset.color, li.textContent, getComputedStyle(li).display])").await;
+        let series = series.as_array().unwrap();
+        let legend = legend.as_array().unwrap();
+        assert_eq!(series.len(), s.sites().len());
+        assert_eq!(legend.len(), series.len());
+        let looks: BTreeSet<(String, String, String)> =
+            series.iter().map(|g| (g[1].as_str().unwrap().into(), g[2].as_str().unwrap_or("").into(), g[3].as_str().unwrap().into())).collect();
+        let colours: BTreeSet<&str> = series.iter().map(|g| g[1].as_str().unwrap()).collect();
+        assert_eq!(colours.len(), series.len(), "two forums in one colour: {series:?}");
+        assert_eq!(looks.len(), series.len());
+        for (g, li) in series.iter().zip(legend) {
+            assert_eq!(g[0], li[0]);
+            assert_eq!(g[1], li[1], "the legend's colour is the line's");
+            assert!(li[2].as_str().unwrap().contains(g[0].as_str().unwrap()));
+            assert_ne!(li[3], "none");
+        }
+        // Markers are drawn above every line: at the top of each point is a
+        // point (its own, or another forum's of the same count, of another
+        // shape), never a line.
+        let buckets = eval(&page, "document.querySelectorAll('details.chart-data tbody tr').length").await.as_u64().unwrap() as usize;
+        for g in series {
+            assert!(g[4].as_u64().unwrap() as usize <= buckets);
+        }
+        eval(&page, "document.querySelector('svg.chart').scrollIntoView(); true").await;
+        let hidden = eval(
+            &page,
+            "Array.from(document.querySelectorAll('svg.chart .point')).filter(p => { const r = p.getBoundingClientRect(); \
+               const top = document.elementFromPoint(r.left + r.width / 2, r.top + 1); \
+               return !(top && top.classList && (top.classList.contains('point') || top.closest('a'))); }).length",
+        )
+        .await;
+        assert_eq!(hidden, 0, "a point under something else");
+        // Gridlines with values, dates on the time axis.
+        let ticks = eval(&page, "[document.querySelectorAll('svg.chart .y-tick').length, Array.from(document.querySelectorAll('svg.chart .x-tick')).map(t => t.textContent)]").await;
+        assert!(ticks[0].as_u64().unwrap() >= 2);
+        assert!(ticks[1].as_array().unwrap().iter().all(|t| regex::Regex::new(r"^\d{4}(-\d{2}){0,2}$").unwrap().is_match(t.as_str().unwrap())), "{ticks}");
+        shot(&page, &dir, "trend-legend").await;
+
+        browser.close().await.unwrap();
+        let _ = browser.wait().await;
+        events.abort();
+    });
 }
 
 /// Headless Chromium for the facet test, with its event loop.
