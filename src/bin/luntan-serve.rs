@@ -34,6 +34,12 @@ struct Args {
     /// it can search the archive.
     #[arg(long)]
     public: bool,
+    /// A host name the server answers to (repeatable), e.g. the name a
+    /// reverse proxy passes on. IP addresses and `localhost` are always
+    /// answered; any other `Host` gets a 400, so a web page cannot reach a
+    /// loopback server by pointing its own name at 127.0.0.1 (DNS rebinding).
+    #[arg(long, value_name = "NAME")]
+    public_host: Vec<String>,
 }
 
 /// Environment variable read when `--token` is not given.
@@ -60,8 +66,14 @@ impl Config {
         if args.index_dir.exists() && !args.index_dir.is_dir() {
             return Err(format!("--index-dir {}: not a directory", args.index_dir.display()));
         }
+        for name in &args.public_host {
+            if url::Host::parse(name).is_err() {
+                return Err(format!("--public-host {name:?}: give a host name alone, without scheme, port or path"));
+            }
+        }
         let mut serve = luntan_serve::ServeConfig::new(args.index_dir, args.data);
         serve.token = token;
+        serve.public_hosts = args.public_host;
         Ok(Config { addr: args.addr, serve })
     }
 }
@@ -124,5 +136,15 @@ mod tests {
         assert!(Config::check(args(&["--addr", "0.0.0.0:7700", "--token", "short"]), None).is_err());
         assert!(Config::check(args(&[]), None).unwrap().serve.token.is_none());
         assert!(Config::check(args(&["--addr", "[::1]:0"]), None).is_ok());
+    }
+
+    #[test]
+    fn a_public_host_is_a_bare_name() {
+        let c = Config::check(args(&["--public-host", "search.example.org", "--public-host", "Archive.Example"]), None).unwrap();
+        assert_eq!(c.serve.public_hosts, ["search.example.org", "Archive.Example"]);
+        for bad in ["", "http://x.org", "x.org:80", "x.org/path", "u@x.org"] {
+            let e = Config::check(args(&["--public-host", bad]), None).unwrap_err();
+            assert!(e.contains("--public-host"), "{bad}: {e}");
+        }
     }
 }

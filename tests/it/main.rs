@@ -22,5 +22,6 @@ mod search_ranking;
 mod search_recall;
 mod serve;
 mod serve_browser;
+mod serve_hardening;
 mod state_copy;
 mod workers;

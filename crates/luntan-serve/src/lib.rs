@@ -11,6 +11,10 @@
 //!   `/api/status`, `/api/openapi.json`) means what `luntan-search --json`
 //!   and `luntan-status --json` mean; the pages (`/`, `/thread/…`, `/trend`,
 //!   `/status`, `/archive/…`, `/feed.atom`) are server-rendered HTML and Atom.
+//! - Every request passes the `Host` check (`host.rs`: IP addresses,
+//!   `localhost` and [`ServeConfig::public_hosts`], against DNS rebinding);
+//!   connections are served by our own accept loop (`listen.rs`) with a
+//!   header-read timeout and a cap on how many are served at once.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -26,13 +30,17 @@ mod auth;
 mod catalog;
 mod error;
 mod feed;
+mod host;
 mod html;
+mod listen;
 mod openapi;
 mod pages;
 mod params;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::routing::get;
 use axum::Router;
@@ -62,11 +70,34 @@ pub struct ServeConfig {
     /// When set, every request must carry it (`Authorization: Bearer`, a
     /// `token` query parameter, or the cookie the latter sets).
     pub token: Option<String>,
+    /// Host names answered besides IP addresses and `localhost` (see
+    /// `host.rs`: the check that keeps DNS rebinding off a loopback server).
+    pub public_hosts: Vec<String>,
+    /// How long a connection may take to send a request's headers, the
+    /// first or the next on a kept-alive connection; then it is closed.
+    pub header_timeout: Duration,
+    /// Connections served at once; more wait to be accepted.
+    pub max_connections: usize,
 }
+
+/// [`ServeConfig::header_timeout`] unless set: long enough for a phone on a
+/// bad network, short enough that idle connections do not pile up.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// [`ServeConfig::max_connections`] unless set: a browser opens six per
+/// host, so this is some 40 people at once, in well under the usual 1,024
+/// descriptors.
+pub const MAX_CONNECTIONS: usize = 256;
 
 impl ServeConfig {
     pub fn new(index_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> ServeConfig {
-        ServeConfig { index_dir: index_dir.into(), data_dir: data_dir.into(), token: None }
+        ServeConfig {
+            index_dir: index_dir.into(),
+            data_dir: data_dir.into(),
+            token: None,
+            public_hosts: Vec::new(),
+            header_timeout: HEADER_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+        }
     }
 }
 
@@ -75,13 +106,23 @@ pub(crate) struct AppState {
     pub cfg: ServeConfig,
     pub catalog: LiveCatalog,
     pub data: luntan_core::DataDir,
+    /// The address the listener is bound to.
+    pub bound: SocketAddr,
+    pub hosts: host::HostRule,
 }
 
 pub(crate) type State = Arc<AppState>;
 
-/// The whole application: API, pages, feed, token check.
-pub fn router(cfg: ServeConfig) -> Router {
-    let state: State = Arc::new(AppState { catalog: LiveCatalog::new(&cfg.index_dir), data: luntan_core::DataDir::new(&cfg.data_dir), cfg });
+/// The whole application for a listener bound to `bound`: API, pages,
+/// feed, token and `Host` checks.
+pub fn router(cfg: ServeConfig, bound: SocketAddr) -> Router {
+    let state: State = Arc::new(AppState {
+        catalog: LiveCatalog::new(&cfg.index_dir),
+        data: luntan_core::DataDir::new(&cfg.data_dir),
+        hosts: host::HostRule::new(bound, &cfg.public_hosts),
+        bound,
+        cfg,
+    });
     Router::new()
         .route("/api/search", get(api::search))
         .route("/api/thread/{site}/{id}", get(api::thread))
@@ -100,12 +141,13 @@ pub fn router(cfg: ServeConfig) -> Router {
         .route("/static/app.js", get(pages::script))
         .fallback(api::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), host::check_host))
         .with_state(state)
 }
 
 /// Serves [`router`] on `listener` until the process ends.
 pub async fn serve(listener: tokio::net::TcpListener, cfg: ServeConfig) -> std::io::Result<()> {
-    axum::serve(listener, router(cfg)).await
+    serve_until(listener, cfg, std::future::pending()).await
 }
 
 /// [`serve`] that returns when `shutdown` completes, after the requests in flight.
@@ -114,5 +156,6 @@ pub async fn serve_until(
     cfg: ServeConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(cfg)).with_graceful_shutdown(shutdown).await
+    let app = router(cfg.clone(), listener.local_addr()?);
+    listen::run(listener, app, &cfg, shutdown).await
 }
