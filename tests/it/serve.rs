@@ -615,6 +615,18 @@ fn trend_buckets_run_without_gaps_and_the_chart_spaces_them_by_time_with_the_fil
     }
     assert!(!want.is_empty());
     assert_eq!(got, want);
+    // /api/trend counts the same within the dates.
+    let api = get(s.addr, &format!("/api/trend?{filters}&interval=week"), &[]).json();
+    let mut from_api = BTreeMap::new();
+    for (site, counts) in api["series"].as_object().unwrap() {
+        for (b, n) in api["buckets"].as_array().unwrap().iter().zip(counts.as_array().unwrap()) {
+            if n.as_u64().unwrap() > 0 {
+                from_api.insert((site.clone(), b.as_str().unwrap().to_string()), n.as_u64().unwrap());
+            }
+        }
+    }
+    assert_eq!(from_api, want, "/api/trend?{filters}");
+    assert_eq!(get(s.addr, &format!("/api/trend?q=a&since={until}&until={since}"), &[]).status, 400);
     // Every week from the first to the last (the data table lists them),
     // evenly spaced: one point per week on each line.
     let row = regex::Regex::new(r"<tr><td>(\d{4}-\d{2}-\d{2})</td>").unwrap();

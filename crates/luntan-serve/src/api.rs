@@ -132,15 +132,17 @@ pub async fn thread(
 }
 
 pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
-    let p = Params::parse(raw.as_deref(), &["q", "interval", "site", "board", "author"])?;
+    let p = Params::parse(raw.as_deref(), &["q", "interval", "site", "board", "author", "since", "until"])?;
     let (_, query) = p.query()?;
     let interval = p.interval()?;
     let sites = p.sites()?;
+    // The dates as a search checks them (each a day the index holds, since not after until).
+    let days = p.search_options(0)?;
     blocking(move || {
         let catalog = st.catalog.searchable()?;
         check_skipped(&catalog, &sites)?;
         let started = Instant::now();
-        let t = catalog.trend(&query, interval, &sites)?;
+        let t = catalog.trend_within(&query, interval, &sites, days.since, days.until)?;
         let took = started.elapsed().as_secs_f64() * 1000.0;
         let mut v = serde_json::to_value(&t).map_err(|e| ApiError::Internal(e.to_string()))?;
         v["interval"] = serde_json::to_value(interval).map_err(|e| ApiError::Internal(e.to_string()))?;

@@ -47,6 +47,10 @@ pub fn openapi() -> Value {
             "/api/trend": { "get": {
                 "summary": "Matching threads (by first post) and their posts (by each post's time) per interval per forum, counted in the index",
                 "parameters": [ q("the query", true), site,
+                    param("board", "only this board", json!({ "type": "string" })),
+                    param("author", "a poster's name contains this", json!({ "type": "string", "maxLength": 64 })),
+                    param("since", "only threads first posted on or after this day (YYYY-MM-DD), and their posts from it", json!({ "type": "string", "format": "date" })),
+                    param("until", "only threads first posted on or before this day (YYYY-MM-DD), and their posts up to it", json!({ "type": "string", "format": "date" })),
                     param("interval", "bucket width", json!({ "type": "string", "enum": ["day", "week", "month"], "default": "month" })) ],
                 "responses": { "200": ok("Trend"), "400": err.clone(), "401": err.clone(), "503": err.clone() }
             }},
