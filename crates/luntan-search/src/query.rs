@@ -5,7 +5,9 @@
 //!                      title or body (Latin and digits: whole words, or the
 //!                      letter/digit runs of a word like iPhone15)
 //! "考研 经验"          exact phrase (also “…” and 「…」); a space in it stands
-//!                      for any run of spaces and punctuation
+//!                      for any run of spaces and punctuation, or for none
+//!                      (服务 态度, 服务，态度 and 服务态度 alike); past four
+//!                      spaces, for a run at every one or at none
 //! -广告                exclude threads containing 广告
 //! 考研 OR 保研         either (also `|`); OR binds tighter than AND
 //! (考研 OR 保研) 数学  grouping
