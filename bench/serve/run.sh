@@ -28,10 +28,16 @@ base=$(grep -o 'http://[0-9.:]*' "$out/serve.err" | head -1)
 echo "luntan-serve at $base over $split ($threads threads)"
 
 python3 bench/serve/compare.py "$target/release/luntan-search" "$split" "$base" bench/serve/queries-mixed.txt | tee "$out/compare.txt"
-for set in mixed common; do
-  echo
-  echo "wrk: $set queries, $conns connections, 2 threads, ${secs}s"
-  QUERIES_FILE=bench/serve/queries-$set.txt wrk -t2 -c"$conns" -d"${secs}s" --latency -s bench/serve/wrk.lua "$base" | tee "$out/wrk-$set.txt"
+# SERVE_FACETS=1 adds runs of the same sets with every facet counted
+# (/api/search?…&facets=1: forum, board, author, year, month over all matches).
+suffixes=("")
+[ "${SERVE_FACETS:-0}" = 1 ] && suffixes+=("&facets=1")
+for suffix in "${suffixes[@]}"; do
+  for set in mixed common; do
+    echo
+    echo "wrk: $set queries${suffix:+ with facets}, $conns connections, 2 threads, ${secs}s"
+    QUERY_SUFFIX=$suffix QUERIES_FILE=bench/serve/queries-$set.txt wrk -t2 -c"$conns" -d"${secs}s" --latency -s bench/serve/wrk.lua "$base" | tee "$out/wrk-$set${suffix:+-facets}.txt"
+  done
 done
 echo
 echo "outputs in $out"

@@ -1,12 +1,14 @@
 -- Cycles through QUERIES_FILE's lines (one query a line), each a GET of
--- /api/search?q=<query>; every thread of wrk starts at another line.
+-- /api/search?q=<query> (plus QUERY_SUFFIX, e.g. "&facets=1" for the
+-- faceted runs); every thread of wrk starts at another line.
 local queries = {}
+local suffix = os.getenv("QUERY_SUFFIX") or ""
 local counter = 0
 local function enc(s)
   return (s:gsub("[^%w%-_%.~]", function(c) return string.format("%%%02X", string.byte(c)) end))
 end
 for line in io.lines(os.getenv("QUERIES_FILE")) do
-  if line ~= "" then table.insert(queries, "/api/search?q=" .. enc(line)) end
+  if line ~= "" then table.insert(queries, "/api/search?q=" .. enc(line) .. suffix) end
 end
 local threads = {}
 function setup(thread)
