@@ -14,13 +14,17 @@ use std::fmt::Write as _;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use luntan_search::{Interval, Trend};
+use luntan_search::{Interval, SortOrder, Trend};
 use time::{Date, Duration, Month};
 
+// The search's filters, as given, for the form and every link: the search
+// page's own, so the two pages' links cannot drift apart (sort is the
+// search page's; the chart counts in no order).
+use super::search::Current as Filters;
 use super::{error_page, html, known_params};
 use crate::catalog::{blocking, check_skipped};
 use crate::error::ApiError;
-use crate::html::{enc, escape, page};
+use crate::html::{escape, page};
 use crate::State as AppState;
 
 /// What the trend page reads: the search's filters, the bucket width and
@@ -37,41 +41,23 @@ const MAX_BUCKETS: usize = 1500;
 /// points that are not 0 (the line still goes down to 0 between them).
 const MARK_ZEROS_UP_TO: usize = 120;
 
-/// The search's filters, as given, for the form and every link.
-#[derive(Debug, Default)]
-struct Filters {
-    q: String,
-    sites: Vec<String>,
-    board: String,
-    author: String,
-    since: String,
-    until: String,
-}
-
 impl Filters {
-    /// `q=…&site=…&…`, the empty ones left out.
-    fn query_string(&self) -> String {
-        let mut s = format!("q={}", enc(&self.q));
-        for site in &self.sites {
-            let _ = write!(s, "&site={}", enc(site));
-        }
-        for (k, v) in [("board", &self.board), ("author", &self.author), ("since", &self.since), ("until", &self.until)] {
-            if !v.is_empty() {
-                let _ = write!(s, "&{k}={}", enc(v));
-            }
-        }
-        s
-    }
-
     /// The search for one forum's threads in one bucket (narrowed to the
     /// filters' own dates), oldest first.
     fn bucket_search(&self, site: &str, first: Date, last: Date) -> String {
-        let mut f = Filters { q: self.q.clone(), sites: vec![site.to_string()], board: self.board.clone(), author: self.author.clone(), ..Filters::default() };
+        let mut f = Filters {
+            q: self.q.clone(),
+            sites: vec![site.to_string()],
+            board: self.board.clone(),
+            author: self.author.clone(),
+            sort: SortOrder::Oldest,
+            ..Filters::default()
+        };
         let since = day(&self.since).map_or(first, |d| d.max(first));
         let until = day(&self.until).map_or(last, |d| d.min(last));
         f.since = since.to_string();
         f.until = until.to_string();
-        format!("/search?{}&sort=oldest", f.query_string())
+        format!("/search?{}", f.query_string())
     }
 }
 
@@ -301,7 +287,15 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
     let run = async move {
         let p = known_params(raw.as_deref(), TREND_PARAMS)?;
         let text = |k: &str| p.get(k).unwrap_or("").to_string();
-        let filters = Filters { q: text("q"), sites: p.sites()?, board: text("board"), author: text("author"), since: text("since"), until: text("until") };
+        let filters = Filters {
+            q: text("q"),
+            sites: p.sites()?,
+            board: text("board"),
+            author: text("author"),
+            since: text("since"),
+            until: text("until"),
+            ..Filters::default()
+        };
         let interval = p.interval()?;
         let posts = match p.get("what").unwrap_or("threads") {
             "threads" => false,
@@ -473,7 +467,7 @@ mod tests {
             board: "b1".into(),
             author: "阿明".into(),
             since: "2024-02-10".into(),
-            until: String::new(),
+            ..Filters::default()
         };
         assert_eq!(f.query_string(), "q=%E6%98%8E%E6%9C%88&site=a&site=b&board=b1&author=%E9%98%BF%E6%98%8E&since=2024-02-10");
         let link = f.bucket_search("a", d("2024-02-01"), d("2024-02-29"));
