@@ -138,13 +138,14 @@ pub fn openapi() -> Value {
 /// `Facets` (in `/api/search?facets=1`) and its parts.
 fn facet_schemas() -> Value {
     json!({
-            "Facets": { "type": "object", "additionalProperties": false, "required": ["forum", "board", "author", "year", "month", "undated"],
+            "Facets": { "type": "object", "additionalProperties": false, "required": ["forum", "board", "author", "year", "month", "undated", "authors_counted"],
                 "description": "every matching thread (not only the page returned) counted by each facet; with facets=1",
                 "properties": {
                     "forum": { "$ref": "#/components/schemas/Facet" }, "board": { "$ref": "#/components/schemas/Facet" },
                     "author": { "$ref": "#/components/schemas/Facet" }, "year": { "$ref": "#/components/schemas/Facet" },
                     "month": { "$ref": "#/components/schemas/Facet" },
-                    "undated": { "type": "integer", "minimum": 0, "description": "matching threads without a first-post time (in no year or month)" } } },
+                    "undated": { "type": "integer", "minimum": 0, "description": "matching threads without a first-post time (in no year or month)" },
+                    "authors_counted": { "type": "integer", "minimum": 0, "description": "the matching threads the author counts are of: all of them, unless there were more than 2,000, then an even sample of them (reading a thread's authors reads the whole stored thread)" } } },
             "Facet": { "type": "object", "additionalProperties": false, "required": ["values", "more"], "properties": {
                 "values": { "type": "array", "description": "most threads first, at most 20", "items": { "$ref": "#/components/schemas/FacetValue" } },
                 "more": { "type": "integer", "minimum": 0, "description": "values left off" } } },

@@ -223,9 +223,18 @@ fn facet_html(c: &Current, key: &str, title: &str, f: &Facet, boards: &HashMap<(
 
 fn facets_html(c: &Current, f: &Facets, boards: &HashMap<(String, String), String>) -> String {
     let mut out = String::from(r#"<aside class="facets" aria-label="分类统计">"#);
-    for (key, title, facet) in
-        [("forum", "论坛", &f.forum), ("board", "版块", &f.board), ("author", "作者", &f.author), ("year", "年份", &f.year), ("month", "月份", &f.month)]
-    {
+    // Past 2,000 matches, authors are counted over an even sample of them
+    // (luntan_search::facets::AUTHOR_SAMPLE): say so.
+    let matches: u64 = f.forum.values.iter().map(|v| v.count).sum();
+    let author =
+        if f.forum.more == 0 && f.authors_counted < matches { format!("作者（抽样 {} 个主题）", f.authors_counted) } else { "作者".to_string() };
+    for (key, title, facet) in [
+        ("forum", "论坛", &f.forum),
+        ("board", "版块", &f.board),
+        ("author", author.as_str(), &f.author),
+        ("year", "年份", &f.year),
+        ("month", "月份", &f.month),
+    ] {
         out.push_str(&facet_html(c, key, title, facet, boards));
     }
     if f.undated > 0 {
