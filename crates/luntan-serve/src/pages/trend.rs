@@ -311,14 +311,15 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
         // The query with board and author, through the search's checks.
         let query = if filters.q.is_empty() { None } else { Some(p.query()?.1) };
         let sites = filters.sites.clone();
-        let (forums, trend): (Vec<String>, Option<Trend>) = blocking(move || {
+        // Each forum as (site id, name), for the checkboxes.
+        let (forums, trend): (Vec<(String, String)>, Option<Trend>) = blocking(move || {
             let Some(query) = query else {
                 // No query yet: the form, its forums if there is an index.
-                return Ok((st.catalog.searchable().map(|c| c.sites().into_iter().map(str::to_string).collect::<Vec<_>>()).unwrap_or_default(), None));
+                return Ok((st.catalog.searchable().map(|c| c.forum_names()).unwrap_or_default(), None));
             };
             let c = st.catalog.searchable()?;
             check_skipped(&c, &sites)?;
-            let forums = c.sites().into_iter().map(str::to_string).collect();
+            let forums = c.forum_names();
             Ok((forums, Some(c.trend_within(&query, interval, &sites, since, until)?)))
         })
         .await?;
@@ -331,15 +332,15 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
     run.await.unwrap_or_else(|e| error_page(&e))
 }
 
-fn form_html(f: &Filters, forums: &[String], interval: Interval, posts: bool) -> String {
+fn form_html(f: &Filters, forums: &[(String, String)], interval: Interval, posts: bool) -> String {
     let sel = |on: bool| if on { " selected" } else { "" };
     let mut boxes = String::new();
-    for site in forums {
+    for (site, name) in forums {
         let checked = if f.sites.contains(site) { " checked" } else { "" };
-        let _ = write!(boxes, r#"<label><input type="checkbox" name="site" value="{s}"{checked}> {s}</label> "#, s = escape(site));
+        let _ = write!(boxes, r#"<label><input type="checkbox" name="site" value="{s}"{checked}> {n}</label> "#, s = escape(site), n = escape(name));
     }
     // A forum asked for that the catalog does not list stays asked for.
-    for site in f.sites.iter().filter(|s| !forums.contains(s)) {
+    for site in f.sites.iter().filter(|s| !forums.iter().any(|(f, _)| f == *s)) {
         let _ = write!(boxes, r#"<label><input type="checkbox" name="site" value="{s}" checked> {s}</label> "#, s = escape(site));
     }
     format!(
