@@ -38,7 +38,7 @@ use std::borrow::Cow;
 use encoding_rs::Encoding;
 use luntan_text::encoding::{detect, http_charset, prescan_meta};
 pub use luntan_text::markup::Span;
-use luntan_text::markup::{comment_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into};
+use luntan_text::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into};
 use memchr::memchr;
 
 /// Why a page's links need a DOM after all.
@@ -281,24 +281,12 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                     None => break,
                 },
             }
-        } else if c == b'!' {
-            let rest = &b[lt + 2..];
-            let end = if rest.starts_with(b"--") {
-                comment_end(b, lt + 4)
-            } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"DOCTYPE") {
-                past_gt(b, lt + 9)
-            } else if rest.starts_with(b"[CDATA[") && !svg.is_empty() {
+        } else if c == b'!' || c == b'?' {
+            if c == b'!' && b[lt + 2..].starts_with(b"[CDATA[") && !svg.is_empty() {
                 // Its `]]>` can hide behind a multi-byte character's second byte.
                 return Err(in_svg(b"![CDATA["));
-            } else {
-                past_gt(b, lt + 2)
-            };
-            match end {
-                Some(e) => i = e,
-                None => break,
             }
-        } else if c == b'?' {
-            match past_gt(b, lt + 2) {
+            match declaration_end(b, lt) {
                 Some(e) => i = e,
                 None => break,
             }

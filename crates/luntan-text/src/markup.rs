@@ -261,6 +261,22 @@ pub fn past_gt(b: &[u8], i: usize) -> Option<usize> {
     memchr(b'>', &b[i..]).map(|k| i + k + 1)
 }
 
+/// Just past a markup declaration or processing instruction whose `<` is at
+/// `lt` and is followed by `!` or `?`: a comment, a doctype, or what the
+/// tokenizer reads as a bogus comment (`<![CDATA[…]>` in HTML, `<?xml …>`);
+/// `None` if it runs to the end of the page. A caller that reads SVG or
+/// MathML, where `<![CDATA[` is a CDATA section, checks for that first.
+pub fn declaration_end(b: &[u8], lt: usize) -> Option<usize> {
+    let rest = &b[lt + 2..];
+    if b.get(lt + 1) == Some(&b'!') && rest.starts_with(b"--") {
+        comment_end(b, lt + 4)
+    } else if b.get(lt + 1) == Some(&b'!') && rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"DOCTYPE") {
+        past_gt(b, lt + 9)
+    } else {
+        past_gt(b, lt + 2)
+    }
+}
+
 // --------------------------------------------------- character references
 
 /// The character reference at the start of `after` (the text after a `&`):
@@ -364,6 +380,20 @@ mod tests {
         assert_eq!(unescaped("&copy=1 &copyx &copy; &notit; &amp &#26a &#x;", false), "©=1 ©x © ¬it; & \u{1A}a &#x;");
         assert_eq!(unescaped("&copy=1 &copyx &copy; &notit; &amp &#26a &#x;", true), "&copy=1 &copyx © &notit; & \u{1A}a &#x;");
         assert_eq!(unescaped("&#128; &#0; &#xD800; &#x110000; &nbsp;&", false), "€ \u{FFFD} \u{FFFD} \u{FFFD} \u{A0}&");
+    }
+
+    #[test]
+    fn declarations_end_where_the_tokenizer_ends_them() {
+        fn end(s: &str) -> Option<&str> {
+            declaration_end(s.as_bytes(), 0).map(|e| &s[..e])
+        }
+        assert_eq!(end("<!-- a > b -->x"), Some("<!-- a > b -->"));
+        assert_eq!(end("<!doctype html>x"), Some("<!doctype html>"));
+        assert_eq!(end("<!DOCTYPE>x"), Some("<!DOCTYPE>"));
+        assert_eq!(end("<![CDATA[a>b]]>x"), Some("<![CDATA[a>"));
+        assert_eq!(end("<?xml version=\"1.0\"?>x"), Some("<?xml version=\"1.0\"?>"));
+        assert_eq!(end("<!x"), None);
+        assert_eq!(end("<!-- open"), None);
     }
 
     #[test]

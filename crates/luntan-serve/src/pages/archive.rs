@@ -36,7 +36,7 @@ use luntan_core::capture::{self, PageCapture};
 use luntan_core::site::LinkPattern;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, Store, ThreadState};
-use luntan_text::markup::{comment_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into, Span};
+use luntan_text::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into, Span};
 use url::Url;
 
 use crate::api::{load_thread, open_store};
@@ -275,21 +275,8 @@ fn rewrite(page: &str, page_url: Option<&Url>, encoding: &'static Encoding, bann
                     None => break,
                 },
             }
-        } else if c == b'!' {
-            let rest = &b[lt + 2..];
-            let end = if rest.starts_with(b"--") {
-                comment_end(b, lt + 4)
-            } else if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"DOCTYPE") {
-                past_gt(b, lt + 9)
-            } else {
-                past_gt(b, lt + 2)
-            };
-            match end {
-                Some(e) => i = e,
-                None => break,
-            }
-        } else if c == b'?' {
-            match past_gt(b, lt + 2) {
+        } else if c == b'!' || c == b'?' {
+            match declaration_end(b, lt) {
                 Some(e) => i = e,
                 None => break,
             }
