@@ -52,10 +52,8 @@ fn hits_js() -> &'static str {
 
 #[test]
 fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
-    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
     let s = served();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = screenshots();
     let profile = tempfile::tempdir().unwrap();
     let base = format!("http://{}", s.addr);
     let q = s.common_query();
@@ -69,19 +67,7 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let config = BrowserConfig::builder()
-            .chrome_executable(CHROMIUM)
-            .disable_default_args()
-            .no_sandbox()
-            .user_data_dir(profile.path())
-            .args(["disable-gpu", "disable-quic", "no-first-run", "disable-background-networking", "disable-component-update", "disable-sync"])
-            .window_size(1000, 900)
-            .launch_timeout(Duration::from_secs(60))
-            .request_timeout(Duration::from_secs(60))
-            .build()
-            .expect("browser config");
-        let (mut browser, mut handler) = Browser::launch(config).await.expect("launching chromium");
-        let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let (mut browser, events) = chromium(profile.path(), 1000).await;
         let page = browser.new_page("about:blank").await.unwrap();
         page.evaluate_on_new_document(TRAP).await.unwrap();
 
@@ -266,10 +252,8 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
 
 #[test]
 fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_chromium() {
-    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
     let s = served();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = screenshots();
     let profile = tempfile::tempdir().unwrap();
     let base = format!("http://{}", s.addr);
     let q = s.common_query();
@@ -284,7 +268,7 @@ fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let (mut browser, events) = chromium(profile.path()).await;
+        let (mut browser, events) = chromium(profile.path(), 1200).await;
         let page = browser.new_page("about:blank").await.unwrap();
 
         // Hit 10 of the search, as its results page links it.
@@ -384,15 +368,24 @@ fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_
     });
 }
 
-/// Headless Chromium for the facet test, with its event loop.
-async fn chromium(profile: &Path) -> (Browser, tokio::task::JoinHandle<()>) {
+/// Where every test's screenshots go (printed by the first test), made if
+/// missing; and the one check that Chromium is there at all.
+fn screenshots() -> PathBuf {
+    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Headless Chromium with a window `width` pixels wide, with its event loop.
+async fn chromium(profile: &Path, width: u32) -> (Browser, tokio::task::JoinHandle<()>) {
     let config = BrowserConfig::builder()
         .chrome_executable(CHROMIUM)
         .disable_default_args()
         .no_sandbox()
         .user_data_dir(profile)
         .args(["disable-gpu", "disable-quic", "no-first-run", "disable-background-networking", "disable-component-update", "disable-sync"])
-        .window_size(1200, 900)
+        .window_size(width, 900)
         .launch_timeout(Duration::from_secs(60))
         .request_timeout(Duration::from_secs(60))
         .build()
@@ -406,10 +399,8 @@ const FACETS_JS: &str = "Array.from(document.querySelectorAll('section.facet')).
 
 #[test]
 fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
-    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium)");
     let s = served();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = screenshots();
     let profile = tempfile::tempdir().unwrap();
     let base = format!("http://{}", s.addr);
     let (q, n) = broad_query(s);
@@ -419,7 +410,7 @@ fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let (mut browser, events) = chromium(profile.path()).await;
+        let (mut browser, events) = chromium(profile.path(), 1200).await;
         let page = browser.new_page("about:blank").await.unwrap();
         page.evaluate_on_new_document(TRAP).await.unwrap();
         page.goto(format!("{base}/search?q={}", enc(&q))).await.unwrap();
