@@ -14,11 +14,12 @@ use luntan_core::store::ThreadRow;
 use luntan_core::{DataDir, Post, Site};
 use scraper::Html;
 
-use crate::parse::{fold_line, paragraphs, thread_doc, ThreadExtract};
-use crate::ExtractError;
+use crate::error::ExtractError;
+use crate::page::{thread_doc, ThreadExtract};
+use crate::text::{fold_line, paragraphs};
 
-/// Characters of the first post a thread without a title is named by.
-pub const TITLE_CHARS: usize = 30;
+// Where they were first defined, for callers that name them here.
+pub use crate::page::{title_of, TITLE_CHARS};
 
 /// Reads a protocol-mode thread's pages and builds its document.
 pub fn extract_json_thread(data: &DataDir, site: &Site, rules: &JsonRules, row: &ThreadRow, loc: &ThreadLoc) -> Result<(ThreadExtract, u64), ExtractError> {
@@ -87,11 +88,6 @@ pub(crate) fn fetch_clocks(data: &DataDir, loc: &ThreadLoc, n: u32, required: bo
         return Err(ExtractError::Json { path, why: format!("names {} fetch times for {n} pages", clocks.len()) });
     }
     Ok(Some(clocks))
-}
-
-/// A microblog post has no title: its first words stand for one.
-pub fn title_of(post: &Post) -> String {
-    post.paragraphs.first().map(|p| p.chars().take(TITLE_CHARS).collect::<String>().trim().to_owned()).unwrap_or_default()
 }
 
 fn post(e: &Endpoint, item: &serde_json::Value, clock: i64, offset: i32, path: &Path, index: usize) -> Result<Post, ExtractError> {

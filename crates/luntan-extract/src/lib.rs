@@ -50,57 +50,18 @@
 //! assert_eq!(page.posts[0].paragraphs, ["朱镕基", "第二段"]);
 //! ```
 
-use std::path::PathBuf;
-
-use luntan_core::lock::LockError;
-use luntan_core::store::StoreError;
-
+mod dom;
+mod error;
 pub mod json;
+mod page;
 pub mod parse;
 mod scan;
 pub mod stage;
 pub mod stream;
 pub mod template;
+mod text;
 
-pub use parse::{extract_thread, parse_page, PageExtract, PageReport, RawPage, ThreadExtract};
+pub use error::ExtractError;
+pub use page::{PageExtract, PageReport, RawPage, ThreadExtract};
+pub use parse::{extract_thread, parse_page};
 pub use stage::{run, ExtractConfig, ExtractSummary};
-
-/// Why a thread (or the stage) could not be extracted. Displays as one line
-/// that names the file; per-thread errors become the row's `fail_reason`.
-#[derive(Debug, thiserror::Error)]
-pub enum ExtractError {
-    #[error("{}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{}: no posts found (does the site file's thread body rule match this page?)", path.display())]
-    NoPosts { path: PathBuf },
-    #[error("{}: not written: {message}", path.display())]
-    Verify { path: PathBuf, message: String },
-    #[error("{}: {source}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
-    /// A protocol-mode page that is not what the site file says (S4).
-    #[error("{}: {why}", path.display())]
-    Json { path: PathBuf, why: String },
-    #[error("thread {site}/{thread}: {why}")]
-    BadRow { site: String, thread: String, why: String },
-    #[error("{}: no site file for --site {site:?}", sites_dir.display())]
-    UnknownSite { site: String, sites_dir: PathBuf },
-    #[error("cannot start worker threads: {message}")]
-    Threads { message: String },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// A local fault (a full disk, a permission) stopped the run.
-    #[error("{0}; stopped: this machine's fault, not the forum's, so no thread was marked failed (run extract again once it is fixed)")]
-    Local(Box<ExtractError>),
-}
-
-impl ExtractError {
-    /// Whether the error is this machine's (see [`luntan_core::layout::is_local_fault`]).
-    pub fn is_local(&self) -> bool {
-        match self {
-            ExtractError::Read { source, .. } | ExtractError::Write { source, .. } => luntan_core::layout::is_local_fault(source),
-            _ => false,
-        }
-    }
-}

@@ -1,115 +1,30 @@
-//! From decoded thread pages to posts, by the site file's [`ThreadRules`].
+//! From decoded thread pages to posts, by the site file's [`ThreadRules`]:
+//! each page read by the stream where it can be, else through its DOM, and
+//! a thread's pages joined into one document. How text is taken from an
+//! element is [`crate::text`]'s.
 //!
-//! Text is taken the way a reader sees it: `<br>` and block elements end a
-//! paragraph, whitespace (including `&nbsp;` and the ideographic space used to
-//! indent Chinese paragraphs) folds to one space, `<script>`/`<style>` and the
-//! site's `strip` elements vanish, and empty paragraphs are dropped.
+//! [`ThreadRules`]: luntan_core::site::ThreadRules
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use ego_tree::iter::Edge;
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
-use luntan_core::dates::{local_clock, normalize_time, resolve_time};
-use luntan_core::site::ThreadRules;
+use luntan_core::dates::local_clock;
 use luntan_core::store::ThreadRow;
-use luntan_core::{Post, Site, ThreadDoc};
-use luntan_text::encoding::{detect_and_decode, Detection};
-use scraper::{ElementRef, Html, Node, Selector};
+use luntan_core::{Post, Site};
+use luntan_text::encoding::detect_and_decode;
+use scraper::{ElementRef, Html, Selector};
 
-use crate::template::{AutoPage, Shape};
-use crate::ExtractError;
+use crate::dom::{body_in, page_title};
+use crate::error::ExtractError;
+use crate::page::{thread_doc, title_of};
+use crate::text::fold_line;
 
-/// What one HTML page of a thread holds.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PageExtract {
-    pub title: Option<String>,
-    /// Posts in page order. `floor` is the number the page shows when the
-    /// site has a `floor` selector (0 when that post shows none), or when
-    /// `post="auto"` found floor labels on the page, else the 1-based
-    /// position on the page.
-    pub posts: Vec<Post>,
-}
-
-/// One saved page: its file (for messages) and its raw bytes.
-#[derive(Debug, Clone)]
-pub struct RawPage {
-    pub path: PathBuf,
-    pub bytes: Vec<u8>,
-    /// When the page was fetched (Unix seconds, the forum's clock), if that
-    /// was kept (`article<T>.fetched`): relative times such as "3分钟前" are
-    /// read against it, in the site's `time-zone`.
-    pub fetched: Option<i64>,
-}
-
-/// How one page was decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageReport {
-    pub path: PathBuf,
-    pub detection: Detection,
-    pub malformed: usize,
-}
-
-/// A thread built from its pages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadExtract {
-    pub doc: ThreadDoc,
-    /// One per page, in page order.
-    pub pages: Vec<PageReport>,
-}
-
-pub(crate) const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
-
-pub(crate) const BLOCKS: &[&str] = &[
-    "p",
-    "div",
-    "li",
-    "tr",
-    "blockquote",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "table",
-    "ul",
-    "ol",
-    "pre",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "dl",
-    "dt",
-    "dd",
-    "hr",
-    "center",
-    "aside",
-    "nav",
-    "main",
-    "address",
-    "figure",
-    "figcaption",
-    "caption",
-    "fieldset",
-    "form",
-    "details",
-    "summary",
-    "tbody",
-    "thead",
-    "tfoot",
-];
-
-/// Cells in one row read as one line, but not glued together.
-pub(crate) const CELLS: &[&str] = &["td", "th"];
-
-fn title_selector() -> &'static Selector {
-    static S: OnceLock<Selector> = OnceLock::new();
-    S.get_or_init(|| Selector::parse("title").expect("static selector"))
-}
+// The page types and text helpers were first defined here; callers still
+// name them by this module.
+pub use crate::page::{PageExtract, PageReport, RawPage, ThreadExtract};
+pub use crate::text::{floor_number, line_text, paragraphs, time_of};
 
 /// Parses one decoded page with `site.thread`.
 pub fn parse_page(site: &Site, html: &str) -> PageExtract {
@@ -195,38 +110,6 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
     PageExtract { title, posts }
 }
 
-/// The thread title: by the site file's selector, else the page's `<title>`.
-fn page_title(doc: &Html, rules: &ThreadRules) -> Option<String> {
-    match &rules.title {
-        Some(sel) => doc.select(sel).next(),
-        None => doc.select(title_selector()).next(),
-    }
-    .map(line_text)
-    .filter(|t| !t.is_empty())
-}
-
-/// A page of a `post="auto"` site: its title and what the template
-/// extraction found, with `hint`, a record shape from another page.
-pub(crate) fn parse_page_auto(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>, hint: Option<&Shape>) -> (Option<String>, AutoPage) {
-    let doc = Html::parse_document(html);
-    (page_title(&doc, &site.thread), crate::template::auto_posts(&doc, &site.thread, now, hint))
-}
-
-/// The body inside one post element: by selector, else by id pattern. The
-/// post element itself may be the body.
-pub(crate) fn body_in<'a>(rules: &ThreadRules, post: ElementRef<'a>) -> Option<ElementRef<'a>> {
-    if let Some(sel) = &rules.body {
-        if sel.matches(&post) {
-            return Some(post);
-        }
-        if let Some(b) = post.select(sel).next() {
-            return Some(b);
-        }
-    }
-    let re = rules.body_id.as_ref()?;
-    std::iter::once(post).chain(post.descendent_elements()).find(|e| e.value().id().is_some_and(|id| re.is_match(id)))
-}
-
 /// Drops matches nested in an earlier match: a quoted post that reuses the
 /// post markup, or Discuz's `post_rate_div_N` inside `post_N`, is not a post.
 fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRef<'a>> {
@@ -240,161 +123,6 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
         kept.push(e);
     }
     kept
-}
-
-/// The time an element shows: its text, else a `datetime`/`title` attribute
-/// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
-pub fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-    let read = |text: &str| read_time(text, now);
-    read(&line_text(el))
-        .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(read))
-}
-
-/// A time as text shows it: resolved against `now` when the page's fetch
-/// time is known, else normalized.
-pub(crate) fn read_time(text: &str, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-    match now {
-        Some(now) => resolve_time(text, now),
-        None => normalize_time(text),
-    }
-}
-
-/// The floor a label shows: its first number, or the names forums give the
-/// first floors.
-pub fn floor_number(label: &str) -> Option<u32> {
-    let digits: String = label.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
-    if let Ok(n) = digits.parse() {
-        return Some(n);
-    }
-    [("楼主", 1), ("樓主", 1), ("沙发", 2), ("沙發", 2), ("板凳", 3), ("地板", 4)].iter().find(|(name, _)| label.contains(name)).map(|&(_, n)| n)
-}
-
-/// Builds paragraphs from a stream of text and breaks.
-#[derive(Default)]
-pub(crate) struct Paragraphs {
-    done: Vec<String>,
-    cur: String,
-    space: bool,
-}
-
-impl Paragraphs {
-    pub(crate) fn text(&mut self, s: &str) {
-        for c in s.chars() {
-            if c.is_whitespace() {
-                self.space = !self.cur.is_empty();
-            } else if xml_allowed(c) {
-                if self.space {
-                    self.cur.push(' ');
-                    self.space = false;
-                }
-                self.cur.push(c);
-            }
-        }
-    }
-
-    pub(crate) fn soft_space(&mut self) {
-        self.space = !self.cur.is_empty();
-    }
-
-    pub(crate) fn end(&mut self) {
-        if !self.cur.is_empty() {
-            self.done.push(std::mem::take(&mut self.cur));
-        }
-        self.space = false;
-    }
-
-    pub(crate) fn finish(mut self) -> Vec<String> {
-        self.end();
-        self.done
-    }
-}
-
-/// What XML 1.0 can carry (whitespace is folded before this is asked), so
-/// the written thread parses back to exactly what was extracted.
-fn xml_allowed(c: char) -> bool {
-    matches!(c, '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-}
-
-/// The paragraphs of a post body, without the `strip` elements.
-pub fn paragraphs(body: ElementRef, strip: Option<&Selector>) -> Vec<String> {
-    paragraphs_without(body, strip, &HashSet::new())
-}
-
-/// [`paragraphs`], also without the elements `also` names (the author,
-/// time and floor `post="auto"` found, when they sit inside the body).
-pub(crate) fn paragraphs_without(body: ElementRef, strip: Option<&Selector>, also: &HashSet<NodeId>) -> Vec<String> {
-    let mut stripped: HashSet<NodeId> = strip.map(|s| body.select(s).map(|e| e.id()).collect()).unwrap_or_default();
-    stripped.extend(also.iter().copied());
-    let mut out = Paragraphs::default();
-    let mut skipping: Option<NodeId> = None;
-    let mut pre = 0usize;
-    for edge in body.traverse() {
-        match edge {
-            Edge::Open(node) => {
-                if skipping.is_some() {
-                    continue;
-                }
-                match node.value() {
-                    Node::Text(t) if pre > 0 => {
-                        // Inside <pre> a newline is the author's line break.
-                        let mut lines = t.split('\n');
-                        out.text(lines.next().unwrap_or(""));
-                        for line in lines {
-                            out.end();
-                            out.text(line);
-                        }
-                    }
-                    Node::Text(t) => out.text(t),
-                    Node::Element(e) => {
-                        let name = e.name();
-                        if node.id() != body.id() && (SKIPPED.contains(&name) || stripped.contains(&node.id())) {
-                            skipping = Some(node.id());
-                        } else if name == "br" || BLOCKS.contains(&name) {
-                            out.end();
-                        } else if CELLS.contains(&name) {
-                            out.soft_space();
-                        }
-                        if name == "pre" {
-                            pre += 1;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Edge::Close(node) => {
-                if let Some(id) = skipping {
-                    if id == node.id() {
-                        skipping = None;
-                    }
-                    continue;
-                }
-                if let Node::Element(e) = node.value() {
-                    let name = e.name();
-                    if BLOCKS.contains(&name) {
-                        out.end();
-                    } else if CELLS.contains(&name) {
-                        out.soft_space();
-                    }
-                    if name == "pre" {
-                        pre = pre.saturating_sub(1);
-                    }
-                }
-            }
-        }
-    }
-    out.finish()
-}
-
-/// An element's text on one line (titles, authors, times, floors).
-pub fn line_text(el: ElementRef) -> String {
-    paragraphs(el, None).join(" ")
-}
-
-/// Text from elsewhere (the list page's title) folded the same way.
-pub(crate) fn fold_line(s: &str) -> String {
-    let mut p = Paragraphs::default();
-    p.text(s);
-    p.finish().join(" ")
 }
 
 /// Builds a thread from its saved pages, in page order.
@@ -485,7 +213,7 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         }
     }
     let title = match site.thread.title_from_first_post {
-        true => crate::json::title_of(&posts[0]),
+        true => title_of(&posts[0]),
         false => title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default(),
     };
     let saved = row.save_date.clone().unwrap_or_default();
@@ -493,31 +221,12 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
     Ok(ThreadExtract { doc, pages: reports })
 }
 
-/// A thread's document: what the row and site file say, with what the pages
-/// gave. HTML and JSON threads end in the same shape, so index and search
-/// cannot tell them apart.
-pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: String, encoding: String, pages: u32, posts: Vec<Post>) -> ThreadDoc {
-    ThreadDoc {
-        site: row.site.clone(),
-        board: row.board.clone(),
-        thread: row.thread.clone(),
-        forum: site.name.clone(),
-        url: row.url.clone(),
-        title,
-        posted: posts.first().and_then(|p| p.time.clone()),
-        saved,
-        encoding,
-        pages,
-        posts,
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     use encoding_rs::{GB18030, GBK};
-    use luntan_core::ThreadState;
+    use luntan_core::{ThreadDoc, ThreadState};
     use luntan_text::encoding::Source;
 
     use super::*;

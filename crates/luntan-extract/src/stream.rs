@@ -45,7 +45,8 @@ use luntan_core::{Post, Site};
 use scraper::selector::ToCss;
 use scraper::Selector;
 
-use crate::parse::{floor_number, read_time, PageExtract, Paragraphs, BLOCKS, CELLS, SKIPPED};
+use crate::page::PageExtract;
+use crate::text::{floor_number, read_time, Paragraphs, BLOCKS, CELLS, SKIPPED};
 
 // ------------------------------------------------------------------ selectors
 

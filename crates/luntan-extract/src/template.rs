@@ -68,7 +68,9 @@ use luntan_core::site::ThreadRules;
 use luntan_core::{Post, Site};
 use scraper::{ElementRef, Html, Node};
 
-use crate::parse::{body_in, floor_number, line_text, paragraphs_without, parse_page_auto, time_of, PageExtract};
+use crate::dom::{body_in, page_title};
+use crate::page::PageExtract;
+use crate::text::{floor_number, line_text, paragraphs_without, time_of};
 
 /// The forum's wall clock when the page was fetched (relative times).
 type Clock = Option<time::PrimitiveDateTime>;
@@ -188,6 +190,13 @@ fn choose<'h>(dom: &Dom, rules: &ThreadRules, hint: Option<&'h Shape>) -> Option
             _ => (vec![single_record(dom)?], None, false),
         },
     })
+}
+
+/// A page of a `post="auto"` site: its title and what the template
+/// extraction found, with `hint`, a record shape from another page.
+pub(crate) fn parse_page_auto(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>, hint: Option<&Shape>) -> (Option<String>, AutoPage) {
+    let doc = Html::parse_document(html);
+    (page_title(&doc, &site.thread), auto_posts(&doc, &site.thread, now, hint))
 }
 
 /// Every page of a `post="auto"` thread (decoded text and fetch clock):
@@ -615,7 +624,7 @@ fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
 /// Whether the site file's own selectors, where given, match in a record.
 fn helper_fits(rules: &ThreadRules, r: ElementRef) -> bool {
     let has = |sel: &Option<scraper::Selector>| sel.as_ref().is_none_or(|s| r.select(s).next().is_some());
-    let body = (rules.body.is_none() && rules.body_id.is_none()) || crate::parse::body_in(rules, r).is_some();
+    let body = (rules.body.is_none() && rules.body_id.is_none()) || body_in(rules, r).is_some();
     body && has(&rules.author) && has(&rules.time) && has(&rules.floor)
 }
 
