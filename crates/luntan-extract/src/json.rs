@@ -111,7 +111,7 @@ fn post(e: &Endpoint, item: &serde_json::Value, clock: i64, offset: i32, path: &
 mod tests {
     use super::*;
     use luntan_core::layout::write_atomic;
-    use luntan_core::{ThreadDoc, ThreadState};
+    use luntan_core::ThreadDoc;
 
     const SITE: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
 <site id="xhr">
@@ -127,7 +127,9 @@ mod tests {
 </site>
 "##;
 
+    /// The HTML tests' row, as this site's thread 7 with no list title.
     fn row(pages: u32) -> ThreadRow {
+        let html = crate::parse::tests::row(pages);
         ThreadRow {
             site: "xhr".into(),
             thread: "7".into(),
@@ -135,15 +137,9 @@ mod tests {
             url: "http://127.0.0.1:8080/xhr/api/thread?tid=7".into(),
             title: None,
             replies: None,
-            last_post: None,
-            post_time: None,
             save_date: Some("20241201".into()),
-            pages: Some(pages),
             content_type: Some("application/json".into()),
-            state: ThreadState::Saved,
-            fail_stage: None,
-            fail_reason: None,
-            attempts: 0,
+            ..html
         }
     }
 

@@ -350,11 +350,9 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
 
     #[test]
     fn floor_labels() {
-        assert_eq!(floor_number("楼主"), Some(1));
-        assert_eq!(floor_number("沙发"), Some(2));
-        assert_eq!(floor_number("37#"), Some(37));
-        assert_eq!(floor_number("第 5 楼"), Some(5));
-        assert_eq!(floor_number("电梯直达"), None);
+        for (label, floor) in [("楼主", Some(1)), ("沙发", Some(2)), ("37#", Some(37)), ("第 5 楼", Some(5)), ("电梯直达", None)] {
+            assert_eq!(floor_number(label), floor, "{label}");
+        }
     }
 
     pub(crate) fn row(pages: u32) -> ThreadRow {

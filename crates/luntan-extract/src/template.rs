@@ -1197,13 +1197,10 @@ mod tests {
 
     #[test]
     fn floor_labels_are_strict() {
-        assert_eq!(floor_label("3#"), Some(3));
-        assert_eq!(floor_label("# 12"), Some(12));
-        assert_eq!(floor_label("第5楼"), Some(5));
-        assert_eq!(floor_label("沙发"), Some(2));
-        assert_eq!(floor_label("文章: 123"), None);
-        assert_eq!(floor_label("123"), None);
-        assert_eq!(floor_label("2024#"), Some(2024));
+        let labels = [("3#", Some(3)), ("# 12", Some(12)), ("第5楼", Some(5)), ("沙发", Some(2)), ("文章: 123", None), ("123", None), ("2024#", Some(2024))];
+        for (label, floor) in labels {
+            assert_eq!(floor_label(label), floor, "{label}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use html5ever::tokenizer::{Tag, TagKind};
 use html5ever::{local_name, LocalName};
 
 use super::machine::{Fmt, Machine, Mode, Step, Tk};
-use super::tags::{button_scope, default_scope, heading, is_special, list_item_scope};
+use super::tags::{block_container, button_scope, default_scope, heading, is_special, list_item_scope};
 
 impl Machine<'_> {
     pub(super) fn in_body(&mut self, tk: Tk) -> Step {
@@ -53,31 +53,7 @@ impl Machine<'_> {
                 }
             }
             local_name!("frameset") => self.fail("<frameset>"),
-            local_name!("address")
-            | local_name!("article")
-            | local_name!("aside")
-            | local_name!("blockquote")
-            | local_name!("center")
-            | local_name!("details")
-            | local_name!("dialog")
-            | local_name!("dir")
-            | local_name!("div")
-            | local_name!("dl")
-            | local_name!("fieldset")
-            | local_name!("figcaption")
-            | local_name!("figure")
-            | local_name!("footer")
-            | local_name!("header")
-            | local_name!("hgroup")
-            | local_name!("main")
-            | local_name!("nav")
-            | local_name!("ol")
-            | local_name!("p")
-            | local_name!("search")
-            | local_name!("section")
-            | local_name!("summary")
-            | local_name!("ul")
-            | local_name!("menu") => {
+            _ if tag.name == local_name!("p") || block_container(&tag.name) => {
                 self.close_p_in_button_scope();
                 self.insert(tag.name, &tag.attrs, false);
                 Step::Done
@@ -314,34 +290,9 @@ impl Machine<'_> {
                     self.mode = Mode::AfterAfterBody;
                 }
             }
-            local_name!("address")
-            | local_name!("article")
-            | local_name!("aside")
-            | local_name!("blockquote")
-            | local_name!("button")
-            | local_name!("center")
-            | local_name!("details")
-            | local_name!("dialog")
-            | local_name!("dir")
-            | local_name!("div")
-            | local_name!("dl")
-            | local_name!("fieldset")
-            | local_name!("figcaption")
-            | local_name!("figure")
-            | local_name!("footer")
-            | local_name!("header")
-            | local_name!("hgroup")
-            | local_name!("listing")
-            | local_name!("main")
-            | local_name!("menu")
-            | local_name!("nav")
-            | local_name!("ol")
-            | local_name!("pre")
-            | local_name!("search")
-            | local_name!("section")
-            | local_name!("select")
-            | local_name!("summary")
-            | local_name!("ul") => {
+            _ if block_container(&tag.name)
+                || matches!(tag.name, local_name!("button") | local_name!("listing") | local_name!("pre") | local_name!("select")) =>
+            {
                 if self.in_scope_named(default_scope, &tag.name) {
                     self.generate_implied(None);
                     self.pop_until_named(&tag.name);

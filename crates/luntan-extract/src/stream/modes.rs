@@ -8,7 +8,7 @@ use html5ever::tokenizer::TagKind;
 
 use super::machine::{Fmt, Machine, Mode, Step, Tk};
 use super::selector::attr;
-use super::tags::{ascii_ws, table_body_context, table_row_context, table_scope, td_th};
+use super::tags::{ascii_ws, table_body_context, table_end_ignored, table_part, table_part_or_end, table_row_context, table_scope, table_section, td_th};
 
 impl Machine<'_> {
     /// One token in `mode`, by that insertion mode's rules.
@@ -114,13 +114,7 @@ impl Machine<'_> {
     fn in_head(&mut self, tk: Tk) -> Step {
         match tk {
             Tk::Chars(t) => {
-                let (ws, rest) = Self::split_ws(t);
-                if !ws.is_empty() {
-                    self.append(&ws);
-                }
-                if rest.is_empty() {
-                    return Step::Done;
-                }
+                let Some(rest) = self.past_ws(t) else { return Step::Done };
                 self.pop();
                 Step::Again(Mode::AfterHead, Tk::Chars(rest))
             }
@@ -164,13 +158,7 @@ impl Machine<'_> {
     fn after_head(&mut self, tk: Tk) -> Step {
         match tk {
             Tk::Chars(t) => {
-                let (ws, rest) = Self::split_ws(t);
-                if !ws.is_empty() {
-                    self.append(&ws);
-                }
-                if rest.is_empty() {
-                    return Step::Done;
-                }
+                let Some(rest) = self.past_ws(t) else { return Step::Done };
                 self.phantom(local_name!("body"));
                 Step::Again(Mode::InBody, Tk::Chars(rest))
             }
@@ -284,41 +272,20 @@ impl Machine<'_> {
                 }
                 (TagKind::EndTag, &local_name!("tbody") | &local_name!("tfoot") | &local_name!("thead")) => {
                     if self.in_scope_named(table_scope, &tag.name) {
-                        self.pop_until_current(table_body_context);
-                        self.pop();
+                        self.close_table_part(table_body_context);
                         self.mode = Mode::InTable;
                     }
                     Step::Done
                 }
-                (
-                    TagKind::StartTag,
-                    &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("tbody")
-                    | &local_name!("tfoot")
-                    | &local_name!("thead"),
-                )
-                | (TagKind::EndTag, &local_name!("table")) => {
+                (kind, name) if table_part_or_end(kind, name, false) => {
                     if self.in_scope(table_scope, |e| matches!(e.name, local_name!("table") | local_name!("tbody") | local_name!("tfoot"))) {
-                        self.pop_until_current(table_body_context);
-                        self.pop();
+                        self.close_table_part(table_body_context);
                         Step::Again(Mode::InTable, Tk::Tag(tag))
                     } else {
                         Step::Done
                     }
                 }
-                (
-                    TagKind::EndTag,
-                    &local_name!("body")
-                    | &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("html")
-                    | &local_name!("td")
-                    | &local_name!("th")
-                    | &local_name!("tr"),
-                ) => Step::Done,
+                (TagKind::EndTag, name) if table_end_ignored(name) || td_th(name) || *name == local_name!("tr") => Step::Done,
                 _ => self.in_table(Tk::Tag(tag)),
             },
             tk => self.in_table(tk),
@@ -338,26 +305,14 @@ impl Machine<'_> {
                 }
                 (TagKind::EndTag, &local_name!("tr")) => {
                     if self.in_scope_named(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context);
-                        self.pop();
+                        self.close_table_part(table_row_context);
                         self.mode = Mode::InTableBody;
                     }
                     Step::Done
                 }
-                (
-                    TagKind::StartTag,
-                    &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("tbody")
-                    | &local_name!("tfoot")
-                    | &local_name!("thead")
-                    | &local_name!("tr"),
-                )
-                | (TagKind::EndTag, &local_name!("table")) => {
+                (kind, name) if table_part_or_end(kind, name, true) => {
                     if self.in_scope_named(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context);
-                        self.pop();
+                        self.close_table_part(table_row_context);
                         Step::Again(Mode::InTableBody, Tk::Tag(tag))
                     } else {
                         Step::Done
@@ -365,23 +320,13 @@ impl Machine<'_> {
                 }
                 (TagKind::EndTag, &local_name!("tbody") | &local_name!("tfoot") | &local_name!("thead")) => {
                     if self.in_scope_named(table_scope, &tag.name) && self.in_scope_named(table_scope, &local_name!("tr")) {
-                        self.pop_until_current(table_row_context);
-                        self.pop();
+                        self.close_table_part(table_row_context);
                         Step::Again(Mode::InTableBody, Tk::Tag(tag))
                     } else {
                         Step::Done
                     }
                 }
-                (
-                    TagKind::EndTag,
-                    &local_name!("body")
-                    | &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("html")
-                    | &local_name!("td")
-                    | &local_name!("th"),
-                ) => Step::Done,
+                (TagKind::EndTag, name) if table_end_ignored(name) || td_th(name) => Step::Done,
                 _ => self.in_table(Tk::Tag(tag)),
             },
             tk => self.in_table(tk),
@@ -401,18 +346,7 @@ impl Machine<'_> {
                     }
                     Step::Done
                 }
-                (
-                    TagKind::StartTag,
-                    &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("tbody")
-                    | &local_name!("td")
-                    | &local_name!("tfoot")
-                    | &local_name!("th")
-                    | &local_name!("thead")
-                    | &local_name!("tr"),
-                ) => {
+                (TagKind::StartTag, name) if table_part(name) || td_th(name) || *name == local_name!("tr") => {
                     if self.in_scope(table_scope, |e| td_th(&e.name)) {
                         self.close_cell();
                         Step::Again(Mode::InRow, Tk::Tag(tag))
@@ -420,9 +354,7 @@ impl Machine<'_> {
                         Step::Done
                     }
                 }
-                (TagKind::EndTag, &local_name!("body") | &local_name!("caption") | &local_name!("col") | &local_name!("colgroup") | &local_name!("html")) => {
-                    Step::Done
-                }
+                (TagKind::EndTag, name) if table_end_ignored(name) => Step::Done,
                 (TagKind::EndTag, &local_name!("table") | &local_name!("tbody") | &local_name!("tfoot") | &local_name!("thead") | &local_name!("tr")) => {
                     if self.in_scope_named(table_scope, &tag.name) {
                         self.close_cell();
@@ -461,23 +393,12 @@ impl Machine<'_> {
         }
     }
 
-    /// The "after after body" insertion mode.
+    /// The "after after body" insertion mode: "after body" but for
+    /// `</html>`, which goes back to "in body" here.
     fn after_after_body(&mut self, tk: Tk) -> Step {
         match tk {
-            Tk::Chars(t) => {
-                let (ws, rest) = Self::split_ws(t);
-                if !ws.is_empty() {
-                    self.in_body(Tk::Chars(ws));
-                }
-                if rest.is_empty() {
-                    return Step::Done;
-                }
-                Step::Again(Mode::InBody, Tk::Chars(rest))
-            }
-            Tk::Comment => Step::Done,
-            Tk::Tag(tag) if tag.kind == TagKind::StartTag && tag.name == local_name!("html") => self.in_body(Tk::Tag(tag)),
-            Tk::Eof => Step::Done,
-            tk => Step::Again(Mode::InBody, tk),
+            Tk::Tag(tag) if tag.kind == TagKind::EndTag && tag.name == local_name!("html") => Step::Again(Mode::InBody, Tk::Tag(tag)),
+            tk => self.after_body(tk),
         }
     }
 
@@ -521,20 +442,7 @@ impl Machine<'_> {
                     }
                     Step::Done
                 }
-                (
-                    TagKind::EndTag,
-                    &local_name!("body")
-                    | &local_name!("caption")
-                    | &local_name!("col")
-                    | &local_name!("colgroup")
-                    | &local_name!("html")
-                    | &local_name!("tbody")
-                    | &local_name!("td")
-                    | &local_name!("tfoot")
-                    | &local_name!("th")
-                    | &local_name!("thead")
-                    | &local_name!("tr"),
-                ) => Step::Done,
+                (TagKind::EndTag, name) if table_end_ignored(name) || td_th(name) || table_section(name) || *name == local_name!("tr") => Step::Done,
                 (TagKind::StartTag, &local_name!("style")) => self.raw(tag, RawKind::Rawtext),
                 (TagKind::StartTag, &local_name!("script")) => self.raw(tag, RawKind::ScriptData),
                 (_, &local_name!("template")) => self.fail("<template>"),

@@ -1,6 +1,7 @@
 //! html5ever's tag sets (special elements, scopes, implied end tags) and
 //! the quirks a doctype sets: the tables the tree-building replay reads.
 
+use html5ever::tokenizer::TagKind;
 use html5ever::{local_name, LocalName};
 
 pub(super) fn is_special(n: &LocalName) -> bool {
@@ -231,4 +232,60 @@ pub(super) fn doctype_quirks(dt: &html5ever::tokenizer::Doctype) -> bool {
         (Some(p), s) if pfx(HTML4_PUBLIC_PREFIXES, p) => s.is_none(),
         _ => false,
     }
+}
+
+/// The parts of a table besides its rows and cells.
+pub(super) fn table_part(n: &LocalName) -> bool {
+    matches!(*n, local_name!("caption") | local_name!("col") | local_name!("colgroup")) || table_section(n)
+}
+
+pub(super) fn table_section(n: &LocalName) -> bool {
+    matches!(*n, local_name!("tbody") | local_name!("tfoot") | local_name!("thead"))
+}
+
+/// What ends the current table section (with `row`, the current row) and
+/// is read again a level up: a new part of the table (or row), or `</table>`.
+pub(super) fn table_part_or_end(kind: TagKind, n: &LocalName, row: bool) -> bool {
+    match kind {
+        TagKind::StartTag => table_part(n) || (row && *n == local_name!("tr")),
+        TagKind::EndTag => *n == local_name!("table"),
+    }
+}
+
+/// End tags every mode inside a table ignores (which of the table's own
+/// each ignores is up to the mode).
+pub(super) fn table_end_ignored(n: &LocalName) -> bool {
+    matches!(*n, local_name!("body") | local_name!("caption") | local_name!("col") | local_name!("colgroup") | local_name!("html"))
+}
+
+/// Containers that a start tag in body opens and an end tag closes by
+/// scope; the start tag closes a `<p>` first.
+pub(super) fn block_container(n: &LocalName) -> bool {
+    matches!(
+        *n,
+        local_name!("address")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("blockquote")
+            | local_name!("center")
+            | local_name!("details")
+            | local_name!("dialog")
+            | local_name!("dir")
+            | local_name!("div")
+            | local_name!("dl")
+            | local_name!("fieldset")
+            | local_name!("figcaption")
+            | local_name!("figure")
+            | local_name!("footer")
+            | local_name!("header")
+            | local_name!("hgroup")
+            | local_name!("main")
+            | local_name!("menu")
+            | local_name!("nav")
+            | local_name!("ol")
+            | local_name!("search")
+            | local_name!("section")
+            | local_name!("summary")
+            | local_name!("ul")
+    )
 }

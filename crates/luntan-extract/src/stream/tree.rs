@@ -72,6 +72,13 @@ impl Machine<'_> {
         }
     }
 
+    /// Closes the table section or row `context` finds: html5ever's "clear
+    /// the stack back to a table body (or row) context", then its pop.
+    pub(super) fn close_table_part(&mut self, context: fn(&LocalName) -> bool) {
+        self.pop_until_current(context);
+        self.pop();
+    }
+
     pub(super) fn close_p(&mut self) {
         self.generate_implied(Some(&local_name!("p")));
         self.pop_until_named(&local_name!("p"));
@@ -243,6 +250,16 @@ impl Machine<'_> {
     pub(super) fn split_ws(text: StrTendril) -> (StrTendril, StrTendril) {
         let n = text.bytes().take_while(u8::is_ascii_whitespace).count() as u32;
         (text.subtendril(0, n), text.subtendril(n, text.len32() - n))
+    }
+
+    /// Appends the leading whitespace of `t` at the current node (where
+    /// the DOM keeps it too) and gives the rest, if any.
+    pub(super) fn past_ws(&mut self, t: StrTendril) -> Option<StrTendril> {
+        let (ws, rest) = Self::split_ws(t);
+        if !ws.is_empty() {
+            self.append(&ws);
+        }
+        (!rest.is_empty()).then_some(rest)
     }
 
     pub(super) fn head_phantom(&mut self) {
