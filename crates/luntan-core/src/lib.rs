@@ -7,6 +7,7 @@
 //! - [`doc::ThreadDoc`]: the normalized thread XML.
 //! - [`capture::PageCapture`]: each saved page's URL, time, status and headers (`article<T>.http`).
 //! - [`contract::StageRun`]: what every stage does the same way (lock, temp-file sweep, stop, progress).
+//! - [`escape`]: the one HTML/XML escaper, for every writer of markup.
 //! - [`ids`]: the checked ids and save date that name files ([`ids::ThreadLoc`]).
 //!
 //! ```
@@ -20,6 +21,7 @@ pub mod capture;
 pub mod contract;
 pub mod dates;
 pub mod doc;
+pub mod escape;
 pub mod ids;
 pub mod layout;
 pub mod lock;
