@@ -5,7 +5,7 @@ use std::time::Instant;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::Uri;
 use axum::Json;
-use luntan_core::ThreadDoc;
+use luntan_core::doc::ThreadJson;
 use luntan_search::json::{hit_json, summary_json};
 use serde_json::{json, Value};
 
@@ -52,29 +52,14 @@ pub async fn search(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Resu
     .await
 }
 
-pub fn thread_json(doc: &ThreadDoc) -> Value {
-    json!({
-        "site": doc.site,
-        "board": doc.board,
-        "thread": doc.thread,
-        "forum": doc.forum,
-        "url": doc.url,
-        "title": doc.title,
-        "posted": doc.posted,
-        "saved": doc.saved,
-        "encoding": doc.encoding,
-        "pages": doc.pages,
-        "posts": doc.posts.iter().map(|p| json!({ "floor": p.floor, "author": p.author, "time": p.time, "paragraphs": p.paragraphs })).collect::<Vec<_>>(),
-    })
-}
-
+/// The thread as `luntan-export --ndjson` writes it (one shape, [`ThreadJson`]).
 pub async fn thread(
     State(st): State<AppState>,
     path: Result<Path<(String, String)>, axum::extract::rejection::PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ThreadJson>, ApiError> {
     // A path that does not even decode (bad UTF-8) names no thread either.
     let Ok(Path((site, id))) = path else { return Err(ApiError::NotFound("no such thread".into())) };
-    blocking(move || Ok(Json(thread_json(&load_thread(&st, &site, &id)?.1)))).await
+    blocking(move || Ok(Json(ThreadJson::of(&load_thread(&st, &site, &id)?.1)))).await
 }
 
 pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Result<Json<Value>, ApiError> {
