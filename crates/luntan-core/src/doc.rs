@@ -23,10 +23,15 @@
 //! Times are the forum's local wall-clock time, `YYYY-MM-DDTHH:MM:SS`, or
 //! absent when the page did not show one. Text is stripped of characters XML
 //! 1.0 forbids and escaped, so every file parses back to the same value.
+//!
+//! [`ThreadJson`] is the same thread as JSON, for every program that reads
+//! one (`luntan-export --ndjson`, serve's `/api/thread`).
 
 use std::fmt::Write as _;
 
 use quick_xml::events::Event;
+
+use crate::escape::{escape_into, Escape};
 
 /// One thread, normalized.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -66,6 +71,81 @@ impl Post {
     }
 }
 
+/// A thread as JSON, the one shape every JSON face of a thread has: a line
+/// of `luntan-export --ndjson` and the answer of serve's
+/// `/api/thread/{site}/{id}`. `docs/thread.schema.json` describes it, and the
+/// field order here is the published line's byte order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadJson {
+    /// `site/thread`: unique across forums (the bulk action's `_id`).
+    pub id: String,
+    pub site: String,
+    pub board: String,
+    pub thread: String,
+    pub url: String,
+    /// The forum's display name.
+    pub forum: String,
+    pub title: String,
+    /// The first post's time, the forum's local wall clock
+    /// (`YYYY-MM-DDTHH:MM:SS`), or null.
+    pub posted: Option<String>,
+    /// `YYYYMMDD` the pages were saved.
+    pub saved: String,
+    /// The encoding the pages were decoded from.
+    pub encoding: String,
+    pub pages: u32,
+    /// Every post's author, each once, in the order they first post.
+    pub authors: Vec<String>,
+    pub posts: Vec<PostJson>,
+}
+
+/// `docs/thread.schema.json` (JSON Schema 2020-12), which describes a
+/// [`ThreadJson`]: built in, so serve's OpenAPI document describes
+/// `/api/thread` with the same text.
+pub const THREAD_SCHEMA: &str = include_str!("../../../docs/thread.schema.json");
+
+/// One post of a [`ThreadJson`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PostJson {
+    pub floor: u32,
+    pub author: String,
+    pub time: Option<String>,
+    /// Paragraphs joined by `\n`.
+    pub text: String,
+}
+
+impl ThreadJson {
+    pub fn of(doc: &ThreadDoc) -> ThreadJson {
+        let mut authors: Vec<String> = Vec::new();
+        for p in doc.posts.iter().filter(|p| !p.author.is_empty()) {
+            if !authors.contains(&p.author) {
+                authors.push(p.author.clone());
+            }
+        }
+        ThreadJson {
+            id: format!("{}/{}", doc.site, doc.thread),
+            // to_string, not clone: the ids read the same whether they are Strings or checked ids.
+            site: doc.site.to_string(),
+            board: doc.board.to_string(),
+            thread: doc.thread.to_string(),
+            url: doc.url.clone(),
+            forum: doc.forum.clone(),
+            title: doc.title.clone(),
+            posted: doc.posted.clone(),
+            saved: doc.saved.clone(),
+            encoding: doc.encoding.clone(),
+            pages: doc.pages,
+            authors,
+            posts: doc.posts.iter().map(|p| PostJson { floor: p.floor, author: p.author.clone(), time: p.time.clone(), text: p.text() }).collect(),
+        }
+    }
+
+    /// The JSON text on one line, without a newline.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a thread's JSON serializes")
+    }
+}
+
 /// A thread XML file that does not parse back.
 #[derive(Debug, thiserror::Error)]
 pub enum DocError {
@@ -85,39 +165,9 @@ pub fn clean_xml_text(s: &str) -> String {
         .collect()
 }
 
-/// [`clean_xml_text`] and then quick-xml's `escape`, in one pass, straight
-/// into `o`: with two Strings allocated per field, writing a thread of long
-/// posts took four to five times as long.
+/// [`clean_xml_text`] and then quick-xml's `escape`, in one pass, straight into `o`.
 fn esc_into(o: &mut String, s: &str) {
-    let b = s.as_bytes();
-    let (mut from, mut i) = (0, 0);
-    while i < b.len() {
-        let (with, len) = match b[i] {
-            b'<' => ("&lt;", 1),
-            b'>' => ("&gt;", 1),
-            b'&' => ("&amp;", 1),
-            b'\'' => ("&apos;", 1),
-            b'"' => ("&quot;", 1),
-            b'\r' if b.get(i + 1) == Some(&b'\n') => ("", 1),
-            b'\r' => ("\n", 1),
-            b'\t' | b'\n' => {
-                i += 1;
-                continue;
-            }
-            0..=0x1F => ("", 1),
-            // U+FFFE and U+FFFF, which XML forbids.
-            0xEF if matches!(b.get(i + 1..i + 3), Some([0xBF, 0xBE | 0xBF])) => ("", 3),
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        o.push_str(&s[from..i]);
-        o.push_str(with);
-        i += len;
-        from = i;
-    }
-    o.push_str(&s[from..]);
+    escape_into(o, s, Escape::XmlDocument);
 }
 
 impl ThreadDoc {
@@ -286,6 +336,25 @@ mod tests {
         d.posts[0].paragraphs = vec!["a\u{0}b\u{8}c\u{FFFE}d\r\ne".into()];
         let back = ThreadDoc::from_xml(&d.to_xml()).unwrap();
         assert_eq!(back.posts[0].paragraphs, vec!["abcd\ne".to_string()]);
+    }
+
+    #[test]
+    fn the_json_has_exactly_the_fields_the_schema_requires_in_its_order() {
+        let schema: serde_json::Value = serde_json::from_str(THREAD_SCHEMA).unwrap();
+        let names = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        let json: serde_json::Value = serde_json::from_str(&ThreadJson::of(&sample()).to_json()).unwrap();
+        // A Value's map may not keep the order: the line's own is checked on its bytes.
+        let line = ThreadJson::of(&sample()).to_json();
+        let at = |key: &str| line.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key}"));
+        let required = names(&schema["required"]);
+        assert!(required.windows(2).all(|w| at(&w[0]) < at(&w[1])), "{line}");
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(keys(&json), required.iter().cloned().collect());
+        assert_eq!(keys(&json), keys(&schema["properties"]));
+        assert_eq!(keys(&json["posts"][0]), names(&schema["$defs"]["post"]["required"]).into_iter().collect());
+        assert_eq!(json["authors"], serde_json::json!(["小明"]), "the empty author is no author");
+        assert_eq!(json["posts"][0]["text"], "第一段 a<b>c\n第二段 &amp; ]]>");
+        assert_eq!(json["posts"][1]["time"], serde_json::Value::Null);
     }
 
     #[test]

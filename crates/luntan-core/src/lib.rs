@@ -4,9 +4,10 @@
 //! - [`state::ThreadState`]: the one thread state machine (S3's `visitedFlag`).
 //! - [`store::Store`]: crawl state in SQLite (`data/luntan.db`) or PostgreSQL, shared by workers under leases.
 //! - [`layout::DataDir`]: where pages, XML and indexes live; [`layout::write_atomic`].
-//! - [`doc::ThreadDoc`]: the normalized thread XML.
+//! - [`doc::ThreadDoc`]: the normalized thread XML; [`doc::ThreadJson`], its one JSON shape.
 //! - [`capture::PageCapture`]: each saved page's URL, time, status and headers (`article<T>.http`).
 //! - [`contract::StageRun`]: what every stage does the same way (lock, temp-file sweep, stop, progress).
+//! - [`escape`]: the one HTML/XML escaper, for every writer of markup.
 //! - [`ids`]: the checked ids and save date that name files ([`ids::ThreadLoc`]).
 //!
 //! ```
@@ -20,6 +21,7 @@ pub mod capture;
 pub mod contract;
 pub mod dates;
 pub mod doc;
+pub mod escape;
 pub mod ids;
 pub mod layout;
 pub mod lock;

@@ -5,7 +5,7 @@
 //! - [`export`]: one pass over the crawl database's threads, writing either
 //!   file or both, each published atomically when complete.
 //! - [`warc`]: WARC/1.1 records and their digests; a reader for tests.
-//! - [`ndjson::ThreadLine`]: a thread XML as one JSON line.
+//! - [`ndjson::ThreadLine`]: a thread XML as one JSON line (luntan-core's [`luntan_core::doc::ThreadJson`]).
 //! - [`luntan_core::capture`]: what download keeps of each page's HTTP
 //!   exchange (URL, time, status, headers), from which a response record's
 //!   head is written.
@@ -38,7 +38,7 @@ use luntan_core::store::{StoreError, ThreadRow};
 use luntan_core::{DataDir, Site, Store, ThreadDoc, ThreadState};
 use luntan_text::encoding;
 
-use crate::ndjson::ThreadLine;
+use crate::ndjson::{bulk_action, ThreadLine};
 use crate::warc::{Record, WarcWriter};
 
 /// What to export, and where.
@@ -147,7 +147,7 @@ pub fn export(data: &DataDir, store: &Store, opts: &ExportOptions, stop: &Stop, 
                         let line = ThreadLine::of(&doc);
                         let mut text = String::new();
                         if let Some(index) = &opts.bulk_index {
-                            text.push_str(&line.bulk_action(index));
+                            text.push_str(&bulk_action(index, &line.id));
                             text.push('\n');
                         }
                         text.push_str(&line.to_json());

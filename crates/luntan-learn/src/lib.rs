@@ -24,6 +24,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use luntan_core::escape::{escape, Escape};
 use luntan_core::Site;
 use luntan_crawl::links;
 use scraper::Html;
@@ -163,11 +164,11 @@ fn comment(s: &str) -> String {
 }
 
 fn attr(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;")
+    escape(s, Escape::XmlAttribute).into_owned()
 }
 
 fn text(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    escape(s, Escape::XmlText).into_owned()
 }
 
 /// What the learned file reads from the sample.

@@ -31,6 +31,9 @@ use crate::snippet::{highlight, make_snippet, Snippet};
 use crate::termsum::{Clause, TermSum};
 use crate::topkey::{rank, SharedThreshold, SortKey, TopKeyed, TopList};
 
+// Defined beside the sort key it picks; a search is asked for with it from here.
+pub use crate::topkey::SortOrder;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
     #[error("{}: {source}", path.display())]
@@ -47,16 +50,6 @@ pub enum SearchError {
     Query(#[from] QueryError),
     #[error(transparent)]
     Day(#[from] crate::days::DayOutOfRange),
-}
-
-/// How hits are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SortOrder {
-    #[default]
-    Relevance,
-    Newest,
-    Oldest,
 }
 
 /// What to return.

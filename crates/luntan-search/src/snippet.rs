@@ -10,6 +10,7 @@
 //! bytes and highlights only whole jieba tokens, not the substrings the gram
 //! fields matched.
 
+use luntan_core::escape::{escape_into, Escape};
 use serde::Serialize;
 
 #[cfg(test)]
@@ -32,17 +33,7 @@ impl Snippet {
 
     /// HTML: text escaped, highlights in `<b>`…`</b>`.
     pub fn html(&self) -> String {
-        self.render("<b>", "</b>", |s, out| {
-            for c in s.chars() {
-                match c {
-                    '<' => out.push_str("&lt;"),
-                    '>' => out.push_str("&gt;"),
-                    '&' => out.push_str("&amp;"),
-                    '"' => out.push_str("&quot;"),
-                    _ => out.push(c),
-                }
-            }
-        })
+        self.render("<b>", "</b>", |s, out| escape_into(out, s, Escape::HtmlDoubleQuoted))
     }
 
     fn render(&self, open: &str, close: &str, mut emit: impl FnMut(&str, &mut String)) -> String {

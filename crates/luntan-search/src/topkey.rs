@@ -28,7 +28,16 @@ use tantivy::query::Weight;
 use tantivy::{DateTime, DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::schema::TIEBREAK;
-use crate::search::SortOrder;
+
+/// How hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortOrder {
+    #[default]
+    Relevance,
+    Newest,
+    Oldest,
+}
 
 /// Larger first: `(date key, score, posted, tiebreak)`. The date key is 0
 /// for relevance order and the date (negated for oldest-first) otherwise,

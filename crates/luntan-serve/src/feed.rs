@@ -20,11 +20,11 @@ use luntan_search::{SearchOptions, SortOrder};
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
-use crate::api::{load_thread, SEARCH_PARAMS};
 use crate::catalog::{blocking, check_skipped};
+use crate::data::load_thread;
 use crate::error::ApiError;
 use crate::html::{enc, escape, safe_href};
-use crate::params::Params;
+use crate::params::{Params, SEARCH_PARAMS};
 use crate::State as AppState;
 
 const ENTRIES: usize = 20;

@@ -4,27 +4,16 @@
 //! value lands in element text or a double-quoted attribute (never in a
 //! script, a style, an unquoted attribute or a URL scheme position, see
 //! [`safe_href`]). A template crate would do the same escaping behind a
-//! macro; this keeps the one rule visible in one function.
+//! macro; this keeps the one rule visible in one function (luntan-core's,
+//! which every writer of markup shares).
 
 use std::borrow::Cow;
 
+use luntan_core::escape::Escape;
+
 /// Text for an HTML text node or a double-quoted attribute value (also XML).
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.contains(['&', '<', '>', '"', '\'']) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    luntan_core::escape::escape(s, Escape::Html)
 }
 
 /// A forum's URL as a link target only when it is http(s): a `javascript:`

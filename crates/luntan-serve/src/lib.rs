@@ -28,6 +28,7 @@
 mod api;
 mod auth;
 mod catalog;
+mod data;
 mod error;
 mod feed;
 mod host;

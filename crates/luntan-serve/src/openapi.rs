@@ -13,7 +13,6 @@ pub fn openapi() -> Value {
     let ok =
         |schema: &str| json!({ "description": "OK", "content": { "application/json": { "schema": { "$ref": format!("#/components/schemas/{schema}") } } } });
     let param = |name: &str, desc: &str, schema: Value| json!({ "name": name, "in": "query", "description": desc, "schema": schema });
-    let nullable_string = json!({ "type": ["string", "null"] });
     let ranges = json!({ "type": "array", "items": { "type": "array", "items": { "type": "integer", "minimum": 0 }, "minItems": 2, "maxItems": 2 } });
     let counts = json!({ "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } });
     let mut doc = json!({
@@ -76,7 +75,7 @@ pub fn openapi() -> Value {
                     "url": { "type": "string" }, "title": { "type": "string" },
                     "title_html": { "type": "string", "description": "title, HTML-escaped, highlights in <b>" },
                     "title_highlights": ranges.clone(),
-                    "posted": nullable_string.clone(), "saved": { "type": "string" },
+                    "posted": { "type": ["string", "null"] }, "saved": { "type": "string" },
                     "authors": { "type": "array", "items": { "type": "string" } },
                     "replies": { "type": "integer", "minimum": 0, "description": "posts after the first, counting those with text (a post of only an image or a quote is not in the index)" },
                     "snippet": { "type": "string", "description": "snippet_text, HTML-escaped, highlights in <b>" },
@@ -91,16 +90,6 @@ pub fn openapi() -> Value {
                     "took_ms": { "type": "number" },
                     "skipped": { "type": "array", "items": { "type": "string" }, "description": "indexes that could not be opened" },
                     "facets": { "$ref": "#/components/schemas/Facets" } } },
-            "Post": { "type": "object", "additionalProperties": false, "required": ["floor", "author", "time", "paragraphs"], "properties": {
-                "floor": { "type": "integer" }, "author": { "type": "string" }, "time": nullable_string.clone(),
-                "paragraphs": { "type": "array", "items": { "type": "string" } } } },
-            "Thread": { "type": "object", "additionalProperties": false,
-                "required": ["site", "board", "thread", "forum", "url", "title", "posted", "saved", "encoding", "pages", "posts"],
-                "properties": {
-                    "site": { "type": "string" }, "board": { "type": "string" }, "thread": { "type": "string" }, "forum": { "type": "string" },
-                    "url": { "type": "string" }, "title": { "type": "string" }, "posted": nullable_string.clone(), "saved": { "type": "string" },
-                    "encoding": { "type": "string" }, "pages": { "type": "integer" },
-                    "posts": { "type": "array", "items": { "$ref": "#/components/schemas/Post" } } } },
             "Trend": { "type": "object", "additionalProperties": false, "required": ["interval", "buckets", "series", "undated", "totals", "post_series", "post_totals", "took_ms"], "properties": {
                 "interval": { "type": "string", "enum": ["day", "week", "month"] },
                 "buckets": { "type": "array", "items": { "type": "string" }, "description": "each bucket's first day (YYYY-MM-DD; months YYYY-MM), oldest first: every bucket from the first to the last that counts anything, those between that count nothing included (0 in every series)" },
@@ -131,8 +120,47 @@ pub fn openapi() -> Value {
         if let Value::Object(more) = facet_schemas() {
             schemas.extend(more);
         }
+        schemas.extend(thread_schemas());
     }
     doc
+}
+
+/// `Thread` and what it refers to, from `docs/thread.schema.json` (the one
+/// description of a thread's JSON, which `luntan-export --ndjson` writes
+/// too): its `$defs` become components named as they are, capitalized
+/// (`post` is `Post`), and the references to them follow.
+fn thread_schemas() -> serde_json::Map<String, Value> {
+    fn component(def: &str) -> String {
+        let mut c = def.chars();
+        c.next().map(|first| first.to_uppercase().chain(c).collect()).unwrap_or_default()
+    }
+    fn follow(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::String(r)) = o.get_mut("$ref") {
+                    if let Some(def) = r.strip_prefix("#/$defs/") {
+                        *r = format!("#/components/schemas/{}", component(def));
+                    }
+                }
+                o.values_mut().for_each(follow);
+            }
+            Value::Array(a) => a.iter_mut().for_each(follow),
+            _ => {}
+        }
+    }
+    let mut thread: Value = serde_json::from_str(luntan_core::doc::THREAD_SCHEMA).expect("docs/thread.schema.json is JSON");
+    follow(&mut thread);
+    let mut out = serde_json::Map::new();
+    if let Value::Object(t) = &mut thread {
+        // A schema's own `$id` would make its references relative to it, not to this document.
+        t.remove("$schema");
+        t.remove("$id");
+        if let Some(Value::Object(defs)) = t.remove("$defs") {
+            out.extend(defs.into_iter().map(|(k, v)| (component(&k), v)));
+        }
+    }
+    out.insert("Thread".into(), thread);
+    out
 }
 
 /// `Facets` (in `/api/search?facets=1`) and its parts.

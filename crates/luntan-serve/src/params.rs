@@ -7,6 +7,9 @@ use luntan_search::{Interval, Node, Query, SearchOptions, SortOrder};
 use crate::error::ApiError;
 use crate::{MAX_LIMIT, MAX_OFFSET, MAX_QUERY_BYTES, MAX_QUERY_STRING};
 
+/// The parameters of a search, as `/api/search`, the pages, the exports and the feed take them.
+pub const SEARCH_PARAMS: &[&str] = &["q", "site", "board", "author", "since", "until", "sort", "offset", "limit"];
+
 /// The decoded pairs of a query string.
 pub struct Params(Vec<(String, String)>);
 

@@ -39,8 +39,8 @@ use luntan_core::{Site, Store, ThreadState};
 use luntan_text::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into, Span};
 use url::Url;
 
-use crate::api::{load_thread, open_store};
 use crate::catalog::blocking;
+use crate::data::{load_thread, open_store};
 use crate::error::ApiError;
 use crate::html::{enc, escape, safe_href};
 use crate::params::Params;

@@ -17,9 +17,9 @@ use axum::response::{IntoResponse, Response};
 use luntan_search::{Hit, SearchOptions};
 
 use super::{error_page, known_params};
-use crate::api::SEARCH_PARAMS;
 use crate::catalog::{blocking, check_skipped};
 use crate::error::ApiError;
+use crate::params::SEARCH_PARAMS;
 
 /// Hits read and written per step.
 const BATCH: usize = 200;

@@ -15,11 +15,11 @@ use axum::response::Response;
 use luntan_search::{Facet, Facets, Hit, SearchOptions, SearchResults, Snippet, SortOrder};
 
 use super::{error_page, html, known_params, RESULTS_PER_PAGE as PER_PAGE};
-use crate::api::{board_titles, SEARCH_PARAMS};
 use crate::catalog::{blocking, check_skipped};
+use crate::data::board_titles;
 use crate::error::ApiError;
 use crate::html::{enc, escape, page, readable_time, safe_href};
-use crate::params::Params;
+use crate::params::{Params, SEARCH_PARAMS};
 use crate::State as AppState;
 
 /// Values shown per facet.

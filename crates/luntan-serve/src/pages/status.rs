@@ -7,8 +7,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::{error_page, html};
-use crate::api::open_store;
 use crate::catalog::blocking;
+use crate::data::open_store;
 use crate::error::ApiError;
 use crate::html::{escape, page};
 use crate::State as AppState;

@@ -10,8 +10,8 @@ use luntan_search::snippet::highlight;
 use luntan_search::{Hit, Query, SearchOptions};
 
 use super::{error_page, html, known_params, RESULTS_PER_PAGE};
-use crate::api::load_thread;
 use crate::catalog::{blocking, check_skipped};
+use crate::data::load_thread;
 use crate::error::ApiError;
 use crate::html::{enc, escape, page, readable_time, safe_href};
 use crate::params::Params;
