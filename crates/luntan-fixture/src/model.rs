@@ -427,6 +427,18 @@ impl Fixture {
         (&f.boards[t.board as usize], f.thread_pages(t), self.posts(f, t, first..=first + size as u32 - 1))
     }
 
+    /// What the "只看该作者" view of thread `t` shows for poster `uid`, page
+    /// by page (as long as the thread's own pages): that poster's posts
+    /// only; one empty page when there are none.
+    pub(crate) fn author_pages(&self, f: &ForumModel, t: &ThreadMeta, uid: u64) -> Vec<Vec<Post>> {
+        let mine: Vec<Post> = self.posts(f, t, 1..=t.posts).into_iter().filter(|p| p.uid == uid).collect();
+        let mut pages: Vec<Vec<Post>> = mine.chunks(f.kind.thread_page_size()).map(<[Post]>::to_vec).collect();
+        if pages.is_empty() {
+            pages.push(Vec::new());
+        }
+        pages
+    }
+
     fn post(&self, f: &ForumModel, t: &ThreadMeta, floor: u32, time: u32) -> Post {
         let (author, uid) = self.author(f, t, floor);
         let mut r = rng(&[self.cfg.seed, f.kind.code(), t.tid, u64::from(floor), 2]);

@@ -133,15 +133,7 @@ impl Fixture {
     /// The search page for `keyword`, with the keyword percent-encoded in
     /// the forum's encoding, relative to the server root.
     pub fn search_path(kind: ForumKind, keyword: &str, page: usize) -> String {
-        let kw = encoded_keyword(kind, keyword);
-        match kind {
-            ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&page={page}"),
-            ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}&page={page}"),
-            ForumKind::Bbs => format!("/bbs/find?q={kw}&page={page}"),
-            // Not served (see the module doc): where the software keeps it.
-            ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}&page={page}"),
-            ForumKind::Nexus => format!("/nx/search.php?keyword={kw}&page={page}"),
-        }
+        format!("{}&page={page}", keyword_search_path(kind, keyword))
     }
 
     /// Where a login form is posted, relative to the server root.
@@ -178,13 +170,25 @@ impl Fixture {
 /// Where a new search starts in [`SearchMode::SearchId`], relative to the
 /// server root; the keyword percent-encoded in the forum's encoding.
 pub fn search_start_path(kind: ForumKind, keyword: &str) -> String {
+    let path = keyword_search_path(kind, keyword);
+    match kind {
+        // Discuz!'s search form submits a flag beside the keyword.
+        ForumKind::Discuz | ForumKind::DiscuzX => path + "&searchsubmit=yes",
+        ForumKind::Phpbb | ForumKind::Bbs | ForumKind::Nexus => path,
+    }
+}
+
+/// Each forum's search URL for `keyword` (percent-encoded in the forum's
+/// encoding), relative to the server root: where [`Fixture::search_path`]
+/// and [`search_start_path`] add their own last parameter.
+fn keyword_search_path(kind: ForumKind, keyword: &str) -> String {
     let kw = encoded_keyword(kind, keyword);
     match kind {
-        ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}&searchsubmit=yes"),
+        ForumKind::Discuz => format!("/dz/search.php?mod=forum&srchtxt={kw}"),
         ForumKind::Phpbb => format!("/phpbb/search.php?keywords={kw}"),
         ForumKind::Bbs => format!("/bbs/find?q={kw}"),
-        // Not served (see the module doc).
-        ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}&searchsubmit=yes"),
+        // Not served (see the module doc): where the software keeps it.
+        ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}"),
         ForumKind::Nexus => format!("/nx/search.php?keyword={kw}"),
     }
 }

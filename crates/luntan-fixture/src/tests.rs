@@ -272,6 +272,13 @@ fn forum_truth(truth: &Truth, kind: ForumKind) -> &crate::ForumTruth {
     truth.forums.iter().find(|f| f.site == kind.site_id()).unwrap()
 }
 
+/// A server over `cfg` and its truth.
+fn server_and_truth(cfg: FixtureConfig) -> (BlockingFixture, Truth) {
+    let server = FixtureServer::start_blocking(cfg).unwrap();
+    let truth = server.truth();
+    (server, truth)
+}
+
 /// A server over `small()` and, per forum, the site file it writes, loaded
 /// as luntan loads it.
 fn server_and_its_site_files() -> (BlockingFixture, Vec<(ForumKind, Site)>) {
@@ -447,10 +454,8 @@ fn truth_matches_what_pages_show() {
 
 /// [`truth_matches_what_pages_show`] over the forums of `cfg`.
 fn truth_matches_pages(cfg: FixtureConfig) {
-    let server = FixtureServer::start_blocking(cfg).unwrap();
-    let truth = server.truth();
-    let kinds: Vec<ForumKind> = server.fixture().forums().collect();
-    for kind in kinds {
+    let (server, truth) = server_and_truth(cfg);
+    for kind in server.fixture().forums() {
         let ft = forum_truth(&truth, kind);
         let live: Vec<&ThreadTruth> = ft.threads.iter().filter(|t| !t.deleted).collect();
         // The longest thread (several pages), the first ones, and any with
@@ -515,10 +520,8 @@ fn board_lists_are_newest_first_and_match_the_truth() {
 
 /// [`board_lists_are_newest_first_and_match_the_truth`] over the forums of `cfg`.
 fn board_lists_match(cfg: FixtureConfig) {
-    let server = FixtureServer::start_blocking(cfg).unwrap();
-    let truth = server.truth();
-    let kinds: Vec<ForumKind> = server.fixture().forums().collect();
-    for kind in kinds {
+    let (server, truth) = server_and_truth(cfg);
+    for kind in server.fixture().forums() {
         let ft = forum_truth(&truth, kind);
         let f = server.fixture().forum(kind).unwrap();
         let last_post: HashMap<&str, &str> = ft.threads.iter().map(|t| (t.thread.as_str(), t.last_post.as_str())).collect();

@@ -80,8 +80,8 @@ impl Family {
     }
 
     /// Whether `split` is a page of this family (first or later).
-    fn member(&self, split: &Split, shape_of: &impl Fn(&Split) -> Shape) -> bool {
-        let shape = shape_of(split);
+    fn member(&self, split: &Split, shapes: &Shapes) -> bool {
+        let shape = shapes.of(split);
         shape == self.base || self.page_key().is_some_and(|k| shape.extra_param(&self.base).is_some_and(|(key, kind)| key == k && *kind == Kind::Num))
     }
 
@@ -92,8 +92,8 @@ impl Family {
     }
 
     /// Whether `split` is this family's first page.
-    fn first(&self, split: &Split, shape_of: &impl Fn(&Split) -> Shape, first: u64) -> bool {
-        shape_of(split) == self.base
+    fn first(&self, split: &Split, shapes: &Shapes, first: u64) -> bool {
+        shapes.of(split) == self.base
             && match &self.page {
                 Some((pos, false)) => split.get(pos).and_then(|v| v.parse::<u64>().ok()) == Some(first),
                 _ => true,
@@ -160,33 +160,137 @@ fn thread_like(doc: &Html, found: &[FoundRecord]) -> bool {
 }
 
 /// Learns the rules from `sample`; `what` fills in the id, name and
-/// politeness the caller chose.
+/// politeness the caller chose. The steps below run in the order of the
+/// module doc, each deciding from what the ones before it found.
 pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> {
-    // Shapes, with boards named by words merged.
-    let all_splits: Vec<Split> =
-        sample.pages.iter().flat_map(|p| std::iter::once(Split::of(&p.url)).chain(p.links.iter().map(|l| Split::of(&l.url)))).collect();
-    let raw: Vec<Shape> = all_splits.iter().map(Split::shape).collect::<BTreeSet<_>>().into_iter().collect();
-    let merged = merge_words(&raw);
-    let shape_of = |s: &Split| {
+    let read = Read::of(sample);
+    // 1. Threads by layout.
+    let thread_shapes = thread_shapes(&read.seen)?;
+    // 2. Pagers by URL; the threads' family, id and context.
+    let steps = pager_steps(&read);
+    let thread_fam = thread_family(&read, &steps, &thread_shapes);
+    let thread_id = thread_id(&read, &thread_fam)?;
+    let context = context_params(&read, &thread_fam, &thread_id);
+    let threads = Scheme { fam: thread_fam, id: thread_id, context };
+    // 3. Boards by links.
+    let list_pages = list_pages(&read, &threads)?;
+    let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes);
+    let board_id = board_id(&read, &board_fam, &list_pages)?;
+    let boards = Scheme { fam: board_fam, id: board_id, context: BTreeSet::new() };
+    // 4. Patterns.
+    what.links = family_links(&read, &steps, &boards, Role::Board, "board", "board-page");
+    what.links.extend(family_links(&read, &steps, &threads, Role::Thread, "thread", "thread-page"));
+    if let Some(most) = max_board_pages(&page_values(&steps, &boards.fam)) {
+        what.max_board_pages = Some(most);
+    }
+    // 5. Posts and the title.
+    let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && threads.fam.member(&s.split, &read.shapes)).collect();
+    what.thread = post_rules(&thread_pages, &mut what.missing);
+    match title_rule(&titled(&read, &list_pages, &thread_pages, &threads)) {
+        Some(f) => what.thread.insert(0, f),
+        None => what.missing.push("title: no element shows the thread's name as lists link it; the page's <title> is used".into()),
+    }
+    // 6. List rows.
+    let lists: Vec<&Seen> = list_pages.iter().map(|&i| &read.seen[i]).filter(|s| boards.fam.member(&s.split, &read.shapes)).collect();
+    let whole = read_whole(&read, &thread_pages, &threads, first_page(&page_values(&steps, &threads.fam)));
+    let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
+    what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
+    // The forum's name: the part of the titles every page shares.
+    if what.name.is_empty() {
+        what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
+    }
+    Ok(what)
+}
+
+/// The shape every URL counts under: its own, or the one boards named by
+/// words were merged into ([`merge_words`]), so that `forum-news-1.html`
+/// and `forum-sports-1.html` are one shape with a board word in it rather
+/// than two shapes of one board each.
+struct Shapes(BTreeMap<Shape, Shape>);
+
+impl Shapes {
+    /// Merged over every URL the sample holds, pages and their links: a
+    /// word is a board's name only where many URLs differ in it.
+    fn of_sample(sample: &Sample) -> Shapes {
+        let all_splits: Vec<Split> =
+            sample.pages.iter().flat_map(|p| std::iter::once(Split::of(&p.url)).chain(p.links.iter().map(|l| Split::of(&l.url)))).collect();
+        let raw: Vec<Shape> = all_splits.iter().map(Split::shape).collect::<BTreeSet<_>>().into_iter().collect();
+        Shapes(merge_words(&raw))
+    }
+
+    fn of(&self, s: &Split) -> Shape {
         let r = s.shape();
-        merged.get(&r).cloned().unwrap_or(r)
-    };
+        self.0.get(&r).cloned().unwrap_or(r)
+    }
+}
 
-    let seen: Vec<Seen> = sample
-        .pages
-        .iter()
-        .map(|page| {
-            let doc = Html::parse_document(&page.html);
-            let (found, grouped) = records(&doc, None);
-            let split = Split::of(&page.url);
-            Seen { page, shape: shape_of(&split), split, thread_like: thread_like(&doc, &found) && page.landed == page.url, doc, found, grouped }
-        })
-        .collect();
-    let direct = |s: &&Seen| s.page.landed == s.page.url;
+/// The sample as every step reads it: the shapes, and each page parsed and
+/// analysed once.
+struct Read<'s> {
+    sample: &'s Sample,
+    shapes: Shapes,
+    seen: Vec<Seen<'s>>,
+}
 
-    // 1. Thread shapes by layout.
+impl<'s> Read<'s> {
+    fn of(sample: &'s Sample) -> Read<'s> {
+        let shapes = Shapes::of_sample(sample);
+        let seen = sample.pages.iter().map(|page| Seen::read(page, &shapes)).collect();
+        Read { sample, shapes, seen }
+    }
+}
+
+impl<'s> Seen<'s> {
+    /// Parses `page` and finds its posts. A page that was redirected is
+    /// not thread-like: its layout belongs to another URL than its own.
+    fn read(page: &'s Page, shapes: &Shapes) -> Seen<'s> {
+        let doc = Html::parse_document(&page.html);
+        let (found, grouped) = records(&doc, None);
+        let split = Split::of(&page.url);
+        Seen { page, shape: shapes.of(&split), split, thread_like: thread_like(&doc, &found) && page.landed == page.url, doc, found, grouped }
+    }
+
+    /// Whether the page was served at the URL asked for: only then do its
+    /// layout and links speak for that URL's shape.
+    fn direct(&self) -> bool {
+        self.page.landed == self.page.url
+    }
+
+    /// A page below the home that shows no posts: where links to threads
+    /// are counted.
+    fn listing(&self) -> bool {
+        !self.thread_like && self.page.depth > 0
+    }
+}
+
+/// How one kind of page (boards or threads) is addressed.
+struct Scheme {
+    fam: Family,
+    /// The place in its URLs that names the board or thread.
+    id: Pos,
+    /// Parameters lists add to a thread's first page to say where the
+    /// link was found (`&extra=page%3D2`, `&fpage=2`): left free.
+    context: BTreeSet<String>,
+}
+
+impl Scheme {
+    /// The thread a URL names: a page of the family, or a first page with
+    /// a context parameter.
+    fn thread_of(&self, sp: &Split, shapes: &Shapes) -> Option<String> {
+        let named = self.fam.member(sp, shapes) || shapes.of(sp).extra_param(&self.fam.base).is_some_and(|(k, _)| self.context.contains(k));
+        named.then(|| sp.get(&self.id).map(str::to_owned)).flatten()
+    }
+}
+
+/// Pager steps seen, by family: the page each was on and the number it led to.
+type Steps = BTreeMap<Family, Vec<(usize, Option<u64>)>>;
+
+/// The shapes whose pages read as threads: of the pages read directly, at
+/// least [`THREAD_SHARE`] of a shape's must be thread-like, so that a
+/// stray page of posts (a notice, a profile) does not make its shape one.
+fn thread_shapes<'a>(seen: &'a [Seen]) -> Result<BTreeSet<&'a Shape>, LearnError> {
     let mut by_shape: BTreeMap<&Shape, (usize, usize)> = BTreeMap::new();
-    for s in seen.iter().filter(direct) {
+    for s in seen.iter().filter(|s| s.direct()) {
         let e = by_shape.entry(&s.shape).or_default();
         e.0 += 1;
         e.1 += s.thread_like as usize;
@@ -198,83 +302,99 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     if thread_shapes.is_empty() {
         return Err(LearnError::Unlearnable { what: "threads".into(), why: format!("none of the {} pages read shows repeated posts with dates", seen.len()) });
     }
+    Ok(thread_shapes)
+}
 
-    // 2. Pager steps, from every page read directly.
-    let mut steps: BTreeMap<Family, Vec<(usize, Option<u64>)>> = BTreeMap::new();
-    for (i, s) in seen.iter().enumerate().filter(|(_, s)| direct(s)) {
+/// Every link that is its page with one number changed, added or dropped
+/// ([`pager_step`]), from the pages read directly (a redirected page's
+/// links are steps from another URL).
+fn pager_steps(read: &Read) -> Steps {
+    let mut steps = Steps::new();
+    for (i, s) in read.seen.iter().enumerate().filter(|(_, s)| s.direct()) {
         for l in &s.page.links {
             let ls = Split::of(&l.url);
-            if let Some(step) = pager_step(&s.split, &s.shape, &ls, &shape_of(&ls), if l.rel_pager { "next" } else { &l.text }) {
+            if let Some(step) = pager_step(&s.split, &s.shape, &ls, &read.shapes.of(&ls), if l.rel_pager { "next" } else { &l.text }) {
                 steps.entry(Family { base: step.base, page: Some((step.pos, step.added)) }).or_default().push((i, step.value));
             }
         }
     }
-    let lists_link = |fam: &Family| -> usize {
-        let mut urls = HashSet::new();
-        for s in seen.iter().filter(|s| !s.thread_like && s.page.depth > 0) {
-            for l in &s.page.links {
-                if fam.member(&Split::of(&l.url), &shape_of) {
-                    urls.insert(&l.url);
-                }
+    steps
+}
+
+/// How many distinct URLs of `fam` the list candidates link to.
+fn lists_link(read: &Read, fam: &Family) -> usize {
+    let mut urls = HashSet::new();
+    for s in read.seen.iter().filter(|s| s.listing()) {
+        for l in &s.page.links {
+            if fam.member(&Split::of(&l.url), &read.shapes) {
+                urls.insert(&l.url);
             }
         }
-        urls.len()
-    };
+    }
+    urls.len()
+}
 
-    // The threads' family: of those whose pages read as threads, the one
-    // list pages link to most.
-    let mut fams: Vec<Family> =
-        steps.keys().filter(|f| thread_shapes.contains(&f.base) || seen.iter().any(|s| s.thread_like && f.member(&s.split, &shape_of))).cloned().collect();
+/// The threads' family: of those whose pages read as threads, the one
+/// list pages link to most. A forum's own thread URLs are the ones its
+/// thread pagers write: of two forms lists link to (rewritten and
+/// dynamic), the one with pager steps; a family lists hardly link to (an
+/// author filter with its own pager) does not count as paged.
+fn thread_family(read: &Read, steps: &Steps, thread_shapes: &BTreeSet<&Shape>) -> Family {
+    let mut fams: Vec<Family> = steps
+        .keys()
+        .filter(|f| thread_shapes.contains(&f.base) || read.seen.iter().any(|s| s.thread_like && f.member(&s.split, &read.shapes)))
+        .cloned()
+        .collect();
     fams.extend(thread_shapes.iter().map(|s| Family { base: (*s).clone(), page: None }));
     let thread_fam = fams
         .into_iter()
         .map(|f| {
-            let (linked, evidence) = (lists_link(&f), steps.get(&f).map_or(0, Vec::len));
+            let (linked, evidence) = (lists_link(read, &f), steps.get(&f).map_or(0, Vec::len));
             tracing::debug!("thread family {} paged at {:?}: {linked} links from lists, {evidence} pager steps", f.base.key(), f.page);
             (linked, evidence, f)
         })
-        // A forum's own thread URLs are the ones its thread pagers write:
-        // of two forms lists link to (rewritten and dynamic), the one with
-        // pager steps; a family lists hardly link to (an author filter
-        // with its own pager) does not count as paged.
         .max_by_key(|(linked, evidence, f)| (*evidence > 0 && *linked >= LIST_LINKS, *linked, *evidence, std::cmp::Reverse(f.clone())))
         .map(|(_, _, f)| f)
         .expect("thread shapes are not empty");
     tracing::debug!("threads: {} paged at {:?}", thread_fam.base.key(), thread_fam.page);
+    thread_fam
+}
 
-    // The thread id: the number that takes the most values on one page.
-    let id_pos = |fam: &Family, pages: &mut dyn Iterator<Item = &Seen>| -> Option<Pos> {
-        let vars = fam.id_vars();
-        let mut best: HashMap<Pos, usize> = HashMap::new();
-        for s in pages {
-            let members: Vec<Split> = s.page.links.iter().map(|l| Split::of(&l.url)).filter(|l| fam.member(l, &shape_of)).collect();
-            for v in &vars {
-                let n = members.iter().filter_map(|m| m.get(v)).collect::<HashSet<_>>().len();
-                let b = best.entry(v.clone()).or_default();
-                *b = (*b).max(n);
-            }
+/// The thread id: of the family's varying places, the one that takes the
+/// most values among one list page's links (a list links many threads;
+/// the list page a link was found on is the same for all of them).
+fn thread_id(read: &Read, fam: &Family) -> Result<Pos, LearnError> {
+    let vars = fam.id_vars();
+    let mut best: HashMap<Pos, usize> = HashMap::new();
+    for s in read.seen.iter().filter(|s| s.listing()) {
+        let members: Vec<Split> = s.page.links.iter().map(|l| Split::of(&l.url)).filter(|l| fam.member(l, &read.shapes)).collect();
+        for v in &vars {
+            let n = members.iter().filter_map(|m| m.get(v)).collect::<HashSet<_>>().len();
+            let b = best.entry(v.clone()).or_default();
+            *b = (*b).max(n);
         }
-        vars.into_iter().max_by_key(|v| (best.get(v).copied().unwrap_or(0), std::cmp::Reverse(format!("{v:?}"))))
-    };
-    let thread_id = id_pos(&thread_fam, &mut seen.iter().filter(|s| !s.thread_like && s.page.depth > 0)).ok_or_else(|| LearnError::Unlearnable {
-        what: "thread links".into(),
-        why: format!("thread URLs ({}) hold no number or name", thread_fam.base.key()),
-    })?;
+    }
+    vars.into_iter()
+        .max_by_key(|v| (best.get(v).copied().unwrap_or(0), std::cmp::Reverse(format!("{v:?}"))))
+        .ok_or_else(|| LearnError::Unlearnable { what: "thread links".into(), why: format!("thread URLs ({}) hold no number or name", fam.base.key()) })
+}
 
-    // A thread linked under more names than one (`&extra=page%3D2`,
-    // `&fpage=2`): the parameter lists add after the id is left open.
-    let page_key = thread_fam.page_key().map(str::to_owned);
-    // Only a parameter lists link threads by counts: one that a stray
-    // page adds to a few links (an author filter) is not context.
+/// A thread linked under more names than one (`&extra=page%3D2`,
+/// `&fpage=2`): the parameters lists add last to a thread's URL, other
+/// than its page. Only one a page adds to the links of [`LIST_LINKS`]
+/// threads or more counts: one that a stray page adds to a few links (an
+/// author filter) names another view, not where the link was found.
+fn context_params(read: &Read, fam: &Family, id: &Pos) -> BTreeSet<String> {
+    let page_key = fam.page_key().map(str::to_owned);
     let mut context: BTreeSet<String> = BTreeSet::new();
-    for s in seen.iter().filter(|s| !s.thread_like) {
+    for s in read.seen.iter().filter(|s| !s.thread_like) {
         let mut ids: HashMap<String, HashSet<String>> = HashMap::new();
         for l in &s.page.links {
             let ls = Split::of(&l.url);
-            let shape = shape_of(&ls);
-            if let Some((k, _)) = shape.extra_param(&thread_fam.base) {
+            let shape = read.shapes.of(&ls);
+            if let Some((k, _)) = shape.extra_param(&fam.base) {
                 if Some(k) != page_key.as_deref() && ls.query.last().is_some_and(|(last, _)| last == k) {
-                    if let Some(id) = ls.get(&thread_id) {
+                    if let Some(id) = ls.get(id) {
                         ids.entry(k.to_owned()).or_default().insert(id.to_owned());
                     }
                 }
@@ -282,157 +402,177 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
         }
         context.extend(ids.into_iter().filter(|(_, v)| v.len() >= LIST_LINKS).map(|(k, _)| k));
     }
+    context
+}
 
-    // The thread a URL names: a page of the threads' family, or a first
-    // page with a context parameter.
-    let thread_of = |sp: &Split| -> Option<String> {
-        let named = thread_fam.member(sp, &shape_of) || shape_of(sp).extra_param(&thread_fam.base).is_some_and(|(k, _)| context.contains(k));
-        named.then(|| sp.get(&thread_id).map(str::to_owned)).flatten()
-    };
-
-    // 3. List pages: pages that link to three threads or more.
-    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| thread_of(&Split::of(&l.url))).collect() };
-    let list_pages: Vec<usize> = (0..seen.len())
+/// The list pages, as indexes into `read.seen`: pages read directly, below
+/// the home, showing no posts and of no thread's family, that link to
+/// [`LIST_LINKS`] threads or more.
+fn list_pages(read: &Read, threads: &Scheme) -> Result<Vec<usize>, LearnError> {
+    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
+    let list_pages: Vec<usize> = (0..read.seen.len())
         .filter(|&i| {
-            let s = &seen[i];
-            direct(&s) && !s.thread_like && s.page.depth > 0 && !thread_fam.member(&s.split, &shape_of) && thread_ids(s).len() >= LIST_LINKS
+            let s = &read.seen[i];
+            s.direct() && s.listing() && !threads.fam.member(&s.split, &read.shapes) && thread_ids(s).len() >= LIST_LINKS
         })
         .collect();
     if list_pages.is_empty() {
         return Err(LearnError::Unlearnable { what: "board lists".into(), why: format!("no page read links to {LIST_LINKS} threads or more") });
     }
-    let list_shapes: BTreeSet<&Shape> = list_pages.iter().map(|&i| &seen[i].shape).collect();
-    let board_fam = steps
+    Ok(list_pages)
+}
+
+/// The boards' family: the pager family most list pages belong to (then
+/// the one with most steps), not a thread shape's; with no pager seen,
+/// the shape most list pages have, unpaged.
+fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>) -> Family {
+    let seen = &read.seen;
+    steps
         .keys()
-        .filter(|f| list_pages.iter().any(|&i| f.member(&seen[i].split, &shape_of)) && !thread_shapes.contains(&f.base))
-        .map(|f| (list_pages.iter().filter(|&&i| f.member(&seen[i].split, &shape_of)).count(), steps[f].len(), f.clone()))
+        .filter(|f| list_pages.iter().any(|&i| f.member(&seen[i].split, &read.shapes)) && !thread_shapes.contains(&f.base))
+        .map(|f| (list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count(), steps[f].len(), f.clone()))
         .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| b.2.cmp(&a.2)))
         .map(|(_, _, f)| f)
         .unwrap_or_else(|| {
+            let list_shapes: BTreeSet<&Shape> = list_pages.iter().map(|&i| &seen[i].shape).collect();
             let most = list_shapes.iter().max_by_key(|sh| list_pages.iter().filter(|&&i| &&seen[i].shape == *sh).count()).expect("not empty");
             Family { base: (*most).clone(), page: None }
-        });
-    let home_seen = seen.iter().find(|s| s.page.depth == 0);
-    let board_id = {
-        // Board ids differ between boards: counted over the home page,
-        // the lists, and the links of both.
-        let vars = board_fam.id_vars();
-        let mut values: HashMap<Pos, HashSet<String>> = HashMap::new();
-        let sources = seen.iter().filter(|s| s.page.depth == 0).chain(list_pages.iter().map(|&i| &seen[i]));
-        for s in sources {
-            for l in std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))) {
-                if board_fam.member(&l, &shape_of) {
-                    for v in &vars {
-                        if let Some(x) = l.get(v) {
-                            values.entry(v.clone()).or_default().insert(x.to_owned());
-                        }
+        })
+}
+
+/// The board id: the varying place of the boards' family that differs
+/// most between boards, counted over the home page, the lists, and the
+/// links of both (one list page alone shows one board).
+fn board_id(read: &Read, fam: &Family, list_pages: &[usize]) -> Result<Pos, LearnError> {
+    let vars = fam.id_vars();
+    let mut values: HashMap<Pos, HashSet<String>> = HashMap::new();
+    let sources = read.seen.iter().filter(|s| s.page.depth == 0).chain(list_pages.iter().map(|&i| &read.seen[i]));
+    for s in sources {
+        for l in std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))) {
+            if fam.member(&l, &read.shapes) {
+                for v in &vars {
+                    if let Some(x) = l.get(v) {
+                        values.entry(v.clone()).or_default().insert(x.to_owned());
                     }
                 }
             }
         }
-        vars.into_iter().max_by_key(|v| values.get(v).map_or(0, HashSet::len))
     }
-    .ok_or_else(|| LearnError::Unlearnable { what: "board links".into(), why: format!("board URLs ({}) hold no number or name", board_fam.base.key()) })?;
+    vars.into_iter()
+        .max_by_key(|v| values.get(v).map_or(0, HashSet::len))
+        .ok_or_else(|| LearnError::Unlearnable { what: "board links".into(), why: format!("board URLs ({}) hold no number or name", fam.base.key()) })
+}
 
-    // 4. Patterns.
-    let origin = &sample.home;
-    let values = |fam: &Family| -> Vec<u64> { steps.get(fam).map(|v| v.iter().filter_map(|(_, x)| *x).collect()).unwrap_or_default() };
-    let mut links_out = Vec::new();
-    for (fam, id, id_role, elem, page_elem) in
-        [(&board_fam, &board_id, Role::Board, "board", "board-page"), (&thread_fam, &thread_id, Role::Thread, "thread", "thread-page")]
-    {
-        let vals = values(fam);
-        let first = first_page(&vals);
-        let mut roles = BTreeMap::from([(id.clone(), id_role.clone())]);
-        let ctx: Vec<String> = if elem == "thread" { context.iter().cloned().collect() } else { Vec::new() };
-        let examples = |pred: &dyn Fn(&Split) -> bool| -> Vec<String> {
-            let mut out: Vec<String> = Vec::new();
-            for s in &seen {
-                for u in std::iter::once(&s.page.url).chain(s.page.links.iter().map(|l| &l.url)) {
-                    let sp = Split::of(u);
-                    if pred(&sp) && !out.contains(&u.to_string()) && out.len() < 5 {
-                        out.push(u.to_string());
-                    }
-                }
-            }
-            out
-        };
-        match &fam.page {
-            None => {
-                links_out.push(LearnedLink {
-                    element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, &ctx),
-                    first: None,
-                    examples: examples(&|sp| fam.member(sp, &shape_of)),
-                });
-            }
-            Some((pos, false)) => {
-                roles.insert(pos.clone(), Role::Fixed(first.to_string()));
-                links_out.push(LearnedLink {
-                    element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, &ctx),
-                    first: None,
-                    examples: examples(&|sp| fam.first(sp, &shape_of, first)),
-                });
-                roles.insert(pos.clone(), Role::Page);
-                links_out.push(LearnedLink {
-                    element: page_elem,
-                    pattern: pattern(origin, &fam.base, &roles, &[]),
-                    first: Some(first),
-                    examples: examples(&|sp| fam.member(sp, &shape_of) && !fam.first(sp, &shape_of, first)),
-                });
-            }
-            Some((pos, true)) => {
-                links_out.push(LearnedLink {
-                    element: elem,
-                    pattern: pattern(origin, &fam.base, &roles, &ctx),
-                    first: None,
-                    examples: examples(&|sp| shape_of(sp) == fam.base),
-                });
-                roles.insert(pos.clone(), Role::Page);
-                let key = fam.page_key().expect("an added page parameter");
-                // The later pages' shape as links write it.
-                let with = seen
-                    .iter()
-                    .flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))))
-                    .map(|sp| shape_of(&sp))
-                    .find(|sh| sh.extra_param(&fam.base).is_some_and(|(k, kind)| k == key && *kind == Kind::Num))
-                    .expect("a pager step was seen");
-                links_out.push(LearnedLink {
-                    element: page_elem,
-                    pattern: pattern(origin, &with, &roles, &[]),
-                    first: Some(first),
-                    examples: examples(&|sp| shape_of(sp) == with),
-                });
-            }
-        }
-        if elem == "board" {
-            let most = vals.iter().max().copied().unwrap_or(0);
-            let pages = if first == 0 && most > 0 {
-                let step = vals.iter().copied().filter(|&v| v > 0).min().unwrap_or(1);
-                most / step + 1
-            } else {
-                most
-            };
-            if pages > 100 {
-                what.max_board_pages = Some((pages * 2).min(u32::MAX as u64) as u32);
+/// The page numbers `fam`'s pager steps led to.
+fn page_values(steps: &Steps, fam: &Family) -> Vec<u64> {
+    steps.get(fam).map(|v| v.iter().filter_map(|(_, x)| *x).collect()).unwrap_or_default()
+}
+
+/// Up to five URLs of the sample, pages and links, that `pred` takes: the
+/// examples `--explain` shows beside a pattern.
+fn examples(read: &Read, pred: &dyn Fn(&Split) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in &read.seen {
+        for u in std::iter::once(&s.page.url).chain(s.page.links.iter().map(|l| &l.url)) {
+            let sp = Split::of(u);
+            if pred(&sp) && !out.contains(&u.to_string()) && out.len() < 5 {
+                out.push(u.to_string());
             }
         }
     }
-    what.links = links_out;
+    out
+}
 
-    // 5. Posts.
-    let thread_pages: Vec<&Seen> = seen.iter().filter(|s| direct(s) && thread_fam.member(&s.split, &shape_of)).collect();
-    what.thread = post_rules(&thread_pages, &mut what.missing);
+/// The link patterns of one kind of page: the first page's, and the later
+/// pages' where it is paged. A page number written in place pins the
+/// first page's value in the first pattern (`-1.html`); one added as a
+/// parameter leaves the first pattern without it and the later pages'
+/// shape is the one links write (`&page=N` where they put it).
+fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'static str, page_elem: &'static str) -> Vec<LearnedLink> {
+    let (origin, fam, shapes) = (&read.sample.home, &s.fam, &read.shapes);
+    let first = first_page(&page_values(steps, fam));
+    let mut roles = BTreeMap::from([(s.id.clone(), id_role)]);
+    let ctx: Vec<String> = s.context.iter().cloned().collect();
+    let mut out = Vec::new();
+    match &fam.page {
+        None => {
+            out.push(LearnedLink {
+                element: elem,
+                pattern: pattern(origin, &fam.base, &roles, &ctx),
+                first: None,
+                examples: examples(read, &|sp| fam.member(sp, shapes)),
+            });
+        }
+        Some((pos, false)) => {
+            roles.insert(pos.clone(), Role::Fixed(first.to_string()));
+            out.push(LearnedLink {
+                element: elem,
+                pattern: pattern(origin, &fam.base, &roles, &ctx),
+                first: None,
+                examples: examples(read, &|sp| fam.first(sp, shapes, first)),
+            });
+            roles.insert(pos.clone(), Role::Page);
+            out.push(LearnedLink {
+                element: page_elem,
+                pattern: pattern(origin, &fam.base, &roles, &[]),
+                first: Some(first),
+                examples: examples(read, &|sp| fam.member(sp, shapes) && !fam.first(sp, shapes, first)),
+            });
+        }
+        Some((pos, true)) => {
+            out.push(LearnedLink {
+                element: elem,
+                pattern: pattern(origin, &fam.base, &roles, &ctx),
+                first: None,
+                examples: examples(read, &|sp| shapes.of(sp) == fam.base),
+            });
+            roles.insert(pos.clone(), Role::Page);
+            let key = fam.page_key().expect("an added page parameter");
+            // The later pages' shape as links write it.
+            let with = read
+                .seen
+                .iter()
+                .flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))))
+                .map(|sp| shapes.of(&sp))
+                .find(|sh| sh.extra_param(&fam.base).is_some_and(|(k, kind)| k == key && *kind == Kind::Num))
+                .expect("a pager step was seen");
+            out.push(LearnedLink {
+                element: page_elem,
+                pattern: pattern(origin, &with, &roles, &[]),
+                first: Some(first),
+                examples: examples(read, &|sp| shapes.of(sp) == with),
+            });
+        }
+    }
+    out
+}
 
-    // The title: the element whose text is the one list pages link the
-    // thread by.
+/// A cap on board list pages above the crawler's default, when the
+/// boards' pager reached past page 100: twice the furthest page seen
+/// (counted in steps where the pager counts offsets from 0), so that a
+/// large board is crawled to its end. `None` keeps the default.
+fn max_board_pages(vals: &[u64]) -> Option<u32> {
+    let first = first_page(vals);
+    let most = vals.iter().max().copied().unwrap_or(0);
+    let pages = if first == 0 && most > 0 {
+        let step = vals.iter().copied().filter(|&v| v > 0).min().unwrap_or(1);
+        most / step + 1
+    } else {
+        most
+    };
+    (pages > 100).then(|| (pages * 2).min(u32::MAX as u64) as u32)
+}
+
+/// The thread pages whose title a list names, with that title folded: the
+/// longest text list pages link the thread by (a list may link it by an
+/// icon or a page number too).
+fn titled<'a, 's>(read: &Read, list_pages: &[usize], thread_pages: &[&'a Seen<'s>], threads: &Scheme) -> Vec<(&'a Seen<'s>, String)> {
     let mut anchor: HashMap<String, String> = HashMap::new();
-    for &i in &list_pages {
-        for l in &seen[i].page.links {
+    for &i in list_pages {
+        for l in &read.seen[i].page.links {
             let sp = Split::of(&l.url);
-            if thread_fam.member(&sp, &shape_of) {
-                if let Some(id) = sp.get(&thread_id) {
+            if threads.fam.member(&sp, &read.shapes) {
+                if let Some(id) = sp.get(&threads.id) {
                     let e = anchor.entry(id.to_owned()).or_default();
                     if l.text.chars().count() > e.chars().count() {
                         *e = l.text.clone();
@@ -441,38 +581,28 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
             }
         }
     }
-    let titled: Vec<(&Seen, String)> =
-        thread_pages.iter().filter_map(|s| s.split.get(&thread_id).and_then(|id| anchor.get(id)).filter(|t| !t.is_empty()).map(|t| (*s, fold(t)))).collect();
-    match title_rule(&titled) {
-        Some(f) => what.thread.insert(0, f),
-        None => what.missing.push("title: no element shows the thread's name as lists link it; the page's <title> is used".into()),
-    }
+    thread_pages.iter().filter_map(|s| s.split.get(&threads.id).and_then(|id| anchor.get(id)).filter(|t| !t.is_empty()).map(|t| (*s, fold(t)))).collect()
+}
 
-    // 6. List rows.
-    let lists: Vec<&Seen> = list_pages.iter().map(|&i| &seen[i]).filter(|s| board_fam.member(&s.split, &shape_of)).collect();
-    let is_thread = |u: &Url| thread_of(&Split::of(u));
-    // What the threads read whole say: posts and the last post's time.
+/// What the threads read whole say, by thread id: their posts and the last
+/// post's time, for checking a list row's counts against. Whole means a
+/// first page that links to no later page of its own thread.
+fn read_whole(read: &Read, thread_pages: &[&Seen], threads: &Scheme, thread_first: u64) -> HashMap<String, Whole> {
+    let (fam, shapes) = (&threads.fam, &read.shapes);
     let mut whole: HashMap<String, Whole> = HashMap::new();
-    let thread_first = first_page(&values(&thread_fam));
-    for s in &thread_pages {
+    for s in thread_pages {
         let later = s.page.links.iter().any(|l| {
             let sp = Split::of(&l.url);
-            thread_fam.member(&sp, &shape_of) && sp.get(&thread_id) == s.split.get(&thread_id) && !thread_fam.first(&sp, &shape_of, thread_first)
+            fam.member(&sp, shapes) && sp.get(&threads.id) == s.split.get(&threads.id) && !fam.first(&sp, shapes, thread_first)
         });
-        if thread_fam.first(&s.split, &shape_of, thread_first) && !later && !s.found.is_empty() {
-            if let Some(id) = s.split.get(&thread_id) {
+        if fam.first(&s.split, shapes, thread_first) && !later && !s.found.is_empty() {
+            if let Some(id) = s.split.get(&threads.id) {
                 let last = s.found.last().and_then(|r| r.time).and_then(|t| time_text(&s.doc, t));
                 whole.insert(id.to_owned(), (s.found.len(), last));
             }
         }
     }
-    what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
-
-    // The forum's name: the part of the titles every page shares.
-    if what.name.is_empty() {
-        what.name = forum_name(home_seen, &seen).unwrap_or_else(|| what.id.clone());
-    }
-    Ok(what)
+    whole
 }
 
 fn fold(s: &str) -> String {
@@ -868,4 +998,245 @@ fn forum_name(home: Option<&Seen>, seen: &[Seen]) -> Option<String> {
         }
     }
     best.map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The steps over a small forum written out as HTML: a home page, two
+    //! boards of two list pages each (`board.php?fid=N`, `&page=2`), and
+    //! threads of three dated posts (`read.php?tid=N`; the second list
+    //! pages link them with `&fpage=2`, where they were found).
+
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::sample::{page_links, walking_site};
+
+    const HOME: &str = "http://forum.test/";
+    const TITLE: &str = "小城论坛";
+
+    fn url(path: &str) -> Url {
+        Url::parse(HOME).unwrap().join(path).unwrap()
+    }
+
+    fn head(title: &str) -> String {
+        format!("<!DOCTYPE html><html><head><title>{title}</title></head><body><div id=\"nav\"><a href=\"/\">{TITLE}</a></div>")
+    }
+
+    fn home_html() -> String {
+        format!("{}<ul><li><a href=\"board.php?fid=1\">读书</a></li><li><a href=\"board.php?fid=2\">旅行</a></li></ul></body></html>", head(TITLE))
+    }
+
+    /// Threads 10·fid+1 ..= 10·fid+4 on page 1, +5 ..= +8 on page 2.
+    fn list_html(fid: u32, page: u32) -> String {
+        let mut out = head(&format!("版块{fid} - {TITLE}"));
+        out.push_str("<table class=\"threads\">");
+        for n in 1..=4 {
+            let tid = 10 * fid + 4 * (page - 1) + n;
+            let ctx = if page > 1 { format!("&amp;fpage={page}") } else { String::new() };
+            out.push_str(&format!(
+                "<tr class=\"row\"><td><a class=\"subject\" href=\"read.php?tid={tid}{ctx}\">第{tid}个主题的标题文字</a></td><td class=\"replies\">2</td><td>作者{n}</td></tr>"
+            ));
+        }
+        out.push_str("</table><div class=\"pages\">");
+        for p in 1..=2 {
+            if p == page {
+                out.push_str(&format!("<b>{p}</b>"));
+            } else {
+                out.push_str(&format!("<a href=\"board.php?fid={fid}&amp;page={p}\">{p}</a>"));
+            }
+        }
+        out.push_str("</div></body></html>");
+        out
+    }
+
+    fn thread_html(tid: u32) -> String {
+        let mut out = head(&format!("第{tid}个主题的标题文字 - {TITLE}"));
+        out.push_str(&format!("<h1 class=\"subject\">第{tid}个主题的标题文字</h1>"));
+        let texts = [
+            "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
+            "我也读过这本书，作者写得非常细腻，人物都很真实动人",
+            "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            out.push_str(&format!(
+                "<div class=\"post\"><div class=\"author\"><a href=\"user.php?uid={u}\">用户{u}</a></div><span class=\"time\">2024-03-0{d} 12:3{i}</span><div class=\"body\">{text}</div></div>",
+                u = tid * 3 + i as u32,
+                d = i + 1,
+            ));
+        }
+        out.push_str("</body></html>");
+        out
+    }
+
+    fn page(path: &str, depth: u32, html: String) -> Page {
+        let site = walking_site(&url(HOME), Duration::ZERO).unwrap();
+        let u = url(path);
+        Page { links: page_links(&site, &html, &u), url: u.clone(), landed: u, depth, html }
+    }
+
+    fn forum() -> Sample {
+        let mut pages = vec![page(HOME, 0, home_html())];
+        for fid in 1..=2 {
+            pages.push(page(&format!("board.php?fid={fid}"), 1, list_html(fid, 1)));
+            pages.push(page(&format!("board.php?fid={fid}&page=2"), 2, list_html(fid, 2)));
+        }
+        for tid in [11, 12, 15, 21, 26] {
+            pages.push(page(&format!("read.php?tid={tid}"), 2, thread_html(tid)));
+        }
+        let home = url(HOME);
+        Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 10 }
+    }
+
+    fn seen<'a>(read: &'a Read, path: &str) -> &'a Seen<'a> {
+        read.seen.iter().find(|s| s.page.url == url(path)).unwrap()
+    }
+
+    fn query(pos: &Pos) -> &str {
+        match pos {
+            Pos::Query(k, _) => k,
+            other => panic!("a path place {other:?}"),
+        }
+    }
+
+    /// Steps 1 to 3 over `read`: the pager steps, the thread shapes, how
+    /// threads are addressed, and the list pages.
+    fn threads_and_lists<'a>(read: &'a Read) -> (Steps, BTreeSet<&'a Shape>, Scheme, Vec<usize>) {
+        let steps = pager_steps(read);
+        let shapes = thread_shapes(&read.seen).unwrap();
+        let fam = thread_family(read, &steps, &shapes);
+        let id = thread_id(read, &fam).unwrap();
+        let threads = Scheme { context: context_params(read, &fam, &id), fam, id };
+        let lists = list_pages(read, &threads).unwrap();
+        (steps, shapes, threads, lists)
+    }
+
+    #[test]
+    fn dated_posts_read_as_a_thread_and_a_list_of_links_does_not() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let thread = seen(&read, "read.php?tid=11");
+        assert!(thread.thread_like && thread.found.len() == 3);
+        assert!(!seen(&read, "board.php?fid=1").thread_like);
+        assert!(!seen(&read, HOME).thread_like);
+    }
+
+    #[test]
+    fn a_redirected_page_is_no_thread_and_steps_nothing() {
+        let mut sample = forum();
+        let moved = sample.pages.iter_mut().find(|p| p.url == url("read.php?tid=11")).unwrap();
+        moved.landed = url("read.php?tid=12");
+        let read = Read::of(&sample);
+        let s = seen(&read, "read.php?tid=11");
+        assert!(!s.direct() && !s.thread_like && !s.found.is_empty());
+    }
+
+    #[test]
+    fn the_thread_shape_is_the_one_whose_pages_show_posts() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let shapes: Vec<String> = thread_shapes(&read.seen).unwrap().iter().map(|s| s.key()).collect();
+        assert_eq!(shapes, ["/read.php?tid=#"]);
+        let lists_only: Vec<Page> = sample.pages.iter().filter(|p| !p.url.as_str().contains("read.php")).cloned().collect();
+        let err = thread_shapes(&Read::of(&Sample { pages: lists_only, ..forum() }).seen).unwrap_err();
+        assert!(err.to_string().contains("none of the 5 pages read"), "{err}");
+    }
+
+    #[test]
+    fn pager_links_step_the_board_lists_by_an_added_page_parameter() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let steps = pager_steps(&read);
+        let fams: Vec<(String, Option<&str>)> = steps.keys().map(|f| (f.base.key(), f.page_key())).collect();
+        // From a first page, `&page=2` added; from a second, `page=1` in place.
+        assert_eq!(fams, [("/board.php?fid=#".to_owned(), Some("page")), ("/board.php?fid=#&page=#".to_owned(), None)]);
+        let values: Vec<Vec<u64>> = steps.keys().map(|f| page_values(&steps, f)).collect();
+        assert_eq!(values, [[2, 2], [1, 1]]);
+    }
+
+    #[test]
+    fn threads_are_named_by_the_number_lists_vary_and_found_where_fpage_says() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let steps = pager_steps(&read);
+        let shapes = thread_shapes(&read.seen).unwrap();
+        let fam = thread_family(&read, &steps, &shapes);
+        assert_eq!((fam.base.key(), fam.page.is_none()), ("/read.php?tid=#".to_owned(), true));
+        let id = thread_id(&read, &fam).unwrap();
+        assert_eq!(query(&id), "tid");
+        let context = context_params(&read, &fam, &id);
+        assert_eq!(context.iter().collect::<Vec<_>>(), ["fpage"]);
+        let threads = Scheme { fam, id, context };
+        assert_eq!(threads.thread_of(&Split::of(&url("read.php?tid=17&fpage=2")), &read.shapes).as_deref(), Some("17"));
+        assert_eq!(threads.thread_of(&Split::of(&url("read.php?tid=17&uid=3")), &read.shapes), None);
+        assert_eq!(threads.thread_of(&Split::of(&url("board.php?fid=1")), &read.shapes), None);
+    }
+
+    #[test]
+    fn list_pages_link_threads_and_boards_are_named_by_the_number_that_differs_between_them() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let (steps, shapes, _, lists) = threads_and_lists(&read);
+        let urls: Vec<&str> = lists.iter().map(|&i| read.seen[i].page.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://forum.test/board.php?fid=1",
+                "http://forum.test/board.php?fid=1&page=2",
+                "http://forum.test/board.php?fid=2",
+                "http://forum.test/board.php?fid=2&page=2"
+            ]
+        );
+        let board_fam = board_family(&read, &steps, &lists, &shapes);
+        assert_eq!((board_fam.base.key(), board_fam.page_key()), ("/board.php?fid=#".to_owned(), Some("page")));
+        assert_eq!(query(&board_id(&read, &board_fam, &lists).unwrap()), "fid");
+    }
+
+    #[test]
+    fn titles_are_the_texts_lists_link_threads_by_and_whole_threads_count_their_posts() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        let (_, _, threads, lists) = threads_and_lists(&read);
+        let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| threads.fam.member(&s.split, &read.shapes)).collect();
+        let titles: Vec<String> = titled(&read, &lists, &thread_pages, &threads).into_iter().map(|(_, t)| t).collect();
+        // Threads 15 and 26 are linked from second list pages only, by a
+        // URL with `&fpage=2`: not a page of the threads' family.
+        assert_eq!(titles, ["第11个主题的标题文字", "第12个主题的标题文字", "第21个主题的标题文字"]);
+        let whole = read_whole(&read, &thread_pages, &threads, 1);
+        assert_eq!(whole.len(), 5);
+        assert_eq!(whole["15"].0, 3);
+    }
+
+    #[test]
+    fn a_board_cap_is_written_past_a_hundred_pages_only() {
+        assert_eq!(max_board_pages(&[2, 3]), None);
+        assert_eq!(max_board_pages(&[]), None);
+        assert_eq!(max_board_pages(&[2, 3, 150]), Some(300));
+        // Offsets of 25 from 0: page 121 at 3000.
+        assert_eq!(max_board_pages(&[25, 50, 3000]), Some(242));
+    }
+
+    #[test]
+    fn the_forum_name_is_the_title_part_most_pages_share() {
+        let sample = forum();
+        let read = Read::of(&sample);
+        assert_eq!(forum_name(Some(seen(&read, HOME)), &read.seen).as_deref(), Some(TITLE));
+        assert_eq!(forum_name(None, &read.seen), None);
+    }
+
+    #[test]
+    fn learn_puts_the_steps_together() {
+        let sample = forum();
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let links: Vec<(&str, Option<u64>)> = learned.links.iter().map(|l| (l.element, l.first)).collect();
+        assert_eq!(links, [("board", None), ("board-page", Some(1)), ("thread", None)]);
+        assert!(learned.links[2].pattern.contains("fpage"), "{}", learned.links[2].pattern);
+        assert_eq!(learned.name, TITLE);
+        assert_eq!(learned.max_board_pages, None);
+        let fields: Vec<&str> = learned.thread.iter().map(|f| f.attr).collect();
+        assert_eq!(fields[..2], ["title", "post"]);
+        let lost = learn(&Sample { pages: sample.pages[..1].to_vec(), ..forum() }, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap_err();
+        assert!(matches!(lost, LearnError::Unlearnable { .. }), "{lost}");
+    }
 }

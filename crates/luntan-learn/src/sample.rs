@@ -93,6 +93,23 @@ fn unsafe_link(url: &Url) -> bool {
     ["logout", "signout", "delete", "action=del", "mod=logging&action=logout", "remove"].iter().any(|w| s.contains(w))
 }
 
+/// Every link of a page that landed at `landed`, in page order, resolved
+/// as discover resolves it (`<base>` included), with its text and whether
+/// it says it is a pager's.
+pub(crate) fn page_links(site: &Site, html: &str, landed: &Url) -> Vec<Link> {
+    let anchors = Selector::parse("a[href]").expect("static selector");
+    let doc = Html::parse_document(html);
+    let base = links::base_url(&doc, landed);
+    let mut out = Vec::new();
+    for a in doc.select(&anchors) {
+        let Some(href) = a.value().attr("href") else { continue };
+        let Some(link) = links::resolve(site, &base, href) else { continue };
+        let rel_pager = a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
+        out.push(Link { url: link, text: links::text_of(a), rel_pager });
+    }
+    out
+}
+
 /// Walks the forum from `cfg.home`; `progress(requests, url)` after each page.
 pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Result<Sample, LearnError> {
     let site = Arc::new(walking_site(&cfg.home, cfg.delay)?);
@@ -103,7 +120,6 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     };
     let in_scope =
         |u: &Url| u.host_str() == cfg.home.host_str() && u.port_or_known_default() == cfg.home.port_or_known_default() && u.path().starts_with(&scope);
-    let anchors = Selector::parse("a[href]").expect("static selector");
 
     let mut pages: Vec<Page> = Vec::new();
     let mut failed = Vec::new();
@@ -139,19 +155,12 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
             }
         };
         let html = links::decode(&site, &got.body, got.content_type.as_deref());
-        let doc = Html::parse_document(&html);
-        let base = links::base_url(&doc, &got.url);
-        let mut out = Vec::new();
-        for a in doc.select(&anchors) {
-            let Some(href) = a.value().attr("href") else { continue };
-            let Some(link) = links::resolve(&site, &base, href) else { continue };
-            let rel_pager =
-                a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
-            if in_scope(&link) && !unsafe_link(&link) && seen.insert(link.clone()) {
-                frontier.push((link.clone(), depth + 1, found, Split::of(&link).sample_key()));
+        let out = page_links(&site, &html, &got.url);
+        for link in out.iter().map(|l| &l.url) {
+            if in_scope(link) && !unsafe_link(link) && seen.insert(link.clone()) {
+                frontier.push((link.clone(), depth + 1, found, Split::of(link).sample_key()));
                 found += 1;
             }
-            out.push(Link { url: link, text: links::text_of(a), rel_pager });
         }
         progress(requests(), &url);
         pages.push(Page { url, landed: got.url, depth, html, links: out });

@@ -23,7 +23,8 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use super::{dz_pager, esc, href, Query, Routed, Shown};
+use super::dz;
+use super::{esc, href, Query, Routed, Shown};
 use crate::model::{BoardMeta, Fixture, ForumModel, Post, ThreadMeta};
 use crate::text::{civil, minutes_of, rng};
 
@@ -134,14 +135,9 @@ enum View {
 }
 
 fn head(out: &mut String, f: &ForumModel, title: &str, body_class: &str) {
+    dz::head_start(out, "gbk", title);
     out.push_str(
-        "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n\
-<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n\
-<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gbk\" />\n<title>",
-    );
-    esc(out, title);
-    out.push_str(
-        "</title>\n<meta name=\"generator\" content=\"Discuz! X3.4\" />\n<meta name=\"author\" content=\"Discuz! Team and Comsenz UI Team\" />\n\
+        "<meta name=\"author\" content=\"Discuz! Team and Comsenz UI Team\" />\n\
 <meta http-equiv=\"MSThemeCompatible\" content=\"Yes\" />\n<base href=\"/dzx/\" />\n\
 <link rel=\"stylesheet\" type=\"text/css\" href=\"data/cache/style_1_common.css?x3S\" />\n\
 <script type=\"text/javascript\">var STYLEID = '1', STATICURL = 'static/', IMGDIR = 'static/image/common', VERHASH = 'x3S', charset = 'gbk', discuz_uid = '0', cookiepre = 'jc_2132_', cookiedomain = '', cookiepath = '/', SITEURL = '/dzx/';</script>\n\
@@ -372,14 +368,9 @@ impl Fixture {
                 Routed::Page(self.dzx_thread(f, t, page, list_page), Shown::Thread { tid: t.tid, page })
             }
             View::Author(uid) => {
-                let mine: Vec<Post> = self.posts(f, t, 1..=t.posts).into_iter().filter(|p| p.uid == uid).collect();
-                let size = f.kind.thread_page_size();
-                let pages = mine.len().div_ceil(size).max(1);
-                if !(1..=pages).contains(&page) {
-                    return Routed::NotFound;
-                }
-                let shown: Vec<Post> = mine.into_iter().skip((page - 1) * size).take(size).collect();
-                let html = self.dzx_thread_with(f, t, page, pages, &shown, 1, Some(uid));
+                let pages = self.author_pages(f, t, uid);
+                let Some(shown) = page.checked_sub(1).and_then(|i| pages.get(i)) else { return Routed::NotFound };
+                let html = self.dzx_thread_with(f, t, page, pages.len(), shown, 1, Some(uid));
                 Routed::Page(html, Shown::Other)
             }
             View::Printable if page == 1 => Routed::Page(self.dzx_printable(f, t), Shown::Other),
@@ -476,7 +467,7 @@ impl Fixture {
             _ => format!("forum.php?mod=forumdisplay&fid={fid}{}&page={k}", filter.query()),
         };
         out.push_str("<div id=\"pgt\" class=\"bm bw0 pgs cl\"><span id=\"fd_page_top\">");
-        dz_pager(&mut out, page, pages, &url);
+        dz::pager(&mut out, page, pages, &url);
         let _ = write!(
             out,
             "</span><span class=\"pgb y\"><a href=\"forum.php\">返回首页</a></span>\
@@ -532,23 +523,22 @@ impl Fixture {
                 }
                 out.push_str("</span>\n");
             }
-            let _ = write!(out, "</th>\n<td class=\"by\"><cite><a href=\"home.php?mod=space&amp;uid={uid}\" c=\"1\">");
-            esc(&mut out, &author);
-            let _ = writeln!(out, "</a></cite><em><span>{}</span></em></td>", civil(first_time).discuz_date());
+            out.push_str("</th>\n");
+            dz::by_cell(&mut out, uid, &author);
+            let _ = writeln!(out, "<em><span>{}</span></em></td>", civil(first_time).discuz_date());
             out.push_str("<td class=\"num\"><a href=\"");
             href(&mut out, &link(1));
             let _ = writeln!(out, "\" class=\"xi2\">{}</a><em>{}</em></td>", t.posts - 1, t.views);
-            let _ = write!(out, "<td class=\"by\"><cite><a href=\"home.php?mod=space&amp;uid={last_uid}\" c=\"1\">");
-            esc(&mut out, &last);
+            dz::by_cell(&mut out, last_uid, &last);
             let _ = write!(
                 out,
-                "</a></cite><em><a href=\"forum.php?mod=redirect&amp;tid={}&amp;goto=lastpost#lastpost\">{}</a></em></td>\n</tr>\n</tbody>\n",
+                "<em><a href=\"forum.php?mod=redirect&amp;tid={}&amp;goto=lastpost#lastpost\">{}</a></em></td>\n</tr>\n</tbody>\n",
                 t.tid,
                 shown_time(t.last_post)
             );
         }
         out.push_str("</table></form></div></div>\n<div class=\"bm bw0 pgs cl\"><span id=\"fd_page_bottom\">");
-        dz_pager(&mut out, page, pages, &url);
+        dz::pager(&mut out, page, pages, &url);
         out.push_str("</span></div>\n</div></div>\n");
         foot(&mut out, f);
         out
@@ -573,7 +563,7 @@ impl Fixture {
             None => format!("thread-{}-{k}-1.html", t.tid),
         };
         let _ = write!(out, "<div id=\"ct\" class=\"wp cl\">\n<div id=\"pgt\" class=\"pgs mbm cl \"><div class=\"pgt\">");
-        dz_pager(&mut out, page, pages, url);
+        dz::pager(&mut out, page, pages, url);
         let _ = write!(
             out,
             "</div><span class=\"y pgb\"><a href=\"forum-{fid}-{list_page}.html\">返回列表</a></span>\
@@ -601,7 +591,7 @@ impl Fixture {
             self.dzx_post(&mut out, f, t, p, page, list_page);
         }
         out.push_str("</div>\n<div class=\"pgs mtm mbm cl\">");
-        dz_pager(&mut out, page, pages, url);
+        dz::pager(&mut out, page, pages, url);
         let _ = write!(
             out,
             "<span class=\"pgb y\"><a href=\"forum-{fid}-{list_page}.html\">返回列表</a></span>\

@@ -235,18 +235,13 @@ impl Fixture {
                     }
                     Some(u) => {
                         let Some(uid) = digits(Some(u)) else { return Routed::NotFound };
-                        let mine: Vec<Post> = self.posts(f, t, 1..=t.posts).into_iter().filter(|p| p.uid == uid).collect();
-                        let size = f.kind.thread_page_size();
-                        let pages = mine.len().div_ceil(size).max(1);
+                        let pages = self.author_pages(f, t, uid);
                         let page = match page {
-                            PageArg::Last => pages,
+                            PageArg::Last => pages.len(),
                             PageArg::Number(p) => p,
                         };
-                        if !(1..=pages).contains(&page) {
-                            return Routed::NotFound;
-                        }
-                        let shown: Vec<Post> = mine.into_iter().skip((page - 1) * size).take(size).collect();
-                        Routed::Page(self.nx_thread_with(f, t, page, pages, &shown, fpage.max(1), Some(uid)), Shown::Other)
+                        let Some(shown) = page.checked_sub(1).and_then(|i| pages.get(i)) else { return Routed::NotFound };
+                        Routed::Page(self.nx_thread_with(f, t, page, pages.len(), shown, fpage.max(1), Some(uid)), Shown::Other)
                     }
                 }
             }

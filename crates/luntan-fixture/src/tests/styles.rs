@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use luntan_core::site::Site;
 
 use super::{between, board_lists_match, decode, forum_truth, get, hrefs, read_posts, site_file_driven_crawl, truth_matches_pages, unescape, SeenPost};
-use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, Hostility, PermanentFault, ThreadTruth};
+use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ForumTruth, Hostility, PermanentFault, ThreadTruth};
 
 fn extra(threads: usize, boards: usize) -> FixtureConfig {
     FixtureConfig { threads, boards, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() }
@@ -16,6 +16,13 @@ fn extra(threads: usize, boards: usize) -> FixtureConfig {
 
 fn one(kind: ForumKind, threads: usize, boards: usize) -> FixtureConfig {
     FixtureConfig { threads, boards, forums: vec![kind], ..FixtureConfig::default() }
+}
+
+/// A fixture serving `kind` alone, and that forum's truth.
+fn alone(kind: ForumKind, threads: usize, boards: usize) -> (Fixture, ForumTruth) {
+    let fx = Fixture::new(one(kind, threads, boards));
+    let ft = forum_truth(&fx.truth(), kind).clone();
+    (fx, ft)
 }
 
 /// The list page of its board that shows thread `t` (from the truth's order).
@@ -163,9 +170,7 @@ fn the_extra_forums_site_files_split_first_and_later_pages() {
 #[test]
 fn discuz_x_rewrites_its_urls_and_names_the_list_page_in_thread_links() {
     let kind = ForumKind::DiscuzX;
-    let fx = Fixture::new(one(kind, 150, 2));
-    let truth = fx.truth();
-    let ft = forum_truth(&truth, kind);
+    let (fx, ft) = alone(kind, 150, 2);
     let f = fx.forum(kind).unwrap();
     // Boards: forum-{fid}-{page}.html, page 1 included.
     for (b, bt) in f.boards.iter().zip(&ft.boards) {
@@ -233,9 +238,7 @@ fn discuz_x_rewrites_its_urls_and_names_the_list_page_in_thread_links() {
 #[test]
 fn discuz_x_pages_are_gb18030_labelled_gbk_with_tables_and_times_in_titles() {
     let kind = ForumKind::DiscuzX;
-    let fx = Fixture::new(one(kind, 300, 3));
-    let truth = fx.truth();
-    let ft = forum_truth(&truth, kind);
+    let (fx, ft) = alone(kind, 300, 3);
     let live: Vec<&ThreadTruth> = ft.threads.iter().filter(|t| !t.deleted).collect();
     let mut relative = 0;
     let mut absolute = 0;
@@ -335,9 +338,7 @@ fn discuz_x_lookalike_links_lead_to_other_views_and_redirects() {
 #[test]
 fn nexus_names_the_list_page_in_fpage_and_pages_threads_by_page() {
     let kind = ForumKind::Nexus;
-    let fx = Fixture::new(one(kind, 160, 2));
-    let truth = fx.truth();
-    let ft = forum_truth(&truth, kind);
+    let (fx, ft) = alone(kind, 160, 2);
     let f = fx.forum(kind).unwrap();
     let r = fx.get("/nx/index.php");
     assert_eq!(r.content_type, "text/html; charset=utf-8");
