@@ -53,3 +53,4 @@ pub mod hrefs;
 pub mod keywords;
 pub mod links;
 pub mod protocol;
+mod round;
