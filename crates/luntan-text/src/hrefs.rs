@@ -40,7 +40,7 @@ use memchr::memchr;
 
 use crate::encoding::{detect, http_charset, prescan_meta};
 pub use crate::markup::Span;
-use crate::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into};
+use crate::markup::{declaration_end, end_tag, name_end, raw_end, script_end, tag_rest, unescape_into};
 
 /// Why a page's links need a DOM after all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -260,27 +260,16 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                 _ => {}
             }
         } else if c == b'/' {
-            match b.get(lt + 2) {
-                None => break,
-                Some(b'>') => i = lt + 3,
-                Some(c) if c.is_ascii_alphabetic() => {
-                    let Some(ne) = name_end(b, lt + 2) else { break };
-                    let Some(tag) = tag_rest(b, ne, |_, _| {}) else { break };
-                    i = tag.end;
-                    if !svg.is_empty() {
-                        let lower = b[lt + 2..ne].to_ascii_lowercase();
-                        // An end tag that names no open SVG element closes
-                        // HTML elements, and SVG with them.
-                        match svg.iter().rposition(|open| *open == lower) {
-                            Some(at) => svg.truncate(at),
-                            None => return Err(in_svg(&[b"/", &*lower].concat())),
-                        }
-                    }
+            let Some((end, name)) = end_tag(b, lt) else { break };
+            i = end;
+            if let Some(name) = name.filter(|_| !svg.is_empty()) {
+                let lower = b[name.start..name.end].to_ascii_lowercase();
+                // An end tag that names no open SVG element closes
+                // HTML elements, and SVG with them.
+                match svg.iter().rposition(|open| *open == lower) {
+                    Some(at) => svg.truncate(at),
+                    None => return Err(in_svg(&[b"/", &*lower].concat())),
                 }
-                Some(_) => match past_gt(b, lt + 2) {
-                    Some(e) => i = e,
-                    None => break,
-                },
             }
         } else if c == b'!' || c == b'?' {
             if c == b'!' && b[lt + 2..].starts_with(b"[CDATA[") && !svg.is_empty() {

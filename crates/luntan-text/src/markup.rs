@@ -277,6 +277,22 @@ pub fn declaration_end(b: &[u8], lt: usize) -> Option<usize> {
     }
 }
 
+/// What starts with `</` at `lt`, read as the tokenizer reads it: where
+/// reading goes on, and the name of the end tag it is, if it is one (`</>`
+/// is dropped, and `</` before anything but a letter is a bogus comment);
+/// `None` if the page ends first.
+pub fn end_tag(b: &[u8], lt: usize) -> Option<(usize, Option<Span>)> {
+    match *b.get(lt + 2)? {
+        b'>' => Some((lt + 3, None)),
+        c if c.is_ascii_alphabetic() => {
+            let ne = name_end(b, lt + 2)?;
+            let tag = tag_rest(b, ne, |_, _| {})?;
+            Some((tag.end, Some(Span { start: lt + 2, end: ne })))
+        }
+        _ => past_gt(b, lt + 2).map(|e| (e, None)),
+    }
+}
+
 // --------------------------------------------------- character references
 
 /// The character reference at the start of `after` (the text after a `&`):
