@@ -26,6 +26,8 @@ use crate::commit::{Commit, CommitError, Committer};
 use crate::db::with_store;
 use crate::fetch::{FetchError, Fetched, Fetcher, ResponseHead};
 use crate::links::{page_links_in, BoardLink};
+pub use luntan_text::pager::stored_page_urls;
+use luntan_text::pager::stored_pages;
 
 /// Most pages luntan reads of one thread; a pager that never ends is a trap.
 pub const MAX_THREAD_PAGES: usize = 1000;
@@ -343,51 +345,6 @@ fn kept_pages(data: &DataDir, site: &Site, row: &ThreadRow, url: &Url, thread: &
     }
     let (&value, last) = urls.iter().nth(n - 1)?;
     Some(KeptPages { pages, last: (value, last.clone()) })
-}
-
-/// The URL of each page of a saved thread (its row's save date, page
-/// count and URL), found as download found them (see [`kept_pages`]), for
-/// pages saved before download kept each page's URL (`article<T>.http`).
-/// `None` when they cannot be told: no pager pattern in the site file, a
-/// page missing, or a page naming no later one.
-pub fn stored_page_urls(data: &DataDir, site: &Site, row: &ThreadRow) -> Option<Vec<Url>> {
-    let url = Url::parse(&row.url).ok()?;
-    let n = usize::try_from(row.pages?).ok()?;
-    if n <= 1 {
-        return Some(vec![url]);
-    }
-    let old = row.location(None).ok()?;
-    let (urls, _) = stored_pages(data, site, row, &old, &url, &row.thread, n - 1)?;
-    (urls.len() >= n).then(|| urls.into_values().take(n).collect())
-}
-
-/// Pages `1..=upto` of the thread saved at `old`, read from disk, with the
-/// page values and URLs that page 1's `url` and their pagers give, in page
-/// order: page `k` is the `k`-th page value. `None` when the site file has
-/// no pager pattern, or a page is missing or not linked from those before it.
-#[allow(clippy::type_complexity)]
-fn stored_pages(
-    data: &DataDir,
-    site: &Site,
-    row: &ThreadRow,
-    old: &luntan_core::ids::ThreadLoc,
-    url: &Url,
-    thread: &str,
-    upto: usize,
-) -> Option<(BTreeMap<u64, Url>, Vec<(u64, Url, Vec<u8>)>)> {
-    let pattern = site.links.thread_page.as_ref()?;
-    let mut urls: BTreeMap<u64, Url> = BTreeMap::from([(pattern.first_page, url.clone())]);
-    let mut read = Vec::with_capacity(upto);
-    for k in 1..=upto {
-        let (&value, page_url) = urls.iter().nth(k - 1)?;
-        let page_url = page_url.clone();
-        let body = std::fs::read(data.html_path(old, k as u32)).ok()?;
-        for (v, u) in page_links_in(site, &body, row.content_type.as_deref(), &page_url, pattern, thread, |m| m.thread.as_deref()) {
-            urls.entry(v).or_insert(u);
-        }
-        read.push((value, page_url, body));
-    }
-    Some((urls, read))
 }
 
 /// See [`kept_pages`].

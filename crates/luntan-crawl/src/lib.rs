@@ -16,7 +16,7 @@
 //!   search (S0), one worker and session per account, adaptive page budgets,
 //!   search ids followed by their next-page links, busy pages waited out.
 //! - [`links`]: link resolution and matching against the site file's patterns.
-//! - [`hrefs`]: the `href`s of a raw page without a DOM (html5ever's
+//! - [`hrefs`] (luntan-text's, re-exported): the `href`s of a raw page without a DOM (html5ever's
 //!   tokenizer rules over the bytes), so download reads a thread's pager
 //!   links at a tenth of a DOM's cost; pages it cannot read surely go to
 //!   the DOM path.
@@ -49,7 +49,9 @@ pub mod download;
 pub mod dupstate;
 pub mod fetch;
 pub mod focus;
-pub mod hrefs;
 pub mod keywords;
 pub mod links;
 pub mod protocol;
+/// Moved down to luntan-text, which export shares; kept here under its old path.
+pub use luntan_text::hrefs;
+mod round;

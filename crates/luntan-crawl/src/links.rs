@@ -1,53 +1,15 @@
-//! Reading crawl pages: decoding them and pulling out the links and list
-//! rows the site file's patterns care about.
-//!
-//! Every href is resolved against the page (and its `<base href>`), stripped
-//! of its fragment, and kept only when it is http(s) on a host the site
-//! allows: `javascript:` links, other hosts and junk never reach a pattern.
+//! Reading crawl pages: pulling out the board and thread links and list
+//! rows the site file's patterns care about. Decoding, resolving and pager
+//! links are [`luntan_text::pager`]'s (re-exported here), which export
+//! shares; links are resolved as it says.
 
 use luntan_core::dates::normalize_time;
 use luntan_core::ids::IdError;
 use luntan_core::site::{LinkMatch, LinkPattern, Site};
 use scraper::{ElementRef, Html, Selector};
-use std::sync::OnceLock;
 use url::Url;
 
-use crate::hrefs;
-
-/// Decodes a fetched page the way `extract` would, so anchor texts and
-/// titles on GBK or Big5 list pages come out right.
-pub fn decode(site: &Site, body: &[u8], content_type: Option<&str>) -> String {
-    luntan_text::encoding::detect_and_decode(body, content_type, site.encoding, None).1.text
-}
-
-pub(crate) fn anchors() -> &'static Selector {
-    static S: OnceLock<Selector> = OnceLock::new();
-    S.get_or_init(|| Selector::parse("a[href]").expect("static selector"))
-}
-
-fn base_href() -> &'static Selector {
-    static S: OnceLock<Selector> = OnceLock::new();
-    S.get_or_init(|| Selector::parse("base[href]").expect("static selector"))
-}
-
-/// The URL relative links on `doc` resolve against.
-pub fn base_url(doc: &Html, page: &Url) -> Url {
-    doc.select(base_href()).next().and_then(|b| b.value().attr("href")).and_then(|h| page.join(h.trim()).ok()).unwrap_or_else(|| page.clone())
-}
-
-/// Resolves one href; `None` for anything luntan would never fetch.
-pub fn resolve(site: &Site, base: &Url, href: &str) -> Option<Url> {
-    let href = href.trim();
-    if href.is_empty() || href.starts_with('#') {
-        return None;
-    }
-    let mut url = base.join(href).ok()?;
-    if !matches!(url.scheme(), "http" | "https") || !site.host_allowed(&url) {
-        return None;
-    }
-    url.set_fragment(None);
-    Some(url)
-}
+pub use luntan_text::pager::{anchors, base_url, decode, page_links, page_links_in, resolve};
 
 /// Text of an element, whitespace folded.
 pub fn text_of(el: ElementRef) -> String {
@@ -184,60 +146,6 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
 pub fn first_number(s: &str) -> Option<i64> {
     let digits: String = s.chars().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
     digits.parse().ok()
-}
-
-/// Later pages of one board or thread linked from `doc`: `(page value, url)`
-/// for links whose `key` capture equals `id` and that are not the first page.
-pub fn page_links(site: &Site, doc: &Html, base: &Url, pattern: &LinkPattern, id: &str, key: fn(&LinkMatch) -> Option<&str>) -> Vec<(u64, Url)> {
-    pages_among(site, doc.select(anchors()).filter_map(|a| a.value().attr("href")), base, pattern, id, key)
-}
-
-/// [`page_links`] for a fetched page that is needed for nothing else, read
-/// from its bytes: the DOM is built only when [`hrefs`] cannot be sure of
-/// the page's links without one.
-pub fn page_links_in(
-    site: &Site,
-    body: &[u8],
-    content_type: Option<&str>,
-    page: &Url,
-    pattern: &LinkPattern,
-    id: &str,
-    key: fn(&LinkMatch) -> Option<&str>,
-) -> Vec<(u64, Url)> {
-    match (hrefs::Page { body, content_type, forced: site.encoding }).hrefs() {
-        Ok(found) => {
-            let base = found.base.as_deref().and_then(|h| page.join(h.trim()).ok()).unwrap_or_else(|| page.clone());
-            pages_among(site, found.anchors.iter().map(|h| &**h), &base, pattern, id, key)
-        }
-        Err(why) => {
-            tracing::debug!("{page}: links read through a DOM: {why}");
-            let doc = Html::parse_document(&decode(site, body, content_type));
-            page_links(site, &doc, &base_url(&doc, page), pattern, id, key)
-        }
-    }
-}
-
-fn pages_among<'a>(
-    site: &Site,
-    hrefs: impl Iterator<Item = &'a str>,
-    base: &Url,
-    pattern: &LinkPattern,
-    id: &str,
-    key: fn(&LinkMatch) -> Option<&str>,
-) -> Vec<(u64, Url)> {
-    let mut out: Vec<(u64, Url)> = Vec::new();
-    for url in hrefs.filter_map(|h| resolve(site, base, h)) {
-        // Refused ids never name a page: only matches count.
-        let Some(Ok(m)) = pattern.captures(url.as_str()) else { continue };
-        if key(&m) != Some(id) || pattern.is_first(m.page) {
-            continue;
-        }
-        let page = m.page.expect("is_first(None) is true");
-        if !out.iter().any(|(p, _)| *p == page) {
-            out.push((page, url));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

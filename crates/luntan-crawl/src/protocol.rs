@@ -27,8 +27,8 @@ use serde_json::Value;
 use url::Url;
 
 use crate::db::with_store;
-use crate::discover::{DiscoverReport, Seen};
 use crate::fetch::{FetchError, Fetched, Fetcher};
+use crate::round::{DiscoverReport, Seen};
 
 /// Why a JSON page could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -305,7 +305,7 @@ impl<'a> Pages<'a> {
                 (None, None) if page == 1 => Source::Old(Some(row.url.clone()), None),
                 (None, None) => {
                     let site = self.sites.get(row.site.as_str()).copied();
-                    let urls = old_urls.get_or_insert_with(|| site.and_then(|s| luntan_crawl::download::stored_page_urls(self.data, s, row)));
+                    let urls = old_urls.get_or_insert_with(|| site.and_then(|s| luntan_text::pager::stored_page_urls(self.data, s, row)));
                     Source::Old(urls.as_ref().and_then(|u| u.get(page as usize - 1)).map(url::Url::to_string), None)
                 }
             };

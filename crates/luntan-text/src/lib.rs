@@ -31,6 +31,8 @@
 
 mod chinese;
 pub mod encoding;
+pub mod hrefs;
 pub mod markup;
+pub mod pager;
 
 pub use chinese::{fold, jieba, variant, variant_count};

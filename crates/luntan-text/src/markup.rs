@@ -3,7 +3,7 @@
 //! reference stands for, as html5ever 0.40 decides them.
 //!
 //! Two readers stand on this: download's pager-link scan
-//! (`luntan_crawl::hrefs`), which only needs where `<a href>` values lie,
+//! ([`crate::hrefs`]), which only needs where `<a href>` values lie,
 //! and extract's tokenizer (`luntan_extract::scan`), which turns a decoded
 //! page into html5ever's tokens without html5ever's character-at-a-time
 //! state machine. Both work on bytes: every byte the tokenizer steers by
@@ -274,6 +274,22 @@ pub fn declaration_end(b: &[u8], lt: usize) -> Option<usize> {
         past_gt(b, lt + 9)
     } else {
         past_gt(b, lt + 2)
+    }
+}
+
+/// What starts with `</` at `lt`, read as the tokenizer reads it: where
+/// reading goes on, and the name of the end tag it is, if it is one (`</>`
+/// is dropped, and `</` before anything but a letter is a bogus comment);
+/// `None` if the page ends first.
+pub fn end_tag(b: &[u8], lt: usize) -> Option<(usize, Option<Span>)> {
+    match *b.get(lt + 2)? {
+        b'>' => Some((lt + 3, None)),
+        c if c.is_ascii_alphabetic() => {
+            let ne = name_end(b, lt + 2)?;
+            let tag = tag_rest(b, ne, |_, _| {})?;
+            Some((tag.end, Some(Span { start: lt + 2, end: ne })))
+        }
+        _ => past_gt(b, lt + 2).map(|e| (e, None)),
     }
 }
 

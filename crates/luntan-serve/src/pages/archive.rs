@@ -36,7 +36,7 @@ use luntan_core::capture::{self, PageCapture};
 use luntan_core::site::LinkPattern;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, Store, ThreadState};
-use luntan_text::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into, Span};
+use luntan_text::markup::{declaration_end, end_tag, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into, Span};
 use url::Url;
 
 use crate::catalog::blocking;
@@ -259,22 +259,11 @@ fn rewrite(page: &str, page_url: Option<&Url>, encoding: &'static Encoding, bann
                 _ => {}
             }
         } else if c == b'/' {
-            match b.get(lt + 2) {
-                None => break,
-                Some(b'>') => i = lt + 3,
-                Some(c) if c.is_ascii_alphabetic() => {
-                    let Some(ne) = name_end(b, lt + 2) else { break };
-                    let Some(tag) = tag_rest(b, ne, |_, _| {}) else { break };
-                    if head_end.is_none() && b[lt + 2..ne].eq_ignore_ascii_case(b"head") {
-                        head_end = Some(tag.end);
-                    }
-                    i = tag.end;
-                }
-                Some(_) => match past_gt(b, lt + 2) {
-                    Some(e) => i = e,
-                    None => break,
-                },
+            let Some((end, name)) = end_tag(b, lt) else { break };
+            if head_end.is_none() && name.is_some_and(|n| b[n.start..n.end].eq_ignore_ascii_case(b"head")) {
+                head_end = Some(end);
             }
+            i = end;
         } else if c == b'!' || c == b'?' {
             match declaration_end(b, lt) {
                 Some(e) => i = e,

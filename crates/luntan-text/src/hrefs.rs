@@ -6,7 +6,7 @@
 //! of luntan-download's CPU. A DOM is not needed to know which `<a>` elements
 //! a page has: HTML's tokenizer alone decides what is a tag, and the tree
 //! builder only adds, reorders and clones elements. So [`scan`] runs the
-//! WHATWG tokenizer's states that matter ([`luntan_text::markup`]) over the
+//! WHATWG tokenizer's states that matter ([`crate::markup`]) over the
 //! raw bytes — tags and their attributes (quotes, `/`, duplicates, a tag cut
 //! off by the end of the page),
 //! comments, `<!DOCTYPE>`, bogus comments, the raw text of `<script>` (with
@@ -36,10 +36,11 @@
 use std::borrow::Cow;
 
 use encoding_rs::Encoding;
-use luntan_text::encoding::{detect, http_charset, prescan_meta};
-pub use luntan_text::markup::Span;
-use luntan_text::markup::{declaration_end, name_end, past_gt, raw_end, script_end, tag_rest, unescape_into};
 use memchr::memchr;
+
+use crate::encoding::{detect, http_charset, prescan_meta};
+pub use crate::markup::Span;
+use crate::markup::{declaration_end, end_tag, name_end, raw_end, script_end, tag_rest, unescape_into};
 
 /// Why a page's links need a DOM after all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,7 +71,7 @@ pub struct Hrefs<'a> {
 }
 
 /// A fetched page and what decides its encoding, read the way
-/// `links::decode` would.
+/// `pager::decode` would.
 #[derive(Debug, Clone, Copy)]
 pub struct Page<'a> {
     pub body: &'a [u8],
@@ -127,7 +128,7 @@ impl<'a> Page<'a> {
         Ok(named.iter().any(Option::is_some) || self.content_type.and_then(http_charset).is_some())
     }
 
-    /// The encoding `links::decode` would read the page with.
+    /// The encoding `pager::decode` would read the page with.
     fn encoding(&self, declared: bool) -> Result<&'static Encoding, Unsure> {
         // Undeclared valid UTF-8 is UTF-8 to chardetng and to `detect`
         // (tests hold them to it), and checking costs a fraction of a guess.
@@ -259,27 +260,16 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                 _ => {}
             }
         } else if c == b'/' {
-            match b.get(lt + 2) {
-                None => break,
-                Some(b'>') => i = lt + 3,
-                Some(c) if c.is_ascii_alphabetic() => {
-                    let Some(ne) = name_end(b, lt + 2) else { break };
-                    let Some(tag) = tag_rest(b, ne, |_, _| {}) else { break };
-                    i = tag.end;
-                    if !svg.is_empty() {
-                        let lower = b[lt + 2..ne].to_ascii_lowercase();
-                        // An end tag that names no open SVG element closes
-                        // HTML elements, and SVG with them.
-                        match svg.iter().rposition(|open| *open == lower) {
-                            Some(at) => svg.truncate(at),
-                            None => return Err(in_svg(&[b"/", &*lower].concat())),
-                        }
-                    }
+            let Some((end, name)) = end_tag(b, lt) else { break };
+            i = end;
+            if let Some(name) = name.filter(|_| !svg.is_empty()) {
+                let lower = b[name.start..name.end].to_ascii_lowercase();
+                // An end tag that names no open SVG element closes
+                // HTML elements, and SVG with them.
+                match svg.iter().rposition(|open| *open == lower) {
+                    Some(at) => svg.truncate(at),
+                    None => return Err(in_svg(&[b"/", &*lower].concat())),
                 }
-                Some(_) => match past_gt(b, lt + 2) {
-                    Some(e) => i = e,
-                    None => break,
-                },
             }
         } else if c == b'!' || c == b'?' {
             if c == b'!' && b[lt + 2..].starts_with(b"[CDATA[") && !svg.is_empty() {
@@ -300,7 +290,7 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::links::{base_url, decode, page_links, page_links_in};
+    use crate::pager::{base_url, decode, page_links, page_links_in};
     use luntan_core::site::{LinkMatch, Site};
     use luntan_fixture::{Fixture, FixtureConfig, ForumKind, Hostility};
     use scraper::{Html, Selector};
@@ -313,7 +303,7 @@ mod tests {
     /// What the DOM makes of a page: every `a[href]` in tree order and the
     /// first `base[href]`, decoded the way download used to.
     fn dom(page: &Page) -> Links {
-        let text = luntan_text::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
+        let text = crate::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
         let doc = Html::parse_document(&text);
         let (a, base) = (Selector::parse("a[href]").unwrap(), Selector::parse("base[href]").unwrap());
         let href = |e: scraper::ElementRef| e.value().attr("href").unwrap().to_owned();
