@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use luntan_core::contract::{Progress, StageRun, Stop};
+use luntan_core::contract::{Progress, StageReport, StageRun, Stop};
 use luntan_core::ids::SiteId;
 use luntan_core::site::Site;
 use luntan_core::store::{Claims, StateUrl, Store};
 use luntan_core::{DataDir, Stage};
+use luntan_crawl::fetch::Fetcher;
 
 /// The arguments every stage over a data directory takes (flattened into
 /// each binary's `Args`, so they read and check the same everywhere).
@@ -70,25 +71,126 @@ impl WorkerArgs {
     }
 }
 
-/// The flags every stage that moves threads takes, meaning the same in each.
-#[derive(clap::Args, Debug, Clone)]
-pub struct StageArgs {
-    /// No progress bar and no line per thread: only the summary, the
-    /// failures grouped by reason, and errors.
+/// `-q`, declared once for every binary with a progress bar.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct QuietArgs {
+    /// No progress bar and no line per thread or page: only the summary,
+    /// the failures grouped by reason, and errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The flags every stage binary (discover, download, extract, index)
+/// takes, declared here once and read by [`StageArgs::begin`].
+#[derive(clap::Args, Debug, Clone)]
+pub struct StageArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+}
+
+/// `--retry-failed`, for the stages that mark threads failed (all but
+/// discover); read only by [`RetryArgs::apply`].
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct RetryArgs {
     /// First put the threads this stage marked failed back in its queue
     /// (after fixing what made them fail), then run as usual.
     #[arg(long)]
     pub retry_failed: bool,
 }
 
-/// Prints failures grouped by cause (see [`luntan_core::state::group_failures`]),
-/// most frequent first: one line each, with the count and the first threads.
-pub fn report_failures(stage: &str, failures: &[(String, String)]) {
-    for g in luntan_core::state::group_failures(failures.iter().map(|(t, r)| ("", t.as_str(), r.as_str()))) {
+impl RetryArgs {
+    /// Puts the threads `stage` failed (of `site`, or all) back in its
+    /// queue when asked (or when `also`, e.g. extract's `--again`), saying
+    /// how many in one line.
+    pub fn apply(&self, store: &Store, stage: Stage, site: Option<&SiteId>, also: bool) -> anyhow::Result<usize> {
+        if !(self.retry_failed || also) {
+            return Ok(0);
+        }
+        let n = store.retry_failed(site.map(SiteId::as_str), Some(stage))?;
+        if n > 0 {
+            eprintln!("{}: {n} threads that failed at {stage} are back in the queue", binary(stage));
+        }
+        Ok(n)
+    }
+}
+
+/// A stage's binary, as its lines name it.
+pub fn binary(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Discover => "luntan-discover",
+        Stage::Download => "luntan-download",
+        Stage::Extract => "luntan-extract",
+        Stage::Index => "luntan-index",
+    }
+}
+
+impl StageArgs {
+    /// Logging at the level `-q` asks for; call first.
+    pub fn init(&self) {
+        init_tracing(self.quiet.quiet);
+    }
+
+    pub fn data_dir(&self) -> DataDir {
+        DataDir::new(&self.data.data)
+    }
+
+    /// The forum `--site` names, if any.
+    pub fn site(&self) -> Option<&SiteId> {
+        self.data.site.as_ref()
+    }
+
+    /// Whether this worker shares `state` with others (`--shared`, or a
+    /// PostgreSQL state).
+    pub fn shared(&self, state: &StateUrl) -> bool {
+        self.worker.shared(state)
+    }
+
+    /// Begins `stage` as every binary does: the stage contract's lock (none
+    /// for a worker sharing `state`) and temp-file sweep, how threads are
+    /// claimed, a stop that Ctrl-C sets, and a progress bar unless `-q` (or
+    /// `no_bar`).
+    pub fn begin(&self, stage: Stage, state: &StateUrl, no_bar: bool) -> anyhow::Result<(Arc<StageRun>, Arc<Bar>)> {
+        let data = self.data_dir();
+        let run = match self.worker.shared(state) {
+            true => StageRun::begin_shared(&data, stage, Stop::new())?,
+            false => StageRun::begin(&data, stage, Stop::new())?,
+        };
+        let run = run.with_claims(self.worker.claims());
+        let bar = Bar::new(stage.as_str(), self.quiet.quiet || no_bar);
+        let run = run.with_stop(Stop::on_ctrl_c(binary(stage))).with_progress(bar.clone());
+        Ok((Arc::new(run), bar))
+    }
+}
+
+impl StageArgs {
+    /// One polite fetcher per forum; a worker sharing the crawl passes every
+    /// forum's requests through its gate in the crawl state, so all workers
+    /// together keep the site file's concurrency and delay. Made outside the
+    /// async runtime: a shared gate opens its store connection, which blocks.
+    pub fn fetchers(&self, sites: &[Site], state: &StateUrl) -> anyhow::Result<Vec<Arc<Fetcher>>> {
+        let mut out = Vec::with_capacity(sites.len());
+        for site in sites {
+            let mut fetcher = Fetcher::new(Arc::new(site.clone()))?;
+            if self.shared(state) {
+                fetcher = fetcher.share_politeness(state, self.worker.claims().lease)?;
+            }
+            out.push(Arc::new(fetcher));
+        }
+        Ok(out)
+    }
+}
+
+/// Prints a stage's failures grouped by cause (see
+/// [`luntan_core::state::group_failures`]), most frequent first: one line
+/// each, with the count and the first threads.
+pub fn report_failures(stage: Stage, report: &StageReport) {
+    for g in report.failure_groups(stage) {
         let n = g.threads;
-        eprintln!("{stage}: {n} {} failed: {} ({})", if n == 1 { "thread" } else { "threads" }, g.cause, g.examples_line());
+        eprintln!("{}: {n} {} failed: {} ({})", binary(stage), if n == 1 { "thread" } else { "threads" }, g.cause, g.examples_line());
     }
 }
 
@@ -136,26 +238,6 @@ impl Progress for Bar {
     fn advance(&self, n: u64) {
         self.0.inc(n);
     }
-}
-
-/// Begins `stage` on `data` as every binary does: the stage contract's
-/// lock (none for a worker sharing `state`) and temp-file sweep, how
-/// threads are claimed, a stop that Ctrl-C sets, a progress bar.
-pub fn begin(data: &DataDir, stage: Stage, worker: &WorkerArgs, state: &StateUrl, quiet: bool) -> anyhow::Result<(Arc<StageRun>, Arc<Bar>)> {
-    let name: &'static str = match stage {
-        Stage::Discover => "luntan-discover",
-        Stage::Download => "luntan-download",
-        Stage::Extract => "luntan-extract",
-        Stage::Index => "luntan-index",
-    };
-    let run = match worker.shared(state) {
-        true => StageRun::begin_shared(data, stage, Stop::new())?,
-        false => StageRun::begin(data, stage, Stop::new())?,
-    };
-    let run = run.with_claims(worker.claims());
-    let bar = Bar::new(stage.as_str(), quiet);
-    let run = run.with_stop(Stop::on_ctrl_c(name)).with_progress(bar.clone());
-    Ok((Arc::new(run), bar))
 }
 
 /// Opens the crawl state, naming it when it cannot be opened.

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
 use luntan_core::store::StateUrl;
-use luntan_core::{DataDir, Site, Stage, StageRun, Store};
+use luntan_core::{Site, Stage, StageRun, Store};
 use luntan_crawl::db::with_store;
 use luntan_crawl::discover::{discover_site, DiscoverOptions, DiscoverReport};
 use luntan_crawl::fetch::Fetcher;
@@ -24,9 +24,7 @@ use luntan_crawl::keywords::{monitor_site, read_keywords, KeywordReport};
 #[command(version)]
 struct Args {
     #[command(flatten)]
-    common: cli::DataArgs,
-    #[command(flatten)]
-    worker: cli::WorkerArgs,
+    stage: cli::StageArgs,
     /// Visit every board now, whatever its schedule says.
     #[arg(long)]
     all_boards: bool,
@@ -43,23 +41,17 @@ struct Args {
     /// keyword, one worker per <account>. Needs a <search> in the site file.
     #[arg(long, value_name = "FILE")]
     keywords: Option<PathBuf>,
-    /// No line per list page or keyword problem: only the summary and errors
-    /// (as -q means in every stage).
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 struct Config {
-    data: DataDir,
+    stage: cli::StageArgs,
     state: StateUrl,
-    worker: cli::WorkerArgs,
     sites: Vec<Site>,
     bad_site_file: bool,
     options: DiscoverOptions,
     watch: bool,
     max_sleep: Duration,
     keywords: Option<Vec<String>>,
-    quiet: bool,
 }
 
 fn main() -> ExitCode {
@@ -67,13 +59,13 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    cli::init_tracing(args.quiet);
-    let data = DataDir::new(&args.common.data);
-    let state = match args.common.state() {
+    args.stage.init();
+    let data = args.stage.data_dir();
+    let state = match args.stage.data.state() {
         Ok(s) => s,
         Err(e) => return cli::exit_code("luntan-discover", Err(e), false),
     };
-    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
+    let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
     let keywords = match &args.keywords {
         None => None,
         Some(path) => match std::fs::read_to_string(path) {
@@ -89,16 +81,14 @@ fn run(args: Args) -> ExitCode {
         },
     };
     let config = Config {
-        data,
+        stage: args.stage,
         state,
-        worker: args.worker,
         sites,
         bad_site_file,
         options: DiscoverOptions { all_boards: args.all_boards },
         watch: args.watch,
         max_sleep: Duration::from_secs(args.max_sleep),
         keywords,
-        quiet: args.quiet,
     };
     cli::exit_code("luntan-discover", discover(&config), config.bad_site_file)
 }
@@ -106,18 +96,10 @@ fn run(args: Args) -> ExitCode {
 fn discover(config: &Config) -> anyhow::Result<()> {
     // Discover is idempotent, but two copies would fetch every list page twice.
     // A bar that grew round after round would say nothing under --watch.
-    let (run, bar) = cli::begin(&config.data, Stage::Discover, &config.worker, &config.state, config.quiet || config.watch)?;
+    let (run, bar) = config.stage.begin(Stage::Discover, &config.state, config.watch)?;
     let store = Arc::new(Mutex::new(cli::open_store(&config.state)?));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let mut fetchers: Vec<Arc<Fetcher>> = Vec::new();
-    for site in &config.sites {
-        let mut fetcher = Fetcher::new(Arc::new(site.clone()))?;
-        if config.worker.shared(&config.state) {
-            // Every worker's requests to a forum pass one gate.
-            fetcher = fetcher.share_politeness(&config.state, config.worker.claims().lease)?;
-        }
-        fetchers.push(Arc::new(fetcher));
-    }
+    let fetchers = config.stage.fetchers(&config.sites, &config.state)?;
     if let Some(keywords) = &config.keywords {
         return rt.block_on(keyword_rounds(config, &run, &fetchers, &store, keywords));
     }
@@ -137,7 +119,7 @@ fn discover(config: &Config) -> anyhow::Result<()> {
             if !config.watch || run.stopped() {
                 return anyhow::Ok(());
             }
-            let ids: Vec<String> = config.sites.iter().map(|s| s.id.clone()).collect();
+            let ids: Vec<String> = config.sites.iter().map(|s| s.id.to_string()).collect();
             let due = with_store(&store, move |s| s.next_board_visit(&ids)).await?;
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
             let wait = Duration::from_secs(due.map_or(60, |d| (d - now).max(1) as u64)).min(config.max_sleep);

@@ -10,9 +10,8 @@ use luntan::cli;
 use luntan_core::ids::SaveDate;
 use luntan_core::state::Stage;
 use luntan_core::store::StateUrl;
-use luntan_core::{DataDir, Site};
+use luntan_core::Site;
 use luntan_crawl::download::{download_site, DownloadOptions, DownloadReport};
-use luntan_crawl::fetch::Fetcher;
 
 /// Download every discovered thread (state 0), all its pages, into
 /// DATA/pages/<site>/board<B>/board<B>_<YYYYMMDD>/article<T>.html, then mark
@@ -22,23 +21,20 @@ use luntan_crawl::fetch::Fetcher;
 #[command(version)]
 struct Args {
     #[command(flatten)]
-    common: cli::DataArgs,
-    #[command(flatten)]
     stage: cli::StageArgs,
     #[command(flatten)]
-    worker: cli::WorkerArgs,
+    retry: cli::RetryArgs,
     /// Threads in flight per forum (requests still obey the site's limits).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=4096))]
     in_flight: u16,
 }
 
 struct Config {
-    data: DataDir,
     state: StateUrl,
     sites: Vec<Site>,
     bad_site_file: bool,
     stage: cli::StageArgs,
-    worker: cli::WorkerArgs,
+    retry: cli::RetryArgs,
     in_flight: usize,
 }
 
@@ -47,40 +43,30 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    cli::init_tracing(args.stage.quiet);
-    let data = DataDir::new(&args.common.data);
-    let state = match args.common.state() {
+    args.stage.init();
+    let data = args.stage.data_dir();
+    let state = match args.stage.data.state() {
         Ok(s) => s,
         Err(e) => return cli::exit_code("luntan-download", Err(e), false),
     };
-    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
-    let config = Config { data, state, sites, bad_site_file, stage: args.stage, worker: args.worker, in_flight: args.in_flight.into() };
+    let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
+    let config = Config { state, sites, bad_site_file, stage: args.stage, retry: args.retry, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }
 
 fn download(config: &Config) -> anyhow::Result<()> {
     let start = Instant::now();
-    let (run, bar) = cli::begin(&config.data, Stage::Download, &config.worker, &config.state, config.stage.quiet)?;
+    let (run, bar) = config.stage.begin(Stage::Download, &config.state, false)?;
     let store = cli::open_store(&config.state)?;
     for site in &config.sites {
         store.upsert_site(site)?;
-        if config.stage.retry_failed {
-            store.retry_failed(Some(&site.id), Some(Stage::Download))?;
-        }
+    }
+    if !config.sites.is_empty() {
+        config.retry.apply(&store, Stage::Download, config.stage.site(), false)?;
     }
     let store = Arc::new(Mutex::new(store));
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    // Made outside the runtime: a shared gate opens its store connection,
-    // which blocks.
-    let mut fetchers = Vec::new();
-    for site in &config.sites {
-        let mut fetcher = Fetcher::new(Arc::new(site.clone()))?;
-        if config.worker.shared(&config.state) {
-            // Every worker's requests to a forum pass one gate.
-            fetcher = fetcher.share_politeness(&config.state, config.worker.claims().lease)?;
-        }
-        fetchers.push(Arc::new(fetcher));
-    }
+    let fetchers = config.stage.fetchers(&config.sites, &config.state)?;
     let reports = rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         for fetcher in fetchers {
@@ -97,8 +83,11 @@ fn download(config: &Config) -> anyhow::Result<()> {
     });
     bar.finish();
     let reports: Vec<DownloadReport> = reports?;
-    let failures: Vec<(String, String)> = reports.iter().flat_map(|r| r.failures.iter().cloned()).collect();
-    cli::report_failures("luntan-download", &failures);
+    let mut threads = luntan_core::contract::StageReport::default();
+    for r in &reports {
+        threads.merge(r.threads.clone());
+    }
+    cli::report_failures(Stage::Download, &threads);
     for e in reports.iter().filter_map(|r| r.error.as_ref()) {
         eprintln!("luntan-download: {e}");
     }
@@ -113,12 +102,12 @@ fn download(config: &Config) -> anyhow::Result<()> {
     let secs = start.elapsed().as_secs_f64().max(1e-3);
     let sum = |f: fn(&DownloadReport) -> usize| reports.iter().map(f).sum::<usize>();
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
-    let left = sum(|r| r.left);
+    let left = threads.left;
     let kept = sum(|r| r.pages_kept);
     println!(
         "download: {} saved, {} failed, {} left, {} pages, {:.1} MB in {} ({:.0} pages/s){}",
-        sum(|r| r.saved),
-        sum(|r| r.failed),
+        threads.done,
+        threads.failed,
         left,
         sum(|r| r.pages),
         bytes as f64 / 1e6,

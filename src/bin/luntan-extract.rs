@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use luntan::cli;
 use luntan_core::store::StateUrl;
-use luntan_core::{DataDir, Site, Stage, Store};
+use luntan_core::{Site, Stage, Store};
 use luntan_extract::ExtractConfig;
 use luntan_text::encoding::{self, Encoding};
 
@@ -16,8 +16,6 @@ use luntan_text::encoding::{self, Encoding};
 #[derive(Debug, Parser)]
 #[command(name = "luntan-extract", version)]
 struct Args {
-    #[command(flatten)]
-    common: cli::DataArgs,
     /// Only print the detected encoding of each FILE (with --site, honouring
     /// that site file's forced encoding) and exit; touches no state.
     #[arg(long, value_name = "FILE", num_args = 1..)]
@@ -36,14 +34,14 @@ struct Args {
     #[command(flatten)]
     stage: cli::StageArgs,
     #[command(flatten)]
-    worker: cli::WorkerArgs,
+    retry: cli::RetryArgs,
 }
 
 /// Checked arguments: what to do, with everything it needs loaded.
 enum Config {
     Detect { files: Vec<PathBuf>, forced: Option<&'static Encoding> },
     Explain { sites: Vec<Site>, bad_site_file: bool },
-    Extract { data: DataDir, state: StateUrl, cfg: ExtractConfig, stage: cli::StageArgs, worker: cli::WorkerArgs, again: bool, bad_site_file: bool },
+    Extract { state: StateUrl, cfg: ExtractConfig, stage: cli::StageArgs, retry: cli::RetryArgs, again: bool, bad_site_file: bool },
 }
 
 fn main() -> ExitCode {
@@ -51,7 +49,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    cli::init_tracing(args.stage.quiet);
+    args.stage.init();
     let config = match check(args) {
         Ok(c) => c,
         Err(lines) => {
@@ -72,8 +70,8 @@ fn run(args: Args) -> ExitCode {
             }
             Ok(if bad_site_file { ExitCode::from(2) } else { ExitCode::SUCCESS })
         }
-        Config::Extract { data, state, cfg, stage, worker, again, bad_site_file } => {
-            extract(&data, &state, &cfg, &stage, &worker, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
+        Config::Extract { state, cfg, stage, retry, again, bad_site_file } => {
+            extract(&state, &cfg, &stage, retry, again).map(|code| if bad_site_file { ExitCode::from(2) } else { code })
         }
     };
     match result {
@@ -89,10 +87,10 @@ fn run(args: Args) -> ExitCode {
 /// back as the lines to print, before anything is touched; a broken site
 /// file is reported at once and its forum left alone while the others go on.
 fn check(args: Args) -> Result<Config, Vec<String>> {
-    let data = DataDir::new(&args.common.data);
+    let data = args.stage.data_dir();
     if !args.detect.is_empty() {
         // Detection needs no site file unless one is named for its forced encoding.
-        let forced = match args.common.site() {
+        let forced = match args.stage.data.site() {
             Some(id) => {
                 let (sites, errors) = Site::load_all(&data.sites_dir(), Some(id));
                 if !errors.is_empty() {
@@ -105,23 +103,23 @@ fn check(args: Args) -> Result<Config, Vec<String>> {
         return Ok(Config::Detect { files: args.detect, forced });
     }
     if args.explain {
-        let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
+        let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
         if sites.is_empty() && !bad_site_file {
             return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
         }
         return Ok(Config::Explain { sites, bad_site_file });
     }
-    let state = args.common.state().map_err(|e| vec![format!("luntan-extract: {e}")])?;
-    let (sites, bad_site_file) = cli::load_sites(&data, args.common.site());
+    let state = args.stage.data.state().map_err(|e| vec![format!("luntan-extract: {e}")])?;
+    let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
     if sites.is_empty() && !bad_site_file {
         return Err(vec![format!("{}: no site files (*.xml)", data.sites_dir().display())]);
     }
-    let site = args.common.site().map(str::to_owned);
+    let site = args.stage.site().cloned();
     if args.again && !sites.iter().any(|s| Some(&s.id) == site.as_ref()) {
-        return Err(vec![format!("--again: no usable site file for --site {}", site.unwrap_or_default())]);
+        return Err(vec![format!("--again: no usable site file for --site {}", site.map(String::from).unwrap_or_default())]);
     }
     let cfg = ExtractConfig { site, ..ExtractConfig::new(sites) };
-    Ok(Config::Extract { data, state, cfg, stage: args.stage, worker: args.worker, again: args.again, bad_site_file })
+    Ok(Config::Extract { state, cfg, stage: args.stage, retry: args.retry, again: args.again, bad_site_file })
 }
 
 fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Result<ExitCode> {
@@ -141,17 +139,12 @@ fn detect(files: &[PathBuf], forced: Option<&'static Encoding>) -> anyhow::Resul
     Ok(code)
 }
 
-fn extract(data: &DataDir, state: &StateUrl, cfg: &ExtractConfig, stage: &cli::StageArgs, worker: &cli::WorkerArgs, again: bool) -> anyhow::Result<ExitCode> {
-    let (run, bar) = cli::begin(data, Stage::Extract, worker, state, stage.quiet)?;
+fn extract(state: &StateUrl, cfg: &ExtractConfig, stage: &cli::StageArgs, retry: cli::RetryArgs, again: bool) -> anyhow::Result<ExitCode> {
+    let (run, bar) = stage.begin(Stage::Extract, state, false)?;
     let mut store = cli::open_store(state)?;
-    if stage.retry_failed || again {
-        let n = store.retry_failed(cfg.site.as_deref(), Some(Stage::Extract))?;
-        if n > 0 {
-            eprintln!("luntan-extract: {n} threads that failed at extract are back in the queue");
-        }
-    }
+    retry.apply(&store, Stage::Extract, cfg.site.as_ref(), again)?;
     if again {
-        let site = cfg.site.as_deref().expect("--again requires --site");
+        let site = cfg.site.as_ref().expect("--again requires --site");
         let n = requeue(&store, site)?;
         eprintln!("luntan-extract: {n} threads of {site} to extract again from their saved HTML");
     }
@@ -159,7 +152,7 @@ fn extract(data: &DataDir, state: &StateUrl, cfg: &ExtractConfig, stage: &cli::S
     bar.finish();
     let summary = summary?;
     // One line per cause, however many threads it hit.
-    cli::report_failures("luntan-extract", &summary.failures);
+    cli::report_failures(Stage::Extract, &summary.threads);
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }

@@ -7,14 +7,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 use luntan::cli;
-use luntan_core::{DataDir, IndexDir, Stage};
+use luntan_core::{IndexDir, Stage};
 use luntan_search::{analysis, index_threads, rebuild_all, rebuild_site, IndexOptions};
 
 #[derive(Parser, Debug)]
 #[command(name = "luntan-index", version, about = "Index extracted threads, one tantivy index per forum")]
 struct Args {
-    #[command(flatten)]
-    common: cli::DataArgs,
     /// Where `<site>.index` directories live.
     #[arg(long, value_name = "DIR", default_value = "index")]
     index_dir: PathBuf,
@@ -31,7 +29,7 @@ struct Args {
     #[command(flatten)]
     stage: cli::StageArgs,
     #[command(flatten)]
-    worker: cli::WorkerArgs,
+    retry: cli::RetryArgs,
 }
 
 fn main() -> ExitCode {
@@ -39,7 +37,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    cli::init_tracing(args.stage.quiet);
+    args.stage.init();
     match index(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -50,11 +48,10 @@ fn run(args: Args) -> ExitCode {
 }
 
 fn index(args: Args) -> anyhow::Result<()> {
-    let data = DataDir::new(&args.common.data);
-    let state = args.common.state()?;
+    let state = args.stage.data.state()?;
     // The first Ctrl-C commits what is indexed and stops; a second one
     // (or SIGKILL) loses nothing either, since rows move after commits.
-    let (run, bar) = cli::begin(&data, Stage::Index, &args.worker, &state, args.stage.quiet)?;
+    let (run, bar) = args.stage.begin(Stage::Index, &state, false)?;
     let opts = IndexOptions { writer_mb: args.writer_mb as usize, commit_every: args.commit_every as usize };
     let index = IndexDir::new(&args.index_dir);
     std::fs::create_dir_all(index.root()).with_context(|| format!("{}", index.root().display()))?;
@@ -63,7 +60,7 @@ fn index(args: Args) -> anyhow::Result<()> {
     let report = if args.rebuild {
         // A rebuild needs no database; rows only move if one exists.
         let mut store = if state.exists() { Some(cli::open_store(&state)?) } else { None };
-        match &args.common.site {
+        match args.stage.site() {
             Some(site) => rebuild_site(&run, store.as_mut(), &index, site, &opts)?,
             None => rebuild_all(&run, store.as_mut(), &index, &opts)?,
         }
@@ -72,17 +69,11 @@ fn index(args: Args) -> anyhow::Result<()> {
             bail!("{state}: no crawl database (run the earlier stages, or use --rebuild)");
         }
         let mut store = cli::open_store(&state)?;
-        if args.stage.retry_failed {
-            let n = store.retry_failed(args.common.site(), Some(Stage::Index))?;
-            if n > 0 {
-                eprintln!("luntan-index: {n} threads that failed at index are back in the queue");
-            }
-        }
-        index_threads(&run, &mut store, &index, args.common.site(), &opts)?
+        args.retry.apply(&store, Stage::Index, args.stage.site(), false)?;
+        index_threads(&run, &mut store, &index, args.stage.site(), &opts)?
     };
     bar.finish();
-    let failures: Vec<(String, String)> = report.failures.iter().map(|f| (format!("{}/{}", f.site, f.thread), f.reason.clone())).collect();
-    cli::report_failures("luntan-index", &failures);
+    cli::report_failures(Stage::Index, &report.threads);
     println!("{}", report.summary());
     Ok(())
 }

@@ -143,7 +143,15 @@ fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fa
     // A thread whose page polls the server for ever.
     let live = format!("{}/xhr/live/9001", server.base_url().trim_end_matches('/'));
     let mut store = Store::open(&work.layout().db_path()).unwrap();
-    let row = NewThread { site: SITE.into(), board: "1".into(), thread: "9001".into(), url: live.clone(), title: None, replies: None, last_post: None };
+    let row = NewThread {
+        site: SITE.parse().unwrap(),
+        board: "1".parse().unwrap(),
+        thread: "9001".parse().unwrap(),
+        url: live.clone(),
+        title: None,
+        replies: None,
+        last_post: None,
+    };
     assert_eq!(store.insert_new_threads(&[row]).unwrap(), 1);
     drop(store);
 
@@ -212,9 +220,9 @@ fn replies_asked_for_once_an_intersection_observer_sees_the_end_are_all_stored()
         .threads
         .iter()
         .map(|t| NewThread {
-            site: SITE.into(),
-            board: t.board.clone(),
-            thread: t.thread.clone(),
+            site: SITE.parse().unwrap(),
+            board: t.board.parse().unwrap(),
+            thread: t.thread.parse().unwrap(),
             url: format!("{}/xhr/seen/{}", base.trim_end_matches('/'), t.thread),
             title: None,
             replies: None,
@@ -252,7 +260,15 @@ fn a_thread_reached_through_a_redirect_is_drawn_where_it_lands() {
     let short = format!("{}/xhr/go?tid={}", server.base_url().trim_end_matches('/'), t.thread);
     let mut store = Store::open(&work.layout().db_path()).unwrap();
     store.upsert_site(&luntan_core::Site::load(&work.sites().join(format!("{SITE}.xml"))).unwrap()).unwrap();
-    let row = NewThread { site: SITE.into(), board: t.board.clone(), thread: t.thread.clone(), url: short, title: None, replies: None, last_post: None };
+    let row = NewThread {
+        site: SITE.parse().unwrap(),
+        board: t.board.parse().unwrap(),
+        thread: t.thread.parse().unwrap(),
+        url: short,
+        title: None,
+        replies: None,
+        last_post: None,
+    };
     assert_eq!(store.insert_new_threads(&[row]).unwrap(), 1);
     drop(store);
     server.clear_requests();

@@ -123,7 +123,10 @@ impl Work {
 
     /// Every thread row: (site, thread) → (state, fail reason, save date, pages).
     pub fn rows(&self) -> Rows {
-        self.all_rows().into_iter().map(|r| ((r.site, r.thread), (r.state, r.fail_reason, r.save_date, r.pages))).collect()
+        self.all_rows()
+            .into_iter()
+            .map(|r| ((r.site.to_string(), r.thread.to_string()), (r.state, r.fail_reason, r.save_date.map(|d| d.to_string()), r.pages)))
+            .collect()
     }
 
     /// Every file under the work dir with its bytes, for before/after comparisons.
@@ -255,14 +258,14 @@ pub fn fixture_docs(truth: &luntan_fixture::Truth) -> Vec<luntan_core::ThreadDoc
     for f in &truth.forums {
         for t in f.threads.iter().filter(|t| t.servable()) {
             let doc = ThreadDoc {
-                site: t.site.clone(),
-                board: t.board.clone(),
-                thread: t.thread.clone(),
+                site: t.site.parse().unwrap(),
+                board: t.board.parse().unwrap(),
+                thread: t.thread.parse().unwrap(),
                 forum: f.name.clone(),
                 url: format!("http://fixture.invalid{}", t.url_path),
                 title: t.title.clone(),
                 posted: t.posts.first().map(|p| p.time.clone()),
-                saved: "20261130".into(),
+                saved: "20261130".parse().unwrap(),
                 encoding: f.encoding.clone(),
                 pages: t.pages,
                 posts: t
@@ -394,19 +397,19 @@ pub fn classify(sites: &[luntan_core::Site], base_url: &str, path_and_query: &st
     let url = format!("{}/{}", base_url.trim_end_matches('/'), path_and_query.trim_start_matches('/'));
     for s in sites {
         if s.home.as_str() == url {
-            return Requested::Home(s.id.clone());
+            return Requested::Home(s.id.to_string());
         }
         let l = &s.links;
         for p in std::iter::once(&l.board).chain(l.board_page.as_ref()) {
             if let Some(Ok(m)) = p.captures(&url) {
-                return Requested::List(s.id.clone(), m.board.unwrap_or_default());
+                return Requested::List(s.id.to_string(), m.board.map(String::from).unwrap_or_default());
             }
         }
         if let Some(Ok(m)) = l.thread.captures(&url) {
-            return Requested::Thread(s.id.clone(), m.thread.unwrap_or_default(), true);
+            return Requested::Thread(s.id.to_string(), m.thread.map(String::from).unwrap_or_default(), true);
         }
         if let Some(Ok(m)) = l.thread_page.as_ref().and_then(|p| p.captures(&url)) {
-            return Requested::Thread(s.id.clone(), m.thread.unwrap_or_default(), false);
+            return Requested::Thread(s.id.to_string(), m.thread.map(String::from).unwrap_or_default(), false);
         }
     }
     Requested::Other(path_and_query.to_owned())

@@ -31,7 +31,7 @@ fn saved_pages(work: &Work, rows: &[ThreadRow]) -> Vec<Page> {
     let layout = work.layout();
     let mut out = Vec::new();
     for row in rows.iter().filter(|r| r.save_date.is_some()) {
-        let loc = row.location(None).unwrap();
+        let loc = row.saved_location().unwrap();
         let lines = capture::read(&layout.http_path(&loc)).unwrap().unwrap_or_else(|| panic!("{}/{}: no article.http", row.site, row.thread));
         let json = row.content_type.as_deref() == Some("application/json");
         let n = row.pages.unwrap();
@@ -225,7 +225,7 @@ fn every_saved_page_is_one_warc_record_and_every_thread_one_ndjson_line_that_fit
     // A thread saved before heads were kept, a page gone, an XML broken:
     // each named and counted, the rest exported as before.
     let layout = work.layout();
-    let html = |site: &str| saved.iter().find(|r| r.site == site && r.pages == Some(1) && r.state == ThreadState::Extracted).unwrap().location(None).unwrap();
+    let html = |site: &str| saved.iter().find(|r| r.site == site && r.pages == Some(1) && r.state == ThreadState::Extracted).unwrap().saved_location().unwrap();
     let (old, gone, broken) = (html("dz"), html("phpbb"), html("bbs"));
     std::fs::remove_file(layout.http_path(&old)).unwrap();
     // Threads of several pages saved before heads were kept: their later
@@ -234,7 +234,7 @@ fn every_saved_page_is_one_warc_record_and_every_thread_one_ndjson_line_that_fit
         .iter()
         .map(|site| {
             let row = saved.iter().find(|r| r.site == *site && r.pages >= Some(2)).unwrap_or_else(|| panic!("no {site} thread of 2 pages")).clone();
-            let http = layout.http_path(&row.location(None).unwrap());
+            let http = layout.http_path(&row.saved_location().unwrap());
             let lines = capture::read(&http).unwrap().unwrap();
             std::fs::remove_file(http).unwrap();
             (row, lines)
@@ -268,7 +268,7 @@ fn every_saved_page_is_one_warc_record_and_every_thread_one_ndjson_line_that_fit
     assert_eq!(headers[0], ("Content-Type".to_owned(), b"text/html; charset=gb18030".to_vec()), "{headers:?}");
     assert_eq!(synthesized.http_body().unwrap(), std::fs::read(layout.html_path(&old, 1)).unwrap());
     for (row, lines) in &multi {
-        let loc = row.location(None).unwrap();
+        let loc = row.saved_location().unwrap();
         for c in lines {
             let body = std::fs::read(layout.html_path(&loc, c.page)).unwrap();
             let found: Vec<&ReadRecord> = records2.iter().filter(|r| r.header("WARC-Target-URI") == Some(c.url.as_str())).collect();
@@ -297,7 +297,8 @@ fn the_example_index_mapping_maps_every_field_of_a_line() {
     let required = |v: &serde_json::Value| -> BTreeSet<String> { v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_owned()).collect() };
     assert_eq!(required(&schema["required"]), keys(&schema["properties"]), "every field is always there");
     // Every line a real export writes has exactly these fields.
-    let doc = luntan_core::ThreadDoc { site: "dz".into(), thread: "1".into(), posts: vec![luntan_core::Post::default()], ..Default::default() };
+    let mut doc = luntan_core::ThreadDoc::new("dz".parse().unwrap(), "1".parse().unwrap(), "1".parse().unwrap(), "20261205".parse().unwrap());
+    doc.posts = vec![luntan_core::Post::default()];
     let line: serde_json::Value = serde_json::from_str(&luntan_export::ndjson::ThreadLine::of(&doc).to_json()).unwrap();
     assert_eq!(keys(&line), keys(&schema["properties"]));
     assert_eq!(keys(&line["posts"][0]), keys(&schema["$defs"]["post"]["properties"]));

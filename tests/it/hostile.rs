@@ -165,7 +165,10 @@ type StagedRows = BTreeMap<(String, String), (ThreadState, Option<String>, Optio
 
 /// Every thread row with its failure stage and reason.
 fn rows_with_stage(work: &Work) -> StagedRows {
-    work.all_rows().into_iter().map(|r| ((r.site, r.thread), (r.state, r.fail_stage, r.fail_reason, r.attempts))).collect()
+    work.all_rows()
+        .into_iter()
+        .map(|r| ((r.site.to_string(), r.thread.to_string()), (r.state, r.fail_stage.map(|s| s.as_str().to_string()), r.fail_reason, r.attempts)))
+        .collect()
 }
 
 /// Compares one thread's XML with what its pages show; `None` when equal.

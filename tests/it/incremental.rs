@@ -109,7 +109,8 @@ fn later_rounds_read_only_what_changed() {
 
     // Exactly the 80 changed threads are queued, and the rounds say so.
     let store = Store::open(&work.layout().db_path()).unwrap();
-    let queued: BTreeSet<(String, String)> = store.threads(None, ThreadState::Discovered).unwrap().into_iter().map(|r| (r.site, r.thread)).collect();
+    let queued: BTreeSet<(String, String)> =
+        store.threads(None, ThreadState::Discovered).unwrap().into_iter().map(|r| (r.site.to_string(), r.thread.to_string())).collect();
     assert_eq!(queued, changed, "queued threads differ from the changed ones");
     let (mut new, mut updated) = (0, 0);
     for s in &sites {
@@ -315,8 +316,13 @@ fn a_round_with_nothing_new_costs_an_empty_304_per_page_where_the_forum_keeps_va
     // After new replies a changed page is read whole, and only its threads are queued.
     let changes = server.add_replies(6);
     let out = work.ok("discover", &["--all-boards"]);
-    let queued: BTreeSet<(String, String)> =
-        Store::open(&work.layout().db_path()).unwrap().threads(None, ThreadState::Discovered).unwrap().into_iter().map(|r| (r.site, r.thread)).collect();
+    let queued: BTreeSet<(String, String)> = Store::open(&work.layout().db_path())
+        .unwrap()
+        .threads(None, ThreadState::Discovered)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.site.to_string(), r.thread.to_string()))
+        .collect();
     let changed: BTreeSet<(String, String)> = changes.iter().map(|c| (c.site.clone(), c.thread.clone())).collect();
     assert_eq!(queued, changed, "{out}");
 }

@@ -102,7 +102,7 @@ fn keyword_rounds_against(mode: SearchMode) {
     let initial = matches(&server, &keywords);
 
     let mut model: BTreeMap<(String, String), Model> =
-        sites.iter().flat_map(|s| keywords.iter().map(move |k| ((s.id.clone(), k.clone()), Model { pagenum: LIMIT, watermark: None }))).collect();
+        sites.iter().flat_map(|s| keywords.iter().map(move |k| ((s.id.to_string(), k.clone()), Model { pagenum: LIMIT, watermark: None }))).collect();
     let arrivals = server.start_arrivals(40.0);
     let mut snapshot = BTreeSet::new();
     for round in 1..=3 {

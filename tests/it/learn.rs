@@ -28,10 +28,10 @@ fn classify(site: &Site, url: &str) -> Option<Class> {
     let take = |p: &LinkPattern| p.captures(url).and_then(Result::ok);
     for (what, page, first) in [("thread", l.thread_page.as_ref(), &l.thread), ("board", l.board_page.as_ref(), &l.board)] {
         if let Some(m) = page.and_then(|p| take(p).filter(|m| !p.is_first(m.page))) {
-            return Some((if what == "thread" { "thread-page" } else { "board-page" }, m.board, m.thread, m.page));
+            return Some((if what == "thread" { "thread-page" } else { "board-page" }, m.board.map(String::from), m.thread.map(String::from), m.page));
         }
         if let Some(m) = take(first) {
-            return Some((what, m.board, m.thread, None));
+            return Some((what, m.board.map(String::from), m.thread.map(String::from), None));
         }
     }
     None

@@ -140,7 +140,7 @@ pub fn months(docs: &[&ThreadDoc]) -> BTreeMap<(String, String), u64> {
     let mut out = BTreeMap::new();
     for d in docs {
         if let Some(p) = d.posted.as_deref().or_else(|| d.posts.first().and_then(|p| p.time.as_deref())) {
-            *out.entry((d.site.clone(), p[..7].to_string())).or_default() += 1;
+            *out.entry((d.site.to_string(), p[..7].to_string())).or_default() += 1;
         }
     }
     out
@@ -151,7 +151,7 @@ pub fn post_months(docs: &[&ThreadDoc]) -> BTreeMap<(String, String), u64> {
     let mut out = BTreeMap::new();
     for p in docs.iter().flat_map(|d| d.posts.iter().map(move |p| (d, p))) {
         if let (d, luntan_core::Post { time: Some(t), .. }) = p {
-            *out.entry((d.site.clone(), t[..7].to_string())).or_default() += 1;
+            *out.entry((d.site.to_string(), t[..7].to_string())).or_default() += 1;
         }
     }
     out
@@ -296,7 +296,7 @@ fn the_api_answers_as_the_cli_and_the_truth_do_and_matches_its_openapi_document(
     let want: BTreeSet<String> = matching
         .iter()
         .filter(|d| d.site == site && d.posted.as_deref().is_some_and(|p| (since..=until).contains(&&p[..10])))
-        .map(|d| d.thread.clone())
+        .map(|d| d.thread.to_string())
         .collect();
     let got: BTreeSet<String> = r["hits"].as_array().unwrap().iter().map(|h| h["thread"].as_str().unwrap().to_string()).collect();
     assert!(!want.is_empty());
@@ -468,7 +468,7 @@ fn the_thread_page_leads_back_to_its_results_and_on_to_the_hits_beside_it() {
                 let next = get(s.addr, &link, &[]);
                 assert_eq!(next.status, 200);
                 let next = next.text();
-                let doc = s.docs.iter().find(|d| (d.site.clone(), d.thread.clone()) == key(want)).unwrap();
+                let doc = s.docs.iter().find(|d| (d.site.to_string(), d.thread.to_string()) == key(want)).unwrap();
                 assert_eq!(next.matches(r#"<article class="post""#).count(), doc.posts.len());
                 assert!(next.contains(&format!("第 {} 个结果，共 {total} 个", at + 1)));
                 let prev = link_with(&next, r#"rel="prev""#).expect("a way back to n");
@@ -605,7 +605,7 @@ fn trend_buckets_run_without_gaps_and_the_chart_spaces_them_by_time_with_the_fil
     let mut want: BTreeMap<(String, String), u64> = BTreeMap::new();
     for d in matching.iter().filter(|d| d.site == sites[0] || d.site == sites[1]) {
         if let Some(p) = posted(d).filter(|p| (since.as_str()..=until.as_str()).contains(&&p[..10])) {
-            *want.entry((d.site.clone(), monday(&p))).or_default() += 1;
+            *want.entry((d.site.to_string(), monday(&p))).or_default() += 1;
         }
     }
     let point = regex::Regex::new(r#"class="point"[^>]* data-site="([^"]+)" data-bucket="([^"]+)" data-count="(\d+)""#).unwrap();
@@ -1076,7 +1076,7 @@ fn an_archived_page_says_whose_copy_it_is_and_its_links_lead_to_the_archive_or_t
     for site in s.sites() {
         let d = s.docs.iter().find(|d| d.site == site && d.pages >= 2).unwrap_or_else(|| panic!("{site}: no saved thread of two pages"));
         let row = store.thread(&d.site, &d.thread).unwrap().unwrap();
-        let loc = row.location(None).unwrap();
+        let loc = row.saved_location().unwrap();
         let page_one = luntan_core::capture::read(&s.work.layout().http_path(&loc)).unwrap().unwrap().into_iter().find(|c| c.page == 1).unwrap();
         let original = std::fs::read(s.work.layout().html_path(&loc, 1)).unwrap();
         let hrefs = luntan_crawl::hrefs::Page { body: &original, content_type: row.content_type.as_deref(), forced: None }.hrefs().unwrap();
@@ -1493,7 +1493,7 @@ fn an_export_streams_every_hit_of_the_search_as_csv_and_ndjson() {
         assert_eq!(row[7], hit["replies"].to_string());
     }
     // The brute-force set of matching threads, and a filter keeps to its forum.
-    let want: BTreeSet<(String, String)> = s.matching(&q).iter().map(|d| (d.site.clone(), d.thread.clone())).collect();
+    let want: BTreeSet<(String, String)> = s.matching(&q).iter().map(|d| (d.site.to_string(), d.thread.to_string())).collect();
     let got: BTreeSet<(String, String)> = rows[1..].iter().map(|r| (r[1].clone(), r[4].clone())).collect();
     assert_eq!(got, want);
     let site = s.sites()[1].clone();

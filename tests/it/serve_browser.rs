@@ -127,7 +127,7 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
             matching.iter().filter(|d| d.site == site && posted(d).is_some_and(|p| (since..=until_day).contains(&&p[..10]))).collect();
         let total: usize = eval(&page, "document.getElementById('total').textContent").await.as_str().unwrap().parse().unwrap();
         let hits = eval(&page, hits_js()).await;
-        let wanted: Vec<(String, Option<String>)> = want.iter().map(|d| (d.thread.clone(), posted(d))).collect();
+        let wanted: Vec<(String, Option<String>)> = want.iter().map(|d| (d.thread.to_string(), posted(d))).collect();
         let url = eval(&page, "location.search").await;
         assert_eq!(total, want.len(), "{since}..{until_day} ({url}): page shows {hits}, want {wanted:?}");
         assert!(!hits.as_array().unwrap().is_empty());

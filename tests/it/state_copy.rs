@@ -90,13 +90,13 @@ fn a_crawl_moved_to_postgres_and_back_reads_the_same_and_a_full_target_is_refuse
     let lost: Vec<_> = work.all_rows().into_iter().filter(|r| r.site == "dz").take(3).collect();
     assert_eq!(lost.len(), 3);
     for row in &lost {
-        std::fs::remove_file(work.layout().html_path(&row.location(None).unwrap(), 1)).unwrap();
+        std::fs::remove_file(work.layout().html_path(&row.saved_location().unwrap(), 1)).unwrap();
     }
     work.stage("extract", &[]);
     work.ok("index", &[]);
     let failed: Vec<_> = work.all_rows().into_iter().filter(|r| r.state == ThreadState::Failed).collect();
     assert_eq!(failed.len(), 3, "{failed:?}");
-    assert!(failed.iter().all(|r| r.fail_stage.as_deref() == Some("extract") && r.fail_reason.is_some()), "{failed:?}");
+    assert!(failed.iter().all(|r| r.fail_stage.map(|s| s.as_str()) == Some("extract") && r.fail_reason.is_some()), "{failed:?}");
     let sqlite = work.layout().db_path();
     let sqlite = path_str(&sqlite);
     let before = status(&work, None);

@@ -165,7 +165,7 @@ fn count(stdout: &str, what: &str) -> usize {
 
 fn rows(state: &StateUrl) -> BTreeMap<(String, String), luntan_core::store::ThreadRow> {
     let store = Store::connect(state).unwrap();
-    ThreadState::ALL.iter().flat_map(|&s| store.threads(None, s).unwrap()).map(|r| ((r.site.clone(), r.thread.clone()), r)).collect()
+    ThreadState::ALL.iter().flat_map(|&s| store.threads(None, s).unwrap()).map(|r| ((r.site.to_string(), r.thread.to_string()), r)).collect()
 }
 
 /// The forums' limits in these tests: tight enough that four workers each

@@ -32,21 +32,22 @@ use std::fmt::Write as _;
 use quick_xml::events::Event;
 
 use crate::escape::{escape_into, Escape};
+use crate::ids::{BoardId, SaveDate, SiteId, ThreadId};
 
 /// One thread, normalized.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadDoc {
-    pub site: String,
-    pub board: String,
-    pub thread: String,
+    pub site: SiteId,
+    pub board: BoardId,
+    pub thread: ThreadId,
     /// The forum's display name.
     pub forum: String,
     pub url: String,
     pub title: String,
     /// Time of the first post.
     pub posted: Option<String>,
-    /// `YYYYMMDD` the HTML was saved.
-    pub saved: String,
+    /// The day the HTML was saved.
+    pub saved: SaveDate,
     /// The encoding the pages were decoded with (WHATWG name).
     pub encoding: String,
     /// How many HTML pages the thread spans.
@@ -79,9 +80,9 @@ impl Post {
 pub struct ThreadJson {
     /// `site/thread`: unique across forums (the bulk action's `_id`).
     pub id: String,
-    pub site: String,
-    pub board: String,
-    pub thread: String,
+    pub site: SiteId,
+    pub board: BoardId,
+    pub thread: ThreadId,
     pub url: String,
     /// The forum's display name.
     pub forum: String,
@@ -90,7 +91,7 @@ pub struct ThreadJson {
     /// (`YYYY-MM-DDTHH:MM:SS`), or null.
     pub posted: Option<String>,
     /// `YYYYMMDD` the pages were saved.
-    pub saved: String,
+    pub saved: SaveDate,
     /// The encoding the pages were decoded from.
     pub encoding: String,
     pub pages: u32,
@@ -124,15 +125,14 @@ impl ThreadJson {
         }
         ThreadJson {
             id: format!("{}/{}", doc.site, doc.thread),
-            // to_string, not clone: the ids read the same whether they are Strings or checked ids.
-            site: doc.site.to_string(),
-            board: doc.board.to_string(),
-            thread: doc.thread.to_string(),
+            site: doc.site.clone(),
+            board: doc.board.clone(),
+            thread: doc.thread.clone(),
             url: doc.url.clone(),
             forum: doc.forum.clone(),
             title: doc.title.clone(),
             posted: doc.posted.clone(),
-            saved: doc.saved.clone(),
+            saved: doc.saved,
             encoding: doc.encoding.clone(),
             pages: doc.pages,
             authors,
@@ -171,6 +171,13 @@ fn esc_into(o: &mut String, s: &str) {
 }
 
 impl ThreadDoc {
+    /// A thread known only by where it lives, before extraction fills in
+    /// the rest.
+    pub fn new(site: SiteId, board: BoardId, thread: ThreadId, saved: SaveDate) -> ThreadDoc {
+        let (forum, url, title, encoding) = (String::new(), String::new(), String::new(), String::new());
+        ThreadDoc { site, board, thread, forum, url, title, posted: None, saved, encoding, pages: 0, posts: Vec::new() }
+    }
+
     /// The XML text of this thread.
     pub fn to_xml(&self) -> String {
         let mut o = String::with_capacity(1024 + self.posts.iter().map(|p| p.paragraphs.iter().map(|t| t.len() + 12).sum::<usize>() + 96).sum::<usize>());
@@ -197,7 +204,7 @@ impl ThreadDoc {
         if let Some(p) = &self.posted {
             element(&mut o, "  ", "posted", p);
         }
-        element(&mut o, "  ", "saved", &self.saved);
+        element(&mut o, "  ", "saved", self.saved.as_str());
         element(&mut o, "  ", "encoding", &self.encoding);
         let _ = writeln!(o, "  <pages>{}</pages>", self.pages);
         for p in &self.posts {
@@ -218,7 +225,10 @@ impl ThreadDoc {
     /// Parses a thread XML file's text.
     pub fn from_xml(xml: &str) -> Result<ThreadDoc, DocError> {
         let mut r = quick_xml::Reader::from_str(xml);
-        let mut doc = ThreadDoc::default();
+        // The root's ids and the save date are checked once they are all
+        // read; the other fields default to empty as they always have.
+        let (mut site, mut board, mut thread, mut saved) = (String::new(), String::new(), String::new(), String::new());
+        let mut doc = Body::default();
         let mut post: Option<Post> = None;
         let mut text = String::new();
         let mut seen_root = false;
@@ -235,9 +245,9 @@ impl ThreadDoc {
                                 let a = a.map_err(|err| syntax(&r, &err))?;
                                 let v = a.normalized_value(quick_xml::XmlVersion::Implicit1_0).map_err(|err| syntax(&r, &err))?.into_owned();
                                 match a.key.as_ref() as &str {
-                                    "site" => doc.site = v,
-                                    "board" => doc.board = v,
-                                    "id" => doc.thread = v,
+                                    "site" => site = v,
+                                    "board" => board = v,
+                                    "id" => thread = v,
                                     _ => {}
                                 }
                             }
@@ -279,7 +289,7 @@ impl ThreadDoc {
                         ("url", None) => doc.url = value,
                         ("title", None) => doc.title = value,
                         ("posted", None) => doc.posted = Some(value),
-                        ("saved", None) => doc.saved = value,
+                        ("saved", None) => saved = value,
                         ("encoding", None) => doc.encoding = value,
                         ("pages", None) => doc.pages = value.trim().parse().map_err(|_| DocError::Shape(format!("pages {value:?} is not a number")))?,
                         _ => {}
@@ -292,8 +302,33 @@ impl ThreadDoc {
         if !seen_root {
             return Err(DocError::Shape("no <thread> element".into()));
         }
-        Ok(doc)
+        let shape = |what: &str, e: crate::ids::IdError| DocError::Shape(format!("{what} {e}"));
+        Ok(ThreadDoc {
+            site: SiteId::parse(&site).map_err(|e| shape("site", e))?,
+            board: BoardId::parse(&board).map_err(|e| shape("board", e))?,
+            thread: ThreadId::parse(&thread).map_err(|e| shape("thread", e))?,
+            saved: SaveDate::parse(&saved).map_err(|e| shape("saved", e))?,
+            forum: doc.forum,
+            url: doc.url,
+            title: doc.title,
+            posted: doc.posted,
+            encoding: doc.encoding,
+            pages: doc.pages,
+            posts: doc.posts,
+        })
     }
+}
+
+/// The fields of a [`ThreadDoc`] that need no check, as the parser fills them.
+#[derive(Default)]
+struct Body {
+    forum: String,
+    url: String,
+    title: String,
+    posted: Option<String>,
+    encoding: String,
+    pages: u32,
+    posts: Vec<Post>,
 }
 
 #[cfg(test)]
@@ -302,14 +337,14 @@ mod tests {
 
     fn sample() -> ThreadDoc {
         ThreadDoc {
-            site: "dz".into(),
-            board: "2".into(),
-            thread: "77".into(),
+            site: "dz".parse().unwrap(),
+            board: "2".parse().unwrap(),
+            thread: "77".parse().unwrap(),
             forum: "清水河畔 & <朋友>".into(),
             url: "http://h/forum.php?mod=viewthread&tid=77".into(),
             title: "考研\"经验\" 'share' 😀".into(),
             posted: Some("2024-03-05T12:34:00".into()),
-            saved: "20261130".into(),
+            saved: "20261130".parse().unwrap(),
             encoding: "GBK".into(),
             pages: 2,
             posts: vec![

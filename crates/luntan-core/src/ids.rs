@@ -93,6 +93,79 @@ macro_rules! id_type {
                 $name::parse(s)
             }
         }
+
+        // An id reads as the string it is wherever a `&str` is wanted
+        // (SQL parameters, map keys, formatting); it can only be *made*
+        // through `parse`, which is what the type guarantees.
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        /// Checked as [`parse`](Self::parse) checks: a JSON or XML field
+        /// cannot smuggle in an id a URL could not.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                $name::parse(&s).map_err(serde::de::Error::custom)
+            }
+        }
     };
 }
 
@@ -137,6 +210,45 @@ impl SaveDate {
 impl fmt::Display for SaveDate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl std::ops::Deref for SaveDate {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for SaveDate {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<&str> for SaveDate {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::str::FromStr for SaveDate {
+    type Err = IdError;
+    fn from_str(s: &str) -> Result<SaveDate, IdError> {
+        SaveDate::parse(s)
+    }
+}
+
+impl serde::Serialize for SaveDate {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SaveDate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SaveDate, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        SaveDate::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 

@@ -66,9 +66,9 @@ fn schema(c: &Connection) -> Vec<String> {
 
 fn row(thread: &str, board: &str, state: ThreadState) -> ThreadRow {
     ThreadRow {
-        site: "dz".into(),
-        thread: thread.into(),
-        board: board.into(),
+        site: "dz".parse().unwrap(),
+        thread: thread.parse().unwrap(),
+        board: board.parse().unwrap(),
         url: format!("http://dz.example.cn/thread-{thread}-1-1.html"),
         title: None,
         replies: None,
@@ -98,7 +98,7 @@ fn assert_fixture_rows(s: &Store) {
             title: s1("英语一作文模板"),
             replies: Some(3),
             last_post: s1("2026-11-18T10:00:00"),
-            save_date: s1("20261119"),
+            save_date: Some("20261119".parse().unwrap()),
             pages: Some(2),
             content_type: gbk.clone(),
             ..row("102", "2", ThreadState::Saved)
@@ -111,7 +111,7 @@ fn assert_fixture_rows(s: &Store) {
             replies: Some(0),
             last_post: s1("2026-11-17T22:15:00"),
             post_time: s1("2026-11-17T22:15:00"),
-            save_date: s1("20261119"),
+            save_date: Some("20261119".parse().unwrap()),
             pages: Some(1),
             content_type: gbk.clone(),
             ..row("103", "2", ThreadState::Extracted)
@@ -124,7 +124,7 @@ fn assert_fixture_rows(s: &Store) {
             replies: Some(40),
             last_post: s1("2026-11-16T12:00:00"),
             post_time: s1("2026-11-15T09:00:00"),
-            save_date: s1("20261119"),
+            save_date: Some("20261119".parse().unwrap()),
             pages: Some(3),
             content_type: gbk,
             ..row("104", "5", ThreadState::Indexed)
@@ -137,16 +137,16 @@ fn assert_fixture_rows(s: &Store) {
                 title: s1("已删除的帖子"),
                 replies: Some(1),
                 last_post: s1("2026-11-15T08:00:00"),
-                fail_stage: s1("download"),
+                fail_stage: luntan_core::Stage::parse("download"),
                 fail_reason: s1("http://dz.example.cn/thread-105-1-1.html: 404 Not Found"),
                 attempts: 2,
                 ..row("105", "5", ThreadState::Failed)
             },
             ThreadRow {
-                save_date: s1("20261119"),
+                save_date: Some("20261119".parse().unwrap()),
                 pages: Some(1),
                 content_type: s1("text/html"),
-                fail_stage: s1("extract"),
+                fail_stage: luntan_core::Stage::parse("extract"),
                 fail_reason: s1("no posts matched the thread@post selector"),
                 attempts: 1,
                 ..row("106", "2", ThreadState::Failed)

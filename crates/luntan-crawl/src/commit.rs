@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use luntan_core::ids::ThreadLoc;
+use luntan_core::ids::{BoardId, ThreadLoc};
 use luntan_core::layout::{sync_dir, AtomicFile};
 use luntan_core::state::ThreadState;
 use luntan_core::store::{Store, StoreError, Update};
@@ -38,7 +38,7 @@ pub(crate) struct Commit {
     pub states: Option<(u32, u32)>,
     /// Boards met (a microblog's users): id, URL and title, recorded in the
     /// transaction that moves the row.
-    pub boards: Vec<(String, String, Option<String>)>,
+    pub boards: Vec<(BoardId, String, Option<String>)>,
 }
 
 /// Why a thread was not committed; its row is as it was.
@@ -152,13 +152,8 @@ fn write_batch(store: &Mutex<Store>, batch: Vec<(Commit, Reply)>) {
         }
         for (c, _) in &ready {
             let (site, thread) = (c.loc.site.as_str(), c.loc.thread.as_str());
-            let up = Update {
-                save_date: Some(c.loc.saved.as_str()),
-                pages: Some(c.pages),
-                content_type: c.content_type.as_deref(),
-                states: c.states,
-                ..Default::default()
-            };
+            let up =
+                Update { save_date: Some(c.loc.saved), pages: Some(c.pages), content_type: c.content_type.as_deref(), states: c.states, ..Default::default() };
             s.transition(site, thread, ThreadState::Discovered, ThreadState::Saved, &up)?;
         }
         Ok::<_, StoreError>(())
@@ -203,7 +198,7 @@ mod tests {
 
     fn commit_of(data: &DataDir, store: &Mutex<Store>, thread: &str) -> Commit {
         let row = lock(store).thread("dz", thread).unwrap().unwrap();
-        let loc = row.location(Some(SaveDate::parse("20261202").unwrap())).unwrap();
+        let loc = row.location(SaveDate::parse("20261202").unwrap());
         let files = vec![(data.html_path(&loc, 1), format!("page 1 of {thread}").into_bytes()), (data.http_path(&loc), Vec::new())];
         Commit { loc, files, pages: 1, content_type: Some("text/html; charset=gbk".into()), states: None, boards: Vec::new() }
     }
@@ -213,9 +208,9 @@ mod tests {
         let rows: Vec<NewThread> = ids
             .iter()
             .map(|t| NewThread {
-                site: "dz".into(),
-                board: "2".into(),
-                thread: (*t).into(),
+                site: "dz".parse().unwrap(),
+                board: "2".parse().unwrap(),
+                thread: (*t).parse().unwrap(),
                 url: format!("http://127.0.0.1/t{t}"),
                 title: None,
                 replies: None,
@@ -232,19 +227,26 @@ mod tests {
         let data = DataDir::new(dir.path());
         let store = store_with(&data, &["1", "2"]);
         let mut a = commit_of(&data, &store, "2");
-        a.boards = vec![("u9".into(), "http://127.0.0.1/u/9".into(), None), ("u1".into(), "http://127.0.0.1/u/1".into(), Some("一号".into()))];
+        a.boards =
+            vec![("u9".parse().unwrap(), "http://127.0.0.1/u/9".into(), None), ("u1".parse().unwrap(), "http://127.0.0.1/u/1".into(), Some("一号".into()))];
         let mut b = commit_of(&data, &store, "1");
-        b.boards = vec![("u9".into(), "http://127.0.0.1/u/9?again".into(), Some("九号".into())), ("u1".into(), "http://127.0.0.1/u/1".into(), None)];
+        b.boards = vec![
+            ("u9".parse().unwrap(), "http://127.0.0.1/u/9?again".into(), Some("九号".into())),
+            ("u1".parse().unwrap(), "http://127.0.0.1/u/1".into(), None),
+        ];
         let committer = Committer::start(store.clone(), 8);
         let (ra, rb) = futures_util::future::join(committer.commit(a), committer.commit(b)).await;
         ra.unwrap();
         rb.unwrap();
         assert_eq!(committer.batches(), 1);
-        let mut boards: Vec<(String, String, Option<String>)> = lock(&store).boards("dz").unwrap().into_iter().map(|b| (b.board, b.url, b.title)).collect();
+        let mut boards: Vec<(BoardId, String, Option<String>)> = lock(&store).boards("dz").unwrap().into_iter().map(|b| (b.board, b.url, b.title)).collect();
         boards.sort();
         assert_eq!(
             boards,
-            [("u1".into(), "http://127.0.0.1/u/1".into(), Some("一号".into())), ("u9".into(), "http://127.0.0.1/u/9?again".into(), Some("九号".into()))],
+            [
+                ("u1".parse().unwrap(), "http://127.0.0.1/u/1".into(), Some("一号".into())),
+                ("u9".parse().unwrap(), "http://127.0.0.1/u/9?again".into(), Some("九号".into()))
+            ],
             "in thread order (1 before 2) the first URL stays, and a title given once is not lost to a later none"
         );
     }
@@ -273,7 +275,7 @@ mod tests {
                 assert!(outcome.is_ok(), "thread {t}: {outcome:?}");
                 assert_eq!(row.state, ThreadState::Saved);
                 assert_eq!((row.pages, row.save_date.as_deref()), (Some(1), Some("20261202")));
-                let loc = row.location(None).unwrap();
+                let loc = row.saved_location().unwrap();
                 assert_eq!(std::fs::read(data.html_path(&loc, 1)).unwrap(), format!("page 1 of {t}").into_bytes());
             }
         }

@@ -62,7 +62,7 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
             .await?;
             match held {
                 Some(keeper) => Some(keeper),
-                None => return Ok(DiscoverReport { site: fetcher.site().id.clone(), busy: true, ..Default::default() }),
+                None => return Ok(DiscoverReport { site: fetcher.site().id.to_string(), busy: true, ..Default::default() }),
             }
         }
     };
@@ -98,7 +98,7 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
 
 async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc<Mutex<Store>>, opts: &DiscoverOptions) -> Result<DiscoverReport, StoreError> {
     let site = Arc::new(fetcher.site().clone());
-    let mut report = DiscoverReport { site: site.id.clone(), ..Default::default() };
+    let mut report = DiscoverReport { site: site.id.to_string(), ..Default::default() };
     let validators = with_store(store, {
         let site = site.clone();
         move |s| {
@@ -164,8 +164,8 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
     let seen = Arc::new(seen);
     let validators = Arc::new(validators);
     let mut wave: Vec<BoardLink> = boards;
-    let mut met: BTreeSet<String> = wave.iter().map(|b| b.id.clone()).collect();
-    let mut next: Vec<BoardLink> = known.into_iter().filter(|b| met.insert(b.board.clone())).filter_map(BoardLink::from_row).collect();
+    let mut met: BTreeSet<String> = wave.iter().map(|b| b.id.to_string()).collect();
+    let mut next: Vec<BoardLink> = known.into_iter().filter(|b| met.insert(b.board.to_string())).filter_map(BoardLink::from_row).collect();
     if wave.is_empty() {
         wave = std::mem::take(&mut next);
     }
@@ -187,7 +187,7 @@ async fn discover_round(run: &Arc<StageRun>, fetcher: &Arc<Fetcher>, store: &Arc
         if depth > max_depth || report.boards >= max_boards {
             break;
         }
-        next.extend(found.into_iter().filter(|b| met.insert(b.id.clone())));
+        next.extend(found.into_iter().filter(|b| met.insert(b.id.to_string())));
         wave = std::mem::take(&mut next);
         if run.stopped() {
             // The next wave is not started; the next round reads it.

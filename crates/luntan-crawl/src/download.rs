@@ -14,16 +14,16 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use luntan_core::capture::{self, Exchange, PageCapture};
-use luntan_core::contract::StageRun;
-use luntan_core::ids::SaveDate;
-use luntan_core::state::{Stage, ThreadState};
+use luntan_core::contract::{ClaimSession, Hand, Next, StageReport, StageRun};
+use luntan_core::ids::{BoardId, SaveDate};
+use luntan_core::state::ThreadState;
 use luntan_core::store::{Store, StoreError, ThreadRow};
 use luntan_core::{DataDir, Site};
 use url::Url;
 
 use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
 use crate::commit::{Commit, CommitError, Committer};
-use crate::db::with_store;
+use crate::db::{lock, with_store};
 use crate::fetch::{FetchError, Fetched, Fetcher, ResponseHead};
 use crate::links::{page_links_in, BoardLink};
 pub use luntan_text::pager::stored_page_urls;
@@ -36,17 +36,14 @@ pub const MAX_THREAD_PAGES: usize = 1000;
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct DownloadReport {
     pub site: String,
-    pub saved: usize,
-    pub failed: usize,
-    /// Threads left for a later run (stopped by Ctrl-C).
-    pub left: usize,
+    /// The threads' outcomes: `done` were saved; `left` wait for a later
+    /// run (stopped by Ctrl-C, or no browser on this machine).
+    pub threads: StageReport,
     pub pages: usize,
     /// Of `pages`, those kept from a thread's last download instead of
     /// fetched again (a re-queued thread is read from its last page on).
     pub pages_kept: usize,
     pub bytes: u64,
-    /// `(site/thread, reason)` of each thread marked failed.
-    pub failures: Vec<(String, String)>,
     /// Why the site could not be downloaded at all (its rows left as they were).
     pub error: Option<String>,
     /// Browser mode: what the browser did (S4).
@@ -128,8 +125,7 @@ pub async fn download_site(
     opts: DownloadOptions,
 ) -> Result<DownloadReport, DownloadError> {
     let site_id = fetcher.site().id.clone();
-    let claims = run.claims();
-    let mut report = DownloadReport { site: site_id.clone(), ..Default::default() };
+    let mut report = DownloadReport { site: site_id.to_string(), ..Default::default() };
     let renderer = Renderer::for_site(fetcher.clone()).map(Arc::new);
     if renderer.is_some() {
         // No browser is this machine's matter, not the threads': one line,
@@ -139,19 +135,19 @@ pub async fn download_site(
             let waiting = with_store(&store, move |s| s.threads(Some(&site), ThreadState::Discovered)).await?.len();
             if waiting > 0 {
                 report.error = Some(format!("{}: {e}", fetcher.site().id));
-                report.left = waiting;
+                report.threads.left = waiting;
             }
             return Ok(report);
         }
     }
-    let (site, alone) = (site_id.clone(), !run.is_shared());
-    let _keeper = with_store(&store, move |s| {
-        if alone {
-            s.free_leases(Some(&site), ThreadState::Discovered)?;
-        }
-        s.keep_leases(claims.lease)
-    })
-    .await?;
+    let (site, open_run) = (site_id.clone(), run.clone());
+    let session = with_store(&store, move |s| ClaimSession::open(&open_run, s, Some(&site), Hand::Threads)).await?;
+    let session = Arc::new(Mutex::new(session));
+    // Runs `f` with the store and this site's claim session, off the runtime.
+    let on_session = |f: SessionCall| {
+        let session = session.clone();
+        with_store(&store, move |s| f(s, &mut lock(&session)))
+    };
     // Threads finish into one committer, which writes whatever is ready
     // at once: at most every thread in flight.
     let committer = Committer::start(store.clone(), opts.in_flight);
@@ -164,23 +160,20 @@ pub async fn download_site(
     loop {
         while tasks.len() < opts.in_flight.max(1) && !run.stopped() {
             if pending.is_empty() && !drained {
-                let site = site_id.clone();
-                let (batch, held) = with_store(&store, move |s| {
-                    let batch = s.claim(Some(&site), ThreadState::Discovered, claims.lease, claims.batch)?;
-                    let held = if batch.is_empty() { s.held_by_others(Some(&site), ThreadState::Discovered)? } else { 0 };
-                    Ok::<_, StoreError>((batch, held))
-                })
-                .await?;
-                if batch.is_empty() && held > 0 && tasks.is_empty() {
-                    // Other workers hold the rest. Wait for them: should one
-                    // have died, its threads are this worker's once its lease
-                    // runs out.
-                    tokio::time::sleep(claims.poll()).await;
-                    continue;
+                match on_session(Box::new(|s, session| session.next(s, None))).await? {
+                    Next::Rows(batch) => {
+                        run.progress().grow(batch.len() as u64);
+                        pending.extend(batch);
+                    }
+                    // Other workers hold the rest (see `Next::Wait`): finish
+                    // what is in flight first.
+                    Next::Wait(d) if tasks.is_empty() => {
+                        tokio::time::sleep(d).await;
+                        continue;
+                    }
+                    Next::Wait(_) => {}
+                    Next::Done => drained = true,
                 }
-                drained = batch.is_empty() && held == 0;
-                run.progress().grow(batch.len() as u64);
-                pending.extend(batch);
             }
             let Some(row) = pending.pop_front() else { break };
             let (run, fetcher, committer, opts, renderer) = (run.clone(), fetcher.clone(), committer.clone(), opts.clone(), renderer.clone());
@@ -196,7 +189,8 @@ pub async fn download_site(
         let (row, outcome) = joined.expect("download task panicked");
         match outcome {
             Ok(saved) => {
-                report.saved += 1;
+                // The committer moved the row with its batch of threads.
+                lock(&session).done(1);
                 report.pages += saved.pages;
                 report.pages_kept += saved.kept;
                 report.bytes += saved.bytes;
@@ -208,11 +202,8 @@ pub async fn download_site(
             }
             Err(Failure::Thread(e)) => {
                 let reason = e.to_string();
-                tracing::debug!("{}/{}: {reason}", row.site, row.thread);
-                report.failures.push((format!("{}/{}", row.site, row.thread), reason.clone()));
-                let (site, thread) = (row.site.clone(), row.thread.clone());
-                with_store(&store, move |s| s.fail(&site, &thread, ThreadState::Discovered, Stage::Download, &reason)).await?;
-                report.failed += 1;
+                tracing::debug!("{}: {reason}", row.key());
+                on_session(Box::new(move |s, session| session.fail(s, &row, reason).map(|()| Next::Done))).await?;
             }
             Err(Failure::Store(e)) => return Err(e.into()),
             // Another thread of its batch carries the reason.
@@ -220,20 +211,23 @@ pub async fn download_site(
         }
         run.progress().advance(1);
     }
-    tracing::debug!("{site_id}: {} threads saved in {} commits", report.saved, committer.batches());
+    tracing::debug!("{site_id}: {} threads saved in {} commits", lock(&session).report().done, committer.batches());
     // What this worker claimed and did not finish is free again at once.
-    let site = site_id.clone();
-    with_store(&store, move |s| s.release(Some(&site))).await?;
+    let stopped = run.stopped() && local.is_none();
+    let finished = {
+        let session = session.clone();
+        with_store(&store, move |s| lock(&session).finish(s, stopped)).await?
+    };
     if let Some(e) = local {
         return Err(e);
     }
-    if run.stopped() {
-        let site = site_id.clone();
-        report.left = with_store(&store, move |s| s.threads(Some(&site), ThreadState::Discovered)).await?.len();
-    }
+    report.threads = finished;
     report.browser = renderer.map(|r| BrowserReport::of(&r.stats));
     Ok(report)
 }
+
+/// What a download task asks of the store and its claim session at once.
+type SessionCall = Box<dyn FnOnce(&mut Store, &mut ClaimSession) -> Result<Next, StoreError> + Send>;
 
 enum Failure {
     Thread(ThreadError),
@@ -272,8 +266,7 @@ struct Saved {
 /// read from its last page on (see [`kept_pages`]).
 async fn save_thread(run: &StageRun, fetcher: &Fetcher, committer: &Committer, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
-    // Ids were checked at discovery; checked again because they name files.
-    let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
+    let loc = row.location(opts.save_date);
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
     if let Some(rules) = &fetcher.site().json {
         return save_json_thread(run, fetcher, rules, committer, row, loc).await;
@@ -322,7 +315,7 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, committer: &Committer, o
 /// being the `k`-th page value (in order) the pagers of pages before it link.
 fn kept_pages(data: &DataDir, site: &Site, row: &ThreadRow, url: &Url, thread: &str) -> Option<KeptPages> {
     let n = usize::try_from(row.pages.filter(|&n| n >= 2)?).ok()?;
-    let old = row.location(None).ok()?;
+    let old = row.saved_location()?;
     let (urls, read) = stored_pages(data, site, row, &old, url, thread, n - 1)?;
     // What the last download kept of each page's response, carried over
     // with the page (a page saved before captures were kept has none).
@@ -408,7 +401,7 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
 /// move with the row.
 async fn save_browser_thread(run: &StageRun, renderer: &Renderer, committer: &Committer, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
-    let loc = row.location(Some(opts.save_date)).map_err(thread_err)?;
+    let loc = row.location(opts.save_date);
     let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
     let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
     let at = crate::protocol::server_clock(rendered.date.as_deref());
@@ -462,7 +455,7 @@ async fn save_json_thread(
         return Err(Failure::Thread(ThreadError::Row { url: row.url.clone(), why: "the site file names no page of a thread".into() }));
     }
     let values: Vec<serde_json::Value> = pages.iter().map(|p| p.value.clone()).collect();
-    let users: Vec<(String, String, Option<String>)> = crate::protocol::users_in_pages(rules, &values)
+    let users: Vec<(BoardId, String, Option<String>)> = crate::protocol::users_in_pages(rules, &values)
         .into_iter()
         .filter_map(|(id, name)| rules.list.page_url(&id, &rules.list.first_key()).map(|u| (id, u.to_string(), name)))
         .collect();

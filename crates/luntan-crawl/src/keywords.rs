@@ -39,6 +39,7 @@ use std::time::Duration;
 
 use luntan_core::contract::{StageRun, Stop};
 use luntan_core::dates::normalize_time;
+use luntan_core::ids::{BoardId, ThreadId};
 use luntan_core::site::{percent_encode_in, Account, AccountAuth, SearchRules, Site};
 use luntan_core::store::{KeywordRound, KeywordState, Listing, NewThread, Store, StoreError};
 use scraper::Html;
@@ -98,7 +99,7 @@ pub struct KeywordReport {
 /// part-way keeps its record); progress advances once per keyword.
 pub async fn monitor_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<Mutex<Store>>, keywords: &[String]) -> Result<KeywordReport, StoreError> {
     let site = fetcher.site().clone();
-    let mut report = KeywordReport { site: site.id.clone(), ..Default::default() };
+    let mut report = KeywordReport { site: site.id.to_string(), ..Default::default() };
     let Some(rules) = site.search.clone() else {
         report.errors.push(format!("{}: no <search> in the site file; keyword monitoring needs the forum's search URL", site.path.display()));
         return Ok(report);
@@ -355,7 +356,7 @@ struct Progress {
     /// A stop came while this keyword's pages were being followed.
     interrupted: bool,
     /// Threads found, newest result time each.
-    rows: BTreeMap<String, NewThread>,
+    rows: BTreeMap<ThreadId, NewThread>,
 }
 
 /// What a search answered, once it is not a busy page.
@@ -523,7 +524,7 @@ fn classify(site: &Site, rules: &SearchRules, body: &[u8], content_type: Option<
             site: site.id.clone(),
             // Rows without a board link get a board of their own; the thread
             // keeps the board it was first listed under.
-            board: board.unwrap_or_else(|| "search".to_owned()),
+            board: board.unwrap_or_else(|| BoardId::parse("search").expect("a safe id")),
             thread: link.m.thread.clone().expect("checked above"),
             url: link.url.to_string(),
             title: Some(link.text).filter(|t| !t.is_empty()),

@@ -4,7 +4,7 @@
 //! shares; links are resolved as it says.
 
 use luntan_core::dates::normalize_time;
-use luntan_core::ids::IdError;
+use luntan_core::ids::{BoardId, IdError, ThreadId};
 use luntan_core::site::{LinkMatch, LinkPattern, Site};
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
@@ -46,7 +46,7 @@ pub struct Scan {
 /// A board a page links to: its id, its first list page and the link's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardLink {
-    pub id: String,
+    pub id: BoardId,
     pub url: Url,
     pub title: Option<String>,
 }
@@ -96,7 +96,7 @@ pub fn scan(site: &Site, doc: &Html, root: Option<ElementRef>, base: &Url, patte
 /// One thread as a board list page shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedThread {
-    pub thread: String,
+    pub thread: ThreadId,
     pub url: Url,
     pub title: Option<String>,
     pub replies: Option<i64>,

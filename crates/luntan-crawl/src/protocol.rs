@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
-use luntan_core::ids::check_id;
+use luntan_core::ids::{BoardId, SiteId, ThreadId};
 use luntan_core::site::{field_text, resolve_time, Endpoint, JsonRules, PageKey, UserRules};
 use luntan_core::store::{Listing, NewThread, Store, StoreError};
 use serde_json::Value;
@@ -72,7 +72,7 @@ pub(crate) fn server_clock(date: Option<&str>) -> i64 {
 /// A user (a board) met while crawling, and how much it seems to matter.
 #[derive(Debug, Clone)]
 struct Candidate {
-    id: String,
+    id: BoardId,
     name: Option<String>,
     depth: u32,
     followers: f64,
@@ -91,11 +91,11 @@ impl Candidate {
 
 /// Users found in one page: `<found>` paths and `<link>` patterns over
 /// every string (bodies with @mentions).
-fn users_in(rules: &UserRules, page: &Value) -> Vec<(String, Option<String>, f64, f64)> {
+fn users_in(rules: &UserRules, page: &Value) -> Vec<(BoardId, Option<String>, f64, f64)> {
     let mut out = Vec::new();
     for f in &rules.found {
         for user in f.path.query(page).all() {
-            let Some(id) = field_text(user, &f.id).and_then(|id| check_id(&id).ok()) else { continue };
+            let Some(id) = field_text(user, &f.id).and_then(|id| BoardId::parse(&id).ok()) else { continue };
             let num = |p: &Option<serde_json_path::JsonPath>| p.as_ref().and_then(|p| field_text(user, p)).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
             let name = f.name.as_ref().and_then(|p| field_text(user, p));
             out.push((id, name, num(&f.followers), num(&f.activity)));
@@ -106,7 +106,7 @@ fn users_in(rules: &UserRules, page: &Value) -> Vec<(String, Option<String>, f64
         collect_strings(page, &mut strings);
         for s in strings {
             for c in link.captures_iter(s) {
-                if let Some(id) = c.name("board").and_then(|m| check_id(m.as_str()).ok()) {
+                if let Some(id) = c.name("board").and_then(|m| BoardId::parse(m.as_str()).ok()) {
                     out.push((id, None, 0.0, 0.0));
                 }
             }
@@ -125,7 +125,7 @@ fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 /// The users found in a saved thread's pages, for download to add as boards.
-pub fn users_in_pages(rules: &JsonRules, pages: &[Value]) -> Vec<(String, Option<String>)> {
+pub fn users_in_pages(rules: &JsonRules, pages: &[Value]) -> Vec<(BoardId, Option<String>)> {
     let Some(u) = &rules.users else { return Vec::new() };
     let mut seen = HashSet::new();
     pages.iter().flat_map(|p| users_in(u, p)).filter(|(id, ..)| seen.insert(id.clone())).map(|(id, name, ..)| (id, name)).collect()
@@ -164,7 +164,7 @@ pub(crate) async fn discover_round(
     }
     let max_users = users.map_or(usize::MAX, |u| u.max_users);
     let max_depth = users.map_or(0, |u| u.max_depth);
-    let mut done: HashSet<String> = HashSet::new();
+    let mut done: HashSet<BoardId> = HashSet::new();
     while done.len() < max_users {
         if run.stopped() {
             report.boards_interrupted += queue.iter().filter(|c| !done.contains(&c.id)).count();
@@ -224,7 +224,7 @@ async fn walk_list(
     seen: Arc<Seen>,
     run: &StageRun,
     report: &mut DiscoverReport,
-) -> Result<Vec<(String, Option<String>, f64, f64)>, StoreError> {
+) -> Result<Vec<(BoardId, Option<String>, f64, f64)>, StoreError> {
     let site = fetcher.site();
     let list = &rules.list;
     let first_url = list.page_url(&user.id, &list.first_key()).map(|u| u.to_string()).unwrap_or_default();
@@ -260,7 +260,7 @@ async fn walk_list(
             found.extend(users_in(u, &page.value));
         }
         let items = list.items(&page.value);
-        let rows = rows_of(rules, list, &user.id, &items, page.at, site.id.as_str(), report);
+        let rows = rows_of(rules, list, &user.id, &items, page.at, &site.id, report);
         let next = list.next_key(&key, items.len(), &page.value);
         let seen = seen.clone();
         let (listings, saved) = with_store(store, move |s| seen.record(s, &rows)).await?;
@@ -297,11 +297,11 @@ async fn walk_list(
 
 /// A list page's items as thread rows; items without a usable id are
 /// counted as refused.
-fn rows_of(rules: &JsonRules, list: &Endpoint, board: &str, items: &[&Value], at: i64, site: &str, report: &mut DiscoverReport) -> Vec<NewThread> {
+fn rows_of(rules: &JsonRules, list: &Endpoint, board: &BoardId, items: &[&Value], at: i64, site: &SiteId, report: &mut DiscoverReport) -> Vec<NewThread> {
     let mut rows = Vec::new();
     for item in items {
         let id = list.id.as_ref().and_then(|p| field_text(item, p));
-        let Some(thread) = id.as_deref().and_then(|id| check_id(id).ok()) else {
+        let Some(thread) = id.as_deref().and_then(|id| ThreadId::parse(id).ok()) else {
             report.refused_links += 1;
             continue;
         };
@@ -309,8 +309,8 @@ fn rows_of(rules: &JsonRules, list: &Endpoint, board: &str, items: &[&Value], at
         let text = |p: &Option<serde_json_path::JsonPath>| p.as_ref().and_then(|p| field_text(item, p));
         let last_post = list.time.as_ref().and_then(|p| p.query(item).first()).and_then(|v| resolve_time(v, at, rules.utc_offset_minutes));
         rows.push(NewThread {
-            site: site.to_owned(),
-            board: board.to_owned(),
+            site: site.clone(),
+            board: board.clone(),
             thread,
             url: url.to_string(),
             title: text(&list.title).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()),
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn scores_weigh_followers_activity_and_sightings() {
-        let c = Candidate { id: "1".into(), name: None, depth: 1, followers: 1000.0, activity: 10.0, seen: 2, seed: false };
+        let c = Candidate { id: "1".parse().unwrap(), name: None, depth: 1, followers: 1000.0, activity: 10.0, seen: 2, seed: false };
         let s = c.score(None);
         assert!((s - (1001f64.ln() + 11f64.ln() + 2.0)).abs() < 1e-9);
     }

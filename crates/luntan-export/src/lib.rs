@@ -128,10 +128,11 @@ pub fn export(data: &DataDir, store: &Store, opts: &ExportOptions, stop: &Stop, 
             return Ok(report);
         }
         report.threads += 1;
-        let loc = match row.location(None) {
-            Ok(loc) => loc,
-            Err(why) => {
-                report.bad.push(BadRecord { path: PathBuf::from(format!("{}/{}", row.site, row.thread)), what: why });
+        let loc = match row.saved_location() {
+            Some(loc) => loc,
+            None => {
+                let what = "row has no save date, so no saved pages".to_string();
+                report.bad.push(BadRecord { path: PathBuf::from(row.key()), what });
                 progress.advance(1);
                 continue;
             }
@@ -369,7 +370,7 @@ impl<'a> Pages<'a> {
         let store = self.store;
         let cached = *self
             .cached
-            .entry(row.site.clone())
+            .entry(row.site.to_string())
             .or_insert_with(|| store.site_encoding(&row.site).ok().flatten().and_then(|label| encoding::Encoding::for_label(label.as_bytes())));
         let d = encoding::detect(body, row.content_type.as_deref(), forced, cached);
         format!("{mime}; charset={}", d.encoding.name().to_ascii_lowercase())

@@ -36,14 +36,14 @@ mod tests {
             paragraphs: paras.iter().map(|s| s.to_string()).collect(),
         };
         let doc = ThreadDoc {
-            site: "dz".into(),
-            board: "2".into(),
-            thread: "77".into(),
+            site: "dz".parse().unwrap(),
+            board: "2".parse().unwrap(),
+            thread: "77".parse().unwrap(),
             forum: "清水河畔".into(),
             url: "http://bbs.example/forum.php?tid=77".into(),
             title: "考研经验".into(),
             posted: Some("2024-03-05T12:34:00".into()),
-            saved: "20261130".into(),
+            saved: "20261130".parse().unwrap(),
             encoding: "GBK".into(),
             pages: 2,
             posts: vec![post(1, "小明", &["第一段", "第二段"]), post(2, "小红", &["回复"]), post(3, "小明", &["再回"])],

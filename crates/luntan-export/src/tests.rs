@@ -29,9 +29,9 @@ impl Fixture {
     /// A thread row moved to `state` with `pages` pages saved on [`DAY`].
     fn row(&mut self, site: &str, thread: &str, pages: u32, content_type: &str, state: ThreadState) -> ThreadLoc {
         let url = format!("http://{site}.example/t/{thread}");
-        let nt = NewThread { site: site.into(), board: "2".into(), thread: thread.into(), url, ..Default::default() };
+        let nt = NewThread::new(site.parse().unwrap(), "2".parse().unwrap(), thread.parse().unwrap(), url);
         self.store.insert_new_threads(&[nt]).unwrap();
-        let up = Update { save_date: Some(DAY), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
+        let up = Update { save_date: Some(DAY.parse().unwrap()), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
         self.store.transition(site, thread, ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
         if matches!(state, ThreadState::Extracted | ThreadState::Indexed) {
             self.store.transition(site, thread, ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
@@ -39,7 +39,7 @@ impl Fixture {
         if state == ThreadState::Indexed {
             self.store.transition(site, thread, ThreadState::Extracted, ThreadState::Indexed, &Update::default()).unwrap();
         }
-        self.store.thread(site, thread).unwrap().unwrap().location(None).unwrap()
+        self.store.thread(site, thread).unwrap().unwrap().saved_location().unwrap()
     }
 
     fn export(&self, opts: &ExportOptions) -> ExportReport {
@@ -62,14 +62,14 @@ fn response(page: u32, url: &str, headers: &[(&str, &str)]) -> PageCapture {
 
 fn doc(loc: &ThreadLoc) -> ThreadDoc {
     ThreadDoc {
-        site: loc.site.to_string(),
-        board: loc.board.to_string(),
-        thread: loc.thread.to_string(),
+        site: loc.site.clone(),
+        board: loc.board.clone(),
+        thread: loc.thread.clone(),
         forum: "清水河畔".into(),
         url: format!("http://{}.example/t/{}", loc.site, loc.thread),
         title: "考研经验".into(),
         posted: Some("2024-03-05T12:34:00".into()),
-        saved: DAY.into(),
+        saved: DAY.parse().unwrap(),
         encoding: "GBK".into(),
         pages: 1,
         posts: vec![Post { floor: 1, author: "小明".into(), time: Some("2024-03-05T12:34:00".into()), paragraphs: vec!["第一段".into()] }],

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use luntan_core::ids::{SiteId, ThreadId};
 use luntan_core::lock::LockError;
 use luntan_core::store::StoreError;
 
@@ -21,9 +22,9 @@ pub enum ExtractError {
     #[error("{}: {why}", path.display())]
     Json { path: PathBuf, why: String },
     #[error("thread {site}/{thread}: {why}")]
-    BadRow { site: String, thread: String, why: String },
+    BadRow { site: SiteId, thread: ThreadId, why: &'static str },
     #[error("{}: no site file for --site {site:?}", sites_dir.display())]
-    UnknownSite { site: String, sites_dir: PathBuf },
+    UnknownSite { site: SiteId, sites_dir: PathBuf },
     #[error("cannot start worker threads: {message}")]
     Threads { message: String },
     #[error(transparent)]

@@ -68,7 +68,7 @@ pub fn extract_json_thread(data: &DataDir, site: &Site, rules: &JsonRules, row: 
         prev = p.floor;
     }
     let title = title.or_else(|| row.title.as_deref().map(fold_line).filter(|t| !t.is_empty())).unwrap_or_else(|| title_of(&posts[0]));
-    let doc = thread_doc(site, row, title, loc.saved.to_string(), "UTF-8".into(), n, posts);
+    let doc = thread_doc(site, row, title, loc.saved, "UTF-8".into(), n, posts);
     Ok((ThreadExtract { doc, pages: Vec::new() }, bytes))
 }
 
@@ -131,13 +131,13 @@ mod tests {
     fn row(pages: u32) -> ThreadRow {
         let html = crate::parse::tests::row(pages);
         ThreadRow {
-            site: "xhr".into(),
-            thread: "7".into(),
-            board: "1".into(),
+            site: "xhr".parse().unwrap(),
+            thread: "7".parse().unwrap(),
+            board: "1".parse().unwrap(),
             url: "http://127.0.0.1:8080/xhr/api/thread?tid=7".into(),
             title: None,
             replies: None,
-            save_date: Some("20241201".into()),
+            save_date: Some("20241201".parse().unwrap()),
             content_type: Some("application/json".into()),
             ..html
         }
@@ -149,7 +149,7 @@ mod tests {
         let data = DataDir::new(t.path());
         let site = Site::parse(SITE, Path::new("data/sites/xhr.xml")).unwrap();
         let rules = site.json.clone().unwrap();
-        let loc = row(3).location(None).unwrap();
+        let loc = row(3).saved_location().unwrap();
         let p = |n| data.json_path(&loc, n);
         write_atomic(
             &p(1),

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use luntan_core::ids::SaveDate;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site, ThreadDoc};
 use luntan_text::encoding::Detection;
@@ -57,7 +58,7 @@ pub fn title_of(post: &Post) -> String {
 /// A thread's document: what the row and site file say, with what the pages
 /// gave. HTML and JSON threads end in the same shape, so index and search
 /// cannot tell them apart.
-pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: String, encoding: String, pages: u32, posts: Vec<Post>) -> ThreadDoc {
+pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: SaveDate, encoding: String, pages: u32, posts: Vec<Post>) -> ThreadDoc {
     ThreadDoc {
         site: row.site.clone(),
         board: row.board.clone(),

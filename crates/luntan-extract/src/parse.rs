@@ -137,7 +137,10 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 /// No posts at all is [`ExtractError::NoPosts`], naming the first page.
 pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: Option<&'static Encoding>) -> Result<ThreadExtract, ExtractError> {
     let Some(first) = pages.first() else {
-        return Err(ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why: "no pages to extract".into() });
+        return Err(ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why: "no pages to extract" });
+    };
+    let Some(saved) = row.save_date else {
+        return Err(ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why: "no save date, so no saved pages" });
     };
     let mut reports = Vec::with_capacity(pages.len());
     let mut texts = Vec::with_capacity(pages.len());
@@ -216,7 +219,6 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         true => title_of(&posts[0]),
         false => title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default(),
     };
-    let saved = row.save_date.clone().unwrap_or_default();
     let doc = thread_doc(site, row, title, saved, names.join(","), pages.len() as u32, posts);
     Ok(ThreadExtract { doc, pages: reports })
 }
@@ -357,15 +359,15 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
 
     pub(crate) fn row(pages: u32) -> ThreadRow {
         ThreadRow {
-            site: "t".into(),
-            thread: "77".into(),
-            board: "2".into(),
+            site: "t".parse().unwrap(),
+            thread: "77".parse().unwrap(),
+            board: "2".parse().unwrap(),
             url: "http://bbs.example/forum.php?mod=viewthread&tid=77".into(),
             title: Some("列表上的\n标题".into()),
             replies: Some(3),
             last_post: None,
             post_time: None,
-            save_date: Some("20261130".into()),
+            save_date: Some("20261130".parse().unwrap()),
             pages: Some(pages),
             content_type: Some("text/html".into()),
             state: ThreadState::Saved,

@@ -5,10 +5,11 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use encoding_rs::Encoding;
-use luntan_core::contract::StageRun;
+use luntan_core::contract::{ClaimSession, Hand, Next, StageReport, StageRun};
+use luntan_core::ids::SiteId;
 use luntan_core::layout::write_atomic;
 use luntan_core::store::{ThreadRow, Update};
-use luntan_core::{DataDir, Site, Stage, Store, ThreadDoc, ThreadState};
+use luntan_core::{DataDir, Site, Store, ThreadDoc, ThreadState};
 use rayon::prelude::*;
 
 use crate::parse::{extract_thread, PageReport, RawPage};
@@ -18,7 +19,7 @@ use crate::ExtractError;
 #[derive(Debug, Clone)]
 pub struct ExtractConfig {
     /// Only this site's threads (it must be one of `sites`).
-    pub site: Option<String>,
+    pub site: Option<SiteId>,
     /// The loaded site files; threads of other sites are skipped.
     pub sites: Vec<Site>,
     /// Threads extracted in parallel between two rounds of database updates.
@@ -34,24 +35,17 @@ impl ExtractConfig {
     }
 }
 
-/// What a run did.
+/// What a run did: the threads' outcomes (`threads.done` were extracted;
+/// `threads.skipped` are rows of forums without a site file and rows
+/// another process moved first) and what extraction read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExtractSummary {
-    pub extracted: usize,
-    pub failed: usize,
-    /// Rows of sites without a site file, and rows another process moved first.
-    pub skipped: usize,
+    pub threads: StageReport,
     pub posts: usize,
     /// HTML bytes read.
     pub bytes: u64,
     /// Malformed byte sequences decoded as U+FFFD, over all pages.
     pub malformed: usize,
-    /// Whether a stop was asked for (Ctrl-C) before the run ended.
-    pub stopped: bool,
-    /// Rows left for a later run because the run was stopped.
-    pub left: usize,
-    /// `(site/thread, reason)` of each thread marked failed, in row order.
-    pub failures: Vec<(String, String)>,
     pub elapsed: Duration,
 }
 
@@ -59,12 +53,13 @@ impl fmt::Display for ExtractSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.elapsed.as_secs_f64();
         let mbps = if secs > 0.0 { self.bytes as f64 / 1e6 / secs } else { 0.0 };
-        write!(f, "extract: {} extracted, {} failed, {} skipped in {secs:.1}s ({mbps:.1} MB/s)", self.extracted, self.failed, self.skipped)?;
+        let t = &self.threads;
+        write!(f, "extract: {} extracted, {} failed, {} skipped in {secs:.1}s ({mbps:.1} MB/s)", t.done, t.failed, t.skipped)?;
         if self.malformed > 0 {
             write!(f, "; {} malformed byte sequences replaced", self.malformed)?;
         }
-        if self.stopped {
-            write!(f, "; stopped by Ctrl-C, {} left for the next run", self.left)?;
+        if t.stopped {
+            write!(f, "; stopped by Ctrl-C, {} left for the next run", t.left)?;
         }
         Ok(())
     }
@@ -88,14 +83,15 @@ struct Written {
 /// finished and settled, and the rows not reached stay `Saved` for the next
 /// run. Progress advances once per thread, from the worker threads.
 ///
-/// Threads are extracted and their XML written in parallel, `cfg.chunk` at a
-/// time; the rows then move on the calling thread (the store is not `Sync`),
-/// so a row is `Extracted` only once its file is durable. While one chunk's
-/// rows move, the next chunk is already being extracted: both sides mostly
-/// wait on fsync. A thread that cannot be extracted is marked failed with a
-/// one-line reason naming the file, and the batch goes on. Store errors and
-/// local faults (a full disk: [`ExtractError::Local`]) stop the run, after
-/// the rows whose files are durable have moved; no thread is failed for them.
+/// Threads are claimed through the run's [`ClaimSession`], extracted and
+/// their XML written in parallel, `cfg.chunk` at a time; the rows then move
+/// on the calling thread (the store is not `Sync`), so a row is `Extracted`
+/// only once its file is durable. While one chunk's rows move, the next
+/// chunk is already being extracted: both sides mostly wait on fsync. A
+/// thread that cannot be extracted is marked failed with a one-line reason
+/// naming the file, and the batch goes on. Store errors and local faults (a
+/// full disk: [`ExtractError::Local`]) stop the run, after the rows whose
+/// files are durable have moved; no thread is failed for them.
 ///
 /// The first confident encoding detection per site is cached with
 /// [`Store::set_site_encoding`] and helps later pages that declare nothing.
@@ -109,11 +105,7 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
     }
     let sites: HashMap<&str, &Site> = cfg.sites.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut summary = ExtractSummary::default();
-    let claims = run.claims();
-    if !run.is_shared() {
-        store.free_leases(cfg.site.as_deref(), ThreadState::Saved)?;
-    }
-    let _keeper = store.keep_leases(claims.lease)?;
+    let mut session = ClaimSession::open(run, store, cfg.site.as_ref(), Hand::Threads)?;
     let mut cache = SiteCache::default();
 
     let threads = if cfg.threads > 0 { cfg.threads } else { std::thread::available_parallelism().map_or(2, |n| n.get()) * 2 };
@@ -122,7 +114,7 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
         .thread_name(|i| format!("luntan-extract-{i}"))
         .build()
         .map_err(|e| ExtractError::Threads { message: e.to_string() })?;
-    let extract_chunk = |chunk: &[ThreadRow], known: &HashMap<String, Option<&'static Encoding>>| -> Outcomes {
+    let extract_chunk = |chunk: &[ThreadRow], known: &HashMap<SiteId, Option<&'static Encoding>>| -> Outcomes {
         pool.install(|| {
             chunk
                 .par_iter()
@@ -138,17 +130,19 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
     let mut pending: Option<(Vec<ThreadRow>, Outcomes)> = None;
     loop {
         // Once stopped, no new chunk is claimed; the one in flight is settled below.
-        let chunk = match run.stopped() {
-            true => None,
-            false => Some(claim_chunk(store, cfg, &sites, claims.lease, cfg.chunk.max(1), &mut summary, &mut cache)?).filter(|c| !c.is_empty()),
+        let next = match run.stopped() {
+            true => Next::Done,
+            false => claim_chunk(&mut session, store, &sites, cfg.chunk.max(1), &mut cache)?,
         };
-        // Other workers hold the rest. Wait for them, once this worker's own
-        // chunk is settled (two workers each waiting on the other's unsettled
-        // chunk would wait for ever): should one have died, its threads are
-        // this worker's once its lease runs out.
-        let waiting = chunk.is_none() && !run.stopped() && store.held_by_others(cfg.site.as_deref(), ThreadState::Saved)? > 0;
-        if waiting && pending.is_none() {
-            std::thread::sleep(claims.poll());
+        let (chunk, wait) = match next {
+            Next::Rows(rows) => (Some(rows), None),
+            Next::Wait(d) => (None, Some(d)),
+            Next::Done => (None, None),
+        };
+        // Other workers hold the rest: wait for them once this worker's own
+        // chunk is settled (see `Next::Wait`).
+        if let (Some(d), None) = (wait, &pending) {
+            std::thread::sleep(d);
             continue;
         }
         run.progress().grow(chunk.as_ref().map_or(0, Vec::len) as u64);
@@ -157,27 +151,22 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
             let worker = chunk.as_deref().map(|c| s.spawn(|| extract_chunk(c, &known)));
             let settled = match pending.take() {
                 // The chunk's XML files are already durable; its rows move in one commit.
-                Some((done, results)) => store.batch(|store| settle(store, &done, results, &mut summary, &mut cache)),
+                Some((done, results)) => store.batch(|store| settle(store, &mut session, &done, results, &mut summary, &mut cache)),
                 None => Ok(None),
             };
             let fresh = worker.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
             (fresh, settled)
         });
         if let Some(local) = settled? {
-            store.release(cfg.site.as_deref())?;
+            session.abandon(store)?;
             return Err(ExtractError::Local(Box::new(local)));
         }
         pending = chunk.zip(fresh);
-        if pending.is_none() && !waiting {
+        if pending.is_none() && wait.is_none() {
             break;
         }
     }
-    // What this worker claimed and did not finish is free again at once.
-    store.release(cfg.site.as_deref())?;
-    summary.stopped = run.stopped();
-    if summary.stopped {
-        summary.left = store.threads(cfg.site.as_deref(), ThreadState::Saved)?.len();
-    }
+    summary.threads = session.finish(store, run.stopped())?;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
@@ -186,33 +175,25 @@ pub fn run(run: &StageRun, cfg: &ExtractConfig, store: &mut Store) -> Result<Ext
 /// forum with no site file is counted skipped and kept claimed, so it is not
 /// offered again this run. The first time a forum shows up, its row is made
 /// sure of and its cached encoding read.
-fn claim_chunk(
-    store: &mut Store,
-    cfg: &ExtractConfig,
-    sites: &HashMap<&str, &Site>,
-    lease: std::time::Duration,
-    size: usize,
-    summary: &mut ExtractSummary,
-    cache: &mut SiteCache,
-) -> Result<Vec<ThreadRow>, ExtractError> {
+fn claim_chunk(session: &mut ClaimSession, store: &mut Store, sites: &HashMap<&str, &Site>, size: usize, cache: &mut SiteCache) -> Result<Next, ExtractError> {
     loop {
-        let claimed = store.claim(cfg.site.as_deref(), ThreadState::Saved, lease, size)?;
-        if claimed.is_empty() {
-            return Ok(claimed);
-        }
+        let claimed = match session.next(store, Some(size))? {
+            Next::Rows(rows) => rows,
+            other => return Ok(other),
+        };
         let (rows, orphans): (Vec<ThreadRow>, Vec<ThreadRow>) = claimed.into_iter().partition(|r| sites.contains_key(r.site.as_str()));
-        summary.skipped += orphans.len();
-        for id in rows.iter().map(|r| r.site.as_str()).collect::<HashSet<_>>() {
+        session.skipped(orphans.len());
+        for id in rows.iter().map(|r| &r.site).collect::<HashSet<_>>() {
             if cache.known.contains_key(id) {
                 continue;
             }
             // set_site_encoding only updates, so the site's row must exist.
-            store.upsert_site(sites[id])?;
+            store.upsert_site(sites[id.as_str()])?;
             let enc = store.site_encoding(id)?.and_then(|label| Encoding::for_label(label.as_bytes()));
-            cache.known.insert(id.to_owned(), enc);
+            cache.known.insert(id.clone(), enc);
         }
         if !rows.is_empty() {
-            return Ok(rows);
+            return Ok(Next::Rows(rows));
         }
     }
 }
@@ -220,13 +201,14 @@ fn claim_chunk(
 /// Encodings per site: what the store had, and which sites this run already cached.
 #[derive(Default)]
 struct SiteCache {
-    known: HashMap<String, Option<&'static Encoding>>,
-    cached_this_run: HashSet<String>,
+    known: HashMap<SiteId, Option<&'static Encoding>>,
+    cached_this_run: HashSet<SiteId>,
 }
 
 /// Moves one extracted chunk's rows, in order, and notes what they taught.
 fn settle(
     store: &Store,
+    session: &mut ClaimSession,
     chunk: &[ThreadRow],
     results: Outcomes,
     summary: &mut ExtractSummary,
@@ -238,10 +220,10 @@ fn settle(
             Ok(w) => {
                 let update = Update { post_time: w.posted.as_deref(), title: Some(w.title.as_str()).filter(|t| !t.is_empty()), ..Default::default() };
                 if store.transition(&row.site, &row.thread, ThreadState::Saved, ThreadState::Extracted, &update)? {
-                    summary.extracted += 1;
+                    session.done(1);
                     summary.posts += w.posts;
                 } else {
-                    summary.skipped += 1;
+                    session.skipped(1);
                 }
                 summary.bytes += w.bytes;
                 summary.malformed += w.pages.iter().map(|p| p.malformed).sum::<usize>();
@@ -260,15 +242,7 @@ fn settle(
                 // The row stays `Saved`: the next run, with space, takes it.
                 local.get_or_insert(e);
             }
-            Err(e) => {
-                let reason = one_line(&e.to_string());
-                if store.fail(&row.site, &row.thread, ThreadState::Saved, Stage::Extract, &reason)? {
-                    summary.failed += 1;
-                    summary.failures.push((format!("{}/{}", row.site, row.thread), reason));
-                } else {
-                    summary.skipped += 1;
-                }
-            }
+            Err(e) => session.fail(store, row, one_line(&e.to_string()))?,
         }
     }
     Ok(local)
@@ -280,8 +254,11 @@ fn one_line(s: &str) -> String {
 
 /// Reads, extracts, verifies and writes one thread; touches no database.
 fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'static Encoding>) -> Result<Written, ExtractError> {
-    // Ids become path components; the row came from a URL a forum wrote.
-    let loc = row.location(None).map_err(|why| ExtractError::BadRow { site: row.site.clone(), thread: row.thread.clone(), why })?;
+    let loc = row.saved_location().ok_or_else(|| ExtractError::BadRow {
+        site: row.site.clone(),
+        thread: row.thread.clone(),
+        why: "no save date, so no saved pages",
+    })?;
     if let Some(rules) = &site.json {
         let (got, bytes) = crate::json::extract_json_thread(data, site, rules, row, &loc)?;
         return publish(data, &loc, got, bytes);
@@ -322,6 +299,7 @@ mod tests {
     use luntan_core::contract::{Progress, Stop};
     use luntan_core::ids::{BoardId, SaveDate, SiteId, ThreadId, ThreadLoc};
     use luntan_core::store::NewThread;
+    use luntan_core::Stage;
 
     use super::*;
     use crate::parse::tests::{discuz_page, discuz_post, site, DISCUZ_RULES};
@@ -355,16 +333,10 @@ mod tests {
 
     /// A data dir with a store whose threads are saved, as download leaves them.
     fn saved(store: &mut Store, site_id: &str, thread: &str, pages: u32, content_type: &str) {
-        let t = NewThread {
-            site: site_id.into(),
-            board: "2".into(),
-            thread: thread.into(),
-            url: format!("http://bbs.example/t/{thread}"),
-            title: Some("列表标题".into()),
-            ..Default::default()
-        };
+        let mut t = NewThread::new(site_id.parse().unwrap(), "2".parse().unwrap(), thread.parse().unwrap(), format!("http://bbs.example/t/{thread}"));
+        t.title = Some("列表标题".into());
         store.insert_new_threads(&[t]).unwrap();
-        let up = Update { save_date: Some(DAY), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
+        let up = Update { save_date: Some(DAY.parse().unwrap()), pages: Some(pages), content_type: Some(content_type), ..Default::default() };
         assert!(store.transition(site_id, thread, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
     }
 
@@ -392,7 +364,8 @@ mod tests {
         let stage = StageRun::begin(&data, Stage::Extract, Stop::new()).unwrap().with_progress(count.clone());
         let cfg = ExtractConfig { chunk: 2, ..ExtractConfig::new(vec![site]) };
         let summary = run(&stage, &cfg, &mut store).unwrap();
-        assert_eq!((summary.extracted, summary.failed, summary.skipped, summary.posts, summary.malformed), (2, 1, 1, 3, 0));
+        let t = &summary.threads;
+        assert_eq!((t.done, t.failed, t.skipped, summary.posts, summary.malformed), (2, 1, 1, 3, 0));
         assert_eq!((count.grown.load(Ordering::Relaxed), count.done.load(Ordering::Relaxed)), (3, 3));
         assert!(summary.bytes > 0);
         assert!(summary.to_string().starts_with("extract: 2 extracted, 1 failed, 1 skipped in "), "{summary}");
@@ -412,18 +385,18 @@ mod tests {
         assert_eq!(row("2").state, ThreadState::Extracted);
         let r3 = row("3");
         let missing = data.html_path(&loc("3"), 2);
-        assert_eq!((r3.state, r3.fail_stage.as_deref()), (ThreadState::Failed, Some("extract")));
+        assert_eq!((r3.state, r3.fail_stage), (ThreadState::Failed, Some(Stage::Extract)));
         let reason = r3.fail_reason.unwrap();
         assert!(reason.starts_with(&missing.display().to_string()) && !reason.contains('\n'), "{reason}");
         assert!(!data.xml_path(&loc("3")).exists());
-        assert_eq!(summary.failures, [("t/3".to_string(), reason)]);
+        assert_eq!(summary.threads.failures.iter().map(|f| (f.key(), f.reason.clone())).collect::<Vec<_>>(), [("t/3".to_string(), reason)]);
         assert_eq!(store.thread("gone", "9").unwrap().unwrap().state, ThreadState::Saved);
         // The GBK page's meta was the first confident evidence for the site.
         assert_eq!(store.site_encoding("t").unwrap().as_deref(), Some("gb18030"));
 
         // Nothing is left to do, and nothing is done twice.
         let again = run(&stage, &cfg, &mut store).unwrap();
-        assert_eq!((again.extracted, again.failed, again.skipped), (0, 0, 1));
+        assert_eq!((again.threads.done, again.threads.failed, again.threads.skipped), (0, 0, 1));
     }
 
     #[test]
@@ -431,7 +404,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::new(tmp.path());
         let mut store = Store::open(&data.db_path()).unwrap();
-        let cfg = ExtractConfig { site: Some("nope".into()), ..ExtractConfig::new(vec![site(DISCUZ_RULES)]) };
+        let cfg = ExtractConfig { site: Some("nope".parse().unwrap()), ..ExtractConfig::new(vec![site(DISCUZ_RULES)]) };
         let stage = StageRun::begin(&data, Stage::Extract, Stop::new()).unwrap();
         let e = run(&stage, &cfg, &mut store).unwrap_err();
         assert!(matches!(e, ExtractError::UnknownSite { .. }), "{e:?}");

@@ -397,21 +397,21 @@ fn site_file_driven_crawl(cfg: FixtureConfig) {
                 // patterns take the first page too, as Discuz! X's `-1.html`).
                 let mut first_page = false;
                 if let Some(m) = links.board.captures(s) {
-                    boards_found.insert(m.unwrap().board.unwrap());
+                    boards_found.insert(m.unwrap().board.unwrap().to_string());
                     first_page = true;
                 } else if let Some(m) = links.board_page.as_ref().and_then(|p| p.captures(s)) {
-                    boards_found.insert(m.unwrap().board.unwrap());
+                    boards_found.insert(m.unwrap().board.unwrap().to_string());
                 } else if let Some(m) = links.thread.captures(s) {
                     // A thread's first page may go by several names (Discuz! X's
                     // name the list page they were found on): fetch it once, as
                     // luntan does, knowing threads by id.
-                    if !threads_found.insert(m.unwrap().thread.unwrap()) {
+                    if !threads_found.insert(m.unwrap().thread.unwrap().to_string()) {
                         continue;
                     }
                     first_page = true;
                 } else if let Some(m) = links.thread_page.as_ref().and_then(|p| p.captures(s)) {
                     let m = m.unwrap();
-                    if !later_pages_found.insert((m.thread.unwrap(), m.page)) {
+                    if !later_pages_found.insert((m.thread.unwrap().to_string(), m.page)) {
                         continue;
                     }
                 } else {

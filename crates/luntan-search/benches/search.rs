@@ -88,7 +88,7 @@ fn to_doc(t: luntan_fixture::ThreadTruth, kind: ForumKind) -> ThreadDoc {
         posted: t.posts.first().map(|p| p.time.clone()),
         forum: kind.name().to_string(),
         url: format!("http://fixture.invalid{}", t.url_path),
-        saved: "20261130".into(),
+        saved: "20261130".parse().unwrap(),
         encoding: kind.encoding_name().to_string(),
         pages: t.pages,
         posts: t
@@ -96,9 +96,9 @@ fn to_doc(t: luntan_fixture::ThreadTruth, kind: ForumKind) -> ThreadDoc {
             .into_iter()
             .map(|p| Post { floor: p.floor, author: p.author, time: Some(p.time), paragraphs: p.text.split('\n').map(str::to_string).collect() })
             .collect(),
-        site: t.site,
-        board: t.board,
-        thread: t.thread,
+        site: t.site.parse().unwrap(),
+        board: t.board.parse().unwrap(),
+        thread: t.thread.parse().unwrap(),
         title: t.title,
     }
 }

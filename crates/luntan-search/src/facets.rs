@@ -328,7 +328,7 @@ mod tests {
             let matching: Vec<&luntan_core::ThreadDoc> = docs
                 .iter()
                 .filter(|d| contains(d, "书", false) || contains(d, "酒店", false))
-                .filter(|d| opts.sites.is_empty() || opts.sites.contains(&d.site))
+                .filter(|d| opts.sites.is_empty() || opts.sites.iter().any(|s| d.site == *s))
                 .filter(|d| match (opts.since, posted(d)) {
                     (None, _) => true,
                     (Some(_), None) => false,
@@ -343,8 +343,8 @@ mod tests {
             let mut want_year: BTreeMap<String, u64> = BTreeMap::new();
             let mut undated = 0;
             for d in &matching {
-                *want_forum.entry(d.site.clone()).or_default() += 1;
-                *want_board.entry((d.site.clone(), d.board.clone())).or_default() += 1;
+                *want_forum.entry(d.site.to_string()).or_default() += 1;
+                *want_board.entry((d.site.to_string(), d.board.to_string())).or_default() += 1;
                 let mut seen: Vec<&str> = Vec::new();
                 for p in &d.posts {
                     let a = p.author.trim();

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use luntan_core::contract::StageRun;
-use luntan_core::ids::SiteId;
+use luntan_core::contract::{ClaimSession, Hand, Next, StageReport, StageRun, ThreadFailure};
+use luntan_core::ids::{SiteId, ThreadId};
 use luntan_core::layout::{sync_dir, IndexDir, PathError};
 use luntan_core::store::{StoreError, ThreadRow};
 use luntan_core::{Stage, Store, ThreadDoc, ThreadState};
@@ -61,31 +61,32 @@ impl Default for IndexOptions {
     }
 }
 
-/// A thread that could not be indexed, and why (naming the file).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub site: String,
-    pub thread: String,
-    pub reason: String,
+/// Why one thread's XML could not be indexed (the row is failed with it).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Parse { path: PathBuf, source: luntan_core::doc::DocError },
+    #[error("{}: names thread {found}, expected {expected}", path.display())]
+    Elsewhere { path: PathBuf, found: String, expected: String },
 }
 
 /// What a run did.
 #[derive(Debug, Clone, Default)]
 pub struct IndexReport {
-    pub indexed: usize,
-    pub failed: usize,
+    /// The threads' outcomes: `done` were indexed; `busy` names the forums
+    /// left to the worker writing their index.
+    pub threads: StageReport,
     /// XML bytes read.
     pub bytes: u64,
     pub elapsed: Duration,
     pub per_site: BTreeMap<String, usize>,
-    pub failures: Vec<Failure>,
     /// Threads (or, for a rebuild, forums) left for the next run because
     /// [`IndexOptions::stop`] was set; `None` when the run was not stopped.
     pub stopped_with_left: Option<(usize, &'static str)>,
     /// Forums whose index an older luntan wrote, rebuilt from their XML.
     pub upgraded: Vec<String>,
-    /// Forums left alone because another worker was writing their index.
-    pub busy: Vec<String>,
 }
 
 impl IndexReport {
@@ -100,31 +101,28 @@ impl IndexReport {
             [] => String::new(),
             sites => format!(" ({} rebuilt from XML: written by an older luntan)", sites.join(", ")),
         };
-        let busy = match self.busy.as_slice() {
+        let busy = match self.threads.busy.as_slice() {
             [] => String::new(),
-            sites => format!("; {} left to the worker writing its index", sites.join(", ")),
+            sites => format!("; {} left to the worker writing its index", sites.iter().map(SiteId::as_str).collect::<Vec<_>>().join(", ")),
         };
         format!(
             "index: {stopped}{} indexed, {} failed{upgraded}{busy} in {:.1}s ({:.0} threads/s, {:.1} MB/s)",
-            self.indexed,
-            self.failed,
+            self.threads.done,
+            self.threads.failed,
             self.elapsed.as_secs_f64(),
-            self.indexed as f64 / secs,
+            self.threads.done as f64 / secs,
             self.bytes as f64 / 1e6 / secs
         )
     }
 
     fn merge(&mut self, other: IndexReport) {
-        self.indexed += other.indexed;
-        self.failed += other.failed;
+        self.threads.merge(other.threads);
         self.bytes += other.bytes;
         for (k, v) in other.per_site {
             *self.per_site.entry(k).or_default() += v;
         }
-        self.failures.extend(other.failures);
         self.stopped_with_left = self.stopped_with_left.or(other.stopped_with_left);
         self.upgraded.extend(other.upgraded);
-        self.busy.extend(other.busy);
     }
 }
 
@@ -386,82 +384,52 @@ fn merge_groups<T>(mut sized: Vec<(u64, T)>, max_bytes: u64) -> Vec<Vec<T>> {
 }
 
 /// Reads and checks one thread file; the error names the file.
-fn load(path: &Path, site: &str, thread: &str) -> Result<(ThreadDoc, u64), String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let doc = ThreadDoc::from_xml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    if doc.site != site || doc.thread != thread {
-        return Err(format!("{}: names thread {}/{}, expected {site}/{thread}", path.display(), doc.site, doc.thread));
+fn load(path: &Path, site: &SiteId, thread: &ThreadId) -> Result<(ThreadDoc, u64), LoadError> {
+    let text = fs::read_to_string(path).map_err(|source| LoadError::Read { path: path.to_owned(), source })?;
+    let doc = ThreadDoc::from_xml(&text).map_err(|source| LoadError::Parse { path: path.to_owned(), source })?;
+    if &doc.site != site || &doc.thread != thread {
+        let (found, expected) = (format!("{}/{}", doc.site, doc.thread), format!("{site}/{thread}"));
+        return Err(LoadError::Elsewhere { path: path.to_owned(), found, expected });
     }
     Ok((doc, text.len() as u64))
 }
 
 /// Indexes every `Extracted` thread (of one site, or all), then moves the
-/// rows to `Indexed`. A missing or bad XML fails that row and the run goes
-/// on. Progress advances per thread; once the run's stop is set, what is
-/// indexed so far is committed and its rows moved, and the rest wait.
-pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: Option<&str>, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
+/// rows to `Indexed`. The run's [`ClaimSession`] hands out one forum at a
+/// time (under its site lock when workers share the crawl: one writer per
+/// forum's index; a forum another worker holds is left to it). A missing or
+/// bad XML fails that row and the run goes on. Progress advances per
+/// thread; once the run's stop is set, what is indexed so far is committed
+/// and its rows moved, and the rest wait.
+pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: Option<&SiteId>, opts: &IndexOptions) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
-    let claims = run.claims();
-    // Workers sharing the crawl hold a forum's index by a site lock; a run
-    // alone holds the data directory's lock, which is enough.
-    let _keeper = match run.is_shared() {
-        true => Some(store.keep_leases(claims.lease)?),
-        false => None,
-    };
-    let rows = store.threads(site, ThreadState::Extracted)?;
-    let total = rows.len() as u64;
-    run.progress().grow(total);
+    let mut session = ClaimSession::open(run, store, site, Hand::Sites)?;
+    run.progress().grow(store.threads(site.map(SiteId::as_str), ThreadState::Extracted)?.len() as u64);
     let mut report = IndexReport::default();
-    let mut done = 0u64;
-    let mut i = 0;
-    while i < rows.len() {
-        let site = rows[i].site.clone();
-        let end = rows[i..].iter().position(|r| r.site != site).map_or(rows.len(), |n| i + n);
-        let group = &rows[i..end];
-        i = end;
-        let fail = |store: &Store, report: &mut IndexReport, thread: &str, reason: String| -> Result<(), IndexError> {
-            store.fail(&site, thread, ThreadState::Extracted, Stage::Index, &reason)?;
-            report.failed += 1;
-            report.failures.push(Failure { site: site.clone(), thread: thread.to_string(), reason });
-            Ok(())
-        };
-        let site_id = match SiteId::parse(&site) {
-            Ok(id) => id,
+    let mut skipped = 0;
+    while !run.stopped() {
+        let group = match session.next(store, None) {
+            Ok(Next::Rows(rows)) => rows,
+            Ok(Next::Wait(_) | Next::Done) => break,
             Err(e) => {
-                for r in group {
-                    fail(store, &mut report, &r.thread, format!("site {e}"))?;
-                }
-                continue;
+                session.abandon(store)?;
+                return Err(e.into());
             }
         };
-        // One writer per forum's index, whichever host it runs on.
-        if run.is_shared() && !store.lock_site(Stage::Index, &site, claims.lease)? {
-            done += group.len() as u64;
-            run.progress().advance(group.len() as u64);
-            report.busy.push(site.clone());
-            continue;
+        // A busy forum's threads were counted skipped by the session.
+        run.progress().advance((session.report().skipped - skipped) as u64);
+        skipped = session.report().skipped;
+        let Some(first) = group.first() else { continue };
+        let site_id = first.site.clone();
+        if let Err(e) = index_group(run, store, &mut session, index, &site_id, &group, opts, &mut report) {
+            session.abandon(store)?;
+            return Err(e);
         }
-        // Under the lock, the forum's rows as they are now: a worker that
-        // held it before may have indexed some of those read above.
-        let fresh;
-        let group = match run.is_shared() {
-            true => {
-                fresh = store.threads(Some(&site), ThreadState::Extracted)?;
-                let gone = group.len().saturating_sub(fresh.len());
-                done += gone as u64;
-                run.progress().advance(gone as u64);
-                &fresh[..]
-            }
-            false => group,
-        };
-        let written = index_group(run, store, index, &site_id, group, opts, &mut report, &mut done, total);
-        if run.is_shared() {
-            store.unlock_site(Stage::Index, &site)?;
-        }
-        written?;
-        if report.stopped_with_left.is_some() {
-            break;
-        }
+    }
+    let stopped = run.stopped();
+    report.threads.merge(session.finish(store, stopped)?);
+    if stopped {
+        report.stopped_with_left = Some((report.threads.left, "threads"));
     }
     report.elapsed = started.elapsed();
     Ok(report)
@@ -473,75 +441,67 @@ pub fn index_threads(run: &StageRun, store: &mut Store, index: &IndexDir, site: 
 fn index_group(
     run: &StageRun,
     store: &mut Store,
+    session: &mut ClaimSession,
     index: &IndexDir,
     site_id: &SiteId,
     group: &[ThreadRow],
     opts: &IndexOptions,
     report: &mut IndexReport,
-    done: &mut u64,
-    total: u64,
 ) -> Result<(), IndexError> {
     let data = run.data();
-    let site = site_id.as_str().to_owned();
-    let fail = |store: &Store, report: &mut IndexReport, thread: &str, reason: String| -> Result<(), IndexError> {
-        store.fail(&site, thread, ThreadState::Extracted, Stage::Index, &reason)?;
-        report.failed += 1;
-        report.failures.push(Failure { site: site.clone(), thread: thread.to_string(), reason });
-        Ok(())
-    };
     let mut writer = match SiteWriter::open(&index.site_index(site_id), opts) {
         Err(IndexError::Previous { .. }) => {
             // Every XML file of the forum, this group's included, goes
             // into a new index; their rows move with it.
-            let rebuilt = rebuild_site(run, Some(&mut *store), index, site_id, opts)?;
-            *done += group.len() as u64;
+            let rebuilt = rebuild_unlocked(run, Some(&mut *store), index, site_id, opts)?;
             run.progress().advance(group.len() as u64);
             if rebuilt.stopped_with_left.is_none() {
-                report.upgraded.push(site.clone());
+                report.upgraded.push(site_id.to_string());
             }
             report.merge(rebuilt);
             return Ok(());
         }
         other => other?,
     };
-    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut pending: Vec<(SiteId, ThreadId)> = Vec::new();
     for row in group {
         if run.stopped() {
             // What was added is committed below; the rest stays `Extracted`.
-            report.stopped_with_left = Some((total.saturating_sub(*done) as usize, "threads"));
             break;
         }
-        *done += 1;
-        match row.location(None) {
-            Err(why) => fail(store, report, &row.thread, why)?,
-            Ok(loc) => {
-                let path = data.xml_path(&loc);
-                match load(&path, &site, &row.thread) {
-                    Err(reason) => fail(store, report, &row.thread, reason)?,
-                    Ok((doc, bytes)) => {
-                        writer.add(&doc)?;
-                        report.bytes += bytes;
-                        pending.push((site.clone(), row.thread.clone()));
-                    }
+        match row.saved_location() {
+            None => session.fail(store, row, format!("thread {}: no save date, so no XML", row.key()))?,
+            Some(loc) => match load(&data.xml_path(&loc), site_id, &row.thread) {
+                Err(reason) => session.fail(store, row, reason.to_string())?,
+                Ok((doc, bytes)) => {
+                    writer.add(&doc)?;
+                    report.bytes += bytes;
+                    pending.push((row.site.clone(), row.thread.clone()));
                 }
-            }
+            },
         }
         if pending.len() >= opts.commit_every.max(1) {
             writer.commit()?;
-            rows_indexed(store, report, &site, &mut pending)?;
+            rows_indexed(store, session, report, site_id, &mut pending)?;
         }
         run.progress().advance(1);
     }
     writer.finish()?;
-    rows_indexed(store, report, &site, &mut pending)
+    rows_indexed(store, session, report, site_id, &mut pending)
 }
 
 /// Moves the rows of committed threads to `Indexed` and counts them.
-fn rows_indexed(store: &mut Store, report: &mut IndexReport, site: &str, pending: &mut Vec<(String, String)>) -> Result<(), IndexError> {
+fn rows_indexed(
+    store: &mut Store,
+    session: &mut ClaimSession,
+    report: &mut IndexReport,
+    site: &SiteId,
+    pending: &mut Vec<(SiteId, ThreadId)>,
+) -> Result<(), IndexError> {
     // Counted as moved: a row another worker moved first is not this run's.
     let moved = store.transition_many(pending, ThreadState::Extracted, ThreadState::Indexed)?;
-    report.indexed += moved;
-    *report.per_site.entry(site.to_owned()).or_default() += moved;
+    session.done(moved);
+    *report.per_site.entry(site.to_string()).or_default() += moved;
     pending.clear();
     Ok(())
 }
@@ -561,7 +521,8 @@ pub fn rebuild_site(run: &StageRun, store: Option<&mut Store>, index: &IndexDir,
     };
     let lease = run.claims().lease;
     if !store.lock_site(Stage::Index, site.as_str(), lease)? {
-        return Ok(IndexReport { busy: vec![site.to_string()], ..IndexReport::default() });
+        let threads = StageReport { busy: vec![site.clone()], ..StageReport::default() };
+        return Ok(IndexReport { threads, ..IndexReport::default() });
     }
     // The keeper renews the lock for as long as the rebuild takes.
     let rebuilt = match store.keep_leases(lease) {
@@ -604,15 +565,16 @@ fn rebuild_unlocked(run: &StageRun, store: Option<&mut Store>, index: &IndexDir,
                 ..IndexReport::default()
             });
         }
-        match load(path, site.as_str(), thread.as_str()) {
+        match load(path, site, thread) {
             Ok((doc, bytes)) => {
                 writer.add_new(&doc)?;
                 report.bytes += bytes;
-                keys.push((site.to_string(), thread.to_string()));
+                keys.push((site.clone(), thread.clone()));
             }
+            // No row moves: a rebuild reads files, whatever the rows say.
             Err(reason) => {
-                report.failed += 1;
-                report.failures.push(Failure { site: site.to_string(), thread: thread.to_string(), reason });
+                report.threads.failed += 1;
+                report.threads.failures.push(ThreadFailure { site: site.clone(), thread: thread.clone(), reason: reason.to_string() });
             }
         }
         run.progress().advance(1);
@@ -629,7 +591,7 @@ fn rebuild_unlocked(run: &StageRun, store: Option<&mut Store>, index: &IndexDir,
     if let Some(store) = store {
         store.transition_many(&keys, ThreadState::Extracted, ThreadState::Indexed)?;
     }
-    report.indexed = keys.len();
+    report.threads.done = keys.len();
     report.per_site.insert(site.to_string(), keys.len());
     report.elapsed = started.elapsed();
     Ok(report)
@@ -852,7 +814,7 @@ mod tests {
         drop(cat);
 
         let report = index_threads(&c.run(), &mut c.store, &c.index, None, &IndexOptions { writer_mb: 20, ..IndexOptions::default() }).unwrap();
-        assert_eq!((report.indexed, report.failed, report.upgraded.as_slice()), (3, 0, &["dz".to_string()][..]));
+        assert_eq!((report.threads.done, report.threads.failed, report.upgraded.as_slice()), (3, 0, &["dz".to_string()][..]));
         assert!(report.summary().contains("dz rebuilt from XML"), "{}", report.summary());
         assert_eq!(c.store.thread("dz", "3").unwrap().unwrap().state, ThreadState::Indexed);
         let cat = Catalog::open(c.index.root()).unwrap();
@@ -862,7 +824,7 @@ mod tests {
         assert_eq!(Index::open_in_dir(&dz).unwrap().schema(), LuntanSchema::new().schema);
         // Upgraded once: the next run has nothing to do.
         let again = index_threads(&c.run(), &mut c.store, &c.index, None, &IndexOptions::default()).unwrap();
-        assert_eq!((again.indexed, again.upgraded.len()), (0, 0));
+        assert_eq!((again.threads.done, again.upgraded.len()), (0, 0));
     }
 
     struct Crawl {
@@ -932,19 +894,17 @@ mod tests {
         let data = DataDir::new(t.path().join("data"));
         let mut store = Store::open(&data.db_path()).unwrap();
         let r = reviews();
-        let new: Vec<NewThread> = rows
-            .iter()
-            .map(|(s, th)| NewThread { site: s.to_string(), board: "2".into(), thread: th.to_string(), url: format!("http://{s}/{th}"), ..Default::default() })
-            .collect();
+        let new: Vec<NewThread> =
+            rows.iter().map(|(s, th)| NewThread::new(s.parse().unwrap(), "2".parse().unwrap(), th.parse().unwrap(), format!("http://{s}/{th}"))).collect();
         store.insert_new_threads(&new).unwrap();
         for (i, (s, th)) in rows.iter().enumerate() {
-            let up = Update { save_date: Some("20261130"), ..Default::default() };
+            let up = Update { save_date: Some("20261130".parse().unwrap()), ..Default::default() };
             assert!(store.transition(s, th, ThreadState::Discovered, ThreadState::Saved, &up).unwrap());
             assert!(store.transition(s, th, ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap());
             let path = data.xml_path(&loc(s, th, "20261130"));
             if good.contains(&(s, th)) {
                 let mut d = thread(s, th, &format!("帖子{th}"), &[("小明", r[i])], Some("2024-03-05T12:34:00"));
-                d.board = "2".into();
+                d.board = "2".parse().unwrap();
                 d.posts[0].time = d.posted.clone();
                 write_atomic(&path, d.to_xml().as_bytes()).unwrap();
             } else if bad.contains(&(s, th)) {
@@ -965,7 +925,7 @@ mod tests {
         let run = c.run().with_progress(count.clone());
         let report = index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
         assert_eq!((count.grown.load(Ordering::SeqCst), count.done.load(Ordering::SeqCst)), (6, 6));
-        assert_eq!((report.indexed, report.failed), (4, 2));
+        assert_eq!((report.threads.done, report.threads.failed), (4, 2));
         assert_eq!(report.per_site.get("dz"), Some(&3));
         assert!(report.summary().starts_with("index: 4 indexed, 2 failed in "), "{}", report.summary());
         for (s, th) in good {
@@ -973,7 +933,7 @@ mod tests {
         }
         let missing = c.store.thread("dz", "4").unwrap().unwrap();
         assert_eq!(missing.state, ThreadState::Failed);
-        assert_eq!(missing.fail_stage.as_deref(), Some("index"));
+        assert_eq!(missing.fail_stage.map(|s| s.as_str()), Some("index"));
         assert!(missing.fail_reason.unwrap().contains("article4.xml"));
         assert!(c.store.thread("dz", "5").unwrap().unwrap().fail_reason.unwrap().contains("article5.xml"));
 
@@ -983,7 +943,7 @@ mod tests {
         assert_eq!(cat.search_str("帖子", &everything()).unwrap().total, 4);
 
         let again = index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
-        assert_eq!((again.indexed, again.failed), (0, 0));
+        assert_eq!((again.threads.done, again.threads.failed), (0, 0));
     }
 
     #[test]
@@ -993,7 +953,7 @@ mod tests {
         let opts = IndexOptions { writer_mb: 20, commit_every: 1000 };
         // Ctrl-C while the third thread is being indexed.
         let report = index_threads(&c.run_stopped_after(3), &mut c.store, &c.index, None, &opts).unwrap();
-        assert_eq!((report.indexed, report.stopped_with_left), (3, Some((2, "threads"))));
+        assert_eq!((report.threads.done, report.stopped_with_left), (3, Some((2, "threads"))));
         assert!(report.summary().starts_with("index: stopped by Ctrl-C with 2 threads left"), "{}", report.summary());
         // The three are committed (not only added) and their rows moved.
         assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 3);
@@ -1001,7 +961,7 @@ mod tests {
         assert_eq!(indexed, 3);
         let rest = IndexOptions { writer_mb: 20, ..IndexOptions::default() };
         let again = index_threads(&c.run(), &mut c.store, &c.index, None, &rest).unwrap();
-        assert_eq!((again.indexed, again.stopped_with_left), (2, None));
+        assert_eq!((again.threads.done, again.stopped_with_left), (2, None));
         assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 5);
     }
 
@@ -1026,7 +986,7 @@ mod tests {
         index_threads(&c.run(), &mut c.store, &c.index, None, &opts).unwrap();
         // A thread only the rebuild would add, from its file.
         let mut more = thread("dz", "3", "第三帖", &[("小红", "只在文件里")], None);
-        more.board = "2".into();
+        more.board = "2".parse().unwrap();
         write_atomic(&c.data.xml_path(&loc("dz", "3", "20261130")), more.to_xml().as_bytes()).unwrap();
         let mut other = Store::open(&c.data.db_path()).unwrap();
         other.set_worker("another-worker");
@@ -1034,11 +994,11 @@ mod tests {
         let shared = StageRun::begin_shared(&c.data, Stage::Index, Stop::new()).unwrap();
         let dz = SiteId::parse("dz").unwrap();
         let busy = rebuild_site(&shared, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
-        assert_eq!((busy.indexed, busy.busy.as_slice()), (0, &["dz".to_string()][..]), "{}", busy.summary());
+        assert_eq!((busy.threads.done, busy.threads.busy.iter().map(|s| s.as_str()).collect::<Vec<_>>()), (0, vec!["dz"]), "{}", busy.summary());
         assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 2, "the other worker's index is untouched");
         other.unlock_site(Stage::Index, "dz").unwrap();
         let rebuilt = rebuild_site(&shared, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
-        assert_eq!((rebuilt.indexed, rebuilt.busy.len()), (3, 0));
+        assert_eq!((rebuilt.threads.done, rebuilt.threads.busy.len()), (3, 0));
         assert_eq!(Catalog::open(c.index.root()).unwrap().num_docs(), 3);
         assert!(other.lock_site(Stage::Index, "dz", Duration::from_secs(600)).unwrap(), "the rebuild gave the forum's lock back");
     }
@@ -1047,8 +1007,8 @@ mod tests {
     fn site_option_indexes_only_that_forum() {
         let rows = [("dz", "1"), ("bbs", "9")];
         let mut c = crawl(&rows, &rows, &[]);
-        let report = index_threads(&c.run(), &mut c.store, &c.index, Some("bbs"), &IndexOptions::default()).unwrap();
-        assert_eq!(report.indexed, 1);
+        let report = index_threads(&c.run(), &mut c.store, &c.index, Some(&"bbs".parse().unwrap()), &IndexOptions::default()).unwrap();
+        assert_eq!(report.threads.done, 1);
         assert_eq!(c.store.thread("dz", "1").unwrap().unwrap().state, ThreadState::Extracted);
         assert_eq!(Catalog::open(c.index.root()).unwrap().sites(), ["bbs"]);
     }
@@ -1062,23 +1022,23 @@ mod tests {
         index_threads(&run, &mut c.store, &c.index, None, &opts).unwrap();
         // Thread 2 saved again on a later day with a new title: the later file wins.
         let mut newer = thread("dz", "2", "更新后的帖子", &[("老王", "重新保存")], None);
-        newer.board = "2".into();
+        newer.board = "2".parse().unwrap();
         write_atomic(&c.data.xml_path(&loc("dz", "2", "20261201")), newer.to_xml().as_bytes()).unwrap();
         // A thread the database has as Extracted but never indexed.
-        c.store.insert_new_threads(&[NewThread { site: "dz".into(), board: "2".into(), thread: "8".into(), url: "u".into(), ..Default::default() }]).unwrap();
-        let up = Update { save_date: Some("20261130"), ..Default::default() };
+        c.store.insert_new_threads(&[NewThread::new("dz".parse().unwrap(), "2".parse().unwrap(), "8".parse().unwrap(), "u".into())]).unwrap();
+        let up = Update { save_date: Some("20261130".parse().unwrap()), ..Default::default() };
         c.store.transition("dz", "8", ThreadState::Discovered, ThreadState::Saved, &up).unwrap();
         c.store.transition("dz", "8", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap();
         let mut d8 = thread("dz", "8", "第八个帖子", &[("x", "内容")], None);
-        d8.board = "2".into();
+        d8.board = "2".parse().unwrap();
         write_atomic(&c.data.xml_path(&loc("dz", "8", "20261130")), d8.to_xml().as_bytes()).unwrap();
         // Something a search has open must not block the swap.
         let before = Catalog::open(c.index.root()).unwrap();
 
         let dz = SiteId::parse("dz").unwrap();
         let report = rebuild_site(&run, Some(&mut c.store), &c.index, &dz, &opts).unwrap();
-        assert_eq!((report.indexed, report.failed), (3, 1));
-        assert!(report.failures[0].reason.contains("article3.xml"));
+        assert_eq!((report.threads.done, report.threads.failed), (3, 1));
+        assert!(report.threads.failures[0].reason.contains("article3.xml"));
         assert_eq!(c.store.thread("dz", "8").unwrap().unwrap().state, ThreadState::Indexed);
         // A row failed earlier stays failed: a rebuild does not depend on, or fix, row states.
         assert_eq!(c.store.thread("dz", "3").unwrap().unwrap().state, ThreadState::Failed);
@@ -1092,7 +1052,7 @@ mod tests {
         drop(before);
 
         let all = rebuild_all(&run, None, &c.index, &opts).unwrap();
-        assert_eq!(all.indexed, 3);
+        assert_eq!(all.threads.done, 3);
         assert!(rebuild_site(&run, None, &c.index, &SiteId::parse("nosuch").unwrap(), &opts).is_err());
     }
 }

@@ -154,7 +154,7 @@ impl LuntanSchema {
         for t in doc.posts.iter().filter_map(|p| p.time.as_deref().and_then(parse_posted)) {
             d.add_date(self.post_times, t);
         }
-        d.add_text(self.saved, &doc.saved);
+        d.add_text(self.saved, doc.saved);
         d.add_u64(self.tiebreak, tiebreak(&doc.site, &doc.thread));
         d
     }

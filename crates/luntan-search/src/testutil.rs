@@ -20,14 +20,14 @@ pub fn reviews() -> Vec<&'static str> {
 
 pub fn thread(site: &str, id: &str, title: &str, posts: &[(&str, &str)], posted: Option<&str>) -> ThreadDoc {
     ThreadDoc {
-        site: site.into(),
-        board: "1".into(),
-        thread: id.into(),
+        site: site.parse().unwrap(),
+        board: "1".parse().unwrap(),
+        thread: id.parse().unwrap(),
         forum: format!("{site} 论坛"),
         url: format!("http://{site}.example/t/{id}"),
         title: title.into(),
         posted: posted.map(str::to_string),
-        saved: "20261130".into(),
+        saved: "20261130".parse().unwrap(),
         encoding: "UTF-8".into(),
         pages: 1,
         posts: posts
@@ -58,7 +58,7 @@ pub fn synthetic(n: usize) -> Vec<ThreadDoc> {
                 &[(AUTHORS[i % AUTHORS.len()], a), (AUTHORS[(i + 2) % AUTHORS.len()], b)],
                 posted.as_deref(),
             );
-            t.board = (i % 2).to_string();
+            t.board = (i % 2).to_string().parse().unwrap();
             if posted.is_some() {
                 t.posts[0].time = posted.clone();
                 t.posts[1].time = Some(format!("{}T21:30:00", day + time::Duration::days(40)));

@@ -326,11 +326,11 @@ mod tests {
                 let posted = d.posted.as_deref().or_else(|| d.posts.iter().find_map(|p| p.time.as_deref()));
                 if let Some(p) = posted.and_then(parse_posted) {
                     let name = bucket_name(interval, bucket(interval, p.into_timestamp_secs()));
-                    *want.entry((d.site.clone(), name)).or_default() += 1;
+                    *want.entry((d.site.to_string(), name)).or_default() += 1;
                 }
                 for p in d.posts.iter().filter_map(|p| p.time.as_deref().and_then(parse_posted)) {
                     let name = bucket_name(interval, bucket(interval, p.into_timestamp_secs()));
-                    *want_posts.entry((d.site.clone(), name)).or_default() += 1;
+                    *want_posts.entry((d.site.to_string(), name)).or_default() += 1;
                 }
             }
             let flat = |series: &BTreeMap<String, Vec<u64>>| {

@@ -21,7 +21,7 @@ pub fn board_titles(st: &crate::AppState, sites: &[&str]) -> std::collections::H
         seen.push(site);
         for b in store.boards(site).unwrap_or_default() {
             if let Some(t) = b.title.filter(|t| !t.trim().is_empty()) {
-                out.insert((site.to_string(), b.board), t);
+                out.insert((site.to_string(), b.board.to_string()), t);
             }
         }
     }
@@ -39,7 +39,7 @@ pub fn load_thread(st: &crate::AppState, site: &str, id: &str) -> Result<(Thread
         return Err(unknown());
     }
     // The row's board and save date are checked ids too, so the path stays under the data directory.
-    let loc = row.location(None).map_err(|_| unknown())?;
+    let loc = row.saved_location().ok_or_else(unknown)?;
     let path = st.data.xml_path(&loc);
     let xml = std::fs::read_to_string(&path).map_err(|_| unknown())?;
     let doc = ThreadDoc::from_xml(&xml).map_err(|e| ApiError::Internal(format!("{}: {e}", path.display())))?;

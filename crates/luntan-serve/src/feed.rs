@@ -44,7 +44,7 @@ fn base_url(st: &crate::AppState, headers: &HeaderMap) -> String {
 /// Each forum's UTC offset in minutes, from the site files.
 fn offsets(st: &crate::AppState) -> HashMap<String, i32> {
     let (sites, _) = Site::load_all(&st.data.sites_dir(), None);
-    sites.into_iter().map(|s| (s.id.clone(), s.json.as_ref().map_or(s.thread.utc_offset_minutes, |j| j.utc_offset_minutes))).collect()
+    sites.into_iter().map(|s| (s.id.to_string(), s.json.as_ref().map_or(s.thread.utc_offset_minutes, |j| j.utc_offset_minutes))).collect()
 }
 
 /// A forum's wall-clock time (`YYYY-MM-DDTHH:MM:SS`) at its offset.

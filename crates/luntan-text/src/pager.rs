@@ -122,7 +122,7 @@ pub fn stored_page_urls(data: &DataDir, site: &Site, row: &ThreadRow) -> Option<
     if n <= 1 {
         return Some(vec![url]);
     }
-    let old = row.location(None).ok()?;
+    let old = row.saved_location()?;
     let (urls, _) = stored_pages(data, site, row, &old, &url, &row.thread, n - 1)?;
     (urls.len() >= n).then(|| urls.into_values().take(n).collect())
 }

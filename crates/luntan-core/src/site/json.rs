@@ -35,7 +35,7 @@ use super::{LinkPattern, Links, SiteError};
 #[derive(Debug, Clone)]
 pub struct JsonRules {
     /// Boards (users) every round starts from, in the site file's order.
-    pub seeds: Vec<String>,
+    pub seeds: Vec<crate::ids::BoardId>,
     /// Minutes east of UTC of the forum's wall clock: epoch times are
     /// shown in it, and relative ones ("昨天 12:30") are read in it.
     pub utc_offset_minutes: i32,
@@ -219,7 +219,7 @@ pub(super) fn json(ctx: &Ctx, raw: &RawJson, home: &Url) -> Result<JsonRules, Si
     };
     let mut seeds = Vec::new();
     for s in &raw.seed {
-        seeds.push(crate::ids::check_id(s.trim()).map_err(|e| ctx.err("json/seed", e.to_string()))?);
+        seeds.push(crate::ids::BoardId::parse(s.trim()).map_err(|e| ctx.err("json/seed", e.to_string()))?);
     }
     let list = endpoint(ctx, "json/list", &raw.list, home, "{board}")?;
     if list.id.is_none() {

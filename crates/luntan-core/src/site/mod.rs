@@ -29,7 +29,7 @@ use regex::Regex;
 use scraper::Selector;
 use url::Url;
 
-use crate::ids::{check_id, IdError};
+use crate::ids::{BoardId, IdError, SiteId, ThreadId};
 use locate::Ctx;
 use raw::RawSite;
 
@@ -49,7 +49,7 @@ pub struct SiteError {
 #[derive(Debug, Clone)]
 pub struct Site {
     /// Names the forum's directory under `data/pages` and its index.
-    pub id: String,
+    pub id: SiteId,
     /// Display name.
     pub name: String,
     pub home: Url,
@@ -297,8 +297,8 @@ pub struct LinkPattern {
 /// What a link pattern captured from a URL.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LinkMatch {
-    pub board: Option<String>,
-    pub thread: Option<String>,
+    pub board: Option<BoardId>,
+    pub thread: Option<ThreadId>,
     pub page: Option<u64>,
 }
 
@@ -307,12 +307,9 @@ impl LinkPattern {
     /// captured value is not a usable id (see [`crate::ids`]) or page number.
     pub fn captures(&self, url: &str) -> Option<Result<LinkMatch, IdError>> {
         let caps = self.regex.captures(url)?;
-        let grab = |name: &str| -> Result<Option<String>, IdError> {
-            match caps.name(name) {
-                Some(m) => check_id(m.as_str()).map(Some),
-                None => Ok(None),
-            }
-        };
+        fn grab<T: std::str::FromStr<Err = IdError>>(caps: &regex::Captures, name: &str) -> Result<Option<T>, IdError> {
+            caps.name(name).map(|m| m.as_str().parse()).transpose()
+        }
         let page = match caps.name("page") {
             Some(m) => match m.as_str().parse::<u64>() {
                 Ok(p) => Some(p),
@@ -320,7 +317,7 @@ impl LinkPattern {
             },
             None => None,
         };
-        Some((|| Ok(LinkMatch { board: grab("board")?, thread: grab("thread")?, page }))())
+        Some((|| Ok(LinkMatch { board: grab(&caps, "board")?, thread: grab(&caps, "thread")?, page }))())
     }
 
     /// `url` as the thread (or board) it names: query parameters that begin

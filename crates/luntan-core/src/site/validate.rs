@@ -14,7 +14,7 @@ use super::{
     DEFAULT_EMPTY_PATTERN,
 };
 use super::{BoardFollow, DEFAULT_MAX_BOARDS};
-use crate::ids::check_id;
+use crate::ids::SiteId;
 
 impl RawSite {
     /// The parts are checked in this order whatever their order in the file,
@@ -50,7 +50,7 @@ impl RawSite {
             return Err(ctx.err("max-board-pages", "must be at least 1"));
         }
         Ok(Site {
-            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+            name: self.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| id.to_string()),
             id,
             home,
             encoding,
@@ -85,14 +85,14 @@ fn home(ctx: &Ctx, raw: &str) -> Result<Url, SiteError> {
 }
 
 /// `<site id>`, by default the home host: it names directories, so it must
-/// be an id [`check_id`] accepts.
-fn id(ctx: &Ctx, raw: Option<&str>, home: &Url) -> Result<String, SiteError> {
+/// be an id [`SiteId::parse`] accepts.
+fn id(ctx: &Ctx, raw: Option<&str>, home: &Url) -> Result<SiteId, SiteError> {
     let id = match raw.map(str::trim) {
         Some(id) => id.to_owned(),
         // home() refused a URL without a host.
         None => home.host_str().unwrap_or_default().to_owned(),
     };
-    check_id(&id).map_err(|e| ctx.err("@id", e.to_string()))
+    SiteId::parse(&id).map_err(|e| ctx.err("@id", e.to_string()))
 }
 
 /// `<encoding>` and `<search encoding>`: a label as `<meta charset>` takes
@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(s.politeness.delay, Duration::from_millis(100));
         assert_eq!(s.max_board_pages, 5);
         let m = s.links.thread_page.as_ref().unwrap().captures("http://127.0.0.1:8080/dz/forum.php?mod=viewthread&tid=7&page=3").unwrap().unwrap();
-        assert_eq!(m, LinkMatch { board: None, thread: Some("7".into()), page: Some(3) });
+        assert_eq!(m, LinkMatch { board: None, thread: Some("7".parse().unwrap()), page: Some(3) });
         assert!(s.links.thread.captures("http://h/dz/forum.php?mod=viewthread&tid=7&page=3").is_none());
         assert!(s.thread.body_id.as_ref().unwrap().is_match("postmessage_12"));
         assert!(!s.thread.body_id.as_ref().unwrap().is_match("xpostmessage_12"));

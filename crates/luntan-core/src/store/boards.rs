@@ -23,7 +23,7 @@ pub struct RoundRecord {
 /// A board as stored: its id, its first list page, its title.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoardRow {
-    pub board: String,
+    pub board: crate::ids::BoardId,
     pub url: String,
     pub title: Option<String>,
 }
@@ -113,7 +113,11 @@ impl Store {
             Dialect::Sqlite => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY rowid",
             Dialect::Postgres => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY seq",
         };
-        self.query(sql, vals![site], |r| Ok(BoardRow { board: r.get(0)?, url: r.get(1)?, title: r.get(2)? }))
+        self.query(sql, vals![site], |r| {
+            let board = r.get::<String>(0)?;
+            let board = crate::ids::BoardId::parse(&board).map_err(|e| super::DbError::Value(format!("board {e}")))?;
+            Ok(BoardRow { board, url: r.get(1)?, title: r.get(2)? })
+        })
     }
 
     /// Marks a walk of a board's list pages as started; returns whether the

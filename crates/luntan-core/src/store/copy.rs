@@ -703,9 +703,9 @@ mod tests {
 
     fn nt(site: &str, board: &str, thread: &str, title: &str) -> NewThread {
         NewThread {
-            site: site.into(),
-            board: board.into(),
-            thread: thread.into(),
+            site: site.parse().unwrap(),
+            board: board.parse().unwrap(),
+            thread: thread.parse().unwrap(),
             url: format!("http://h/{site}/t/{thread}?a=1&b='2'"),
             title: Some(title.into()),
             replies: Some(thread.len() as i64),
@@ -743,14 +743,14 @@ mod tests {
         ]
         .into();
         s.insert_new_threads(&threads).unwrap();
-        let saved = Update { save_date: Some("20240301"), pages: Some(3), content_type: Some("text/html; charset=gbk"), ..Default::default() };
+        let saved = Update { save_date: Some("20240301".parse().unwrap()), pages: Some(3), content_type: Some("text/html; charset=gbk"), ..Default::default() };
         assert!(s.transition("dz", "30", ThreadState::Discovered, ThreadState::Saved, &saved).unwrap());
         assert!(s
             .transition("dz", "30", ThreadState::Saved, ThreadState::Extracted, &Update { post_time: Some("2024-02-29T23:59:00"), ..Default::default() })
             .unwrap());
         assert!(s.transition("dz", "4", ThreadState::Discovered, ThreadState::Saved, &Update { states: Some((5, 2)), ..saved.clone() }).unwrap());
         assert!(s.transition("dz", "4", ThreadState::Saved, ThreadState::Extracted, &Update::default()).unwrap());
-        s.transition_many(&[("dz".into(), "4".into())], ThreadState::Extracted, ThreadState::Indexed).unwrap();
+        s.transition_many(&[("dz".parse().unwrap(), "4".parse().unwrap())], ThreadState::Extracted, ThreadState::Indexed).unwrap();
         assert!(s.fail("dz", "7", ThreadState::Discovered, Stage::Download, "http 404: \"gone\" 帖子不存在").unwrap());
         assert!(s.fail("dz", "8", ThreadState::Discovered, Stage::Download, "timed out after 30 s").unwrap());
         assert!(s.transition("bbs", "x_1", ThreadState::Discovered, ThreadState::Saved, &saved).unwrap());
@@ -902,7 +902,7 @@ mod tests {
         assert_eq!((ids("rounds"), ids("keyword_rounds")), (vec![1, 2, 3, 4], vec![1, 2, 3, 4]));
         // A board found after the copy goes after the copied ones.
         pg.upsert_board("dz", "1", "http://h/dz/b/1", None).unwrap();
-        let boards: Vec<String> = pg.boards("dz").unwrap().into_iter().map(|b| b.board).collect();
+        let boards: Vec<String> = pg.boards("dz").unwrap().into_iter().map(|b| b.board.to_string()).collect();
         assert_eq!(boards, ["9", "10", "2", "1"]);
         // And a new thread is claimed as on any crawl: the copy holds no lease.
         assert_eq!(pg.claim(None, ThreadState::Discovered, Duration::from_secs(60), 10).unwrap().len(), 1);

@@ -160,6 +160,10 @@ pub enum StoreError {
     Transition { db: StateUrl, site: String, thread: String, from: ThreadState, to: ThreadState },
     #[error("{db}: unknown state code {code} for thread {site}/{thread}")]
     BadState { db: StateUrl, site: String, thread: String, code: i64 },
+    /// A row luntan cannot have written (every id is checked before it is
+    /// stored): the database was edited by hand or by other software.
+    #[error("{db}: thread {site}/{thread}: {why}")]
+    BadRow { db: StateUrl, site: String, thread: String, why: String },
     #[error("{db}: database schema version {version} is newer than this luntan knows ({SCHEMA_VERSION}); use the luntan that wrote it, or a newer one")]
     NewerSchema { db: StateUrl, version: i64 },
     #[error("{db}: not a luntan database this version can read: {why}")]

@@ -94,6 +94,17 @@ impl<'a> From<&'a String> for Val<'a> {
     }
 }
 
+macro_rules! id_val {
+    ($($t:ty),*) => {$(
+        impl<'a> From<&'a $t> for Val<'a> {
+            fn from(v: &'a $t) -> Val<'a> {
+                Val::Text(v.as_str())
+            }
+        }
+    )*};
+}
+id_val!(crate::ids::SiteId, crate::ids::BoardId, crate::ids::ThreadId, crate::ids::SaveDate);
+
 impl From<i64> for Val<'_> {
     fn from(v: i64) -> Self {
         Val::Int(v)

@@ -71,7 +71,7 @@ fn worker(db: &Db, name: &str) -> Store {
 
 /// What a download records when it saves a thread of `pages` pages.
 fn saved(pages: u32) -> Update<'static> {
-    Update { save_date: Some("20261130"), pages: Some(pages), ..Default::default() }
+    Update { save_date: Some("20261130".parse().unwrap()), pages: Some(pages), ..Default::default() }
 }
 
 /// The state of dz thread `thread`, which must exist.
@@ -81,12 +81,13 @@ fn state_of(s: &Store, thread: &str) -> ThreadState {
 
 fn nt(thread: &str) -> NewThread {
     NewThread {
-        site: "dz".into(),
-        board: "2".into(),
-        thread: thread.into(),
+        site: "dz".parse().unwrap(),
+        board: "2".parse().unwrap(),
+        thread: thread.parse().unwrap(),
         url: format!("http://h/t/{thread}"),
         title: Some("标题".into()),
-        ..Default::default()
+        replies: None,
+        last_post: None,
     }
 }
 
@@ -327,7 +328,7 @@ fn transitions_follow_the_machine_and_are_compare_and_set() {
     assert_eq!((c.failed, c.failures[0].threads), (1, 1));
     assert_eq!(s.retry_failed(None, None).unwrap(), 1);
     assert_eq!(state_of(&s, "1"), ThreadState::Saved);
-    assert_eq!(s.transition_many(&[("dz".into(), "1".into())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
+    assert_eq!(s.transition_many(&[("dz".parse().unwrap(), "1".parse().unwrap())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
 }
 
 }

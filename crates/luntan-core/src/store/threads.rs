@@ -10,56 +10,59 @@ use crate::state::{FailureGroup, Stage, ThreadState};
 /// A thread row as the stages read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRow {
-    pub site: String,
-    pub thread: String,
-    pub board: String,
+    pub site: SiteId,
+    pub thread: ThreadId,
+    pub board: BoardId,
     pub url: String,
     pub title: Option<String>,
     pub replies: Option<i64>,
     pub last_post: Option<String>,
     pub post_time: Option<String>,
-    pub save_date: Option<String>,
+    pub save_date: Option<SaveDate>,
     pub pages: Option<u32>,
     pub content_type: Option<String>,
     pub state: ThreadState,
-    pub fail_stage: Option<String>,
+    pub fail_stage: Option<Stage>,
     pub fail_reason: Option<String>,
     pub attempts: i64,
 }
 
 impl ThreadRow {
-    /// The row's ids checked, with the day its pages are (or will be) saved
-    /// under: `saved` when the stage is the one that saves them, else the
-    /// row's own save date. The error says which part is wrong, for the row's
-    /// failure reason.
-    pub fn location(&self, saved: Option<SaveDate>) -> Result<ThreadLoc, String> {
-        let saved = match saved {
-            Some(d) => d,
-            None => match self.save_date.as_deref().map(SaveDate::parse) {
-                Some(Ok(d)) => d,
-                Some(Err(e)) => return Err(format!("row's save_date: {e}")),
-                None => return Err("row has no save_date, so no path".to_string()),
-            },
-        };
-        Ok(ThreadLoc {
-            site: SiteId::parse(&self.site).map_err(|e| format!("site {e}"))?,
-            board: BoardId::parse(&self.board).map_err(|e| format!("board {e}"))?,
-            thread: ThreadId::parse(&self.thread).map_err(|e| format!("thread {e}"))?,
-            saved,
-        })
+    /// Where the thread's files are when its pages are saved on `saved`
+    /// (the download stage's own day).
+    pub fn location(&self, saved: SaveDate) -> ThreadLoc {
+        ThreadLoc { site: self.site.clone(), board: self.board.clone(), thread: self.thread.clone(), saved }
+    }
+
+    /// Where the thread's files are now: `None` while it has no save date,
+    /// i.e. before its first download.
+    pub fn saved_location(&self) -> Option<ThreadLoc> {
+        self.save_date.map(|d| self.location(d))
+    }
+
+    /// `site/thread`, as failures and logs name a thread.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.site, self.thread)
     }
 }
 
 /// What a board list row told about a thread.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewThread {
-    pub site: String,
-    pub board: String,
-    pub thread: String,
+    pub site: SiteId,
+    pub board: BoardId,
+    pub thread: ThreadId,
     pub url: String,
     pub title: Option<String>,
     pub replies: Option<i64>,
     pub last_post: Option<String>,
+}
+
+impl NewThread {
+    /// A thread known by its ids and URL alone, before any list row told more.
+    pub fn new(site: SiteId, board: BoardId, thread: ThreadId, url: String) -> NewThread {
+        NewThread { site, board, thread, url, title: None, replies: None, last_post: None }
+    }
 }
 
 /// How a listed thread compares with what is stored.
@@ -109,7 +112,7 @@ pub struct SiteStatus {
 /// Extra columns a transition sets beside the state.
 #[derive(Debug, Clone, Default)]
 pub struct Update<'a> {
-    pub save_date: Option<&'a str>,
+    pub save_date: Option<SaveDate>,
     pub pages: Option<u32>,
     pub content_type: Option<&'a str>,
     pub post_time: Option<&'a str>,
@@ -184,8 +187,8 @@ impl Store {
                             if from != ThreadState::Discovered && !from.can_become(ThreadState::Discovered) {
                                 return Err(StoreError::Transition {
                                     db: s.db.clone(),
-                                    site: t.site.clone(),
-                                    thread: t.thread.clone(),
+                                    site: t.site.to_string(),
+                                    thread: t.thread.to_string(),
                                     from,
                                     to: ThreadState::Discovered,
                                 });
@@ -269,7 +272,7 @@ impl Store {
                 thread,
                 from.code(),
                 to.code(),
-                update.save_date,
+                update.save_date.as_ref().map(SaveDate::as_str),
                 update.pages,
                 update.content_type,
                 update.post_time,
@@ -302,9 +305,9 @@ impl Store {
     /// Moves many threads `from → to` in one transaction (the index stage
     /// commits its index first, then calls this once), as
     /// [`Store::transition`] would one by one.
-    pub fn transition_many(&mut self, keys: &[(String, String)], from: ThreadState, to: ThreadState) -> Result<usize, StoreError> {
+    pub fn transition_many(&mut self, keys: &[(SiteId, ThreadId)], from: ThreadState, to: ThreadState) -> Result<usize, StoreError> {
         if !from.can_become(to) {
-            let (site, thread) = keys.first().cloned().unwrap_or_default();
+            let (site, thread) = keys.first().map(|(s, t)| (s.to_string(), t.to_string())).unwrap_or_default();
             return Err(StoreError::Transition { db: self.db.clone(), site, thread, from, to });
         }
         self.batch(|s| {
@@ -314,7 +317,7 @@ impl Store {
                     "UPDATE threads SET state = ?4, fail_stage = NULL, fail_reason = NULL, lease_owner = NULL, lease_until = NULL,
                         updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')
                      WHERE site = ?1 AND thread = ?2 AND state = ?3 AND (lease_owner IS NULL OR lease_owner = ?5)",
-                    vals![site, thread, from.code(), to.code(), s.worker.as_str()],
+                    vals![site.as_str(), thread.as_str(), from.code(), to.code(), s.worker.as_str()],
                 )?;
             }
             Ok(n)
@@ -445,27 +448,38 @@ pub(super) fn row_from_sql(r: &Row) -> Result<RawRow, DbError> {
 }
 
 impl RawRow {
+    /// The row with its ids, save date, state and failed stage checked:
+    /// the one place a stored string becomes a typed value.
     pub(super) fn into_row(self, db: &StateUrl) -> Result<ThreadRow, StoreError> {
+        let bad = |why: String| StoreError::BadRow { db: db.clone(), site: self.site.clone(), thread: self.thread.clone(), why };
         let state = ThreadState::from_code(self.state).ok_or_else(|| StoreError::BadState {
             db: db.clone(),
             site: self.site.clone(),
             thread: self.thread.clone(),
             code: self.state,
         })?;
+        let site = SiteId::parse(&self.site).map_err(|e| bad(format!("site {e}")))?;
+        let thread = ThreadId::parse(&self.thread).map_err(|e| bad(format!("thread {e}")))?;
+        let board = BoardId::parse(&self.board).map_err(|e| bad(format!("board {e}")))?;
+        let save_date = self.save_date.as_deref().map(SaveDate::parse).transpose().map_err(|e| bad(format!("save_date: {e}")))?;
+        let fail_stage = match self.fail_stage.as_deref() {
+            Some(s) => Some(Stage::parse(s).ok_or_else(|| bad(format!("fail_stage {s:?} is no stage")))?),
+            None => None,
+        };
         Ok(ThreadRow {
-            site: self.site,
-            thread: self.thread,
-            board: self.board,
+            site,
+            thread,
+            board,
             url: self.url,
             title: self.title,
             replies: self.replies,
             last_post: self.last_post,
             post_time: self.post_time,
-            save_date: self.save_date,
+            save_date,
             pages: self.pages,
             content_type: self.content_type,
             state,
-            fail_stage: self.fail_stage,
+            fail_stage,
             fail_reason: self.fail_reason,
             attempts: self.attempts,
         })

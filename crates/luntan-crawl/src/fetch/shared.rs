@@ -18,7 +18,7 @@ use super::Fetcher;
 pub(super) struct SharedGate {
     /// One connection for every forum's gate in this process.
     store: Arc<Mutex<Store>>,
-    site: String,
+    site: luntan_core::ids::SiteId,
     concurrency: usize,
     /// How long a slot stays this worker's unrenewed (the stage's lease
     /// keeper renews it): a killed worker's slot comes back after this.

@@ -33,15 +33,15 @@ pub fn saved_thread(fixture: &Fixture, kind: ForumKind, t: &ThreadTruth) -> (Vec
         })
         .collect();
     let row = ThreadRow {
-        site: t.site.clone(),
-        thread: t.thread.clone(),
-        board: t.board.clone(),
+        site: t.site.parse().unwrap(),
+        thread: t.thread.parse().unwrap(),
+        board: t.board.parse().unwrap(),
         url: format!("http://127.0.0.1:1{}", t.url_path),
         title: None,
         replies: Some(t.replies.into()),
         last_post: None,
         post_time: None,
-        save_date: Some("20261130".into()),
+        save_date: Some("20261130".parse().unwrap()),
         pages: Some(t.pages),
         content_type,
         state: ThreadState::Saved,

@@ -79,7 +79,7 @@ fn render(st: &AppState, site: &str, id: &str, page_no: u32) -> Result<String, A
     if page_no > pages {
         return Err(ApiError::NotFound(format!("thread {site}/{id} has no page {page_no}")));
     }
-    let loc = row.location(None).map_err(|_| ApiError::NotFound(format!("no saved page of {site}/{id}")))?;
+    let loc = row.saved_location().ok_or_else(|| ApiError::NotFound(format!("no saved page of {site}/{id}")))?;
     let bytes = std::fs::read(st.data.html_path(&loc, page_no)).map_err(|_| ApiError::NotFound(format!("no saved page {page_no} of {site}/{id}")))?;
     // Pages saved before captures were kept have none: the thread's URL and save day stand in.
     let captures = capture::read(&st.data.http_path(&loc)).ok().flatten().unwrap_or_default();
@@ -136,7 +136,7 @@ struct Archived<'a> {
     store: Store,
     site: Option<Site>,
     /// Thread id → its row when the archive serves it, with its pages' URLs.
-    rows: HashMap<String, Option<(ThreadRow, Vec<PageCapture>)>>,
+    rows: HashMap<luntan_core::ids::ThreadId, Option<(ThreadRow, Vec<PageCapture>)>>,
 }
 
 impl Archived<'_> {
@@ -165,7 +165,7 @@ impl Archived<'_> {
         if !self.rows.contains_key(&id) {
             let row = self.store.thread(&site.id, &id).ok().flatten().filter(|r| matches!(r.state, ThreadState::Extracted | ThreadState::Indexed));
             let found = row.map(|r| {
-                let caps = r.location(None).ok().and_then(|loc| capture::read(&self.st.data.http_path(&loc)).ok().flatten()).unwrap_or_default();
+                let caps = r.saved_location().and_then(|loc| capture::read(&self.st.data.http_path(&loc)).ok().flatten()).unwrap_or_default();
                 (r, caps)
             });
             self.rows.insert(id.clone(), found);

@@ -19,6 +19,10 @@
 //! assert!(run.stopped());
 //! ```
 
+mod session;
+
+pub use session::{ClaimSession, Hand, Next, StageReport, ThreadFailure};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
