@@ -1,8 +1,10 @@
 //! luntan: crawl Chinese web forums into one searchable archive.
 //!
-//! This package holds the stage binaries (`luntan-discover`,
-//! `luntan-download`, `luntan-extract`, `luntan-index`, `luntan-search`,
-//! `luntan-status`, `luntan-serve`, `luntan-export`, `luntan-fixture`) and the little they share ([`cli`]).
+//! This package holds the binaries (`luntan-discover`, `luntan-download`,
+//! `luntan-extract`, `luntan-index`, `luntan-search`, `luntan-status`,
+//! `luntan-serve`, `luntan-export`, `luntan-learn`, `luntan-state`; the
+//! fixture forum's `luntan-fixture` is built by its own crate) and the
+//! little they share ([`cli`]).
 //! The work is done by the library crates:
 //!
 //! - `luntan-core`: site files, the thread state machine, crawl state, layout, thread XML;
@@ -12,6 +14,7 @@
 //! - `luntan-search`: per-forum tantivy indexes and search across them;
 //! - `luntan-serve`: the search page and JSON API;
 //! - `luntan-export`: the pages as WARC, the threads as NDJSON, for other tools;
+//! - `luntan-learn`: a site file learned from a forum's own pages;
 //! - `luntan-fixture`: the fixture forum server for tests, the demo and benchmarks.
 //!
 //! ```

@@ -6,10 +6,12 @@
 //!
 //! ```
 //! use luntan_core::{Post, ThreadDoc};
-//! let doc = ThreadDoc { site: "dz".into(), thread: "7".into(), posts: vec![Post { floor: 1, author: "小明".into(), ..Post::default() }], ..ThreadDoc::default() };
+//! let mut doc = ThreadDoc::new("dz".parse()?, "2".parse()?, "7".parse()?, "20261205".parse()?);
+//! doc.posts = vec![Post { floor: 1, author: "小明".into(), ..Post::default() }];
 //! let line = luntan_export::ndjson::ThreadLine::of(&doc);
 //! assert_eq!(line.id, "dz/7");
 //! assert_eq!(line.authors, ["小明"]);
+//! # Ok::<(), luntan_core::ids::IdError>(())
 //! ```
 
 /// One line: a thread as its XML holds it.
