@@ -285,3 +285,99 @@ impl ClaimSession {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::contract::Stop;
+    use crate::layout::DataDir;
+    use crate::store::{NewThread, Store};
+    use crate::ThreadState;
+
+    fn thread(site: &str, id: &str) -> NewThread {
+        NewThread::new(site.parse().unwrap(), "2".parse().unwrap(), id.parse().unwrap(), format!("http://{site}/t/{id}"))
+    }
+
+    /// A data directory with a store holding `threads` as discovered.
+    fn store_with(threads: &[(&str, &str)]) -> (tempfile::TempDir, Store) {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&DataDir::new(t.path()).db_path()).unwrap();
+        s.insert_new_threads(&threads.iter().map(|(site, id)| thread(site, id)).collect::<Vec<_>>()).unwrap();
+        (t, s)
+    }
+
+    fn run(t: &tempfile::TempDir, stage: Stage, shared: bool, batch: usize) -> StageRun {
+        let data = DataDir::new(t.path());
+        let run = match shared {
+            true => StageRun::begin_shared(&data, stage, Stop::new()),
+            false => StageRun::begin(&data, stage, Stop::new()),
+        };
+        run.unwrap().with_claims(Claims { lease: Duration::from_secs(60), batch })
+    }
+
+    fn ids(rows: &[ThreadRow]) -> Vec<String> {
+        rows.iter().map(ThreadRow::key).collect()
+    }
+
+    #[test]
+    fn threads_come_in_batches_and_every_outcome_lands_in_one_report() {
+        let (t, store) = store_with(&[("dz", "1"), ("dz", "2"), ("dz", "3")]);
+        let run = run(&t, Stage::Download, false, 2);
+        let mut session = ClaimSession::open(&run, &store, None, Hand::Threads).unwrap();
+        let Next::Rows(first) = session.next(&store, None).unwrap() else { panic!("a batch") };
+        assert_eq!(ids(&first), ["dz/1", "dz/2"]);
+        let moved = store.transition(&first[0].site, &first[0].thread, ThreadState::Discovered, ThreadState::Saved, &Default::default()).unwrap();
+        assert!(moved);
+        session.done(1);
+        session.fail(&store, &first[1], "http://dz/t/2: HTTP 404".into()).unwrap();
+        let Next::Rows(second) = session.next(&store, None).unwrap() else { panic!("the rest") };
+        assert_eq!(ids(&second), ["dz/3"]);
+        assert!(matches!(session.next(&store, None).unwrap(), Next::Done));
+        // dz/3 was claimed and never settled: finishing gives it back.
+        let report = session.finish(&store, false).unwrap();
+        assert_eq!((report.done, report.failed, report.skipped, report.left), (1, 1, 0, 0));
+        assert_eq!(report.failures.iter().map(ThreadFailure::key).collect::<Vec<_>>(), ["dz/2"]);
+        let row = store.thread("dz", "2").unwrap().unwrap();
+        assert_eq!((row.state, row.fail_stage), (ThreadState::Failed, Some(Stage::Download)));
+        assert_eq!(store.claim(None, ThreadState::Discovered, Duration::from_secs(60), 10).unwrap().len(), 1, "dz/3 is free again");
+    }
+
+    #[test]
+    fn a_stopped_run_counts_what_it_left_and_a_thread_held_elsewhere_means_wait() {
+        let (t, mut store) = store_with(&[("dz", "1"), ("dz", "2")]);
+        // Another worker holds dz/1 under a live lease.
+        let mut other = Store::open(&DataDir::new(t.path()).db_path()).unwrap();
+        other.set_worker("other");
+        assert_eq!(other.claim(None, ThreadState::Discovered, Duration::from_secs(60), 1).unwrap().len(), 1);
+        let run = run(&t, Stage::Download, true, 10);
+        store.set_worker("me");
+        let mut session = ClaimSession::open(&run, &store, None, Hand::Threads).unwrap();
+        let Next::Rows(mine) = session.next(&store, None).unwrap() else { panic!("dz/2") };
+        assert_eq!(ids(&mine), ["dz/2"]);
+        assert!(matches!(session.next(&store, None).unwrap(), Next::Wait(_)), "the other worker's thread may yet come back");
+        let report = session.finish(&store, true).unwrap();
+        assert_eq!((report.done, report.left, report.stopped), (0, 2, true));
+    }
+
+    #[test]
+    fn sites_are_handed_out_one_forum_at_a_time_and_a_busy_one_is_skipped() {
+        let (t, store) = store_with(&[("bbs", "1"), ("dz", "1"), ("dz", "2")]);
+        for (site, id) in [("bbs", "1"), ("dz", "1"), ("dz", "2")] {
+            store.transition(site, id, ThreadState::Discovered, ThreadState::Saved, &Default::default()).unwrap();
+            store.transition(site, id, ThreadState::Saved, ThreadState::Extracted, &Default::default()).unwrap();
+        }
+        let mut other = Store::open(&DataDir::new(t.path()).db_path()).unwrap();
+        other.set_worker("other");
+        assert!(other.lock_site(Stage::Index, "bbs", Duration::from_secs(60)).unwrap());
+        let run = run(&t, Stage::Index, true, 10);
+        let mut session = ClaimSession::open(&run, &store, None, Hand::Sites).unwrap();
+        let Next::Rows(dz) = session.next(&store, None).unwrap() else { panic!("dz's threads") };
+        assert_eq!(ids(&dz), ["dz/1", "dz/2"]);
+        assert!(matches!(session.next(&store, None).unwrap(), Next::Done));
+        let report = session.finish(&store, false).unwrap();
+        assert_eq!((report.skipped, report.busy.iter().map(SiteId::as_str).collect::<Vec<_>>()), (1, vec!["bbs"]));
+        assert!(other.lock_site(Stage::Index, "dz", Duration::from_secs(60)).unwrap(), "dz's lock was given back");
+    }
+}
