@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
+use luntan_core::ids::SiteId;
 use luntan_search::{analysis, json, Catalog, Hit, Query, SearchOptions, SearchResults, Snippet, SortOrder};
 
 #[derive(Parser, Debug)]
@@ -173,7 +174,7 @@ fn search(args: Args) -> anyhow::Result<()> {
         },
         since: args.since,
         until: args.until,
-        sites: args.site.clone(),
+        sites: sites(&args)?,
         snippet_chars: args.snippet_chars,
         ids_only: args.ids,
     };
@@ -198,6 +199,13 @@ fn search(args: Args) -> anyhow::Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The `--site` ids. One that is not an id names no index, and is refused
+/// as an unknown one is.
+fn sites(args: &Args) -> Result<Vec<SiteId>, luntan_search::SearchError> {
+    let unknown = |site: &String| luntan_search::SearchError::UnknownSite { site: site.clone(), dir: args.index_dir.clone() };
+    args.site.iter().map(|s| SiteId::parse(s).map_err(|_| unknown(s))).collect()
 }
 
 fn print_json(out: &mut impl Write, r: &SearchResults, opts: &SearchOptions, open_ms: f64, took_ms: f64) -> anyhow::Result<()> {
@@ -235,7 +243,7 @@ fn print_text(out: &mut impl Write, r: &SearchResults, color: bool, took_ms: f64
 
 fn header(h: &Hit, open: &str, close: &str) -> String {
     let title = Snippet { text: clean(&h.title), highlights: h.title_highlights.clone() }.marked(open, close);
-    let forum = if h.forum.is_empty() || h.forum == h.site { h.site.clone() } else { format!("{} ({})", clean(&h.forum), h.site) };
+    let forum = if h.forum.is_empty() || h.forum == h.site { h.site.to_string() } else { format!("{} ({})", clean(&h.forum), h.site) };
     let date = h.posted.as_deref().map_or("", |p| p.get(..10).unwrap_or(p));
     format!("{:>3}. {title}  — {forum}  {date}  score {:.2}", h.rank, h.score)
 }

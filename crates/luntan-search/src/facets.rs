@@ -24,6 +24,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use luntan_core::ids::SiteId;
 use rayon::prelude::*;
 use serde::Serialize;
 use tantivy::collector::{Collector, SegmentCollector};
@@ -47,7 +48,7 @@ pub struct FacetValue {
     pub name: Option<String>,
     /// For a board: the forum it belongs to (board ids are per forum).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub site: Option<String>,
+    pub site: Option<SiteId>,
     pub count: u64,
 }
 
@@ -237,7 +238,7 @@ fn plain(value: String) -> FacetValue {
 impl Catalog {
     /// Every open index's site id and its forum's display name (as the
     /// first of its documents stores it; empty for an empty index), in site order.
-    pub fn forum_names(&self) -> Vec<(String, String)> {
+    pub fn forum_names(&self) -> Vec<(SiteId, String)> {
         let Ok((schema, snapshots)) = self.snapshots(&[]) else { return Vec::new() };
         snapshots
             .into_iter()
@@ -266,7 +267,7 @@ impl Catalog {
             .sum::<Result<usize, SearchError>>()?;
         let stride = total.div_ceil(AUTHOR_SAMPLE).max(1);
         let collector = FacetCollector { board: s.board, authors: s.authors, forum: s.forum, stride };
-        let per_index: Vec<(String, Counts)> = snapshots
+        let per_index: Vec<(SiteId, Counts)> = snapshots
             .par_iter()
             .map(|(name, path, searcher)| {
                 let counts = searcher.search(&*tq, &collector).map_err(|source| SearchError::Search { path: path.clone(), source })?;
@@ -280,7 +281,7 @@ impl Catalog {
         let mut all = Counts::default();
         for (site, mut c) in per_index {
             if c.matches > 0 {
-                forums.push((FacetValue { value: site.clone(), name: c.forum.clone(), site: None, count: 0 }, c.matches));
+                forums.push((FacetValue { value: site.to_string(), name: c.forum.clone(), site: None, count: 0 }, c.matches));
             }
             for (board, n) in c.boards.drain() {
                 boards.push((FacetValue { value: board, name: None, site: Some(site.clone()), count: 0 }, n));
@@ -320,7 +321,7 @@ mod tests {
         let day = |s: &str| time::Date::parse(s, &time::macros::format_description!("[year]-[month]-[day]")).unwrap();
         for opts in [
             SearchOptions::default(),
-            SearchOptions { sites: vec!["s1".into(), "s2".into()], ..SearchOptions::default() },
+            SearchOptions { sites: vec!["s1".parse().unwrap(), "s2".parse().unwrap()], ..SearchOptions::default() },
             SearchOptions { since: Some(day("2020-02-01")), until: Some(day("2020-06-30")), ..SearchOptions::default() },
         ] {
             let f = catalog.facets(&q, &opts, 1000).unwrap();
@@ -328,7 +329,7 @@ mod tests {
             let matching: Vec<&luntan_core::ThreadDoc> = docs
                 .iter()
                 .filter(|d| contains(d, "书", false) || contains(d, "酒店", false))
-                .filter(|d| opts.sites.is_empty() || opts.sites.iter().any(|s| d.site == *s))
+                .filter(|d| opts.sites.is_empty() || opts.sites.contains(&d.site))
                 .filter(|d| match (opts.since, posted(d)) {
                     (None, _) => true,
                     (Some(_), None) => false,
@@ -364,7 +365,8 @@ mod tests {
             let flat = |f: &Facet| f.values.iter().map(|v| (v.value.clone(), v.count)).collect::<BTreeMap<_, _>>();
             assert_eq!(flat(&f.forum), want_forum);
             assert_eq!(f.authors_counted, matching.len() as u64, "few matches: every author read");
-            let boards: BTreeMap<(String, String), u64> = f.board.values.iter().map(|v| ((v.site.clone().unwrap(), v.value.clone()), v.count)).collect();
+            let boards: BTreeMap<(String, String), u64> =
+                f.board.values.iter().map(|v| ((v.site.clone().unwrap().to_string(), v.value.clone()), v.count)).collect();
             assert_eq!(boards, want_board);
             assert_eq!(flat(&f.author), want_author);
             assert_eq!(flat(&f.month), want_month);

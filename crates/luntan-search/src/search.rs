@@ -16,6 +16,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use luntan_core::ids::{BoardId, IdError, SaveDate, SiteId, ThreadId};
 use rayon::prelude::*;
 use serde::Serialize;
 use tantivy::collector::Count;
@@ -44,8 +45,13 @@ pub enum SearchError {
     Schema { path: PathBuf },
     #[error("{}: {source}", path.display())]
     Search { path: PathBuf, source: TantivyError },
+    /// `site` is what was asked for, which need not be an id at all.
     #[error("no index for site {site:?} under {}", dir.display())]
     UnknownSite { site: String, dir: PathBuf },
+    /// An index named, or holding a document, by something that is not an
+    /// id: luntan did not write it.
+    #[error("{}: not a luntan index: {source}", path.display())]
+    BadId { path: PathBuf, source: IdError },
     #[error("query: {0}")]
     Query(#[from] QueryError),
     #[error(transparent)]
@@ -62,8 +68,8 @@ pub struct SearchOptions {
     pub since: Option<time::Date>,
     /// Only threads first posted on or before this day.
     pub until: Option<time::Date>,
-    /// Only these indexes (site ids); empty means all.
-    pub sites: Vec<String>,
+    /// Only these indexes; empty means all.
+    pub sites: Vec<SiteId>,
     /// Snippet length in characters; 0 for none.
     pub snippet_chars: usize,
     /// Hits carry only rank, score, site and thread, read from a fast
@@ -78,23 +84,25 @@ impl Default for SearchOptions {
 }
 
 /// One matching thread.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Hit {
     /// 1-based, counting the offset.
     pub rank: usize,
     pub score: Score,
-    pub site: String,
+    pub site: SiteId,
     /// The forum's display name.
     pub forum: String,
-    pub board: String,
-    pub thread: String,
+    /// `None` only in a hit of [`SearchOptions::ids_only`], which reads no stored thread.
+    pub board: Option<BoardId>,
+    pub thread: ThreadId,
     pub url: String,
     pub title: String,
     /// Byte ranges of query words in `title`.
     pub title_highlights: Vec<(usize, usize)>,
     /// First post time, `YYYY-MM-DDTHH:MM:SS`.
     pub posted: Option<String>,
-    pub saved: String,
+    /// `None` only in a hit of [`SearchOptions::ids_only`].
+    pub saved: Option<SaveDate>,
     pub authors: Vec<String>,
     /// Posts with text but the first (see `replies` in this module).
     pub replies: usize,
@@ -107,7 +115,7 @@ pub struct SearchResults {
     /// Matching threads in all searched indexes.
     pub total: usize,
     /// Matching threads per index (named by site).
-    pub per_site: BTreeMap<String, usize>,
+    pub per_site: BTreeMap<SiteId, usize>,
     pub hits: Vec<Hit>,
 }
 
@@ -157,7 +165,7 @@ impl Bm25StatisticsProvider for GlobalStats {
 }
 
 struct SiteIndex {
-    name: String,
+    name: SiteId,
     path: PathBuf,
     reader: IndexReader,
 }
@@ -179,7 +187,7 @@ fn open_one(path: &Path, schema: &LuntanSchema) -> Result<SiteIndex, SearchError
     register_tokenizers(&index);
     let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(open)?;
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = file.strip_suffix(".index").unwrap_or(&file).to_string();
+    let name = SiteId::parse(file.strip_suffix(".index").unwrap_or(&file)).map_err(|source| SearchError::BadId { path: path.to_owned(), source })?;
     Ok(SiteIndex { name, path: path.to_owned(), reader })
 }
 
@@ -193,7 +201,7 @@ const PROXIMITY: Score = 2.0;
 
 /// One index as a search sees it: its site, its directory and a searcher
 /// over its last commit.
-pub(crate) type Snapshot = (String, PathBuf, Searcher);
+pub(crate) type Snapshot = (SiteId, PathBuf, Searcher);
 
 impl Catalog {
     /// Opens every directory ending in `.index` under `index_dir`. One that
@@ -232,10 +240,10 @@ impl Catalog {
 
     /// The schema and a snapshot of each selected index (`sites` empty: all),
     /// named by site, for the other ways of reading an index ([`crate::trend`]).
-    pub(crate) fn snapshots(&self, sites: &[String]) -> Result<(&LuntanSchema, Vec<Snapshot>), SearchError> {
+    pub(crate) fn snapshots(&self, sites: &[SiteId]) -> Result<(&LuntanSchema, Vec<Snapshot>), SearchError> {
         for site in sites {
             if !self.indexes.iter().any(|x| &x.name == site) {
-                return Err(SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() });
+                return Err(SearchError::UnknownSite { site: site.to_string(), dir: self.dir.clone() });
             }
         }
         let picked = self.indexes.iter().filter(|i| sites.is_empty() || sites.contains(&i.name));
@@ -310,7 +318,8 @@ impl Catalog {
 
         let mut selected: Vec<usize> = Vec::new();
         for site in &opts.sites {
-            let i = self.indexes.iter().position(|x| &x.name == site).ok_or_else(|| SearchError::UnknownSite { site: site.clone(), dir: self.dir.clone() })?;
+            let i =
+                self.indexes.iter().position(|x| &x.name == site).ok_or_else(|| SearchError::UnknownSite { site: site.to_string(), dir: self.dir.clone() })?;
             if !selected.contains(&i) {
                 selected.push(i);
             }
@@ -368,7 +377,8 @@ impl Catalog {
                     .map(|&(n, (key, i, addr))| {
                         let doc: TantivyDocument =
                             searchers[i].doc(addr).map_err(|source| SearchError::Search { path: self.indexes[i].path.clone(), source })?;
-                        Ok(self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars))
+                        self.hit(&doc, opts.offset + n + 1, key.1, &needles, opts.snippet_chars)
+                            .map_err(|source| SearchError::BadId { path: self.indexes[i].path.clone(), source })
                     })
                     .collect::<Result<_, SearchError>>()?
             };
@@ -398,33 +408,50 @@ impl Catalog {
                 column.ord_to_str(ord, &mut key).map_err(|e| err(e.into()))?;
             }
             let (site, thread) = key.split_once('/').unwrap_or((&key, ""));
-            hits.push(Hit { rank: offset + n + 1, score: sort_key.1, site: site.to_string(), thread: thread.to_string(), ..Hit::default() });
+            let bad = |source| SearchError::BadId { path: self.indexes[i].path.clone(), source };
+            hits.push(Hit {
+                rank: offset + n + 1,
+                score: sort_key.1,
+                site: SiteId::parse(site).map_err(bad)?,
+                forum: String::new(),
+                board: None,
+                thread: ThreadId::parse(thread).map_err(bad)?,
+                url: String::new(),
+                title: String::new(),
+                title_highlights: Vec::new(),
+                posted: None,
+                saved: None,
+                authors: Vec::new(),
+                replies: 0,
+                snippet: Snippet::default(),
+            });
         }
         Ok(hits)
     }
 
-    fn hit(&self, doc: &TantivyDocument, rank: usize, score: Score, needles: &[String], snippet_chars: usize) -> Hit {
+    /// The hit of one stored thread; its ids are checked here, once, as they leave the index.
+    fn hit(&self, doc: &TantivyDocument, rank: usize, score: Score, needles: &[String], snippet_chars: usize) -> Result<Hit, IdError> {
         let s = &self.schema;
         let text = |f: Field| doc.get_first(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         let title = text(s.title);
         let title_highlights = highlight(&title, needles).highlights;
         let body = text(s.body);
-        Hit {
+        Ok(Hit {
             rank,
             score,
-            site: text(s.site),
+            site: SiteId::parse(&text(s.site))?,
             forum: text(s.forum),
-            board: text(s.board),
-            thread: text(s.thread),
+            board: Some(BoardId::parse(&text(s.board))?),
+            thread: ThreadId::parse(&text(s.thread))?,
             url: text(s.url),
             title,
             title_highlights,
             posted: doc.get_first(s.posted).and_then(|v| v.as_datetime()).map(format_posted),
-            saved: text(s.saved),
+            saved: Some(SaveDate::parse(&text(s.saved))?),
             authors: doc.get_all(s.authors).filter_map(|v| v.as_str().map(str::to_string)).collect(),
             replies: replies(&body),
             snippet: if snippet_chars == 0 { Snippet::default() } else { make_snippet(&body, needles, snippet_chars) },
-        }
+        })
     }
 }
 
@@ -977,7 +1004,7 @@ mod tests {
                 paged.extend(page.hits.into_iter().map(|h| (h.site, h.thread)));
                 offset += 7;
             }
-            let whole: Vec<(String, String)> = whole.hits.into_iter().map(|h| (h.site, h.thread)).collect();
+            let whole: Vec<(SiteId, ThreadId)> = whole.hits.into_iter().map(|h| (h.site, h.thread)).collect();
             assert_eq!(paged, whole, "{sort:?}");
         }
         let none = f.catalog.search_str("书", &SearchOptions { limit: 0, ..everything() }).unwrap();
@@ -1070,9 +1097,9 @@ mod tests {
                 other => panic!("{q:?}: {:?}", other.map(|r| r.total)),
             }
         }
-        let e = f.catalog.search_str("书", &SearchOptions { sites: vec!["nope".into()], ..everything() }).unwrap_err();
+        let e = f.catalog.search_str("书", &SearchOptions { sites: vec!["nope".parse().unwrap()], ..everything() }).unwrap_err();
         assert!(matches!(e, SearchError::UnknownSite { .. }), "{e}");
-        let r = f.catalog.search_str("书", &SearchOptions { sites: vec!["s1".into()], ..everything() }).unwrap();
+        let r = f.catalog.search_str("书", &SearchOptions { sites: vec!["s1".parse().unwrap()], ..everything() }).unwrap();
         assert!(r.hits.iter().all(|h| h.site == "s1") && r.total > 0);
         assert_eq!(r.per_site.keys().collect::<Vec<_>>(), ["s1"]);
     }

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use luntan_core::ids::SiteId;
 use serde::Serialize;
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
@@ -54,17 +55,17 @@ pub struct Trend {
     pub buckets: Vec<String>,
     /// Per forum (site id), matching threads by first post time, one count
     /// per entry of `buckets`.
-    pub series: BTreeMap<String, Vec<u64>>,
+    pub series: BTreeMap<SiteId, Vec<u64>>,
     /// Per forum, matching threads without a first post time (in no bucket).
-    pub undated: BTreeMap<String, u64>,
+    pub undated: BTreeMap<SiteId, u64>,
     /// Per forum, all matching threads.
-    pub totals: BTreeMap<String, u64>,
+    pub totals: BTreeMap<SiteId, u64>,
     /// Per forum, the posts of the matching threads by each post's own time,
     /// one count per entry of `buckets`.
-    pub post_series: BTreeMap<String, Vec<u64>>,
+    pub post_series: BTreeMap<SiteId, Vec<u64>>,
     /// Per forum, dated posts of the matching threads (posts without a time
     /// are in no bucket and not counted).
-    pub post_totals: BTreeMap<String, u64>,
+    pub post_totals: BTreeMap<SiteId, u64>,
 }
 
 const DAY: i64 = 86_400;
@@ -227,7 +228,7 @@ impl SegmentCollector for SegmentHistogram {
 impl Catalog {
     /// Matching threads, and their posts, per `interval` in each selected
     /// forum (`sites` empty: all).
-    pub fn trend(&self, query: &Query, interval: Interval, sites: &[String]) -> Result<Trend, SearchError> {
+    pub fn trend(&self, query: &Query, interval: Interval, sites: &[SiteId]) -> Result<Trend, SearchError> {
         self.trend_within(query, interval, sites, None, None)
     }
 
@@ -239,14 +240,14 @@ impl Catalog {
         &self,
         query: &Query,
         interval: Interval,
-        sites: &[String],
+        sites: &[SiteId],
         since: Option<time::Date>,
         until: Option<time::Date>,
     ) -> Result<Trend, SearchError> {
         let (schema, snapshots) = self.snapshots(sites)?;
         let tq = compile(&query.root, schema).ok_or(QueryError::NothingToSearch)?;
         let histogram = Histogram { interval, span: Span::of(since, until) };
-        let mut per_site: Vec<(String, Counts)> = Vec::new();
+        let mut per_site: Vec<(SiteId, Counts)> = Vec::new();
         for (name, path, searcher) in snapshots {
             let counts = searcher.search(&*tq, &histogram).map_err(|source| SearchError::Search { path, source })?;
             per_site.push((name, counts));
@@ -333,12 +334,12 @@ mod tests {
                     *want_posts.entry((d.site.to_string(), name)).or_default() += 1;
                 }
             }
-            let flat = |series: &BTreeMap<String, Vec<u64>>| {
+            let flat = |series: &BTreeMap<SiteId, Vec<u64>>| {
                 let mut got: BTreeMap<(String, String), u64> = BTreeMap::new();
                 for (site, counts) in series {
                     for (b, &n) in trend.buckets.iter().zip(counts) {
                         if n > 0 {
-                            got.insert((site.clone(), b.clone()), n);
+                            got.insert((site.to_string(), b.clone()), n);
                         }
                     }
                 }
@@ -380,7 +381,7 @@ mod tests {
                 *posts.entry(week(t)).or_default() += 1u64;
             }
         }
-        let summed = |series: &BTreeMap<String, Vec<u64>>| {
+        let summed = |series: &BTreeMap<SiteId, Vec<u64>>| {
             let mut out: BTreeMap<String, u64> = BTreeMap::new();
             for counts in series.values() {
                 for (b, &n) in within.buckets.iter().zip(counts).filter(|(_, &n)| n > 0) {
@@ -395,8 +396,8 @@ mod tests {
         assert!(within.buckets.first().unwrap().as_str() >= "2020-02-24" && within.buckets.last().unwrap().as_str() <= "2020-05-25", "{:?}", within.buckets);
         assert!(within.undated.values().all(|&n| n == 0));
 
-        let one = catalog.trend(&q, Interval::Month, &["s1".to_string()]).unwrap();
+        let one = catalog.trend(&q, Interval::Month, &["s1".parse().unwrap()]).unwrap();
         assert_eq!(one.series.keys().collect::<Vec<_>>(), ["s1"]);
-        assert!(matches!(catalog.trend(&q, Interval::Day, &["nope".to_string()]), Err(SearchError::UnknownSite { .. })));
+        assert!(matches!(catalog.trend(&q, Interval::Day, &["nope".parse().unwrap()]), Err(SearchError::UnknownSite { .. })));
     }
 }

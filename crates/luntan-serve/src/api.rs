@@ -10,7 +10,7 @@ use luntan_search::json::{hit_json, summary_json};
 use serde_json::{json, Value};
 
 use crate::catalog::{blocking, check_skipped};
-use crate::data::{board_titles, load_thread, open_store};
+use crate::data::{board_titles, load_thread, open_store, thread_ids};
 use crate::error::ApiError;
 use crate::params::{Params, SEARCH_PARAMS};
 use crate::State as AppState;
@@ -43,7 +43,7 @@ pub async fn search(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Resu
             let sites: Vec<&str> = f.board.values.iter().filter_map(|b| b.site.as_deref()).collect();
             let titles = board_titles(&st, &sites);
             for b in &mut f.board.values {
-                b.name = titles.get(&(b.site.clone().unwrap_or_default(), b.value.clone())).cloned();
+                b.name = titles.get(&(b.site.as_deref().unwrap_or_default().to_string(), b.value.clone())).cloned();
             }
             v["facets"] = serde_json::to_value(&f).map_err(|e| ApiError::Internal(e.to_string()))?;
         }
@@ -59,6 +59,7 @@ pub async fn thread(
 ) -> Result<Json<ThreadJson>, ApiError> {
     // A path that does not even decode (bad UTF-8) names no thread either.
     let Ok(Path((site, id))) = path else { return Err(ApiError::NotFound("no such thread".into())) };
+    let (site, id) = thread_ids(&site, &id)?;
     blocking(move || Ok(Json(ThreadJson::of(&load_thread(&st, &site, &id)?.1)))).await
 }
 

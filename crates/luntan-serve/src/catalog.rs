@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use luntan_core::ids::SiteId;
 use luntan_search::Catalog;
 
 use crate::error::ApiError;
@@ -82,11 +83,11 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError>
 }
 
 /// 503 when one of the asked-for forums has an index that would not open.
-pub fn check_skipped(c: &Catalog, sites: &[String]) -> Result<(), ApiError> {
+pub fn check_skipped(c: &Catalog, sites: &[SiteId]) -> Result<(), ApiError> {
     for e in c.skipped() {
         if let luntan_search::SearchError::Open { path, .. } | luntan_search::SearchError::Schema { path } = e {
             let name = path.file_name().map(|n| n.to_string_lossy().trim_end_matches(".index").to_string()).unwrap_or_default();
-            if sites.contains(&name) {
+            if sites.iter().any(|s| *s == name) {
                 return Err(ApiError::Unavailable(e.to_string()));
             }
         }

@@ -28,13 +28,25 @@ pub fn board_titles(st: &crate::AppState, sites: &[&str]) -> std::collections::H
     out
 }
 
-/// A thread's row and its parsed XML. Ids are checked before anything is
-/// read, and every path comes from [`luntan_core::DataDir`], so no request
-/// names a file outside the data directory.
-pub fn load_thread(st: &crate::AppState, site: &str, id: &str) -> Result<(ThreadRow, ThreadDoc), ApiError> {
-    let unknown = || ApiError::NotFound(format!("no thread {site}/{id}"));
-    let (Ok(site), Ok(id)) = (SiteId::parse(site), ThreadId::parse(id)) else { return Err(unknown()) };
-    let row = thread_row(st, site.as_str(), id.as_str())?.ok_or_else(unknown)?;
+/// The site and thread a request's path names, checked where the request
+/// arrives: a path that holds no ids names no thread.
+pub fn thread_ids(site: &str, id: &str) -> Result<(SiteId, ThreadId), ApiError> {
+    match (SiteId::parse(site), ThreadId::parse(id)) {
+        (Ok(site), Ok(id)) => Ok((site, id)),
+        _ => Err(no_thread(site, id)),
+    }
+}
+
+fn no_thread(site: &str, id: &str) -> ApiError {
+    ApiError::NotFound(format!("no thread {site}/{id}"))
+}
+
+/// A thread's row and its parsed XML. Every path comes from
+/// [`luntan_core::DataDir`] and checked ids, so no request names a file
+/// outside the data directory.
+pub fn load_thread(st: &crate::AppState, site: &SiteId, id: &ThreadId) -> Result<(ThreadRow, ThreadDoc), ApiError> {
+    let unknown = || no_thread(site, id);
+    let row = thread_row(st, site, id)?.ok_or_else(unknown)?;
     if !matches!(row.state, ThreadState::Extracted | ThreadState::Indexed) {
         return Err(unknown());
     }
@@ -55,6 +67,6 @@ pub fn open_store(st: &crate::AppState) -> Result<Store, ApiError> {
     Store::open(&db).map_err(|e| ApiError::Unavailable(e.to_string()))
 }
 
-fn thread_row(st: &crate::AppState, site: &str, id: &str) -> Result<Option<ThreadRow>, ApiError> {
+fn thread_row(st: &crate::AppState, site: &SiteId, id: &ThreadId) -> Result<Option<ThreadRow>, ApiError> {
     open_store(st)?.thread(site, id).map_err(|e| ApiError::Unavailable(e.to_string()))
 }

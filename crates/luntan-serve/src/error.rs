@@ -91,7 +91,7 @@ impl From<SearchError> for ApiError {
             SearchError::Query(q) => q.into(),
             SearchError::UnknownSite { site, .. } => ApiError::bad(format!("site {site:?}: no such forum")),
             SearchError::Day(d) => ApiError::bad(d.to_string()),
-            SearchError::Io { .. } | SearchError::Open { .. } | SearchError::Schema { .. } => ApiError::Unavailable(e.to_string()),
+            SearchError::Io { .. } | SearchError::Open { .. } | SearchError::Schema { .. } | SearchError::BadId { .. } => ApiError::Unavailable(e.to_string()),
             SearchError::Search { .. } => ApiError::Internal(e.to_string()),
         }
     }

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use luntan_core::ids::SiteId;
 use luntan_core::Site;
 use luntan_search::{SearchOptions, SortOrder};
 use time::format_description::well_known::Rfc3339;
@@ -42,9 +43,9 @@ fn base_url(st: &crate::AppState, headers: &HeaderMap) -> String {
 }
 
 /// Each forum's UTC offset in minutes, from the site files.
-fn offsets(st: &crate::AppState) -> HashMap<String, i32> {
+fn offsets(st: &crate::AppState) -> HashMap<SiteId, i32> {
     let (sites, _) = Site::load_all(&st.data.sites_dir(), None);
-    sites.into_iter().map(|s| (s.id.to_string(), s.json.as_ref().map_or(s.thread.utc_offset_minutes, |j| j.utc_offset_minutes))).collect()
+    sites.into_iter().map(|s| (s.id, s.json.as_ref().map_or(s.thread.utc_offset_minutes, |j| j.utc_offset_minutes))).collect()
 }
 
 /// A forum's wall-clock time (`YYYY-MM-DDTHH:MM:SS`) at its offset.

@@ -2,6 +2,7 @@
 //! keys (`site=a&site=b`), empty form fields meaning "not set", and every
 //! malformed value answered with a 400 that names the parameter.
 
+use luntan_core::ids::SiteId;
 use luntan_search::{Interval, Node, Query, SearchOptions, SortOrder};
 
 use crate::error::ApiError;
@@ -66,12 +67,9 @@ impl Params {
         luntan_search::check_day(key, day).map(Some).map_err(|e| ApiError::bad(e.to_string()))
     }
 
-    pub fn sites(&self) -> Result<Vec<String>, ApiError> {
-        let sites = self.all("site");
-        for s in &sites {
-            luntan_core::ids::check_id(s).map_err(|e| ApiError::bad(format!("site: {e}")))?;
-        }
-        Ok(sites)
+    /// The `site` values, checked here so every handler past this gets ids.
+    pub fn sites(&self) -> Result<Vec<SiteId>, ApiError> {
+        self.all("site").iter().map(|s| SiteId::parse(s).map_err(|e| ApiError::bad(format!("site: {e}")))).collect()
     }
 
     /// `q`, with `board` and `author` added as the query language's filters.

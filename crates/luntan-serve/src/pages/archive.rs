@@ -33,6 +33,7 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use encoding_rs::Encoding;
 use luntan_core::capture::{self, PageCapture};
+use luntan_core::ids::{SiteId, ThreadId};
 use luntan_core::site::LinkPattern;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, Store, ThreadState};
@@ -40,7 +41,7 @@ use luntan_text::markup::{declaration_end, end_tag, name_end, past_gt, raw_end, 
 use url::Url;
 
 use crate::catalog::blocking;
-use crate::data::{load_thread, open_store};
+use crate::data::{load_thread, open_store, thread_ids};
 use crate::error::ApiError;
 use crate::html::{enc, escape, safe_href};
 use crate::params::Params;
@@ -59,6 +60,10 @@ pub async fn archive(
         Ok(n) => n.max(1) as u32,
         Err(e) => return e.into_response(),
     };
+    let (site, id) = match thread_ids(&site, &id) {
+        Ok(ids) => ids,
+        Err(e) => return e.into_response(),
+    };
     match blocking(move || render(&st, &site, &id, page_no)).await {
         Ok(html) => {
             let mut r = html.into_response();
@@ -73,7 +78,7 @@ pub async fn archive(
 }
 
 /// Page `page_no` of a saved thread: decoded, bannered, its links mended.
-fn render(st: &AppState, site: &str, id: &str, page_no: u32) -> Result<String, ApiError> {
+fn render(st: &AppState, site: &SiteId, id: &ThreadId, page_no: u32) -> Result<String, ApiError> {
     let (row, doc) = load_thread(st, site, id)?;
     let pages = row.pages.unwrap_or(1);
     if page_no > pages {

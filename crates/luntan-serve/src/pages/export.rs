@@ -64,10 +64,10 @@ fn field(out: &mut String, v: &str, text: bool) {
 fn csv_row(out: &mut String, h: &Hit) {
     let cells: [(String, bool); 12] = [
         (h.rank.to_string(), false),
-        (h.site.clone(), false),
+        (h.site.to_string(), false),
         (h.forum.clone(), true),
-        (h.board.clone(), false),
-        (h.thread.clone(), false),
+        (h.board.as_deref().unwrap_or_default().to_string(), false),
+        (h.thread.to_string(), false),
         (h.title.clone(), true),
         (h.posted.clone().unwrap_or_default(), false),
         (h.replies.to_string(), false),

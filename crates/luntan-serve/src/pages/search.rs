@@ -12,6 +12,7 @@ use std::time::Instant;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use luntan_core::ids::SiteId;
 use luntan_search::{Facet, Facets, Hit, SearchOptions, SearchResults, Snippet, SortOrder};
 
 use super::{error_page, html, known_params, RESULTS_PER_PAGE as PER_PAGE};
@@ -30,7 +31,7 @@ const FACET_TOP: usize = 10;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Current {
     pub q: String,
-    pub sites: Vec<String>,
+    pub sites: Vec<SiteId>,
     pub board: String,
     pub author: String,
     pub since: String,
@@ -87,7 +88,8 @@ impl Current {
     fn narrowed(&self, facet: &str, v: &luntan_search::FacetValue) -> Current {
         let mut c = self.clone();
         match facet {
-            "forum" => c.sites = vec![v.value.clone()],
+            // A forum's value is the site id it was counted under, so it parses.
+            "forum" => c.sites = SiteId::parse(&v.value).into_iter().collect(),
             "board" => {
                 // Board ids are per forum: the board of that forum.
                 c.sites = v.site.iter().cloned().collect();
@@ -121,7 +123,7 @@ fn month_end(ym: &str) -> Option<u8> {
     Some(time::util::days_in_month(month, y.parse().ok()?))
 }
 
-fn form_html(c: &Current, forums: &[(String, String, Option<usize>)]) -> String {
+fn form_html(c: &Current, forums: &[(SiteId, String, Option<usize>)]) -> String {
     let mut boxes = String::new();
     for (site, name, count) in forums {
         let checked = if c.sites.contains(site) { " checked" } else { "" };
@@ -159,10 +161,11 @@ fn hit_html(h: &Hit, c: &Current, boards: &HashMap<(String, String), String>) ->
     let thread_link = format!("/thread/{}/{}?{}&n={}", enc(&h.site), enc(&h.thread), c.query_string(), h.rank);
     let original = safe_href(&h.url).map(|u| format!(r#"<a href="{}" rel="noopener noreferrer nofollow">原帖</a>"#, escape(u))).unwrap_or_default();
     let archive = format!(r#"<a href="/archive/{}/{}">存档</a>"#, enc(&h.site), enc(&h.thread));
-    let forum = if h.forum.is_empty() { h.site.clone() } else { h.forum.clone() };
-    let board = match boards.get(&(h.site.clone(), h.board.clone())) {
-        Some(t) => format!("{t}（{}）", h.board),
-        None => format!("版块 {}", h.board),
+    let forum = if h.forum.is_empty() { h.site.to_string() } else { h.forum.clone() };
+    let board_id = h.board.as_deref().unwrap_or_default();
+    let board = match boards.get(&(h.site.to_string(), board_id.to_string())) {
+        Some(t) => format!("{t}（{board_id}）"),
+        None => format!("版块 {board_id}"),
     };
     let posted = h.posted.as_deref().unwrap_or("");
     let authors = h.authors.iter().take(3).map(|a| escape(a).into_owned()).collect::<Vec<_>>().join("、");
@@ -170,7 +173,7 @@ fn hit_html(h: &Hit, c: &Current, boards: &HashMap<(String, String), String>) ->
         r#"<li class="hit" data-site="{site}" data-thread="{thread}" data-board="{board_id}" data-replies="{replies}"><div class="hit-title"><a href="{thread_link}">{title}</a></div><div class="snippet">{snippet}</div><div class="meta"><span class="forum">{forum}</span> · <span class="board">{board}</span> · <time class="posted" datetime="{posted}">{posted_text}</time> · <span class="replies">{replies} 回复</span> · <span class="authors">{authors}</span>{original}{archive}</div></li>"#,
         site = escape(&h.site),
         thread = escape(&h.thread),
-        board_id = escape(&h.board),
+        board_id = escape(board_id),
         replies = h.replies,
         thread_link = escape(&thread_link),
         snippet = h.snippet.html(),
@@ -195,8 +198,8 @@ fn facet_html(c: &Current, key: &str, title: &str, f: &Facet, boards: &HashMap<(
         let label = match key {
             "forum" => v.name.clone().unwrap_or_else(|| v.value.clone()),
             "board" => {
-                let site = v.site.clone().unwrap_or_default();
-                match boards.get(&(site.clone(), v.value.clone())).or(v.name.as_ref()) {
+                let site = v.site.as_deref().unwrap_or_default();
+                match boards.get(&(site.to_string(), v.value.clone())).or(v.name.as_ref()) {
                     Some(t) => format!("{t}（{site}/{}）", v.value),
                     None => format!("{site}/{}", v.value),
                 }
@@ -283,7 +286,7 @@ pub async fn search(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Resp
 /// What the blocking part of a search page finds.
 struct Found {
     /// (site, forum name, count) per forum.
-    forums: Vec<(String, String, Option<usize>)>,
+    forums: Vec<(SiteId, String, Option<usize>)>,
     results: Option<(SearchResults, Facets, f64)>,
     boards: HashMap<(String, String), String>,
     error: Option<ApiError>,
@@ -303,7 +306,7 @@ async fn search_page(st: AppState, raw: Option<String>) -> Result<Response, ApiE
         let catalog = st.catalog.searchable()?;
         check_skipped(&catalog, &opts.sites)?;
         let names = catalog.forum_names();
-        let named = |counts: Option<&std::collections::BTreeMap<String, usize>>| -> Vec<(String, String, Option<usize>)> {
+        let named = |counts: Option<&std::collections::BTreeMap<SiteId, usize>>| -> Vec<(SiteId, String, Option<usize>)> {
             names.iter().map(|(s, n)| (s.clone(), n.clone(), counts.map(|c| c.get(s).copied().unwrap_or(0)))).collect()
         };
         let query = match query {
@@ -396,11 +399,16 @@ mod tests {
     #[test]
     fn a_facet_value_narrows_and_keeps_the_rest() {
         let c = current("q=a&author=b&sort=oldest");
-        let v = |value: &str, site: Option<&str>| luntan_search::FacetValue { value: value.into(), name: None, site: site.map(Into::into), count: 1 };
+        let v = |value: &str, site: Option<&str>| luntan_search::FacetValue {
+            value: value.into(),
+            name: None,
+            site: site.map(|s| SiteId::parse(s).unwrap()),
+            count: 1,
+        };
         let m = c.narrowed("month", &v("2024-02", None));
         assert_eq!((m.since.as_str(), m.until.as_str(), m.author.as_str(), m.sort), ("2024-02-01", "2024-02-29", "b", SortOrder::Oldest));
         let b = c.narrowed("board", &v("7", Some("dz")));
-        assert_eq!((b.sites.clone(), b.board.as_str()), (vec!["dz".to_string()], "7"));
+        assert_eq!((b.sites.iter().map(|s| s.as_str()).collect::<Vec<_>>(), b.board.as_str()), (vec!["dz"], "7"));
         assert!(b.has("board", &v("7", Some("dz"))) && !c.has("board", &v("7", Some("dz"))));
         assert!(c.has("author", &v("b", None)));
     }

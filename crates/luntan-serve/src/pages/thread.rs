@@ -11,7 +11,7 @@ use luntan_search::{Hit, Query, SearchOptions};
 
 use super::{error_page, html, known_params, RESULTS_PER_PAGE};
 use crate::catalog::{blocking, check_skipped};
-use crate::data::load_thread;
+use crate::data::{load_thread, thread_ids};
 use crate::error::ApiError;
 use crate::html::{enc, escape, page, readable_time, safe_href};
 use crate::params::Params;
@@ -118,6 +118,10 @@ pub async fn thread(
     RawQuery(raw): RawQuery,
 ) -> Response {
     let Ok(Path((site, id))) = path else { return error_page(&ApiError::NotFound("no such thread".into())) };
+    let (site, id) = match thread_ids(&site, &id) {
+        Ok(ids) => ids,
+        Err(e) => return error_page(&e),
+    };
     // The query goes through the search's own checks (its length cap
     // first): one that is too long or malformed only leaves the thread
     // unmarked and without neighbours.

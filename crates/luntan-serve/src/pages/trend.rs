@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use luntan_core::ids::SiteId;
 use luntan_search::{Interval, SortOrder, Trend};
 use time::{Date, Duration, Month};
 
@@ -44,10 +45,10 @@ const MARK_ZEROS_UP_TO: usize = 120;
 impl Filters {
     /// The search for one forum's threads in one bucket (narrowed to the
     /// filters' own dates), oldest first.
-    fn bucket_search(&self, site: &str, first: Date, last: Date) -> String {
+    fn bucket_search(&self, site: &SiteId, first: Date, last: Date) -> String {
         let mut f = Filters {
             q: self.q.clone(),
-            sites: vec![site.to_string()],
+            sites: vec![site.clone()],
             board: self.board.clone(),
             author: self.author.clone(),
             sort: SortOrder::Oldest,
@@ -189,7 +190,13 @@ fn style(k: usize) -> (&'static str, &'static str) {
 /// The chart of `series` (site, one count per bucket) over `buckets`:
 /// a legend, the SVG, and the numbers as a table for those who cannot see
 /// it. `link(site, first, last)` is where a point leads.
-fn chart(buckets: &[String], interval: Interval, series: &[(String, Vec<u64>)], unit: &str, link: impl Fn(&str, Date, Date) -> String) -> String {
+fn chart<K: std::ops::Deref<Target = str>>(
+    buckets: &[String],
+    interval: Interval,
+    series: &[(K, Vec<u64>)],
+    unit: &str,
+    link: impl Fn(&K, Date, Date) -> String,
+) -> String {
     let starts: Vec<Date> = buckets.iter().map(|b| bucket_start(b).unwrap_or(Date::MIN)).collect();
     let (Some(&d0), Some(&d1)) = (starts.first(), starts.last()) else { return String::new() };
     let (w, h, left, right, top, bottom) = (800.0f64, 340.0f64, 56.0, 24.0, 28.0, 40.0);
@@ -312,7 +319,7 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
         let query = if filters.q.is_empty() { None } else { Some(p.query()?.1) };
         let sites = filters.sites.clone();
         // Each forum as (site id, name), for the checkboxes.
-        let (forums, trend): (Vec<(String, String)>, Option<Trend>) = blocking(move || {
+        let (forums, trend): (Vec<(SiteId, String)>, Option<Trend>) = blocking(move || {
             let Some(query) = query else {
                 // No query yet: the form, its forums if there is an index.
                 return Ok((st.catalog.searchable().map(|c| c.forum_names()).unwrap_or_default(), None));
@@ -332,7 +339,7 @@ pub async fn trend(State(st): State<AppState>, RawQuery(raw): RawQuery) -> Respo
     run.await.unwrap_or_else(|e| error_page(&e))
 }
 
-fn form_html(f: &Filters, forums: &[(String, String)], interval: Interval, posts: bool) -> String {
+fn form_html(f: &Filters, forums: &[(SiteId, String)], interval: Interval, posts: bool) -> String {
     let sel = |on: bool| if on { " selected" } else { "" };
     let mut boxes = String::new();
     for (site, name) in forums {
@@ -385,7 +392,7 @@ fn trend_html(f: &Filters, t: Trend, interval: Interval, posts: bool) -> String 
         with("week"),
         with("month"),
     );
-    let series: Vec<(String, Vec<u64>)> = series.into_iter().collect();
+    let series: Vec<(SiteId, Vec<u64>)> = series.into_iter().collect();
     if t.buckets.is_empty() {
         body.push_str(r#"<p class="empty">没有带时间的匹配结果，无从画图。</p>"#);
     } else if t.buckets.len() > MAX_BUCKETS {
@@ -408,6 +415,10 @@ mod tests {
 
     fn d(s: &str) -> Date {
         day(s).unwrap()
+    }
+
+    fn id(s: &str) -> SiteId {
+        SiteId::parse(s).unwrap()
     }
 
     fn xs(svg: &str, site: &str) -> Vec<f64> {
@@ -464,14 +475,14 @@ mod tests {
     fn a_bucket_search_keeps_the_filters_within_their_dates() {
         let f = Filters {
             q: "明月".into(),
-            sites: vec!["a".into(), "b".into()],
+            sites: vec![id("a"), id("b")],
             board: "b1".into(),
             author: "阿明".into(),
             since: "2024-02-10".into(),
             ..Filters::default()
         };
         assert_eq!(f.query_string(), "q=%E6%98%8E%E6%9C%88&site=a&site=b&board=b1&author=%E9%98%BF%E6%98%8E&since=2024-02-10");
-        let link = f.bucket_search("a", d("2024-02-01"), d("2024-02-29"));
+        let link = f.bucket_search(&id("a"), d("2024-02-01"), d("2024-02-29"));
         assert_eq!(link, "/search?q=%E6%98%8E%E6%9C%88&site=a&board=b1&author=%E9%98%BF%E6%98%8E&since=2024-02-10&until=2024-02-29&sort=oldest");
     }
 }
