@@ -7,12 +7,31 @@ use luntan_core::state::{FailureGroup, Stage, ThreadState};
 use luntan_core::store::{BoardSchedule, KeywordRound, KeywordState, RoundRecord, StateUrl, Store, StoreError, ThreadRow, SCHEMA_VERSION};
 use rusqlite::Connection;
 
-/// The tables before 229a7cd, verbatim.
-const SCHEMA_V1: &str = include_str!("fixtures/schema-v1.sql");
-/// The tables of the last release before versions (c3d4f4d), verbatim.
-const SCHEMA_C3D4F4D: &str = include_str!("fixtures/schema-c3d4f4d.sql");
+/// The tables before 229a7cd: migration 1 is that release's SCHEMA verbatim,
+/// and released migrations are never edited, so it stands in for an old file.
+const SCHEMA_V1: &str = include_str!("../src/store/migrations/0001_tables.sql");
+/// How the last release before versions (c3d4f4d) ended `SCHEMA_V1`'s
+/// `keyword_rounds`: keyword_rounds.error and search_accounts already in
+/// CREATE TABLE, not added by migrations 2 and 3.
+const C3D4F4D_TAIL: &str = "    errors        INTEGER NOT NULL,
+    error         TEXT                       -- the round's first error; the record was left as it was
+);
+CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
+    site          TEXT NOT NULL,
+    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
+    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
+    PRIMARY KEY (site, account)
+);
+";
 /// Rows in every table of `SCHEMA_V1`.
 const ROWS: &str = include_str!("fixtures/rows.sql");
+
+/// The tables of c3d4f4d, verbatim: `SCHEMA_V1` with its last column's
+/// statement ended by `C3D4F4D_TAIL`.
+fn schema_c3d4f4d() -> String {
+    let head = SCHEMA_V1.strip_suffix("    errors        INTEGER NOT NULL\n);\n").expect("migration 1 ends with keyword_rounds.errors");
+    format!("{head}{C3D4F4D_TAIL}")
+}
 
 fn v1_fixture() -> String {
     format!("{SCHEMA_V1}\n{ROWS}")
@@ -320,10 +339,11 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("luntan.db");
     let sql = format!(
-        "{SCHEMA_C3D4F4D}
+        "{}
          {ROWS}
          UPDATE keyword_rounds SET error = 'search: 503 Service Unavailable' WHERE id = 1;
-         INSERT INTO search_accounts (site, account, last_search_ms) VALUES ('dz', '', 1794999000000), ('dz', 'alice', 1795000000000);"
+         INSERT INTO search_accounts (site, account, last_search_ms) VALUES ('dz', '', 1794999000000), ('dz', 'alice', 1795000000000);",
+        schema_c3d4f4d()
     );
     database_from(&db, &sql);
     let watch = Connection::open(&db).unwrap();
