@@ -105,50 +105,30 @@ fn row(thread: &str, board: &str, state: ThreadState) -> ThreadRow {
 
 /// Every row of the v1 fixture, read back through the Store API.
 fn assert_fixture_rows(s: &Store) {
-    let gbk = Some("text/html; charset=gbk".to_string());
     let s1 = |x: &str| Some(x.to_string());
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Discovered).unwrap(),
-        [ThreadRow { title: s1("2027考研经验贴"), replies: Some(12), last_post: s1("2026-11-19T21:30:00"), ..row("101", "2", ThreadState::Discovered) }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Saved).unwrap(),
-        [ThreadRow {
-            title: s1("英语一作文模板"),
-            replies: Some(3),
-            last_post: s1("2026-11-18T10:00:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(2),
-            content_type: gbk.clone(),
-            ..row("102", "2", ThreadState::Saved)
-        }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Extracted).unwrap(),
-        [ThreadRow {
-            title: s1("政治复习时间表"),
-            replies: Some(0),
-            last_post: s1("2026-11-17T22:15:00"),
-            post_time: s1("2026-11-17T22:15:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(1),
-            content_type: gbk.clone(),
-            ..row("103", "2", ThreadState::Extracted)
-        }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Indexed).unwrap(),
-        [ThreadRow {
-            title: s1("图书馆占座"),
-            replies: Some(40),
-            last_post: s1("2026-11-16T12:00:00"),
-            post_time: s1("2026-11-15T09:00:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(3),
-            content_type: gbk,
-            ..row("104", "5", ThreadState::Indexed)
-        }]
-    );
+    // One thread in each state of the way: as its list showed it, then as
+    // saved on 2026-11-19 (GBK pages), then with its first post's time.
+    let listed = |thread, board, state, title, replies, last_post| ThreadRow {
+        title: s1(title),
+        replies: Some(replies),
+        last_post: s1(last_post),
+        ..row(thread, board, state)
+    };
+    let saved = |r: ThreadRow, pages, post_time: Option<&str>| ThreadRow {
+        save_date: Some("20261119".parse().unwrap()),
+        pages: Some(pages),
+        content_type: s1("text/html; charset=gbk"),
+        post_time: post_time.map(String::from),
+        ..r
+    };
+    for want in [
+        listed("101", "2", ThreadState::Discovered, "2027考研经验贴", 12, "2026-11-19T21:30:00"),
+        saved(listed("102", "2", ThreadState::Saved, "英语一作文模板", 3, "2026-11-18T10:00:00"), 2, None),
+        saved(listed("103", "2", ThreadState::Extracted, "政治复习时间表", 0, "2026-11-17T22:15:00"), 1, Some("2026-11-17T22:15:00")),
+        saved(listed("104", "5", ThreadState::Indexed, "图书馆占座", 40, "2026-11-16T12:00:00"), 3, Some("2026-11-15T09:00:00")),
+    ] {
+        assert_eq!(s.threads(Some("dz"), want.state).unwrap(), [want]);
+    }
     assert_eq!(
         s.threads(Some("dz"), ThreadState::Failed).unwrap(),
         [
