@@ -399,6 +399,8 @@ def render(res):
         rows = [("luntan, protocol mode", f"`{site}.xml`", j.get("protocol", [])),
                 ("luntan, browser mode", f"`{bsite}.xml`", j.get("browser", [])),
                 ("Selenium peer", f"`{bsite}.xml`'s actions", j.get("peer", []))]
+        # A mode that did not run gets no line in any table.
+        rows = [r for r in rows if r[2]]
         what = ("the fixture's Weibo-style microblog (`/mb/`): user timelines loaded as JSON with cursor paging and more on scroll, "
                 "each status page's comments loaded page by page on click" if site == "mb" else
                 "the fixture's XHR forum (`/xhr/`; the microblog's browser-mode site file did not exist yet): board lists and "
@@ -427,8 +429,6 @@ def render(res):
         w("| mode | site file | pages | posts | wall | pages/s | posts/s | CPU ms/page | CPU ms/post | peak MB | peak MB/page | runs |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for name, file, xs in rows:
-            if not xs:
-                continue
             pg, po = med(xs, "pages"), med(xs, "posts")
             w(f"| {name} | {file} | {ni(pg)} | {ni(po)} | {f(med(xs, 'wall'), 2, ' s')} | "
               f"{f(med(xs, 'pages_per_s'))} | {f(med(xs, 'posts_per_s'))} | {f(med(xs, 'cpu_ms_per_page'))} | {f(med(xs, 'cpu_ms_per_post'), 2)} | "
@@ -437,8 +437,6 @@ def render(res):
         w("| mode | boards read | threads | list pages | peak PSS MB | peak anonymous MB | processes at peak | CPU seen by wait4 alone | CPU seen in /proc | server CPU ms/page |")
         w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, _, xs in rows:
-            if not xs:
-                continue
             cpu = med(xs, "cpu")
             share = ratio(med(xs, "cpu_wait4"), cpu)
             seen = ratio(med(xs, "cpu_proc"), cpu)

@@ -118,6 +118,14 @@ impl RetryArgs {
     }
 }
 
+/// What [`StageArgs::start`] gives a stage: where the crawl state is, the
+/// good sites, and whether a site file was broken.
+pub struct Start {
+    pub state: StateUrl,
+    pub sites: Vec<Site>,
+    pub bad_site_file: bool,
+}
+
 /// A stage's binary, as its lines name it.
 pub fn binary(stage: Stage) -> &'static str {
     match stage {
@@ -136,6 +144,16 @@ impl StageArgs {
 
     pub fn data_dir(&self) -> DataDir {
         DataDir::new(&self.data.data)
+    }
+
+    /// Starts a stage binary that reads site files: logging, the crawl
+    /// state's address (when unusable, the exit code after saying why) and
+    /// the site files.
+    pub fn start(&self, stage: Stage) -> Result<Start, std::process::ExitCode> {
+        self.init();
+        let state = self.data.state().map_err(|e| exit_code(binary(stage), Err(e), false))?;
+        let (sites, bad_site_file) = load_sites(&self.data_dir(), self.data.site());
+        Ok(Start { state, sites, bad_site_file })
     }
 
     /// The forum `--site` names, if any.

@@ -59,13 +59,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    args.stage.init();
-    let data = args.stage.data_dir();
-    let state = match args.stage.data.state() {
-        Ok(s) => s,
-        Err(e) => return cli::exit_code("luntan-discover", Err(e), false),
+    let cli::Start { state, sites, bad_site_file } = match args.stage.start(Stage::Discover) {
+        Ok(start) => start,
+        Err(code) => return code,
     };
-    let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
     let keywords = match &args.keywords {
         None => None,
         Some(path) => match std::fs::read_to_string(path) {

@@ -43,13 +43,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> ExitCode {
-    args.stage.init();
-    let data = args.stage.data_dir();
-    let state = match args.stage.data.state() {
-        Ok(s) => s,
-        Err(e) => return cli::exit_code("luntan-download", Err(e), false),
+    let cli::Start { state, sites, bad_site_file } = match args.stage.start(Stage::Download) {
+        Ok(start) => start,
+        Err(code) => return code,
     };
-    let (sites, bad_site_file) = cli::load_sites(&data, args.stage.data.site());
     let config = Config { state, sites, bad_site_file, stage: args.stage, retry: args.retry, in_flight: args.in_flight.into() };
     cli::exit_code("luntan-download", download(&config), config.bad_site_file)
 }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::Work;
 use luntan_core::store::{NewThread, Store};
-use luntan_core::ThreadState;
-use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
+use luntan_core::{ThreadDoc, ThreadState};
+use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind, ThreadTruth};
 
 const SITE: &str = "xhr-browser";
 
@@ -29,8 +29,32 @@ fn work_for(server: &luntan_fixture::BlockingFixture) -> Work {
     work
 }
 
+/// The XHR forum read in Chromium alone (`xhr-browser`).
+fn browser_only(server: &luntan_fixture::BlockingFixture) -> Work {
+    let work = work_for(server);
+    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    work
+}
+
 /// Reply pages a thread of `posts` posts shows, ten replies a page: the
 /// DOM states its "下一页" clicks reach.
+/// Asserts that `t`'s XML, saved as `site` on `save_date`, holds exactly the
+/// fixture's posts; returns it.
+fn assert_saved_as(work: &Work, site: &str, save_date: Option<&str>, t: &ThreadTruth) -> ThreadDoc {
+    let mut want = t.clone();
+    want.site = site.to_owned();
+    common::assert_xml_matches_truth(&work.layout().xml_path(&common::loc(site, &t.board, save_date.unwrap(), &t.thread)), &want)
+}
+
+/// Asserts that browser mode, reading `t` as `site`, saved the fixture's
+/// posts exactly as protocol mode did reading it as `protocol`.
+fn assert_read_as_protocol_reads(work: &Work, site: &str, protocol: &str, save_date: Option<&str>, t: &ThreadTruth) {
+    let browser = assert_saved_as(work, site, save_date, t);
+    let protocol = common::thread_doc(work, protocol, &t.thread);
+    assert_eq!(browser.title, protocol.title, "{}: title", t.thread);
+    assert_eq!(browser.posts, protocol.posts, "{}: protocol mode and browser mode disagree", t.thread);
+}
+
 fn reply_pages(posts: usize) -> u32 {
     (posts - 1).div_ceil(10).max(1) as u32
 }
@@ -66,7 +90,6 @@ fn every_reply_of_the_xhr_forum_read_in_chromium_is_stored_once_as_protocol_mode
     work.ok("extract", &[]);
 
     let rows = work.rows();
-    let layout = work.layout();
     let (mut kept, mut dropped) = (0u32, 0u32);
     for t in &xhr.threads {
         let (state, reason, save_date, pages) =
@@ -77,13 +100,7 @@ fn every_reply_of_the_xhr_forum_read_in_chromium_is_stored_once_as_protocol_mode
         assert_eq!(*pages, Some(reply_pages(t.posts.len())), "{SITE}/{}: states kept", t.thread);
         kept += reply_pages(t.posts.len());
         dropped += 1;
-        let mut want = t.clone();
-        want.site = SITE.to_owned();
-        let path = layout.xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread));
-        let browser = common::assert_xml_matches_truth(&path, &want);
-        let protocol = common::thread_doc(&work, "xhr", &t.thread);
-        assert_eq!(browser.title, protocol.title, "{}: title", t.thread);
-        assert_eq!(browser.posts, protocol.posts, "{}: protocol mode and browser mode disagree", t.thread);
+        assert_read_as_protocol_reads(&work, SITE, "xhr", save_date.as_deref(), t);
     }
     assert_eq!(rows.keys().filter(|(s, _)| s == SITE).count(), xhr.threads.len(), "rows the forum does not have");
     assert!(xhr.threads.iter().any(|t| reply_pages(t.posts.len()) >= 3), "the fixture has threads of three reply pages or more");
@@ -134,8 +151,7 @@ fn chromium_of(parent: u32) -> Option<u32> {
 #[test]
 fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fails_alone() {
     let server = server();
-    let work = work_for(&server);
-    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    let work = browser_only(&server);
     common::edit_site_file(&work.sites().join(format!("{SITE}.xml")), |s| s.replace(r#"timeout-ms="8000""#, r#"timeout-ms="3000""#));
     let truth = server.microblog_truth();
     let xhr = truth.forums.iter().find(|f| f.site == "xhr").expect("the xhr forum's truth");
@@ -186,15 +202,12 @@ fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fa
 
     // Nothing lost, nothing twice: every thread's states, once each.
     work.ok("extract", &[]);
-    let layout = work.layout();
     let mut pages = BTreeMap::new();
     for t in &xhr.threads {
         let (state, reason, save_date, n) = &rows[&(SITE.to_owned(), t.thread.clone())];
         assert_eq!(*state, ThreadState::Saved, "{}: {reason:?}", t.thread);
         assert_eq!(*n, Some(reply_pages(t.posts.len())), "{}", t.thread);
-        let mut want = t.clone();
-        want.site = SITE.to_owned();
-        common::assert_xml_matches_truth(&layout.xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), &want);
+        assert_saved_as(&work, SITE, save_date.as_deref(), t);
         pages.insert(t.thread.clone(), n.unwrap_or(0));
     }
     assert!(common::temp_files(&work.data()).is_empty(), "temp files left: {:?}", common::temp_files(&work.data()));
@@ -211,8 +224,7 @@ fn a_killed_chromium_is_replaced_losing_nothing_and_a_page_that_never_settles_fa
 #[test]
 fn replies_asked_for_once_an_intersection_observer_sees_the_end_are_all_stored() {
     let server = server();
-    let work = work_for(&server);
-    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    let work = browser_only(&server);
     let truth = server.microblog_truth();
     let xhr = truth.forums.iter().find(|f| f.site == "xhr").expect("the xhr forum's truth");
     let base = server.base_url();
@@ -235,13 +247,11 @@ fn replies_asked_for_once_an_intersection_observer_sees_the_end_are_all_stored()
     let out = work.ok("download", &[]);
     assert!(out.contains(&format!("download: {} saved, 0 failed", xhr.threads.len())), "{out}");
     work.ok("extract", &[]);
-    let (rows, layout) = (work.rows(), work.layout());
+    let rows = work.rows();
     for t in &xhr.threads {
         let (_, reason, save_date, pages) = &rows[&(SITE.to_owned(), t.thread.clone())];
         assert_eq!(*pages, Some(reply_pages(t.posts.len())), "{}: {reason:?}", t.thread);
-        let mut want = t.clone();
-        want.site = SITE.to_owned();
-        common::assert_xml_matches_truth(&layout.xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), &want);
+        assert_saved_as(&work, SITE, save_date.as_deref(), t);
     }
 }
 
@@ -253,8 +263,7 @@ fn replies_asked_for_once_an_intersection_observer_sees_the_end_are_all_stored()
 #[test]
 fn a_thread_reached_through_a_redirect_is_drawn_where_it_lands() {
     let server = server();
-    let work = work_for(&server);
-    std::fs::remove_file(work.sites().join("xhr.xml")).unwrap();
+    let work = browser_only(&server);
     let truth = server.microblog_truth();
     let t = truth.forums.iter().find(|f| f.site == "xhr").unwrap().threads.iter().max_by_key(|t| t.posts.len()).unwrap().clone();
     let short = format!("{}/xhr/go?tid={}", server.base_url().trim_end_matches('/'), t.thread);
@@ -280,9 +289,7 @@ fn a_thread_reached_through_a_redirect_is_drawn_where_it_lands() {
     work.ok("extract", &[]);
     let (_, _, save_date, pages) = &work.rows()[&(SITE.to_owned(), t.thread.clone())];
     assert_eq!(*pages, Some(reply_pages(t.posts.len())));
-    let mut want = t.clone();
-    want.site = SITE.to_owned();
-    common::assert_xml_matches_truth(&work.layout().xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), &want);
+    assert_saved_as(&work, SITE, save_date.as_deref(), &t);
 }
 
 #[test]
@@ -357,7 +364,6 @@ fn every_post_and_comment_of_the_microblog_read_in_chromium_is_stored_once_as_pr
     work.ok("extract", &[]);
 
     let rows = work.rows();
-    let layout = work.layout();
     let (mut kept, mut dropped) = (0u32, 0u32);
     for t in &mb.threads {
         let (state, reason, save_date, pages) = rows.get(&(MB.to_owned(), t.thread.clone())).unwrap_or_else(|| panic!("{MB}/{}: never discovered", t.thread));
@@ -366,15 +372,9 @@ fn every_post_and_comment_of_the_microblog_read_in_chromium_is_stored_once_as_pr
         assert_eq!(*pages, Some(k), "{MB}/{}: states kept ({} comments)", t.thread, t.posts.len() - 1);
         kept += k;
         dropped += d;
-        let mut want = t.clone();
-        want.site = MB.to_owned();
-        let path = layout.xml_path(&common::loc(MB, &t.board, save_date.as_deref().unwrap(), &t.thread));
         // Every comment once, in order, with its author and its time read
         // against the forum's clock of the render ("3分钟前").
-        let browser = common::assert_xml_matches_truth(&path, &want);
-        let protocol = common::thread_doc(&work, "mb", &t.thread);
-        assert_eq!(browser.title, protocol.title, "{}: title", t.thread);
-        assert_eq!(browser.posts, protocol.posts, "{}: protocol mode and browser mode disagree", t.thread);
+        assert_read_as_protocol_reads(&work, MB, "mb", save_date.as_deref(), t);
     }
     assert_eq!(rows.keys().filter(|(s, _)| s == MB).count(), mb.threads.len(), "rows the microblog does not have");
     assert!(mb.threads.iter().any(|t| post_states(t.posts.len()).0 >= 3), "the fixture has posts of three comment pages or more");

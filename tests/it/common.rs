@@ -1,8 +1,6 @@
 //! What the integration tests share: running the real stage binaries against
 //! a real fixture forum on a loopback port, over a temporary data directory.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -444,6 +442,34 @@ pub fn assert_xml_matches_truth(path: &Path, t: &luntan_fixture::ThreadTruth) ->
         assert_eq!(fold(&got.text()), fold(&want.text), "{at}");
     }
     doc
+}
+
+/// Asserts that every fixture thread has its row, a live one in `live`, a
+/// deleted one failed with a reason holding each of `reason_has`, and that
+/// there is no row the fixture lacks.
+pub fn assert_rows_match_truth(rows: &Rows, threads: &[&luntan_fixture::ThreadTruth], live: ThreadState, reason_has: &[&str]) {
+    for t in threads {
+        let key = (t.site.clone(), t.thread.clone());
+        let (state, reason, _, _) = rows.get(&key).unwrap_or_else(|| panic!("{}/{} was never discovered", t.site, t.thread));
+        if t.deleted {
+            assert_eq!(*state, ThreadState::Failed, "{}/{}", t.site, t.thread);
+            let reason = reason.as_deref().unwrap_or("");
+            assert!(reason_has.iter().all(|part| reason.contains(part)), "{}/{}: reason {reason:?}", t.site, t.thread);
+        } else {
+            assert_eq!(*state, live, "{}/{}: {reason:?}", t.site, t.thread);
+        }
+    }
+    assert_eq!(rows.len(), threads.len(), "threads found that the fixture does not have");
+}
+
+/// Asserts that a live thread's row counts its pages and that its XML holds
+/// exactly the fixture's posts; returns the XML's path and document.
+pub fn assert_saved_matches_truth(rows: &Rows, layout: &DataDir, t: &luntan_fixture::ThreadTruth) -> (PathBuf, luntan_core::ThreadDoc) {
+    let (_, _, save_date, pages) = &rows[&(t.site.clone(), t.thread.clone())];
+    assert_eq!(*pages, Some(t.pages), "{}/{} pages", t.site, t.thread);
+    let path = layout.xml_path(&loc(&t.site, &t.board, save_date.as_deref().unwrap(), &t.thread));
+    let doc = assert_xml_matches_truth(&path, t);
+    (path, doc)
 }
 
 /// Where a thread's files are, from the parts a test has as strings.

@@ -128,6 +128,13 @@ fn assert_consistent(work: &Work, reference: &BTreeMap<PathBuf, Vec<u8>>, what: 
     }
 }
 
+/// Asserts that `got` holds every thread of `want`, the uninterrupted run's,
+/// naming a few that `what` lost.
+fn assert_none_lost<T: Ord + std::fmt::Debug>(want: &BTreeSet<T>, got: &BTreeSet<T>, what: &str) {
+    let lost: Vec<_> = want.difference(got).collect();
+    assert!(lost.is_empty(), "{what}: lost {} of the {} threads the uninterrupted run has, e.g. {:?}", lost.len(), want.len(), &lost[..lost.len().min(8)]);
+}
+
 /// Boards whose walk has finished (discover's unit of progress: a round
 /// skips a board walked recently).
 fn boards_walked(work: &Work) -> usize {
@@ -313,14 +320,7 @@ fn every_stage_killed_at_random_moments_ends_as_an_uninterrupted_run() {
             .map(|k| ref_rows.get_key_value(k).map(|(k, _)| k).unwrap_or_else(|| panic!("{stage}: thread {k:?} that the uninterrupted run never saw")))
             .collect();
         let want: BTreeSet<&(String, String)> = ref_rows.iter().filter(|(_, v)| stage == "discover" || v.0 == ThreadState::Indexed).map(|(k, _)| k).collect();
-        let lost: Vec<_> = want.difference(&got).collect();
-        assert!(
-            lost.is_empty(),
-            "{stage}, killed {} times, lost {} threads the uninterrupted run has, e.g. {:?}",
-            moments.len(),
-            lost.len(),
-            &lost[..lost.len().min(8)]
-        );
+        assert_none_lost(&want, &got, &format!("{stage}, killed {} times", moments.len()));
         report.push(format!(
             "{stage}: {} kills ({restarts} times started over after finishing early; uninterrupted {:?}) at {moments:?}",
             moments.len(),
@@ -385,14 +385,7 @@ fn discover_killed_mid_walk_loses_no_thread() {
     let (moments, _) = crash_stage(&crashed, "discover", &[], took, 5, &mut rng, &ref_files);
     crashed.ok("discover", &["--all-boards"]);
     let got: BTreeSet<_> = rows(&crashed).into_keys().collect();
-    let lost: Vec<_> = want.difference(&got).collect();
-    assert!(
-        lost.is_empty(),
-        "killed at {moments:?}, then run twice more: {} of {} threads never discovered, e.g. {:?}",
-        lost.len(),
-        want.len(),
-        &lost[..lost.len().min(5)]
-    );
+    assert_none_lost(&want, &got, &format!("killed at {moments:?}, then run twice more"));
 }
 
 /// A second copy of a stage on the same data directory is refused at once,

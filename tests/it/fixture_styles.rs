@@ -47,28 +47,14 @@ fn discuz_x_and_phpwind_style_forums_crawl_and_extract_exactly() {
 
     // Every live thread extracted, every deleted one failed with its 404.
     let rows = work.rows();
-    for t in &threads {
-        let key = (t.site.clone(), t.thread.clone());
-        let (state, reason, _, _) = rows.get(&key).unwrap_or_else(|| panic!("{}/{} was never discovered", t.site, t.thread));
-        if t.deleted {
-            assert_eq!(*state, ThreadState::Failed, "{}/{}", t.site, t.thread);
-            let reason = reason.as_deref().unwrap_or("");
-            assert!(reason.contains("404"), "{}/{}: reason {reason:?}", t.site, t.thread);
-        } else {
-            assert_eq!(*state, ThreadState::Extracted, "{}/{}: {reason:?}", t.site, t.thread);
-        }
-    }
-    assert_eq!(rows.len(), threads.len(), "threads found that the fixture does not have");
+    common::assert_rows_match_truth(&rows, &threads, ThreadState::Extracted, &["404"]);
 
     // Every XML holds exactly the fixture's posts (floor, author, time,
     // text), in order, across pages, under the thread's title.
     let layout = work.layout();
     let mut per_site: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for t in threads.iter().filter(|t| !t.deleted) {
-        let (_, _, save_date, pages) = &rows[&(t.site.clone(), t.thread.clone())];
-        assert_eq!(*pages, Some(t.pages), "{}/{} pages", t.site, t.thread);
-        let path = layout.xml_path(&common::loc(&t.site, &t.board, save_date.as_deref().unwrap(), &t.thread));
-        let doc = common::assert_xml_matches_truth(&path, t);
+        let (path, doc) = common::assert_saved_matches_truth(&rows, &layout, t);
         assert_eq!(fold(&doc.title), fold(&t.title), "{} title", path.display());
         assert_eq!(doc.posted.as_deref(), Some(t.posts[0].time.as_str()), "{}", path.display());
         assert_eq!(doc.pages, t.pages, "{}", path.display());

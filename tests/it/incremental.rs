@@ -14,8 +14,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use common::{classify, list_requests, load_sites, phrase_not_in, search_threads, secs, thread_doc, Requested, Work};
-use luntan_core::{Store, ThreadState};
-use luntan_fixture::{Change, ChangeKind, FixtureConfig, FixtureServer, ForumKind};
+use luntan_core::{Site, Store, ThreadState};
+use luntan_fixture::{BlockingFixture, Change, ChangeKind, FixtureConfig, FixtureServer, ForumKind};
+
+/// The fixture's three forums with `threads` threads each on `boards` boards,
+/// a data directory with their site files, the sites and the base URL.
+fn forums(threads: usize, boards: usize) -> (BlockingFixture, Work, Vec<Site>, String) {
+    let server = FixtureServer::start_blocking(FixtureConfig { threads, boards, ..FixtureConfig::default() }).expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    let sites = load_sites(&work.sites());
+    let base = server.base_url();
+    (server, work, sites, base)
+}
 
 fn threads_per_forum() -> usize {
     if let Some(n) = std::env::var("LUNTAN_INCREMENTAL_THREADS").ok().and_then(|v| v.parse().ok()) {
@@ -31,12 +42,7 @@ fn threads_per_forum() -> usize {
 #[test]
 fn later_rounds_read_only_what_changed() {
     let per_forum = threads_per_forum();
-    let cfg = FixtureConfig { threads: per_forum, boards: 4, ..FixtureConfig::default() };
-    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
-    let work = Work::new();
-    server.write_site_files(&work.sites()).unwrap();
-    let sites = load_sites(&work.sites());
-    let base = server.base_url();
+    let (server, work, sites, base) = forums(per_forum, 4);
     let truth = server.truth();
     let boards: usize = truth.forums.iter().map(|f| f.boards.len()).sum();
     let total: usize = truth.forums.iter().map(|f| f.threads.len()).sum();
@@ -200,12 +206,7 @@ fn later_rounds_read_only_what_changed() {
 /// whole download of the forum at the same moment gives.
 #[test]
 fn a_new_reply_is_read_from_the_threads_last_page_and_the_xml_is_what_a_whole_download_gives() {
-    let cfg = FixtureConfig { threads: 240, boards: 2, ..FixtureConfig::default() };
-    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
-    let work = Work::new();
-    server.write_site_files(&work.sites()).unwrap();
-    let sites = load_sites(&work.sites());
-    let base = server.base_url();
+    let (server, work, sites, base) = forums(240, 2);
     for stage in ["discover", "download", "extract"] {
         work.ok(stage, &[]);
     }
@@ -277,12 +278,7 @@ fn received_kb(out: &str) -> f64 {
 /// that changed is read as before too.
 #[test]
 fn a_round_with_nothing_new_costs_an_empty_304_per_page_where_the_forum_keeps_validators() {
-    let cfg = FixtureConfig { threads: 300, boards: 3, ..FixtureConfig::default() };
-    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
-    let work = Work::new();
-    server.write_site_files(&work.sites()).unwrap();
-    let sites = load_sites(&work.sites());
-    let base = server.base_url();
+    let (server, work, sites, base) = forums(300, 3);
     work.ok("discover", &[]);
     work.ok("download", &[]);
 

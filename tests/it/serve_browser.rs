@@ -5,7 +5,7 @@
 //! fixture's counts; hostile posts stay text. Screenshots of each page go
 //! to `$CARGO_TARGET_TMPDIR/serve-screenshots/` (printed).
 
-use crate::serve::{broad_query, brute_facets, enc, months, post_months, served};
+use crate::serve::{broad_query, brute_facets, enc, months, post_months, served, Served};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -52,10 +52,7 @@ fn hits_js() -> &'static str {
 
 #[test]
 fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
-    let s = served();
-    let dir = screenshots();
-    let profile = tempfile::tempdir().unwrap();
-    let base = format!("http://{}", s.addr);
+    let (s, dir, profile, base) = start();
     let q = s.common_query();
     let matching = s.matching(&q);
     let per_site: BTreeMap<String, usize> = s.sites().into_iter().map(|site| (site.clone(), matching.iter().filter(|d| d.site == site).count())).collect();
@@ -67,7 +64,7 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let (mut browser, events) = chromium(profile.path(), 1000).await;
+        let (browser, events) = chromium(profile.path(), 1000).await;
         let page = browser.new_page("about:blank").await.unwrap();
         page.evaluate_on_new_document(TRAP).await.unwrap();
 
@@ -243,19 +240,14 @@ fn a_person_searches_filters_reads_a_thread_and_sees_the_trend_in_chromium() {
         assert!(eval(&page, "document.querySelectorAll('li.hit').length").await.as_u64().unwrap() > 0);
         assert_eq!(eval(&page, "[window.__xss, document.images.length, document.querySelectorAll('[onerror]').length]").await, serde_json::json!([0, 0, 0]));
 
-        browser.close().await.unwrap();
-        let _ = browser.wait().await;
-        events.abort();
+        close(browser, events).await;
     });
     println!("screenshots in {}", dir.display());
 }
 
 #[test]
 fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_chromium() {
-    let s = served();
-    let dir = screenshots();
-    let profile = tempfile::tempdir().unwrap();
-    let base = format!("http://{}", s.addr);
+    let (s, dir, profile, base) = start();
     let q = s.common_query();
     let site = s.sites()[0].clone();
     let search = format!("q={}&site={site}&sort=oldest", enc(&q));
@@ -268,7 +260,7 @@ fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let (mut browser, events) = chromium(profile.path(), 1200).await;
+        let (browser, events) = chromium(profile.path(), 1200).await;
         let page = browser.new_page("about:blank").await.unwrap();
 
         // Hit 10 of the search, as its results page links it.
@@ -362,9 +354,7 @@ fn a_person_walks_from_hit_to_hit_and_back_and_reads_the_chart_by_its_legend_in_
         assert!(ticks[1].as_array().unwrap().iter().all(|t| regex::Regex::new(r"^\d{4}(-\d{2}){0,2}$").unwrap().is_match(t.as_str().unwrap())), "{ticks}");
         shot(&page, &dir, "trend-legend").await;
 
-        browser.close().await.unwrap();
-        let _ = browser.wait().await;
-        events.abort();
+        close(browser, events).await;
     });
 }
 
@@ -375,6 +365,23 @@ fn screenshots() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// What every test starts from: the served index, the screenshots' folder,
+/// a fresh Chromium profile and the server's base URL.
+fn start() -> (&'static Served, PathBuf, tempfile::TempDir, String) {
+    let s = served();
+    let dir = screenshots();
+    let profile = tempfile::tempdir().unwrap();
+    let base = format!("http://{}", s.addr);
+    (s, dir, profile, base)
+}
+
+/// Closes what [`chromium`] launched, waiting for the browser to exit.
+async fn close(mut browser: Browser, events: tokio::task::JoinHandle<()>) {
+    browser.close().await.unwrap();
+    let _ = browser.wait().await;
+    events.abort();
 }
 
 /// Headless Chromium with a window `width` pixels wide, with its event loop.
@@ -399,10 +406,7 @@ const FACETS_JS: &str = "Array.from(document.querySelectorAll('section.facet')).
 
 #[test]
 fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
-    let s = served();
-    let dir = screenshots();
-    let profile = tempfile::tempdir().unwrap();
-    let base = format!("http://{}", s.addr);
+    let (s, dir, profile, base) = start();
     let (q, n) = broad_query(s);
     let matching = s.matching(&q);
     let want = brute_facets(&matching);
@@ -410,7 +414,7 @@ fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
-        let (mut browser, events) = chromium(profile.path(), 1200).await;
+        let (browser, events) = chromium(profile.path(), 1200).await;
         let page = browser.new_page("about:blank").await.unwrap();
         page.evaluate_on_new_document(TRAP).await.unwrap();
         page.goto(format!("{base}/search?q={}", enc(&q))).await.unwrap();
@@ -498,8 +502,6 @@ fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
         assert_eq!(eval(&page, "window.__xss").await, 0);
         shot(&page, &dir, "search-pages").await;
 
-        browser.close().await.unwrap();
-        let _ = browser.wait().await;
-        events.abort();
+        close(browser, events).await;
     });
 }

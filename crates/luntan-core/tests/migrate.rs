@@ -7,12 +7,31 @@ use luntan_core::state::{FailureGroup, Stage, ThreadState};
 use luntan_core::store::{BoardSchedule, KeywordRound, KeywordState, RoundRecord, StateUrl, Store, StoreError, ThreadRow, SCHEMA_VERSION};
 use rusqlite::Connection;
 
-/// The tables before 229a7cd, verbatim.
-const SCHEMA_V1: &str = include_str!("fixtures/schema-v1.sql");
-/// The tables of the last release before versions (c3d4f4d), verbatim.
-const SCHEMA_C3D4F4D: &str = include_str!("fixtures/schema-c3d4f4d.sql");
+/// The tables before 229a7cd: migration 1 is that release's SCHEMA verbatim,
+/// and released migrations are never edited, so it stands in for an old file.
+const SCHEMA_V1: &str = include_str!("../src/store/migrations/0001_tables.sql");
+/// How the last release before versions (c3d4f4d) ended `SCHEMA_V1`'s
+/// `keyword_rounds`: keyword_rounds.error and search_accounts already in
+/// CREATE TABLE, not added by migrations 2 and 3.
+const C3D4F4D_TAIL: &str = "    errors        INTEGER NOT NULL,
+    error         TEXT                       -- the round's first error; the record was left as it was
+);
+CREATE TABLE IF NOT EXISTS search_accounts ( -- keyword monitoring: when each account last started a search
+    site          TEXT NOT NULL,
+    account       TEXT NOT NULL,             -- the account's name; '' for searches without one
+    last_search_ms INTEGER NOT NULL,         -- Unix milliseconds of the forum's answer
+    PRIMARY KEY (site, account)
+);
+";
 /// Rows in every table of `SCHEMA_V1`.
 const ROWS: &str = include_str!("fixtures/rows.sql");
+
+/// The tables of c3d4f4d, verbatim: `SCHEMA_V1` with its last column's
+/// statement ended by `C3D4F4D_TAIL`.
+fn schema_c3d4f4d() -> String {
+    let head = SCHEMA_V1.strip_suffix("    errors        INTEGER NOT NULL\n);\n").expect("migration 1 ends with keyword_rounds.errors");
+    format!("{head}{C3D4F4D_TAIL}")
+}
 
 fn v1_fixture() -> String {
     format!("{SCHEMA_V1}\n{ROWS}")
@@ -86,50 +105,30 @@ fn row(thread: &str, board: &str, state: ThreadState) -> ThreadRow {
 
 /// Every row of the v1 fixture, read back through the Store API.
 fn assert_fixture_rows(s: &Store) {
-    let gbk = Some("text/html; charset=gbk".to_string());
     let s1 = |x: &str| Some(x.to_string());
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Discovered).unwrap(),
-        [ThreadRow { title: s1("2027考研经验贴"), replies: Some(12), last_post: s1("2026-11-19T21:30:00"), ..row("101", "2", ThreadState::Discovered) }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Saved).unwrap(),
-        [ThreadRow {
-            title: s1("英语一作文模板"),
-            replies: Some(3),
-            last_post: s1("2026-11-18T10:00:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(2),
-            content_type: gbk.clone(),
-            ..row("102", "2", ThreadState::Saved)
-        }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Extracted).unwrap(),
-        [ThreadRow {
-            title: s1("政治复习时间表"),
-            replies: Some(0),
-            last_post: s1("2026-11-17T22:15:00"),
-            post_time: s1("2026-11-17T22:15:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(1),
-            content_type: gbk.clone(),
-            ..row("103", "2", ThreadState::Extracted)
-        }]
-    );
-    assert_eq!(
-        s.threads(Some("dz"), ThreadState::Indexed).unwrap(),
-        [ThreadRow {
-            title: s1("图书馆占座"),
-            replies: Some(40),
-            last_post: s1("2026-11-16T12:00:00"),
-            post_time: s1("2026-11-15T09:00:00"),
-            save_date: Some("20261119".parse().unwrap()),
-            pages: Some(3),
-            content_type: gbk,
-            ..row("104", "5", ThreadState::Indexed)
-        }]
-    );
+    // One thread in each state of the way: as its list showed it, then as
+    // saved on 2026-11-19 (GBK pages), then with its first post's time.
+    let listed = |thread, board, state, title, replies, last_post| ThreadRow {
+        title: s1(title),
+        replies: Some(replies),
+        last_post: s1(last_post),
+        ..row(thread, board, state)
+    };
+    let saved = |r: ThreadRow, pages, post_time: Option<&str>| ThreadRow {
+        save_date: Some("20261119".parse().unwrap()),
+        pages: Some(pages),
+        content_type: s1("text/html; charset=gbk"),
+        post_time: post_time.map(String::from),
+        ..r
+    };
+    for want in [
+        listed("101", "2", ThreadState::Discovered, "2027考研经验贴", 12, "2026-11-19T21:30:00"),
+        saved(listed("102", "2", ThreadState::Saved, "英语一作文模板", 3, "2026-11-18T10:00:00"), 2, None),
+        saved(listed("103", "2", ThreadState::Extracted, "政治复习时间表", 0, "2026-11-17T22:15:00"), 1, Some("2026-11-17T22:15:00")),
+        saved(listed("104", "5", ThreadState::Indexed, "图书馆占座", 40, "2026-11-16T12:00:00"), 3, Some("2026-11-15T09:00:00")),
+    ] {
+        assert_eq!(s.threads(Some("dz"), want.state).unwrap(), [want]);
+    }
     assert_eq!(
         s.threads(Some("dz"), ThreadState::Failed).unwrap(),
         [
@@ -320,10 +319,11 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("luntan.db");
     let sql = format!(
-        "{SCHEMA_C3D4F4D}
+        "{}
          {ROWS}
          UPDATE keyword_rounds SET error = 'search: 503 Service Unavailable' WHERE id = 1;
-         INSERT INTO search_accounts (site, account, last_search_ms) VALUES ('dz', '', 1794999000000), ('dz', 'alice', 1795000000000);"
+         INSERT INTO search_accounts (site, account, last_search_ms) VALUES ('dz', '', 1794999000000), ('dz', 'alice', 1795000000000);",
+        schema_c3d4f4d()
     );
     database_from(&db, &sql);
     let watch = Connection::open(&db).unwrap();

@@ -183,11 +183,8 @@ macro_rules! c_after {
 macro_rules! by_text {
     ($table:literal, $cols:literal, $k:literal) => {
         [
-            Pages {
-                first: concat!(select!($table, $cols, $k), " ORDER BY ", $k, " LIMIT ?1"),
-                next: concat!(select!($table, $cols, $k), " WHERE ", $k, " > ?1 ORDER BY ", $k, " LIMIT ?2"),
-                keys: 1,
-            },
+            // SQLite compares text by its bytes already: pages as by an integer.
+            by_int!($table, $cols, $k),
             Pages {
                 first: concat!(select!($table, $cols, $k), " ORDER BY ", $k, " COLLATE \"C\" LIMIT ?1"),
                 next: concat!(select!($table, $cols, $k), " WHERE ", $k, " COLLATE \"C\" > ?1 ORDER BY ", $k, " COLLATE \"C\" LIMIT ?2"),
@@ -697,6 +694,16 @@ mod tests {
         (db, s)
     }
 
+    /// A SQLite store made by [`fill`] (`a.db` in the returned directory)
+    /// and an empty scratch PostgreSQL one, kept while its `ScratchDb` lives.
+    fn source_and_postgres() -> (tempfile::TempDir, Store, ScratchDb, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut src = sqlite(&dir, "a.db");
+        fill(&mut src);
+        let (db, pg) = postgres();
+        (dir, src, db, pg)
+    }
+
     fn sqlite(dir: &tempfile::TempDir, name: &str) -> Store {
         Store::open(&dir.path().join(name)).unwrap()
     }
@@ -828,10 +835,7 @@ mod tests {
 
     #[test]
     fn sqlite_to_postgres_and_back_keeps_every_row_and_value() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut src = sqlite(&dir, "a.db");
-        fill(&mut src);
-        let (_pg, mut pg) = postgres();
+        let (dir, src, _pg, mut pg) = source_and_postgres();
         // Pages of two rows: every table takes several pages.
         let report = copy(&src, &mut pg, 2);
         let expect = [
@@ -886,10 +890,7 @@ mod tests {
 
     #[test]
     fn a_later_round_on_a_postgres_copy_takes_the_next_ids() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut src = sqlite(&dir, "a.db");
-        fill(&mut src);
-        let (_pg, mut pg) = postgres();
+        let (_dir, src, _pg, mut pg) = source_and_postgres();
         copy(&src, &mut pg, PAGE);
         let round = RoundRecord { site: "dz".into(), started_at: "2024-04-01T00:00:00Z".into(), requests: 99, ..Default::default() };
         pg.record_round(&round).unwrap();
@@ -910,10 +911,7 @@ mod tests {
 
     #[test]
     fn a_target_holding_crawl_state_is_refused_and_left_as_it_was() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut src = sqlite(&dir, "a.db");
-        fill(&mut src);
-        let (_pg, mut pg) = postgres();
+        let (dir, src, _pg, mut pg) = source_and_postgres();
         pg.upsert_board("other", "1", "http://o/b/1", None).unwrap();
         let e = src.copy_into(&mut pg, |_, _| {}).unwrap_err();
         assert!(matches!(e, CopyError::NotEmpty { .. }), "{e}");
@@ -931,10 +929,7 @@ mod tests {
 
     #[test]
     fn a_difference_is_named_by_table_row_and_column() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut src = sqlite(&dir, "a.db");
-        fill(&mut src);
-        let (_pg, mut pg) = postgres();
+        let (dir, src, _pg, mut pg) = source_and_postgres();
         copy(&src, &mut pg, PAGE);
         // One unit in the last place off.
         let off = f64::from_bits((1.0f64 / 3.0).to_bits() + 1);

@@ -105,29 +105,17 @@ macro_rules! id_val {
 }
 id_val!(crate::ids::SiteId, crate::ids::BoardId, crate::ids::ThreadId, crate::ids::SaveDate);
 
-impl From<i64> for Val<'_> {
-    fn from(v: i64) -> Self {
-        Val::Int(v)
-    }
+/// Numbers and flags, each bound as the variant that holds it losslessly.
+macro_rules! number_val {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl From<$t> for Val<'_> {
+            fn from(v: $t) -> Self {
+                Val::$variant(v.into())
+            }
+        }
+    )*};
 }
-
-impl From<u32> for Val<'_> {
-    fn from(v: u32) -> Self {
-        Val::Int(v.into())
-    }
-}
-
-impl From<f64> for Val<'_> {
-    fn from(v: f64) -> Self {
-        Val::Real(v)
-    }
-}
-
-impl From<bool> for Val<'_> {
-    fn from(v: bool) -> Self {
-        Val::Int(v.into())
-    }
-}
+number_val!(i64 => Int, u32 => Int, f64 => Real, bool => Int);
 
 impl<'a, T: Into<Val<'a>>> From<Option<T>> for Val<'a> {
     fn from(v: Option<T>) -> Val<'a> {
