@@ -17,7 +17,7 @@ use luntan_core::store::{Listing, NewThread, RoundRecord, Store, StoreError, Val
 use scraper::Html;
 use url::Url;
 
-use crate::browser::{PageKind, Renderer};
+use crate::browser::{BrowserError, PageKind, Renderer};
 use crate::db::with_store;
 use crate::fetch::{Fetched, Fetcher};
 use crate::focus::Scorer;
@@ -283,15 +283,22 @@ async fn remember_validators(store: &Arc<Mutex<Store>>, site: &str, url: &Url, g
 /// its list actions reached (every kept state, so links a pager replaced
 /// are read too). `cond`, the validators the forum gave for the page last
 /// time, makes the request conditional (not in a browser): `None` when the
-/// forum answers 304.
-async fn get_page_if(fetcher: &Fetcher, renderer: Option<&Renderer>, url: &Url, kind: PageKind, cond: Option<&Validators>) -> Result<Option<Fetched>, String> {
+/// forum answers 304. A plain fetch's error is a `BrowserError::Fetch`, so
+/// both modes fail with one type.
+async fn get_page_if(
+    fetcher: &Fetcher,
+    renderer: Option<&Renderer>,
+    url: &Url,
+    kind: PageKind,
+    cond: Option<&Validators>,
+) -> Result<Option<Fetched>, BrowserError> {
     let Some(renderer) = renderer else {
-        return match cond {
-            Some(v) => fetcher.get_html_if(url, v).await.map_err(|e| e.to_string()),
-            None => fetcher.get_html(url).await.map(Some).map_err(|e| e.to_string()),
-        };
+        return Ok(match cond {
+            Some(v) => fetcher.get_html_if(url, v).await?,
+            None => Some(fetcher.get_html(url).await?),
+        });
     };
-    let rendered = renderer.render(url, kind).await.map_err(|e| e.to_string())?;
+    let rendered = renderer.render(url, kind).await?;
     Ok(Some(Fetched {
         url: rendered.url,
         status: 200,

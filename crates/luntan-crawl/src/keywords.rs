@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use luntan_core::contract::{StageRun, Stop};
 use luntan_core::dates::normalize_time;
-use luntan_core::ids::{BoardId, ThreadId};
+use luntan_core::ids::{BoardId, SiteId, ThreadId};
 use luntan_core::site::{percent_encode_in, Account, AccountAuth, SearchRules, Site};
 use luntan_core::store::{KeywordRound, KeywordState, Listing, NewThread, Store, StoreError};
 use scraper::Html;
@@ -142,7 +142,7 @@ pub async fn monitor_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc<
         match done.expect("keyword worker panicked") {
             Ok(()) => report.workers += 1,
             // Printed by the caller, once.
-            Err(e) => report.errors.push(e),
+            Err(e) => report.errors.push(e.to_string()),
         }
     }
     report.requests = fetcher.stats.requests.load(Ordering::Relaxed) - requests_before;
@@ -221,7 +221,7 @@ fn settle(
             new_threads: new as u32,
             updated_threads: updated as u32,
             errors: p.errors,
-            error: p.error.clone(),
+            error: p.error.as_ref().map(ToString::to_string),
             watermark_before: st.watermark.clone(),
             ..KeywordRound::default()
         };
@@ -294,7 +294,7 @@ impl Round {
         page <= self.budgets[k] && page <= p.lastresult && p.error.is_none()
     }
 
-    fn record(&self, k: usize, page: u32, outcome: Result<ResultPage, String>) {
+    fn record(&self, k: usize, page: u32, outcome: Result<ResultPage, KeywordError>) {
         let mut progress = lock(&self.progress);
         let p = &mut progress[k];
         let page_seen = match outcome {
@@ -352,11 +352,31 @@ struct Progress {
     results: u32,
     errors: u32,
     /// The first error: the keyword's round is cut short there.
-    error: Option<String>,
+    error: Option<KeywordError>,
     /// A stop came while this keyword's pages were being followed.
     interrupted: bool,
     /// Threads found, newest result time each.
     rows: BTreeMap<ThreadId, NewThread>,
+}
+
+/// Why a keyword's round, or an account's worker, stopped short; each names
+/// the page, or the site and account, it concerns.
+#[derive(Debug, thiserror::Error)]
+enum KeywordError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{url}: the forum still answered \"busy, try again\" after {tries} tries")]
+    Busy { url: Url, tries: u32 },
+    #[error("{url}: neither result rows nor a \"no results\" page (check <search row=…> and <empty> in the site file)")]
+    Unrecognised { url: Url },
+    #[error("{site}: account {account}: login failed: {source}")]
+    LoginFailed { site: SiteId, account: String, source: FetchError },
+    #[error("{site}: account {account}: login at {url} set no cookie")]
+    NoCookie { site: SiteId, account: String, url: Url },
+    #[error("{site}: search url for {keyword:?} is not a URL")]
+    NotUrl { site: SiteId, keyword: String },
 }
 
 /// What a search answered, once it is not a busy page.
@@ -379,7 +399,7 @@ impl Searcher<'_> {
     /// Reads one result page. `new_search` says the request starts a search
     /// (every templated page; only page 1 when pages follow a search id),
     /// which waits for the account's interval.
-    async fn read(&mut self, url: &Url, new_search: bool) -> Result<ResultPage, String> {
+    async fn read(&mut self, url: &Url, new_search: bool) -> Result<ResultPage, KeywordError> {
         let rules = &self.round.rules;
         let mut tries = 0;
         loop {
@@ -388,7 +408,7 @@ impl Searcher<'_> {
                     tokio::time::sleep_until(at).await;
                 }
             }
-            let fetched = self.session.get_html(url).await.map_err(|e| e.to_string());
+            let fetched = self.session.get_html(url).await;
             if new_search {
                 // Counted from the answer, not the request: the forum times
                 // a search from when it handled it.
@@ -401,21 +421,19 @@ impl Searcher<'_> {
                     tries += 1;
                     self.round.busy.fetch_add(1, Ordering::Relaxed);
                     if tries >= BUSY_TRIES {
-                        return Err(format!("{url}: the forum still answered \"busy, try again\" after {tries} tries"));
+                        return Err(KeywordError::Busy { url: url.clone(), tries });
                     }
                     tracing::debug!(%url, tries, "busy page; waiting");
                     tokio::time::sleep(rules.busy_wait).await;
                 }
                 Classified::Page(page) => return Ok(page),
-                Classified::Unrecognised => {
-                    return Err(format!("{}: neither result rows nor a \"no results\" page (check <search row=…> and <empty> in the site file)", fetched.url))
-                }
+                Classified::Unrecognised => return Err(KeywordError::Unrecognised { url: fetched.url }),
             }
         }
     }
 }
 
-async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &Session) -> Result<(), String> {
+async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &Session) -> Result<(), KeywordError> {
     match &account.auth {
         AccountAuth::Cookie(header) => {
             session.add_cookies(header);
@@ -427,9 +445,9 @@ async fn log_in(site: &Site, rules: &SearchRules, account: &Account, session: &S
                 .map(|(k, v)| format!("{}={}", percent_encode_in(k, rules.encoding), percent_encode_in(v, rules.encoding)))
                 .collect::<Vec<_>>()
                 .join("&");
-            session.post_form(url, form).await.map_err(|e| format!("{}: account {}: login failed: {e}", site.id, account.name))?;
+            session.post_form(url, form).await.map_err(|source| KeywordError::LoginFailed { site: site.id.clone(), account: account.name.clone(), source })?;
             if !session.has_cookies_for(url) {
-                return Err(format!("{}: account {}: login at {url} set no cookie", site.id, account.name));
+                return Err(KeywordError::NoCookie { site: site.id.clone(), account: account.name.clone(), url: url.clone() });
             }
             Ok(())
         }
@@ -441,8 +459,8 @@ fn unix_ms() -> i64 {
 }
 
 /// Works through the queue with one account; an error only when it could not start.
-async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, store: &Arc<Mutex<Store>>) -> Result<(), String> {
-    let session = fetcher.session().map_err(|e| e.to_string())?;
+async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, store: &Arc<Mutex<Store>>) -> Result<(), KeywordError> {
+    let session = fetcher.session()?;
     if let Some(a) = &account {
         log_in(&round.site, &round.rules, a, &session).await?;
     }
@@ -453,23 +471,22 @@ async fn worker(fetcher: &Fetcher, account: Option<Account>, round: &Round, stor
         let (site, name) = (round.site.id.clone(), name.clone());
         move |s| s.last_search(&site, &name)
     })
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     let wait = last.map_or(0, |ms| ms + round.rules.interval.as_millis() as i64 - unix_ms()).max(0);
     let mut searcher = Searcher { session, round, next_search: Some(Instant::now() + Duration::from_millis(wait as u64)), last_search_ms: None };
     let result = work(&mut searcher, round).await;
     if let Some(ms) = searcher.last_search_ms {
         let site = round.site.id.clone();
-        with_store(store, move |s| s.set_last_search(&site, &name, ms)).await.map_err(|e| e.to_string())?;
+        with_store(store, move |s| s.set_last_search(&site, &name, ms)).await?;
     }
     result
 }
 
-async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), String> {
+async fn work(searcher: &mut Searcher<'_>, round: &Round) -> Result<(), KeywordError> {
     while let Some(k) = round.next_keyword() {
         let keyword = &round.keywords[k];
         let Some(mut url) = round.rules.page_url(keyword, 1) else {
-            round.record(k, 1, Err(format!("{}: search url for {keyword:?} is not a URL", round.site.id)));
+            round.record(k, 1, Err(KeywordError::NotUrl { site: round.site.id.clone(), keyword: keyword.clone() }));
             continue;
         };
         let mut page = 1;

@@ -157,7 +157,7 @@ pub fn export(data: &DataDir, store: &Store, opts: &ExportOptions, stop: &Stop, 
                         report.ndjson_bytes += text.len() as u64;
                         report.lines += 1;
                     }
-                    Err(what) => report.bad.push(BadRecord { path: xml, what }),
+                    Err(e) => report.bad.push(BadRecord { path: xml, what: e.to_string() }),
                 }
             }
         }
@@ -196,9 +196,39 @@ fn rows(store: &Store, sites: &[SiteId]) -> Result<Vec<ThreadRow>, ExportError> 
     Ok(rows)
 }
 
-fn read_doc(path: &Path) -> Result<ThreadDoc, String> {
-    let xml = std::fs::read_to_string(path).map_err(|e| format!("cannot read the thread XML: {e}"))?;
-    ThreadDoc::from_xml(&xml).map_err(|e| format!("not a thread XML: {e}"))
+/// Why a file's record is left out. The file's path is not in it: the
+/// [`BadRecord`] it becomes names the file, ahead of this message.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    #[error("cannot read the thread XML: {0}")]
+    ReadXml(io::Error),
+    #[error("not a thread XML: {0}")]
+    NotXml(luntan_core::doc::DocError),
+    #[error("page {page}'s line: time {at:?}: {source}")]
+    LineTime { page: u32, at: String, source: time::error::Parse },
+    #[error("page {page}'s line: {source}")]
+    LineUrl { page: u32, source: BadUrl },
+    #[error(transparent)]
+    Url(#[from] BadUrl),
+    #[error("time {secs}: {source}")]
+    Time { secs: i64, source: time::error::ComponentRange },
+    #[error("saved before luntan kept each page's URL, and the site file's pager pattern does not find it again")]
+    NoUrl,
+    #[error("no time of its own: {0}")]
+    NoTime(io::Error),
+}
+
+/// A page's URL that is not one.
+#[derive(Debug, thiserror::Error)]
+#[error("URL {url:?}: {source}")]
+struct BadUrl {
+    url: String,
+    source: url::ParseError,
+}
+
+fn read_doc(path: &Path) -> Result<ThreadDoc, RecordError> {
+    let xml = std::fs::read_to_string(path).map_err(RecordError::ReadXml)?;
+    ThreadDoc::from_xml(&xml).map_err(RecordError::NotXml)
 }
 
 /// The WARC file being written.
@@ -323,18 +353,18 @@ impl<'a> Pages<'a> {
                     w.write(Record::resource(&target, &date, &content_type, &body))?;
                     report.snapshots += 1;
                 }
-                Err(what) => report.bad.push(BadRecord { path, what }),
+                Err(e) => report.bad.push(BadRecord { path, what: e.to_string() }),
             }
         }
         Ok(())
     }
 
     /// What record a page becomes: its head (or content type), URL and date.
-    fn record(&mut self, row: &ThreadRow, path: &Path, body: &[u8], source: Source) -> Result<Written, String> {
+    fn record(&mut self, row: &ThreadRow, path: &Path, body: &[u8], source: Source) -> Result<Written, RecordError> {
         match source {
             Source::Captured(c) => {
-                let date = c.time().map(warc_date).map_err(|e| format!("page {}'s line: time {:?}: {e}", c.page, c.at))?;
-                check_url(&c.url).map_err(|e| format!("page {}'s line: {e}", c.page))?;
+                let date = c.time().map(warc_date).map_err(|source| RecordError::LineTime { page: c.page, at: c.at.clone(), source })?;
+                check_url(&c.url).map_err(|source| RecordError::LineUrl { page: c.page, source })?;
                 match &c.exchange {
                     Exchange::Response { status, version, headers } => Ok(Written::Response(http_head(version, *status, headers), c.url.clone(), date)),
                     Exchange::Snapshot => Ok(Written::Snapshot(snapshot_type(row), c.url.clone(), date)),
@@ -345,12 +375,12 @@ impl<'a> Pages<'a> {
                 Ok(Written::Snapshot(snapshot_type(row), url, unix_date(at)?))
             }
             Source::Old(url, at) => {
-                let url = url.ok_or("saved before luntan kept each page's URL, and the site file's pager pattern does not find it again")?;
+                let url = url.ok_or(RecordError::NoUrl)?;
                 check_url(&url)?;
                 let date = match at {
                     Some(at) => unix_date(at)?,
                     // Written once, when it was fetched.
-                    None => warc_date(std::fs::metadata(path).and_then(|m| m.modified()).map_err(|e| format!("no time of its own: {e}"))?.into()),
+                    None => warc_date(std::fs::metadata(path).and_then(|m| m.modified()).map_err(RecordError::NoTime)?.into()),
                 };
                 let content_type = self.old_content_type(row, body);
                 let head = format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len());
@@ -419,12 +449,12 @@ fn mime_of(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
-fn check_url(url: &str) -> Result<(), String> {
-    url::Url::parse(url).map(|_| ()).map_err(|e| format!("URL {url:?}: {e}"))
+fn check_url(url: &str) -> Result<(), BadUrl> {
+    url::Url::parse(url).map(|_| ()).map_err(|source| BadUrl { url: url.to_owned(), source })
 }
 
-fn unix_date(secs: i64) -> Result<String, String> {
-    time::OffsetDateTime::from_unix_timestamp(secs).map(warc_date).map_err(|e| format!("time {secs}: {e}"))
+fn unix_date(secs: i64) -> Result<String, RecordError> {
+    time::OffsetDateTime::from_unix_timestamp(secs).map(warc_date).map_err(|source| RecordError::Time { secs, source })
 }
 
 /// An error's text without the path the bad record names anyway.

@@ -194,15 +194,37 @@ impl ReadRecord {
     }
 }
 
+/// Why [`read_records`] refused a WARC file: where the bad record starts
+/// (its byte offset in the unzipped data) and what is wrong there.
+#[derive(Debug, thiserror::Error)]
+pub enum WarcReadError {
+    #[error("gzip: {0}")]
+    Gzip(io::Error),
+    #[error("record at byte {at}: no end of its header")]
+    NoHeaderEnd { at: usize },
+    #[error("record at byte {at}: header not UTF-8: {source}")]
+    NotUtf8 { at: usize, source: std::str::Utf8Error },
+    #[error("record at byte {at}: starts with {version:?}, not WARC/")]
+    NotWarc { at: usize, version: String },
+    #[error("record at byte {at}: header line {line:?}")]
+    HeaderLine { at: usize, line: String },
+    #[error("record at byte {at}: no Content-Length")]
+    NoLength { at: usize },
+    #[error("record at byte {at}: block cut short")]
+    CutShort { at: usize },
+    #[error("record at byte {at}: no CRLF CRLF after its block")]
+    NoEnd { at: usize },
+}
+
 /// Reads every record of a WARC file's bytes, gzipped (any number of
 /// members) or not. Checks the framing (version line, `Content-Length`, the
 /// two CRLFs after each block), not the digests: a reader for luntan's
 /// tests; warcio is the reference (`scripts/check-warc.sh`).
-pub fn read_records(bytes: &[u8]) -> Result<Vec<ReadRecord>, String> {
+pub fn read_records(bytes: &[u8]) -> Result<Vec<ReadRecord>, WarcReadError> {
     let plain;
     let data: &[u8] = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out).map_err(|e| format!("gzip: {e}"))?;
+        flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out).map_err(WarcReadError::Gzip)?;
         plain = out;
         &plain
     } else {
@@ -211,27 +233,24 @@ pub fn read_records(bytes: &[u8]) -> Result<Vec<ReadRecord>, String> {
     let mut records = Vec::new();
     let mut at = 0;
     while at < data.len() {
-        let end = data[at..].windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| format!("record at byte {at}: no end of its header"))?;
-        let head = std::str::from_utf8(&data[at..at + end]).map_err(|e| format!("record at byte {at}: header not UTF-8: {e}"))?;
+        let end = data[at..].windows(4).position(|w| w == b"\r\n\r\n").ok_or(WarcReadError::NoHeaderEnd { at })?;
+        let head = std::str::from_utf8(&data[at..at + end]).map_err(|source| WarcReadError::NotUtf8 { at, source })?;
         let mut lines = head.split("\r\n");
         let version = lines.next().unwrap_or_default().to_owned();
         if !version.starts_with("WARC/") {
-            return Err(format!("record at byte {at}: starts with {version:?}, not WARC/"));
+            return Err(WarcReadError::NotWarc { at, version });
         }
         let mut headers = Vec::new();
         for l in lines {
-            let (k, v) = l.split_once(':').ok_or_else(|| format!("record at byte {at}: header line {l:?}"))?;
+            let (k, v) = l.split_once(':').ok_or_else(|| WarcReadError::HeaderLine { at, line: l.to_owned() })?;
             headers.push((k.trim().to_owned(), v.trim().to_owned()));
         }
-        let len: usize = headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("Content-Length"))
-            .and_then(|(_, v)| v.parse().ok())
-            .ok_or_else(|| format!("record at byte {at}: no Content-Length"))?;
+        let len: usize =
+            headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("Content-Length")).and_then(|(_, v)| v.parse().ok()).ok_or(WarcReadError::NoLength { at })?;
         let start = at + end + 4;
-        let block = data.get(start..start + len).ok_or_else(|| format!("record at byte {at}: block cut short"))?.to_vec();
+        let block = data.get(start..start + len).ok_or(WarcReadError::CutShort { at })?.to_vec();
         if data.get(start + len..start + len + 4) != Some(b"\r\n\r\n") {
-            return Err(format!("record at byte {at}: no CRLF CRLF after its block"));
+            return Err(WarcReadError::NoEnd { at });
         }
         records.push(ReadRecord { version, headers, block });
         at = start + len + 4;
@@ -306,6 +325,6 @@ mod tests {
         w.write(&Record::response("http://h/", "2026-11-30T08:15:02Z", b"HTTP/1.1 200 OK\r\n\r\n", b"body")).unwrap();
         let out = w.into_inner();
         let e = read_records(&out[..out.len() - 3]).unwrap_err();
-        assert!(e.contains("record at byte 0"), "{e}");
+        assert!(e.to_string().contains("record at byte 0"), "{e}");
     }
 }

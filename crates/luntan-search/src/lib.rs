@@ -47,4 +47,4 @@ pub use query::{Node, Query, QueryError, Scope};
 pub use schema::LuntanSchema;
 pub use search::{Catalog, GlobalStats, Hit, SearchError, SearchOptions, SearchResults, SortOrder};
 pub use snippet::Snippet;
-pub use trend::{Interval, Trend};
+pub use trend::{Interval, IntervalError, Trend};

@@ -32,14 +32,19 @@ pub enum Interval {
     Month,
 }
 
+/// An interval that is none of day, week or month, as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("interval {0:?}: expected day, week or month")]
+pub struct IntervalError(pub String);
+
 impl std::str::FromStr for Interval {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Interval, String> {
+    type Err = IntervalError;
+    fn from_str(s: &str) -> Result<Interval, IntervalError> {
         match s {
             "day" => Ok(Interval::Day),
             "week" => Ok(Interval::Week),
             "month" => Ok(Interval::Month),
-            other => Err(format!("interval {other:?}: expected day, week or month")),
+            other => Err(IntervalError(other.to_owned())),
         }
     }
 }

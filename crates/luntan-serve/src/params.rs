@@ -107,7 +107,7 @@ impl Params {
     }
 
     pub fn interval(&self) -> Result<Interval, ApiError> {
-        self.get("interval").unwrap_or("month").parse().map_err(ApiError::bad)
+        self.get("interval").unwrap_or("month").parse::<Interval>().map_err(|e| ApiError::bad(e.to_string()))
     }
 
     /// Everything `/api/search` takes but the query.

@@ -47,6 +47,7 @@ mod claims;
 mod copy;
 mod gates;
 mod keywords;
+#[cfg(any(test, feature = "scratch"))]
 pub mod scratch;
 mod sql;
 #[cfg(test)]
@@ -84,24 +85,24 @@ impl StateUrl {
 
     /// `postgres://…` or `postgresql://…` is PostgreSQL; `sqlite:PATH` or
     /// any other text is a SQLite file's path.
-    pub fn parse(s: &str) -> Result<StateUrl, String> {
+    pub fn parse(s: &str) -> Result<StateUrl, StateUrlError> {
         let s = s.trim();
         if s.is_empty() {
-            return Err("empty: give a postgres:// URL or a SQLite file's path".into());
+            return Err(StateUrlError::Empty);
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            s.parse::<postgres::Config>().map_err(|e| format!("{}: not a PostgreSQL URL luntan can use: {e}", redact(s)))?;
+            s.parse::<postgres::Config>().map_err(|source| StateUrlError::NotPostgres { url: redact(s), source })?;
             return Ok(StateUrl::Postgres(s.to_owned()));
         }
         if let Some((scheme, _)) = s.split_once("://") {
-            return Err(format!("{}: unknown scheme `{scheme}` (postgres:// or a SQLite file's path)", redact(s)));
+            return Err(StateUrlError::UnknownScheme { url: redact(s), scheme: scheme.to_owned() });
         }
         Ok(StateUrl::Sqlite(PathBuf::from(s.strip_prefix("sqlite:").unwrap_or(s))))
     }
 
     /// The state a stage on `data` uses: `given` (`--state`), else
     /// `$LUNTAN_STATE`, else the data directory's own SQLite file.
-    pub fn resolve(given: Option<&str>, data: &crate::layout::DataDir) -> Result<StateUrl, String> {
+    pub fn resolve(given: Option<&str>, data: &crate::layout::DataDir) -> Result<StateUrl, StateUrlError> {
         match given.map(str::to_owned).or_else(|| std::env::var(Self::ENV).ok().filter(|v| !v.trim().is_empty())) {
             Some(s) => StateUrl::parse(&s),
             None => Ok(StateUrl::Sqlite(data.db_path())),
@@ -122,6 +123,18 @@ impl StateUrl {
             StateUrl::Postgres(_) => true,
         }
     }
+}
+
+/// Why a `--state` value names no crawl state; a URL in it has its
+/// password replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum StateUrlError {
+    #[error("empty: give a postgres:// URL or a SQLite file's path")]
+    Empty,
+    #[error("{url}: not a PostgreSQL URL luntan can use: {source}")]
+    NotPostgres { url: String, source: postgres::Error },
+    #[error("{url}: unknown scheme `{scheme}` (postgres:// or a SQLite file's path)")]
+    UnknownScheme { url: String, scheme: String },
 }
 
 /// A URL shown in messages with its password replaced.

@@ -23,22 +23,20 @@ pub struct ScratchDb {
 impl ScratchDb {
     /// Creates a database on [`test_server`]; the error says which server
     /// could not be reached and how to name another.
-    pub fn create() -> Result<ScratchDb, String> {
+    pub fn create() -> Result<ScratchDb, ScratchError> {
         ScratchDb::create_on(&test_server())
     }
 
     /// Creates a database on the server `server` (a `postgres://` URL of
     /// any database on it, used only to create and drop this one).
-    pub fn create_on(server: &str) -> Result<ScratchDb, String> {
+    pub fn create_on(server: &str) -> Result<ScratchDb, ScratchError> {
         static SEQ: AtomicU32 = AtomicU32::new(0);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         // Only digits and lower-case letters, so the name needs no quoting.
         let name = format!("luntan_scratch_{}_{}_{nanos}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let mut admin = connect(server)?;
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .map_err(|e| format!("{}: cannot create a scratch database: {e}", StateUrl::Postgres(server.into())))?;
-        let mut config: url::Url = server.parse().map_err(|e| format!("{server}: {e}"))?;
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).map_err(|source| ScratchError::Create { server: StateUrl::Postgres(server.into()), source })?;
+        let mut config: url::Url = server.parse().map_err(|source| ScratchError::NotUrl { server: server.to_owned(), source })?;
         config.set_path(&name);
         Ok(ScratchDb { server: server.to_owned(), url: StateUrl::Postgres(config.to_string()), name })
     }
@@ -57,8 +55,18 @@ impl Drop for ScratchDb {
     }
 }
 
-fn connect(server: &str) -> Result<postgres::Client, String> {
-    postgres::Client::connect(server, postgres::NoTls).map_err(|e| {
-        format!("{}: cannot reach PostgreSQL ({e}); the tests need a server: start one, or name it in LUNTAN_TEST_POSTGRES", StateUrl::Postgres(server.into()))
-    })
+/// Why no scratch database could be had; the server is shown as a
+/// `StateUrl` is, its password replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum ScratchError {
+    #[error("{server}: cannot reach PostgreSQL ({source}); the tests need a server: start one, or name it in LUNTAN_TEST_POSTGRES")]
+    Unreachable { server: StateUrl, source: postgres::Error },
+    #[error("{server}: cannot create a scratch database: {source}")]
+    Create { server: StateUrl, source: postgres::Error },
+    #[error("{server}: {source}")]
+    NotUrl { server: String, source: url::ParseError },
+}
+
+fn connect(server: &str) -> Result<postgres::Client, ScratchError> {
+    postgres::Client::connect(server, postgres::NoTls).map_err(|source| ScratchError::Unreachable { server: StateUrl::Postgres(server.into()), source })
 }

@@ -56,12 +56,13 @@ use luntan_core::Site;
 
 use machine::Machine;
 pub(crate) use selector::Plan;
+pub use selector::{CssError, SelectorError};
 
 use crate::page::PageExtract;
 
 /// Whether `rules` can be read by the stream; if not, which selector (or
 /// setting) keeps the DOM, and why.
-pub fn streamable(rules: &ThreadRules) -> Result<(), String> {
+pub fn streamable(rules: &ThreadRules) -> Result<(), SelectorError> {
     Plan::new(rules).map(|_| ())
 }
 
@@ -69,7 +70,7 @@ pub fn streamable(rules: &ThreadRules) -> Result<(), String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unstreamed {
     /// The site's rules (see [`streamable`]).
-    Rules(String),
+    Rules(SelectorError),
     /// Something on the page whose tree the stream does not rebuild.
     Page(&'static str),
 }
@@ -189,9 +190,9 @@ mod tests {
             assert!(read_list(bad, &mut Vec::new()).is_err(), "{bad}");
         }
         let s = site(r#"<thread post="div.card:not(.retweet)" body="div.b"/>"#);
-        let why = streamable(&s.thread).unwrap_err();
+        let why = streamable(&s.thread).unwrap_err().to_string();
         assert!(why.starts_with("post=") && why.contains(":not"), "{why}");
-        assert!(streamable(&site(r#"<thread post="auto"/>"#).thread).unwrap_err().contains("auto"));
+        assert!(streamable(&site(r#"<thread post="auto"/>"#).thread).unwrap_err().to_string().contains("auto"));
         assert_eq!(streamable(&site(DISCUZ_RULES).thread), Ok(()));
     }
 

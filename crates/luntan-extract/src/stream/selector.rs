@@ -7,6 +7,48 @@ use luntan_core::site::ThreadRules;
 use scraper::selector::ToCss;
 use scraper::Selector;
 
+/// Why the stream cannot test a site's selectors tag by tag, so the DOM
+/// reads the site's pages: the rule and its CSS, and what in it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("post=\"auto\" finds the posts in the page's DOM")]
+    AutoPosts,
+    #[error("{rule}={css:?}: {source}")]
+    Rule { rule: &'static str, css: String, source: CssError },
+    #[error("{0} compound selectors (the stream tracks at most 64)")]
+    TooMany(usize),
+}
+
+/// What in a selector's CSS the stream's reader does not take; `at` is
+/// the CSS from where it stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CssError {
+    #[error("an escape at the end")]
+    EscapeAtEnd,
+    #[error("an escaped newline")]
+    EscapedNewline,
+    #[error("an unterminated string")]
+    UnterminatedString,
+    #[error("a namespaced attribute")]
+    NamespacedAttribute,
+    #[error("a namespace prefix")]
+    NamespacePrefix,
+    #[error("expected a name at {at:?}")]
+    ExpectedName { at: String },
+    #[error("an attribute test it does not know at {at:?}")]
+    AttributeTest { at: String },
+    #[error("expected {expected:?} at {at:?}")]
+    Expected { expected: char, at: String },
+    #[error("the pseudo-class {at:?}")]
+    PseudoClass { at: String },
+    #[error("expected a selector at {at:?}")]
+    ExpectedSelector { at: String },
+    #[error("the sibling combinator {at:?}")]
+    SiblingCombinator { at: String },
+    #[error("unexpected {at:?}")]
+    Unexpected { at: String },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Op {
     Exists,
@@ -116,6 +158,11 @@ impl<'a> CssReader<'a> {
         self.s.get(self.i).copied()
     }
 
+    /// The CSS from where the reader is, for an error.
+    fn rest(&self) -> String {
+        self.text[self.i..].to_owned()
+    }
+
     fn skip_space(&mut self) -> bool {
         let start = self.i;
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0C)) {
@@ -125,13 +172,13 @@ impl<'a> CssReader<'a> {
     }
 
     /// An escape after its `\`.
-    fn escape(&mut self, out: &mut String) -> Result<(), String> {
+    fn escape(&mut self, out: &mut String) -> Result<(), CssError> {
         let start = self.i;
         while self.i < self.s.len() && self.i - start < 6 && self.s[self.i].is_ascii_hexdigit() {
             self.i += 1;
         }
         if self.i > start {
-            let n = u32::from_str_radix(&self.text[start..self.i], 16).map_err(|e| e.to_string())?;
+            let n = u32::from_str_radix(&self.text[start..self.i], 16).expect("six hex digits fit a u32");
             let c = match n {
                 0 | 0xD800..=0xDFFF => '\u{FFFD}',
                 n => char::from_u32(n).unwrap_or('\u{FFFD}'),
@@ -149,16 +196,16 @@ impl<'a> CssReader<'a> {
             }
             return Ok(());
         }
-        let c = self.text[self.i..].chars().next().ok_or("an escape at the end")?;
+        let c = self.text[self.i..].chars().next().ok_or(CssError::EscapeAtEnd)?;
         if c == '\n' || c == '\r' || c == '\x0C' {
-            return Err("an escaped newline".into());
+            return Err(CssError::EscapedNewline);
         }
         out.push(c);
         self.i += c.len_utf8();
         Ok(())
     }
 
-    fn ident(&mut self) -> Result<String, String> {
+    fn ident(&mut self) -> Result<String, CssError> {
         let mut out = String::new();
         loop {
             match self.peek() {
@@ -175,16 +222,16 @@ impl<'a> CssReader<'a> {
             }
         }
         if out.is_empty() {
-            return Err(format!("expected a name at {:?}", &self.text[self.i..]));
+            return Err(CssError::ExpectedName { at: self.rest() });
         }
         Ok(out)
     }
 
-    fn string(&mut self, quote: u8) -> Result<String, String> {
+    fn string(&mut self, quote: u8) -> Result<String, CssError> {
         let mut out = String::new();
         loop {
             match self.peek() {
-                None => return Err("an unterminated string".into()),
+                None => return Err(CssError::UnterminatedString),
                 Some(q) if q == quote => {
                     self.i += 1;
                     return Ok(out);
@@ -200,7 +247,7 @@ impl<'a> CssReader<'a> {
                             }
                         }
                         Some(0x0C) => self.i += 1,
-                        None => return Err("an escape at the end".into()),
+                        None => return Err(CssError::EscapeAtEnd),
                         _ => self.escape(&mut out)?,
                     }
                 }
@@ -213,11 +260,11 @@ impl<'a> CssReader<'a> {
         }
     }
 
-    fn attr(&mut self) -> Result<AttrTest, String> {
+    fn attr(&mut self) -> Result<AttrTest, CssError> {
         self.skip_space();
         let name = self.ident()?;
         if self.peek() == Some(b'|') {
-            return Err("a namespaced attribute".into());
+            return Err(CssError::NamespacedAttribute);
         }
         self.skip_space();
         let op = match self.peek() {
@@ -239,7 +286,7 @@ impl<'a> CssReader<'a> {
                     _ => Op::Suffix,
                 }
             }
-            _ => return Err(format!("an attribute test it does not know at {:?}", &self.text[self.i..])),
+            _ => return Err(CssError::AttributeTest { at: self.rest() }),
         };
         self.skip_space();
         let value = match self.peek() {
@@ -266,22 +313,22 @@ impl<'a> CssReader<'a> {
                 self.skip_space();
                 self.expect(b']')?;
             }
-            _ => return Err(format!("an attribute test it does not know at {:?}", &self.text[self.i..])),
+            _ => return Err(CssError::AttributeTest { at: self.rest() }),
         }
         Ok(AttrTest { name: LocalName::from(lower), op, value, ci })
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), String> {
+    fn expect(&mut self, c: u8) -> Result<(), CssError> {
         if self.peek() == Some(c) {
             self.i += 1;
             Ok(())
         } else {
-            Err(format!("expected {:?} at {:?}", c as char, &self.text[self.i..]))
+            Err(CssError::Expected { expected: c as char, at: self.rest() })
         }
     }
 
     /// One compound selector; `None` at a combinator, a comma or the end.
-    fn compound(&mut self) -> Result<Option<Compound>, String> {
+    fn compound(&mut self) -> Result<Option<Compound>, CssError> {
         let mut c = Compound::default();
         let mut any = false;
         match self.peek() {
@@ -289,13 +336,13 @@ impl<'a> CssReader<'a> {
                 self.i += 1;
                 any = true;
                 if self.peek() == Some(b'|') {
-                    return Err("a namespace prefix".into());
+                    return Err(CssError::NamespacePrefix);
                 }
             }
             Some(ch) if ch.is_ascii_alphabetic() || ch == b'_' || ch == b'\\' || ch >= 0x80 || ch == b'-' => {
                 let name = self.ident()?;
                 if self.peek() == Some(b'|') {
-                    return Err("a namespace prefix".into());
+                    return Err(CssError::NamespacePrefix);
                 }
                 c.tag = Some(LocalName::from(name.to_ascii_lowercase()));
                 any = true;
@@ -316,7 +363,7 @@ impl<'a> CssReader<'a> {
                     self.i += 1;
                     c.attrs.push(self.attr()?);
                 }
-                Some(b':') => return Err(format!("the pseudo-class {:?}", &self.text[self.i..])),
+                Some(b':') => return Err(CssError::PseudoClass { at: self.rest() }),
                 _ => break,
             }
             any = true;
@@ -326,7 +373,7 @@ impl<'a> CssReader<'a> {
 }
 
 /// A selector list as complex selectors over `compounds`.
-pub(super) fn read_list(css: &str, compounds: &mut Vec<Compound>) -> Result<Vec<Complex>, String> {
+pub(super) fn read_list(css: &str, compounds: &mut Vec<Compound>) -> Result<Vec<Complex>, CssError> {
     let mut r = CssReader { s: css.as_bytes(), text: css, i: 0 };
     let mut out = Vec::new();
     loop {
@@ -334,7 +381,7 @@ pub(super) fn read_list(css: &str, compounds: &mut Vec<Compound>) -> Result<Vec<
         let mut cx = Complex { parts: Vec::new(), combs: Vec::new() };
         loop {
             let Some(c) = r.compound()? else {
-                return Err(format!("expected a selector at {:?}", &css[r.i..]));
+                return Err(CssError::ExpectedSelector { at: r.rest() });
             };
             compounds.push(c);
             cx.parts.push(compounds.len() - 1);
@@ -346,16 +393,16 @@ pub(super) fn read_list(css: &str, compounds: &mut Vec<Compound>) -> Result<Vec<
                     r.skip_space();
                     cx.combs.push(Comb::Child);
                 }
-                Some(b'+' | b'~') => return Err(format!("the sibling combinator {:?}", &css[r.i..])),
+                Some(b'+' | b'~') => return Err(CssError::SiblingCombinator { at: r.rest() }),
                 Some(_) if spaced => cx.combs.push(Comb::Descendant),
-                Some(_) => return Err(format!("unexpected {:?}", &css[r.i..])),
+                Some(_) => return Err(CssError::Unexpected { at: r.rest() }),
             }
         }
         out.push(cx);
         match r.peek() {
             None => return Ok(out),
             Some(b',') => r.i += 1,
-            Some(_) => return Err(format!("unexpected {:?}", &css[r.i..])),
+            Some(_) => return Err(CssError::Unexpected { at: r.rest() }),
         }
     }
 }
@@ -379,9 +426,9 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, String> {
+    pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, SelectorError> {
         if rules.auto_posts {
-            return Err("post=\"auto\" finds the posts in the page's DOM".into());
+            return Err(SelectorError::AutoPosts);
         }
         let title = Selector::parse("title").expect("static selector");
         let sels: [Option<&Selector>; RULES] = [
@@ -398,11 +445,12 @@ impl Plan {
         for (k, sel) in sels.iter().enumerate() {
             if let Some(sel) = sel {
                 let css = sel.to_css_string();
-                out[k] = Some(read_list(&css, &mut compounds).map_err(|e| format!("{}={css:?}: {e}", RULE_NAMES[k]))?);
+                let list = read_list(&css, &mut compounds).map_err(|source| SelectorError::Rule { rule: RULE_NAMES[k], css: css.clone(), source })?;
+                out[k] = Some(list);
             }
         }
         if compounds.len() > 64 {
-            return Err(format!("{} compound selectors (the stream tracks at most 64)", compounds.len()));
+            return Err(SelectorError::TooMany(compounds.len()));
         }
         Ok(Plan { compounds, rules: out })
     }
