@@ -263,14 +263,10 @@ impl ClaimSession {
     /// free again at once (not when its lease runs out), a site lock is
     /// given back, and a stopped run counts what it left in the queue.
     pub fn finish(&mut self, store: &Store, stopped: bool) -> Result<StageReport, StoreError> {
-        self.unlock(store)?;
-        let site = self.site.as_ref().map(|s| s.as_str());
-        if self.hand == Hand::Threads {
-            store.release(site)?;
-        }
+        self.abandon(store)?;
         self.report.stopped = stopped;
         if stopped {
-            self.report.left = store.threads(site, self.stage.input())?.len();
+            self.report.left = store.threads(self.site.as_ref().map(|s| s.as_str()), self.stage.input())?.len();
         }
         Ok(std::mem::take(&mut self.report))
     }
