@@ -1,6 +1,12 @@
 //! Forum timestamps, which come in many shapes (`2024-3-5 12:34`,
-//! `2024/03/05 12:34:56`, `2024年3月5日 12:34`, `發表於 2024-03-05`), turned
-//! into one: `YYYY-MM-DDTHH:MM:SS`, the forum's local wall-clock time.
+//! `2024/03/05 12:34:56`, `2024年3月5日 12:34`, `發表於 2024-03-05`,
+//! `2024-03-05T04:34:00.000Z` in a `title` for scripts, `1709613240` in a
+//! `data-time`), turned into one: `YYYY-MM-DDTHH:MM:SS`, the forum's local
+//! wall-clock time.
+//!
+//! A time that names its zone (`Z`, `+00:00`, `UTC`) is moved to the
+//! forum's wall clock ([`Clock::offset_minutes`]); one that names none is
+//! taken as already on it, as forums write them.
 
 use std::sync::OnceLock;
 
@@ -14,36 +20,182 @@ fn pattern() -> &'static Regex {
     })
 }
 
+/// The wall clock a forum's times are read on: its offset east of UTC
+/// and, when the page's fetch time was kept, that time on it (what
+/// relative times such as `3分钟前` count back from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    pub offset_minutes: i32,
+    pub now: Option<time::PrimitiveDateTime>,
+}
+
+impl Clock {
+    /// China's wall clock (+08:00), the site files' default, with no fetch time.
+    pub const CHINA: Clock = Clock { offset_minutes: 480, now: None };
+
+    pub fn new(offset_minutes: i32, now: Option<time::PrimitiveDateTime>) -> Clock {
+        Clock { offset_minutes, now }
+    }
+
+    /// A time as a page's text shows it: absolute (moved to this clock
+    /// when it names a zone), else relative to the fetch time when known.
+    pub fn read(self, text: &str) -> Option<String> {
+        self.absolute(text).or_else(|| self.relative(text))
+    }
+
+    /// Only an absolute time (`2024-3-5 12:34`, ISO with or without a zone).
+    pub fn absolute(self, text: &str) -> Option<String> {
+        normalize_time_in(text, self.offset_minutes)
+    }
+
+    /// Only a time relative to the fetch (`3分钟前`, `昨天 12:30`, `3 天前`);
+    /// `None` without a fetch time.
+    pub fn relative(self, text: &str) -> Option<String> {
+        self.now.and_then(|now| resolve_relative(text, now))
+    }
+
+    /// An attribute's value: Unix seconds or milliseconds (a `data-time`
+    /// of 10 or 13 digits between 2000 and 2100), else as [`Clock::read`].
+    pub fn attribute(self, value: &str) -> Option<String> {
+        let v = value.trim();
+        if (v.len() == 10 || v.len() == 13) && v.bytes().all(|b| b.is_ascii_digit()) {
+            let secs = v.parse::<i64>().ok()? / if v.len() == 13 { 1000 } else { 1 };
+            // 2000-01-01 .. 2100-01-01: a number outside is an id, not a time.
+            return (946_684_800..4_102_444_800).contains(&secs).then(|| epoch_to_local(secs, self.offset_minutes)).flatten();
+        }
+        self.read(v)
+    }
+}
+
 /// The first date (and time) found in `text`, normalized; `None` when there is none
-/// or it is not a real calendar date.
+/// or it is not a real calendar date. A zone after it is read as
+/// [`normalize_time_in`] reads it, for a forum on China's clock.
 pub fn normalize_time(text: &str) -> Option<String> {
-    let c = pattern().captures(text)?;
-    let num = |i: usize| c.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
-    let (y, mo, d) = (num(1)?, num(2)?, num(3)?);
-    let (h, mi, s) = (num(4).unwrap_or(0), num(5).unwrap_or(0), num(6).unwrap_or(0));
-    let month = time::Month::try_from(mo as u8).ok()?;
-    time::Date::from_calendar_date(y as i32, month, d as u8).ok()?;
+    normalize_time_in(text, Clock::CHINA.offset_minutes)
+}
+
+/// [`normalize_time`] for a forum `offset_minutes` east of UTC: a time
+/// followed by a zone (`Z`, `+00:00`, `-0500`, ` UTC`, ` GMT+8`; after
+/// optional fractional seconds) is moved from that zone to the forum's.
+pub fn normalize_time_in(text: &str, offset_minutes: i32) -> Option<String> {
+    let f = numeric(text).or_else(|| english(text))?;
+    let month = time::Month::try_from(u8::try_from(f.mo).ok()?).ok()?;
+    let date = time::Date::from_calendar_date(f.y as i32, month, u8::try_from(f.d).ok()?).ok()?;
+    let (h, mi, s) = f.hms.unwrap_or((0, 0, 0));
     if h > 23 || mi > 59 || s > 59 {
         return None;
     }
-    Some(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}"))
+    let (y, mo, d) = (f.y, f.mo, f.d);
+    let zone = f.hms.and_then(|_| zone_after(&text[f.end..]));
+    match zone {
+        Some(zone) if zone != offset_minutes => {
+            let t = time::PrimitiveDateTime::new(date, time::Time::from_hms(h as u8, mi as u8, s as u8).ok()?);
+            let shifted = t.checked_add(time::Duration::minutes(i64::from(offset_minutes - zone)))?;
+            Some(format_local(shifted))
+        }
+        _ => Some(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}")),
+    }
+}
+
+/// A date and time as found in text, not yet checked.
+struct Found {
+    y: u32,
+    mo: u32,
+    d: u32,
+    hms: Option<(u32, u32, u32)>,
+    /// Where the match ends: a zone may follow.
+    end: usize,
+}
+
+/// `2024-3-5 12:34`, `2024/03/05`, `2024年3月5日 12:34`, ISO.
+fn numeric(text: &str) -> Option<Found> {
+    let c = pattern().captures(text)?;
+    let num = |i: usize| c.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
+    let hms = num(4).map(|h| (h, num(5).unwrap_or(0), num(6).unwrap_or(0)));
+    Some(Found { y: num(1)?, mo: num(2)?, d: num(3)?, hms, end: c.get(0)?.end() })
+}
+
+/// English month names, as forums in English templates write dates
+/// (FlaskBB `23 January 2025 - 06:18`, phpBB `Tue Mar 05, 2024 12:34 pm`,
+/// `Jan 5th, 2025 at 6:18 PM`, `Dec 11 2024`).
+fn english(text: &str) -> Option<Found> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        let month = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?";
+        let time = r"(?:\s*(?:,|-|–|@|at)?\s*(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?m\.?)?)?";
+        Regex::new(&format!(r"(?i)\b(?:(\d{{1,2}})\s+{month},?\s+(\d{{4}})|{month}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})){time}"))
+            .expect("static English date pattern")
+    });
+    let c = re.captures(text)?;
+    let num = |i: usize| c.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
+    let name = c.get(2).or(c.get(4))?.as_str().to_ascii_lowercase();
+    let mo = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| *m == name)? as u32 + 1;
+    let (d, y) = match num(1) {
+        Some(d) => (d, num(3)?),
+        None => (num(5)?, num(6)?),
+    };
+    let hms = num(7).map(|h| {
+        let h = match c.get(10).map(|m| m.as_str().to_ascii_lowercase()) {
+            Some(ap) if h > 12 || h == 0 => {
+                if ap == "a" {
+                    h
+                } else {
+                    99
+                }
+            }
+            Some(ap) if ap == "p" => (h % 12) + 12,
+            Some(_) => h % 12,
+            None => h,
+        };
+        (h, num(8).unwrap_or(0), num(9).unwrap_or(0))
+    });
+    Some(Found { y, mo, d, hms, end: c.get(0)?.end() })
+}
+
+/// The zone a time names right after it, in minutes east of UTC.
+fn zone_after(rest: &str) -> Option<i32> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        // ISO's `Z` and `+08:00`/`+0800` only right after the time; a
+        // sign after a space is text ("12:34 +1"), unless UTC/GMT says so.
+        Regex::new(r"^(?:\.\d+)?(?:(Z)\b|([+-])(\d{2}):?(\d{2})\b|\s*(?:UTC|GMT)(?:([+-])(\d{1,2})(?::?(\d{2}))?)?\b)").expect("static zone pattern")
+    });
+    let c = re.captures(rest)?;
+    if c.get(1).is_some() {
+        return Some(0);
+    }
+    let (sign, h, m) = match (c.get(2), c.get(5)) {
+        (Some(sign), _) => (sign.as_str(), &c[3], c.get(4).map_or("0", |m| m.as_str())),
+        (None, Some(sign)) => (sign.as_str(), &c[6], c.get(7).map_or("0", |m| m.as_str())),
+        (None, None) => return Some(0),
+    };
+    let (h, m) = (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?);
+    if h > 14 || m > 59 {
+        return None;
+    }
+    Some(if sign == "-" { -(h * 60 + m) } else { h * 60 + m })
+}
+
+fn format_local(t: time::PrimitiveDateTime) -> String {
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year(), t.month() as u8, t.day(), t.hour(), t.minute(), t.second())
 }
 
 /// A forum time written relative to the moment the page was fetched, as
-/// microblogs write it (`刚刚`, `3分钟前`, `2小时前`, `今天 08:00`, `昨天 12:30`,
-/// `前天 12:30`, `11月28日 08:00`, `11-28 08:00`), or any absolute shape
-/// [`normalize_time`] reads. `now` is the fetch time in the forum's local
-/// wall clock; the result is normalized like [`normalize_time`]'s.
-pub fn resolve_time(text: &str, now: time::PrimitiveDateTime) -> Option<String> {
+/// microblogs write it (`刚刚`, `3分钟前`, `2小时前`, `3 天前`, `2 周前`,
+/// `今天 08:00`, `昨天 12:30`, `前天 12:30`, `11月28日 08:00`, `11-28 08:00`).
+/// `now` is the fetch time in the forum's local wall clock; the result is
+/// normalized like [`normalize_time`]'s. ([`Clock::read`] tries these
+/// after the absolute shapes.)
+fn resolve_relative(text: &str, now: time::PrimitiveDateTime) -> Option<String> {
     static RELATIVE: OnceLock<Regex> = OnceLock::new();
     let re = RELATIVE.get_or_init(|| {
         Regex::new(
-            r"^\s*(?:(刚刚)|(\d+)\s*(秒|分钟|小时)前|(今天|昨天|前天)\s*(\d{1,2})[:：](\d{2})|(\d{1,2})(?:月|-)(\d{1,2})日?(?:\s+(\d{1,2})[:：](\d{2}))?)\s*$",
+            r"^\s*(?:(刚刚)|(\d+)\s*(秒|分钟|小时|天|周)前|(今天|昨天|前天)\s*(\d{1,2})[:：](\d{2})|(\d{1,2})(?:月|-)(\d{1,2})日?(?:\s+(\d{1,2})[:：](\d{2}))?)\s*$",
         )
         .expect("static relative-time pattern")
     });
-    let fmt = |t: time::PrimitiveDateTime| format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year(), t.month() as u8, t.day(), t.hour(), t.minute(), t.second());
-    let Some(c) = re.captures(text) else { return normalize_time(text) };
+    let fmt = format_local;
+    let c = re.captures(text)?;
     let num = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<i64>().ok());
     let at = |date: time::Date, h: i64, m: i64| -> Option<String> {
         let t = time::Time::from_hms(u8::try_from(h).ok()?, u8::try_from(m).ok()?, 0).ok()?;
@@ -56,7 +208,9 @@ pub fn resolve_time(text: &str, now: time::PrimitiveDateTime) -> Option<String> 
         let back = match unit.as_str() {
             "秒" => time::Duration::seconds(n),
             "分钟" => time::Duration::minutes(n),
-            _ => time::Duration::hours(n),
+            "小时" => time::Duration::hours(n),
+            "天" => time::Duration::days(n),
+            _ => time::Duration::weeks(n),
         };
         return now.checked_sub(back).map(fmt);
     }
@@ -91,8 +245,7 @@ pub fn local_clock(secs: i64, offset_minutes: i32) -> Option<time::PrimitiveDate
 /// Seconds since the Unix epoch as the forum's local wall-clock time,
 /// `offset_minutes` east of UTC.
 pub fn epoch_to_local(secs: i64, offset_minutes: i32) -> Option<String> {
-    let t = time::OffsetDateTime::from_unix_timestamp(secs.checked_add(i64::from(offset_minutes) * 60)?).ok()?;
-    Some(format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year(), t.month() as u8, t.day(), t.hour(), t.minute(), t.second()))
+    local_clock(secs, offset_minutes).map(format_local)
 }
 
 #[cfg(test)]
@@ -112,7 +265,7 @@ mod tests {
     #[test]
     fn relative_times_resolve_against_the_fetch_time() {
         let now = time::macros::datetime!(2024-12-01 10:00:30);
-        let r = |t: &str| resolve_time(t, now);
+        let r = |t: &str| Clock::new(480, Some(now)).read(t);
         assert_eq!(r("刚刚").as_deref(), Some("2024-12-01T10:00:30"));
         assert_eq!(r("3分钟前").as_deref(), Some("2024-12-01T09:57:30"));
         assert_eq!(r("2小时前").as_deref(), Some("2024-12-01T08:00:30"));
@@ -126,7 +279,56 @@ mod tests {
         assert_eq!(r("13月1日 08:00"), None);
         assert_eq!(r("不久以前"), None);
         let jan = time::macros::datetime!(2025-01-01 00:10:00);
-        assert_eq!(resolve_time("昨天 23:50", jan).as_deref(), Some("2024-12-31T23:50:00"));
+        assert_eq!(Clock::new(480, Some(jan)).read("昨天 23:50").as_deref(), Some("2024-12-31T23:50:00"));
+    }
+
+    #[test]
+    fn english_month_names_read() {
+        let n = |t: &str| normalize_time(t);
+        assert_eq!(n("23 January 2025 - 06:18").as_deref(), Some("2025-01-23T06:18:00"), "FlaskBB");
+        assert_eq!(n("Tue Mar 05, 2024 12:34 pm").as_deref(), Some("2024-03-05T12:34:00"), "phpBB");
+        assert_eq!(n("Tue Mar 05, 2024 12:34 am").as_deref(), Some("2024-03-05T00:34:00"));
+        assert_eq!(n("Mar 5, 2024 1:07 PM").as_deref(), Some("2024-03-05T13:07:00"));
+        assert_eq!(n("Jan 5th, 2025 at 6:18 p.m.").as_deref(), Some("2025-01-05T18:18:00"));
+        assert_eq!(n("September 30 2024 23:59:58").as_deref(), Some("2024-09-30T23:59:58"));
+        assert_eq!(n("Dec 11 2024").as_deref(), Some("2024-12-11T00:00:00"));
+        assert_eq!(n("31 February 2024 10:00"), None);
+        assert_eq!(n("13:00 pm, Mar 5 2024").as_deref(), Some("2024-03-05T00:00:00"), "a time before the date is not its time");
+        assert_eq!(n("Mar 5, 2024 13:07 pm"), None, "13 pm is no hour");
+        assert_eq!(n("the march of 2024 soldiers"), None);
+        assert_eq!(n("2024-03-05 12:34 and Mar 6, 2024").as_deref(), Some("2024-03-05T12:34:00"), "numeric first");
+    }
+
+    #[test]
+    fn zoned_times_move_to_the_forums_clock() {
+        // NodeBB's `title="…Z"`, phpBB's `datetime="…+00:00"`.
+        assert_eq!(normalize_time("2024-03-05T04:34:00.000Z").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time("2024-03-05T04:34:00+00:00").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time("2024-03-05T12:34:00+08:00").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time("2024-03-05T20:34:00-0500").as_deref(), Some("2024-03-06T09:34:00"));
+        assert_eq!(normalize_time("2024-03-05 04:34 UTC").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time("2024-03-05 12:34 GMT+8").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time_in("2024-03-05T04:34:00Z", 0).as_deref(), Some("2024-03-05T04:34:00"));
+        assert_eq!(normalize_time_in("2024-12-31T20:00:00Z", 540).as_deref(), Some("2025-01-01T05:00:00"));
+        // A sign after a space is text, not a zone; a date alone has none.
+        assert_eq!(normalize_time("2024-03-05 12:34 +1").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(normalize_time("2024-03-05Z").as_deref(), Some("2024-03-05T00:00:00"));
+    }
+
+    #[test]
+    fn attributes_read_epochs_and_text_prefers_absolute_times() {
+        let now = time::macros::datetime!(2024-12-01 10:00:30);
+        let c = Clock::new(480, Some(now));
+        assert_eq!(c.attribute("1733018400").as_deref(), Some("2024-12-01T10:00:00"));
+        assert_eq!(c.attribute("1733018400123").as_deref(), Some("2024-12-01T10:00:00"));
+        assert_eq!(c.attribute("12345"), None, "an id, not a time");
+        assert_eq!(c.attribute("9999999999"), None, "past 2100");
+        assert_eq!(c.attribute("2024-03-05T04:34:00Z").as_deref(), Some("2024-03-05T12:34:00"));
+        assert_eq!(c.read("3 天前").as_deref(), Some("2024-11-28T10:00:30"));
+        assert_eq!(c.read("2周前").as_deref(), Some("2024-11-17T10:00:30"));
+        assert_eq!(c.absolute("3 天前"), None);
+        assert_eq!(Clock::CHINA.read("3 天前"), None, "no fetch time, nothing to count back from");
+        assert_eq!(c.read("2023-05-06 07:08").as_deref(), Some("2023-05-06T07:08:00"));
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! links are [`luntan_text::pager`]'s (re-exported here), which export
 //! shares; links are resolved as it says.
 
-use luntan_core::dates::normalize_time;
+use luntan_core::dates::Clock;
 use luntan_core::ids::{BoardId, IdError, ThreadId};
-use luntan_core::site::{LinkMatch, LinkPattern, Site};
-use scraper::{ElementRef, Html, Selector};
+use luntan_core::site::{LinkMatch, LinkPattern, Pick, Site};
+use scraper::{ElementRef, Html};
 use url::Url;
 
 pub use luntan_text::pager::{anchors, base_url, decode, page_links, page_links_in, resolve};
@@ -121,10 +121,11 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
                 let s = scan(site, doc, Some(row), base, &site.links.thread);
                 refused.extend(s.refused);
                 let Some(link) = s.matched.into_iter().find(|m| m.m.thread.is_some()) else { continue };
-                let pick = |sel: &Option<Selector>| sel.as_ref().and_then(|s| row.select(s).next()).map(text_of);
-                let title = pick(&rules.title).or(Some(link.text)).filter(|t| !t.is_empty());
-                let replies = pick(&rules.replies).and_then(|t| first_number(&t));
-                let last_post = pick(&rules.last_post).and_then(|t| normalize_time(&t));
+                let value = |pick: &Option<Pick>| pick.as_ref().and_then(|p| row.select(p).next().map(|e| value_of(e, p)));
+                let title = value(&rules.title).or(Some(link.text)).filter(|t| !t.is_empty());
+                let replies = value(&rules.replies).and_then(|t| first_number(&t));
+                let clock = Clock::new(site.thread.utc_offset_minutes, None);
+                let last_post = rules.last_post.as_ref().and_then(|p| row.select(p).next().and_then(|e| time_in(e, p, clock)));
                 let thread = link.m.thread.expect("checked above");
                 push(ListedThread { thread, url: link.url, title, replies, last_post }, &mut out);
             }
@@ -140,6 +141,28 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
         }
     }
     (out, refused)
+}
+
+/// A row field's value: the element's text, or its attribute for `css@attr`.
+fn value_of(el: ElementRef, pick: &Pick) -> String {
+    match &pick.attr {
+        Some(a) => el.value().attr(a).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default(),
+        None => text_of(el),
+    }
+}
+
+/// A row's last-post time: from the attribute `css@attr` names, else an
+/// absolute time in the text, else one in a `datetime`/`title` on or
+/// inside the element (lists show "3 天前" or an empty element for scripts
+/// to fill, with the time in an attribute). Relative text is not read:
+/// a list page's fetch time is not kept.
+fn time_in(el: ElementRef, pick: &Pick, clock: Clock) -> Option<String> {
+    if let Some(a) = &pick.attr {
+        return el.value().attr(a).and_then(|v| clock.attribute(v));
+    }
+    clock.absolute(&text_of(el)).or_else(|| {
+        std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(|v| clock.attribute(v))
+    })
 }
 
 /// The first number in a list row's text (`1,204` → 1204), as a reply count.

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use luntan_core::site::ThreadRules;
 use scraper::{ElementRef, Html, Selector};
 
-use crate::text::line_text;
+use crate::text::{line_text, value_of};
 
 fn title_selector() -> &'static Selector {
     static S: OnceLock<Selector> = OnceLock::new();
@@ -17,10 +17,9 @@ fn title_selector() -> &'static Selector {
 /// The thread title: by the site file's selector, else the page's `<title>`.
 pub(crate) fn page_title(doc: &Html, rules: &ThreadRules) -> Option<String> {
     match &rules.title {
-        Some(sel) => doc.select(sel).next(),
-        None => doc.select(title_selector()).next(),
+        Some(pick) => doc.select(pick).next().map(|e| value_of(e, pick)),
+        None => doc.select(title_selector()).next().map(line_text),
     }
-    .map(line_text)
     .filter(|t| !t.is_empty())
 }
 

@@ -10,16 +10,17 @@ use std::sync::OnceLock;
 
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
-use luntan_core::dates::local_clock;
+use luntan_core::dates::{local_clock, Clock};
+use luntan_core::site::Pick;
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site};
 use luntan_text::encoding::detect_and_decode;
-use scraper::{ElementRef, Html, Selector};
+use scraper::{ElementRef, Html};
 
 use crate::dom::{body_in, page_title};
 use crate::error::ExtractError;
 use crate::page::{thread_doc, title_of};
-use crate::text::fold_line;
+use crate::text::{fold_line, time_at, value_of};
 
 // The page types and text helpers were first defined here; callers still
 // name them by this module.
@@ -77,7 +78,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             .into_iter()
             .filter_map(|p| {
                 let body = body_in(rules, p)?;
-                let first = |sel: &Option<Selector>| sel.as_ref().and_then(|s| p.select(s).next());
+                let first = |sel: &Option<Pick>| sel.as_ref().and_then(|s| p.select(s).next());
                 Some((body, first(&rules.author), first(&rules.time), first(&rules.floor)))
             })
             .collect::<Vec<_>>(),
@@ -88,22 +89,23 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
                 (None, Some(re)) => outermost(root.descendent_elements().filter(|e| e.value().id().is_some_and(|id| re.is_match(id)))),
                 (None, None) => Vec::new(),
             };
-            let all = |sel: &Option<Selector>| -> Vec<ElementRef> { sel.as_ref().map(|s| doc.select(s).collect()).unwrap_or_default() };
+            let all = |sel: &Option<Pick>| -> Vec<ElementRef> { sel.as_ref().map(|s| doc.select(s).collect()).unwrap_or_default() };
             let (authors, times, floors) = (all(&rules.author), all(&rules.time), all(&rules.floor));
             bodies.into_iter().enumerate().map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied())).collect()
         }
     };
 
+    let clock = Clock::new(rules.utc_offset_minutes, now);
     let posts = posts
         .into_iter()
         .enumerate()
         .map(|(i, (body, author, time, floor))| Post {
-            floor: match rules.floor {
-                Some(_) => floor.and_then(|f| floor_number(&line_text(f))).unwrap_or(0),
+            floor: match &rules.floor {
+                Some(pick) => floor.and_then(|f| floor_number(&value_of(f, pick))).unwrap_or(0),
                 None => i as u32 + 1,
             },
-            author: author.map(line_text).unwrap_or_default(),
-            time: time.and_then(|t| time_of(t, now)),
+            author: author.zip(rules.author.as_ref()).map(|(a, pick)| value_of(a, pick)).unwrap_or_default(),
+            time: time.zip(rules.time.as_ref()).and_then(|(t, pick)| time_at(t, pick, clock)),
             paragraphs: paragraphs(body, rules.strip.as_ref()),
         })
         .collect();
@@ -314,8 +316,10 @@ pub(crate) mod tests {
         assert_eq!(
             summary,
             [
-                (1, "张三", Some("2024-03-05T04:34:00"), vec!["第一段".to_string(), "第二段 with bold text".into(), "Trailing text".into()]),
-                (2, "李四", Some("2024-03-05T05:00:00"), vec!["I agree 👍".to_string()]),
+                // phpBB writes `datetime` in UTC and shows the forum's clock:
+                // +08:00, the site's default, as the text says.
+                (1, "张三", Some("2024-03-05T12:34:00"), vec!["第一段".to_string(), "第二段 with bold text".into(), "Trailing text".into()]),
+                (2, "李四", Some("2024-03-05T13:00:00"), vec!["I agree 👍".to_string()]),
             ]
         );
     }

@@ -63,17 +63,18 @@
 use std::collections::{HashMap, HashSet};
 
 use ego_tree::NodeId;
-use luntan_core::dates::normalize_time;
+use luntan_core::dates::{normalize_time, Clock};
+use luntan_core::site::Pick;
 use luntan_core::site::ThreadRules;
 use luntan_core::{Post, Site};
 use scraper::{ElementRef, Html, Node};
 
 use crate::dom::{body_in, page_title};
 use crate::page::PageExtract;
-use crate::text::{floor_number, line_text, paragraphs_without, time_of};
+use crate::text::{floor_number, line_text, paragraphs_without, time_at, time_of, value_of};
 
 /// The forum's wall clock when the page was fetched (relative times).
-type Clock = Option<time::PrimitiveDateTime>;
+type Now = Option<time::PrimitiveDateTime>;
 
 /// Elements whose content is never shown as text (as in `parse`), and
 /// `head`.
@@ -134,7 +135,7 @@ pub struct FoundRecord {
 /// The posts of a page as [`auto_posts`] reads them with no selector
 /// given, and where each was found; `true` when they are a group of
 /// repeated records (not one post found by its date).
-pub fn records(doc: &Html, now: Clock) -> (Vec<FoundRecord>, bool) {
+pub fn records(doc: &Html, now: Now) -> (Vec<FoundRecord>, bool) {
     let rules = ThreadRules::default();
     let dom = Dom::build(doc);
     let Some((records, _, grouped)) = choose(&dom, &rules, None) else { return (Vec::new(), false) };
@@ -157,7 +158,7 @@ pub(crate) struct AutoPage {
 /// Finds the posts of a parsed page (see the module documentation).
 /// `hint` is a shape from another page of the thread, used when this page
 /// has no group of records.
-pub(crate) fn auto_posts(doc: &Html, rules: &ThreadRules, now: Clock, hint: Option<&Shape>) -> AutoPage {
+pub(crate) fn auto_posts(doc: &Html, rules: &ThreadRules, now: Now, hint: Option<&Shape>) -> AutoPage {
     let dom = Dom::build(doc);
     let Some((records, preset, grouped)) = choose(&dom, rules, hint) else {
         return AutoPage { posts: Vec::new(), floors: false, shape: None };
@@ -203,7 +204,7 @@ pub(crate) fn parse_page_auto(site: &Site, html: &str, now: Option<time::Primiti
 /// a page without a group of records is read again with the shape of the
 /// first page that had one. Floors count as shown when every page with
 /// posts shows them.
-pub(crate) fn thread_pages(site: &Site, pages: &[(String, Clock)]) -> (Vec<PageExtract>, bool) {
+pub(crate) fn thread_pages(site: &Site, pages: &[(String, Now)]) -> (Vec<PageExtract>, bool) {
     let mut got: Vec<(Option<String>, AutoPage)> = pages.iter().map(|(text, now)| parse_page_auto(site, text, *now, None)).collect();
     if let Some(shape) = got.iter().find_map(|(_, a)| a.shape.clone()) {
         for (k, (text, now)) in pages.iter().enumerate() {
@@ -623,7 +624,7 @@ fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
 
 /// Whether the site file's own selectors, where given, match in a record.
 fn helper_fits(rules: &ThreadRules, r: ElementRef) -> bool {
-    let has = |sel: &Option<scraper::Selector>| sel.as_ref().is_none_or(|s| r.select(s).next().is_some());
+    let has = |sel: &Option<Pick>| sel.as_ref().is_none_or(|s| r.select(s).next().is_some());
     let body = (rules.body.is_none() && rules.body_id.is_none()) || body_in(rules, r).is_some();
     body && has(&rules.author) && has(&rules.time) && has(&rules.floor)
 }
@@ -756,7 +757,7 @@ fn pick(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&Stri
 
 /// Reads every record: the posts, whether floors are shown, and the
 /// fields' paths.
-fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, preset: Option<&Fields>) -> (Vec<Post>, bool, Fields, Vec<FoundRecord>) {
+fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, preset: Option<&Fields>) -> (Vec<Post>, bool, Fields, Vec<FoundRecord>) {
     let ids = dom.id_map();
     let n = records.len();
     let mut fields = Fields::default();
@@ -764,15 +765,16 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, p
 
     // Time: the deepest elements that read as a date.
     let times: Vec<Option<String>>;
+    let clock = Clock::new(rules.utc_offset_minutes, now);
     let time_picks: Picks = match &rules.time {
-        Some(sel) => {
-            let p = by_selector(dom, &ids, records, sel);
-            times = records.iter().map(|&r| dom.nodes[r].el.select(sel).next().and_then(|e| time_of(e, now))).collect();
+        Some(pick) => {
+            let p = by_selector(dom, &ids, records, pick);
+            times = records.iter().map(|&r| dom.nodes[r].el.select(pick).next().and_then(|e| time_at(e, pick, clock))).collect();
             p
         }
         None => {
             let mut value: HashMap<usize, Option<String>> = HashMap::new();
-            let mut val = |i: usize| value.entry(i).or_insert_with(|| time_of(dom.nodes[i].el, now)).clone();
+            let mut val = |i: usize| value.entry(i).or_insert_with(|| time_of(dom.nodes[i].el, clock)).clone();
             let cands: Vec<Vec<usize>> = records
                 .iter()
                 .map(|&r| {
@@ -820,7 +822,7 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, p
     };
     let floors = rules.floor.is_some() || fields.floor.is_some();
     let floor_values: Vec<u32> = match &rules.floor {
-        Some(_) => floor_picks.iter().map(|x| x.and_then(|i| floor_number(&line_text(dom.nodes[i].el))).unwrap_or(0)).collect(),
+        Some(pick) => floor_picks.iter().map(|x| x.and_then(|i| floor_number(&value_of(dom.nodes[i].el, pick))).unwrap_or(0)).collect(),
         None => floor_picks.iter().map(|x| x.and_then(|i| floor_label(&line_text(dom.nodes[i].el))).unwrap_or(0)).collect(),
     };
 
@@ -896,7 +898,12 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Clock, p
             });
             Post {
                 floor: if floors { floor_values[k] } else { k as u32 + 1 },
-                author: author_picks[k].map(|i| line_text(dom.nodes[i].el)).unwrap_or_default(),
+                author: author_picks[k]
+                    .map(|i| match &rules.author {
+                        Some(pick) => value_of(dom.nodes[i].el, pick),
+                        None => line_text(dom.nodes[i].el),
+                    })
+                    .unwrap_or_default(),
                 time: times[k].clone(),
                 paragraphs: paragraphs_without(body, rules.strip.as_ref(), &excluded_ids),
             }

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use ego_tree::iter::Edge;
 use ego_tree::NodeId;
-use luntan_core::dates::{normalize_time, resolve_time};
+use luntan_core::dates::Clock;
+use luntan_core::site::Pick;
 use scraper::{ElementRef, Node, Selector};
 
 pub(crate) const SKIPPED: &[&str] = &["script", "style", "noscript", "template", "textarea", "select", "iframe", "object"];
@@ -56,20 +57,40 @@ pub(crate) const BLOCKS: &[&str] = &[
 /// Cells in one row read as one line, but not glued together.
 pub(crate) const CELLS: &[&str] = &["td", "th"];
 
-/// The time an element shows: its text, else a `datetime`/`title` attribute
-/// on it or inside it (Discuz shows "3 天前" with the date in a `title`).
-pub fn time_of(el: ElementRef, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-    let read = |text: &str| read_time(text, now);
-    read(&line_text(el))
-        .or_else(|| std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(read))
+/// The time an element shows: a `datetime` on it or inside it (HTML's
+/// machine-readable time, often in UTC while the text shows the forum's
+/// clock), else an absolute time in its text, else a `title` on it or
+/// inside it (Discuz shows "3 天前" with the date in a `title`; NodeBB an
+/// empty element with `title="…Z"`), else a time its text gives relative
+/// to the fetch: the relative reading only where nothing better exists.
+pub fn time_of(el: ElementRef, clock: Clock) -> Option<String> {
+    let attrs: Vec<[Option<&str>; 2]> = std::iter::once(el).chain(el.descendent_elements()).map(|e| [e.attr("datetime"), e.attr("title")]).collect();
+    read_time(&line_text(el), &attrs, clock)
 }
 
-/// A time as text shows it: resolved against `now` when the page's fetch
-/// time is known, else normalized.
-pub(crate) fn read_time(text: &str, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-    match now {
-        Some(now) => resolve_time(text, now),
-        None => normalize_time(text),
+/// [`time_of`] over an element's text and the `[datetime, title]` of it
+/// and its descendants in document order: what the DOM and the stream share.
+pub(crate) fn read_time(text: &str, attrs: &[[Option<&str>; 2]], clock: Clock) -> Option<String> {
+    let attr = |k: usize| attrs.iter().filter_map(|pair| pair[k]).find_map(|v| clock.attribute(v));
+    attr(0).or_else(|| clock.absolute(text)).or_else(|| attr(1)).or_else(|| clock.relative(text))
+}
+
+/// A field's value: its element's text, or with `css@attr` that attribute's
+/// value, white space folded. A missing attribute is an empty value.
+pub fn value_of(el: ElementRef, pick: &Pick) -> String {
+    match &pick.attr {
+        Some(a) => el.value().attr(a).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default(),
+        None => line_text(el),
+    }
+}
+
+/// A time field: with `css@attr` read from that attribute alone (ISO with
+/// a zone, Unix seconds or milliseconds, any shape [`Clock::attribute`]
+/// reads), else as [`time_of`].
+pub fn time_at(el: ElementRef, pick: &Pick, clock: Clock) -> Option<String> {
+    match &pick.attr {
+        Some(a) => el.value().attr(a).and_then(|v| clock.attribute(v)),
+        None => time_of(el, clock),
     }
 }
 

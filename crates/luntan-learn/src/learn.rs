@@ -616,7 +616,7 @@ fn time_text(doc: &Html, id: NodeId) -> Option<String> {
 /// The time an element shows, as extract reads it (no clock: relative
 /// times stay unread).
 fn time_of(e: ElementRef) -> Option<String> {
-    luntan_extract::parse::time_of(e, None)
+    luntan_extract::parse::time_of(e, luntan_core::dates::Clock::CHINA)
 }
 
 /// The post selector and the fields inside it, from the pages whose posts

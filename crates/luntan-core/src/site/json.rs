@@ -190,8 +190,8 @@ pub fn field_text(item: &serde_json::Value, path: &JsonPath) -> Option<String> {
 
 /// A time field as the forum's local wall-clock time (`YYYY-MM-DDTHH:MM:SS`):
 /// a number (or a string of digits) is Unix time, in milliseconds when it
-/// is too large for seconds; text is read by [`crate::dates::resolve_time`],
-/// relative forms against `fetched` (Unix seconds, the server's clock when
+/// is too large for seconds; text is read by [`crate::dates::Clock::read`]
+/// (an ISO time with a zone moved to the site's), relative forms against `fetched` (Unix seconds, the server's clock when
 /// the page was fetched) in the site's zone.
 pub fn resolve_time(value: &serde_json::Value, fetched: i64, utc_offset_minutes: i32) -> Option<String> {
     let epoch = |n: i64| {
@@ -202,7 +202,7 @@ pub fn resolve_time(value: &serde_json::Value, fetched: i64, utc_offset_minutes:
     match value {
         serde_json::Value::Number(n) => epoch(n.as_i64().or_else(|| n.as_f64().map(|f| f as i64))?),
         serde_json::Value::String(s) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => epoch(s.trim().parse().ok()?),
-        serde_json::Value::String(s) => crate::dates::resolve_time(s, crate::dates::local_clock(fetched, utc_offset_minutes)?),
+        serde_json::Value::String(s) => crate::dates::Clock::new(utc_offset_minutes, crate::dates::local_clock(fetched, utc_offset_minutes)).read(s),
         _ => None,
     }
 }

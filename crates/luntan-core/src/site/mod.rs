@@ -370,6 +370,58 @@ impl LinkPattern {
     }
 }
 
+/// A field's selector and where its value is: the element's text, or with
+/// `css@attr` (`span.timeago@title`, `a.user@data-username`) the value of
+/// that attribute of the element the selector picks. Dereferences to the
+/// selector, so code that only finds the element reads it as one.
+#[derive(Debug, Clone)]
+pub struct Pick {
+    pub sel: Selector,
+    pub attr: Option<String>,
+}
+
+impl std::ops::Deref for Pick {
+    type Target = Selector;
+
+    fn deref(&self) -> &Selector {
+        &self.sel
+    }
+}
+
+impl Pick {
+    /// Reads `css` or `css@attr`. The `@` counts only outside brackets and
+    /// quotes and before a plain attribute name, so `a[href*="@"]` stays CSS.
+    pub fn parse(text: &str) -> Result<Pick, String> {
+        let (css, attr) = split_attr(text.trim());
+        let sel = Selector::parse(css).map_err(|e| format!("bad CSS selector {css:?}: {e}"))?;
+        Ok(Pick { sel, attr: attr.map(str::to_owned) })
+    }
+}
+
+/// `css@attr` → (`css`, `attr`); anything else → (text, None).
+fn split_attr(text: &str) -> (&str, Option<&str>) {
+    let Some(at) = text.rfind('@') else { return (text, None) };
+    let (css, name) = (text[..at].trim_end(), &text[at + 1..]);
+    let name_ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    let (mut depth, mut quote) = (0i32, None);
+    for c in css.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '(') => depth += 1,
+            (None, ']' | ')') => depth -= 1,
+            _ => {}
+        }
+    }
+    if name_ok && depth == 0 && quote.is_none() && !css.is_empty() {
+        (css, Some(name))
+    } else {
+        (text, None)
+    }
+}
+
 /// Where a board list page keeps its thread rows (optional: without it every
 /// thread link on the page counts, with its anchor text as title).
 #[derive(Debug, Clone)]
@@ -377,18 +429,18 @@ pub struct ListRules {
     /// One element per thread row.
     pub row: Selector,
     /// The title inside a row (default: the thread link's text).
-    pub title: Option<Selector>,
+    pub title: Option<Pick>,
     /// The reply count inside a row.
-    pub replies: Option<Selector>,
+    pub replies: Option<Pick>,
     /// The last post's time inside a row.
-    pub last_post: Option<Selector>,
+    pub last_post: Option<Pick>,
 }
 
 /// Where a thread page keeps its title and posts.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadRules {
     /// The thread title (default: the page's `<title>`).
-    pub title: Option<Selector>,
+    pub title: Option<Pick>,
     /// `title="first-post"`: the page names no thread (a microblog post), so
     /// the thread is named by its first post's first words, as protocol
     /// mode names it.
@@ -407,10 +459,10 @@ pub struct ThreadRules {
     /// The post body, as a pattern over element ids (S3's "content flag",
     /// Discuz!: `postmessage_\d+`). One of `body`/`body_id` is required.
     pub body_id: Option<Regex>,
-    pub author: Option<Selector>,
-    pub time: Option<Selector>,
+    pub author: Option<Pick>,
+    pub time: Option<Pick>,
     /// The floor number shown on the post (default: position in the thread).
-    pub floor: Option<Selector>,
+    pub floor: Option<Pick>,
     /// Elements removed from a body before its text is taken (quotes, signatures).
     pub strip: Option<Selector>,
     /// `time-zone`, minutes east of UTC: the wall clock relative times
@@ -531,6 +583,22 @@ mod tests {
 
     pub(super) fn parse(text: &str) -> Result<Site, SiteError> {
         Site::parse(text, Path::new("data/sites/x.xml"))
+    }
+
+    #[test]
+    fn a_field_reads_an_attribute_after_an_at_sign() {
+        use scraper::selector::ToCss;
+        let site = parse(&DISCUZ.replace(r#"time="em[id^=authorposton]""#, r#"time="span.timeago @title" floor="a[href*='@x']""#)).unwrap();
+        let time = site.thread.time.as_ref().unwrap();
+        assert_eq!((time.sel.to_css_string().as_str(), time.attr.as_deref()), ("span.timeago", Some("title")));
+        let floor = site.thread.floor.as_ref().unwrap();
+        assert_eq!(floor.attr, None, "an @ inside brackets is CSS");
+        let list = parse(&DISCUZ.replace(r#"replies="td.num a""#, r#"replies="td.num@data-count""#)).unwrap().list.unwrap();
+        assert_eq!(list.replies.unwrap().attr.as_deref(), Some("data-count"));
+        for bad in [r#"time="@title""#, r#"time="span@""#, r#"time="span@1x""#] {
+            let e = parse(&DISCUZ.replace(r#"time="em[id^=authorposton]""#, bad)).unwrap_err();
+            assert!(e.to_string().contains("time: bad CSS selector"), "{bad}: {e}");
+        }
     }
 
     #[test]

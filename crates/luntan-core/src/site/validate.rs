@@ -10,7 +10,7 @@ use url::Url;
 use super::locate::Ctx;
 use super::raw::{RawAccount, RawFocus, RawIncremental, RawLinks, RawList, RawMatcher, RawPattern, RawPoliteness, RawSearch, RawSite, RawThread};
 use super::{
-    Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Politeness, SearchRules, Site, SiteError, ThreadRules,
+    Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Pick, Politeness, SearchRules, Site, SiteError, ThreadRules,
     DEFAULT_EMPTY_PATTERN,
 };
 use super::{BoardFollow, DEFAULT_MAX_BOARDS};
@@ -174,9 +174,9 @@ fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
 fn list(ctx: &Ctx, raw: &RawList) -> Result<ListRules, SiteError> {
     Ok(ListRules {
         row: selector(ctx, "list@row", &raw.row)?,
-        title: opt_selector(ctx, "list@title", &raw.title)?,
-        replies: opt_selector(ctx, "list@replies", &raw.replies)?,
-        last_post: opt_selector(ctx, "list@last-post", &raw.last_post)?,
+        title: opt_pick(ctx, "list@title", &raw.title)?,
+        replies: opt_pick(ctx, "list@replies", &raw.replies)?,
+        last_post: opt_pick(ctx, "list@last-post", &raw.last_post)?,
     })
 }
 
@@ -201,7 +201,7 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
     };
     // A page that names no thread: its first post does (a microblog).
     let title_from_first_post = raw.title.as_deref().map(str::trim) == Some("first-post");
-    let title = if title_from_first_post { None } else { opt_selector(ctx, "thread@title", &raw.title)? };
+    let title = if title_from_first_post { None } else { opt_pick(ctx, "thread@title", &raw.title)? };
     Ok(ThreadRules {
         title,
         title_from_first_post,
@@ -210,9 +210,9 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
         auto_posts,
         body: opt_selector(ctx, "thread@body", &raw.body)?,
         body_id,
-        author: opt_selector(ctx, "thread@author", &raw.author)?,
-        time: opt_selector(ctx, "thread@time", &raw.time)?,
-        floor: opt_selector(ctx, "thread@floor", &raw.floor)?,
+        author: opt_pick(ctx, "thread@author", &raw.author)?,
+        time: opt_pick(ctx, "thread@time", &raw.time)?,
+        floor: opt_pick(ctx, "thread@floor", &raw.floor)?,
         strip: opt_selector(ctx, "thread@strip", &raw.strip)?,
     })
 }
@@ -364,6 +364,11 @@ fn selector(ctx: &Ctx, field: &str, css: &str) -> Result<Selector, SiteError> {
 
 fn opt_selector(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Selector>, SiteError> {
     css.as_deref().map(|c| selector(ctx, field, c)).transpose()
+}
+
+/// A field that may read an attribute: `css` or `css@attr` ([`Pick`]).
+fn opt_pick(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Pick>, SiteError> {
+    css.as_deref().map(|c| Pick::parse(c).map_err(|e| ctx.err(field, e))).transpose()
 }
 
 /// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles.

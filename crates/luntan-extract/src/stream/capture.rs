@@ -3,6 +3,8 @@
 //! floor) it starts and feeds, and the posts they make at the end.
 
 use html5ever::{local_name, Attribute, LocalName};
+use luntan_core::dates::Clock;
+use luntan_core::site::Pick;
 use luntan_core::Post;
 
 use super::machine::{Machine, Open};
@@ -50,6 +52,9 @@ pub(super) struct Capture {
     /// `datetime` and `title` of the element and its descendants (a time).
     pub(super) attrs: Option<Vec<[Option<String>; 2]>>,
     pub(super) result: Option<Vec<String>>,
+    /// A field read from an attribute (`css@attr`): its value, folded
+    /// (empty when the element has no such attribute); no text is taken.
+    pub(super) value: Option<String>,
 }
 
 impl Capture {
@@ -157,8 +162,26 @@ impl Machine<'_> {
         list.iter().any(|cx| cmask & (1u64 << cx.parts[cx.parts.len() - 1]) != 0 && self.match_left(cx, cx.parts.len() - 1, self.stack.len()).is_ok())
     }
 
-    pub(super) fn start(&mut self, uid: u32, kind: Kind, strip: bool, time: bool, attrs: &[Attribute]) -> usize {
-        let mut c = Capture { root: uid, para: Paragraphs::default(), skipping: None, pre: 0, strip, attrs: time.then(Vec::new), result: None };
+    pub(super) fn start(&mut self, uid: u32, kind: Kind, strip: bool, time: bool, attrs: &[Attribute], from: Option<&str>) -> usize {
+        if let Some(name) = from {
+            let value = attrs
+                .iter()
+                .find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == name)
+                .map(|a| a.value.split_whitespace().collect::<Vec<_>>().join(" "));
+            let c = Capture {
+                root: uid,
+                para: Paragraphs::default(),
+                skipping: None,
+                pre: 0,
+                strip,
+                attrs: None,
+                result: None,
+                value: Some(value.unwrap_or_default()),
+            };
+            self.caps.push(c);
+            return self.caps.len() - 1;
+        }
+        let mut c = Capture { root: uid, para: Paragraphs::default(), skipping: None, pre: 0, strip, attrs: time.then(Vec::new), result: None, value: None };
         if let Some(list) = &mut c.attrs {
             list.push([attr(attrs, &local_name!("datetime")).map(str::to_owned), attr(attrs, &local_name!("title")).map(str::to_owned)]);
         }
@@ -209,7 +232,7 @@ impl Machine<'_> {
         }
         if !self.title_seen && ask(self, TITLE) {
             self.title_seen = true;
-            self.title = Some(self.start(uid, kind(&name), false, false, attrs));
+            self.title = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.title)));
         }
         let id_matches = |m: &Self| m.rules.body_id.as_ref().is_some_and(|re| attr(attrs, &local_name!("id")).is_some_and(|id| re.is_match(id)));
         if rules.post.is_some() {
@@ -219,31 +242,31 @@ impl Machine<'_> {
                     let (need_body, need_id) = (post.body_sel.is_none(), post.body_sel.is_none() && post.body_id.is_none());
                     let (need_a, need_t, need_f) = (post.author.is_none(), post.time.is_none(), post.floor.is_none());
                     if need_body && ask(self, BODY) {
-                        let cap = self.start(uid, kind(&name), true, false, attrs);
+                        let cap = self.start(uid, kind(&name), true, false, attrs, None);
                         if let Some(old) = self.posts[p].body_id.take() {
                             self.stop(old);
                         }
                         self.posts[p].body_sel = Some(cap);
                     } else if need_id && id_matches(self) {
-                        self.posts[p].body_id = Some(self.start(uid, kind(&name), true, false, attrs));
+                        self.posts[p].body_id = Some(self.start(uid, kind(&name), true, false, attrs, None));
                     }
                     if need_a && ask(self, AUTHOR) {
-                        self.posts[p].author = Some(self.start(uid, kind(&name), false, false, attrs));
+                        self.posts[p].author = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.author)));
                     }
                     if need_t && ask(self, TIME) {
-                        self.posts[p].time = Some(self.start(uid, kind(&name), false, true, attrs));
+                        self.posts[p].time = Some(self.start(uid, kind(&name), false, true, attrs, from(&rules.time)));
                     }
                     if need_f && ask(self, FLOOR) {
-                        self.posts[p].floor = Some(self.start(uid, kind(&name), false, false, attrs));
+                        self.posts[p].floor = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.floor)));
                     }
                 }
                 None => {
                     if ask(self, POST) {
                         let mut rec = PostRec { uid, ..PostRec::default() };
                         if ask(self, BODY) {
-                            rec.body_sel = Some(self.start(uid, kind(&name), true, false, attrs));
+                            rec.body_sel = Some(self.start(uid, kind(&name), true, false, attrs, None));
                         } else if id_matches(self) {
-                            rec.body_id = Some(self.start(uid, kind(&name), true, false, attrs));
+                            rec.body_id = Some(self.start(uid, kind(&name), true, false, attrs, None));
                         }
                         self.posts.push(rec);
                         self.open_post = Some(self.posts.len() - 1);
@@ -258,21 +281,21 @@ impl Machine<'_> {
                     (None, None) => false,
                 };
                 if is_body {
-                    let cap = self.start(uid, kind(&name), true, false, attrs);
+                    let cap = self.start(uid, kind(&name), true, false, attrs, None);
                     self.bodies.push(cap);
                     self.open_body = Some(uid);
                 }
             }
             if rules.author.is_some() && ask(self, AUTHOR) {
-                let cap = self.start(uid, kind(&name), false, false, attrs);
+                let cap = self.start(uid, kind(&name), false, false, attrs, from(&rules.author));
                 self.authors.push(cap);
             }
             if rules.time.is_some() && ask(self, TIME) {
-                let cap = self.start(uid, kind(&name), false, true, attrs);
+                let cap = self.start(uid, kind(&name), false, true, attrs, from(&rules.time));
                 self.times.push(cap);
             }
             if rules.floor.is_some() && ask(self, FLOOR) {
-                let cap = self.start(uid, kind(&name), false, false, attrs);
+                let cap = self.start(uid, kind(&name), false, false, attrs, from(&rules.floor));
                 self.floors.push(cap);
             }
         }
@@ -329,18 +352,18 @@ impl Machine<'_> {
 
 impl Machine<'_> {
     pub(super) fn lines(&mut self, cap: Option<usize>) -> Option<String> {
-        cap.map(|c| self.caps[c].result.take().unwrap_or_default().join(" "))
+        let c = &mut self.caps[cap?];
+        Some(c.value.take().unwrap_or_else(|| c.result.take().unwrap_or_default().join(" ")))
     }
 
-    pub(super) fn time(&mut self, cap: Option<usize>, now: Option<time::PrimitiveDateTime>) -> Option<String> {
-        let c = cap?;
-        let text = self.caps[c].result.clone().unwrap_or_default().join(" ");
-        read_time(&text, now).or_else(|| {
-            let attrs = self.caps[c].attrs.as_ref()?;
-            // The element itself twice, as `time_of` chains it before its
-            // descendants (which start with itself).
-            attrs.first().into_iter().chain(attrs.iter()).flat_map(|pair| pair.iter()).flatten().find_map(|v| read_time(v, now))
-        })
+    pub(super) fn time(&mut self, cap: Option<usize>, clock: Clock) -> Option<String> {
+        let c = &self.caps[cap?];
+        if let Some(value) = &c.value {
+            return clock.attribute(value);
+        }
+        let text = c.result.clone().unwrap_or_default().join(" ");
+        let attrs: Vec<[Option<&str>; 2]> = c.attrs.iter().flatten().map(|[d, t]| [d.as_deref(), t.as_deref()]).collect();
+        read_time(&text, &attrs, clock)
     }
 
     pub(super) fn extract(&mut self, now: Option<time::PrimitiveDateTime>) -> PageExtract {
@@ -369,10 +392,15 @@ impl Machine<'_> {
                     None => i as u32 + 1,
                 },
                 author: self.lines(author).unwrap_or_default(),
-                time: self.time(time, now),
+                time: self.time(time, Clock::new(rules.utc_offset_minutes, now)),
                 paragraphs: self.caps[body].result.take().unwrap_or_default(),
             })
             .collect();
         PageExtract { title, posts }
     }
+}
+
+/// The attribute a field is read from (`css@attr`), if any.
+fn from(pick: &Option<Pick>) -> Option<&str> {
+    pick.as_ref().and_then(|p| p.attr.as_deref())
 }

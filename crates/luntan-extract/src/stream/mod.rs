@@ -275,7 +275,7 @@ mod tests {
     fn times_from_text_then_attributes() {
         let page = |time: &str| format!(r#"<div class="post"><span class="author">甲</span>{time}<div class="body">正文</div></div>"#);
         for (markup, want) in [
-            (r#"<time datetime="2024-03-05T04:34:00+00:00">Tue 12:34 pm</time>"#, Some("2024-03-05T04:34:00")),
+            (r#"<time datetime="2024-03-05T04:34:00+00:00">Tue 12:34 pm</time>"#, Some("2024-03-05T12:34:00")),
             (r#"<span class="when">3 天前<em title="2024-3-6 08:00">x</em></span>"#, Some("2024-03-06T08:00:00")),
             (r#"<time>昨天 10:00</time>"#, Some("2026-11-29T10:00:00")),
             (r#"<time>不是时间</time>"#, None),
@@ -283,6 +283,35 @@ mod tests {
             let got = both(RULES, &page(markup)).unwrap();
             assert_eq!(got.posts[0].time.as_deref(), want, "{markup}");
         }
+    }
+
+    #[test]
+    fn fields_read_from_attributes_as_the_dom_reads_them() {
+        // NodeBB draws times and names for scripts: the server's page has an
+        // empty element with the time in `title`, in UTC.
+        let rules = r#"<thread title="h1@data-title" post="li.post" body="div.content" author="a.user@data-username"
+            time="span.timeago@title" floor="span.n@data-index"/>"#;
+        let post = |i: u32, name: &str, when: &str| {
+            format!(
+                r#"<li class="post"><span class="n" data-index="{i}"></span><a class="user" data-username="{name}" href="/u/x">{name} 的昵称</a>
+                <span class="timeago" title="{when}"></span><div class="content"><p>第{i}帖</p></div></li>"#
+            )
+        };
+        let html = format!(
+            r#"<h1 data-title="属性里的 标题">显示的标题</h1><ul>{}{}{}</ul>"#,
+            post(1, "甲", "2024-03-05T04:34:00.000Z"),
+            post(2, "乙", "1709613240"),
+            post(3, "丙", "")
+        );
+        let got = both(rules, &html).unwrap();
+        assert_eq!(got.title.as_deref(), Some("属性里的 标题"));
+        let fields: Vec<_> = got.posts.iter().map(|p| (p.floor, p.author.as_str(), p.time.as_deref())).collect();
+        assert_eq!(fields, [(1, "甲", Some("2024-03-05T12:34:00")), (2, "乙", Some("2024-03-05T12:34:00")), (3, "丙", None)]);
+        // Without `@`, the same element's text; the time still falls back to
+        // its `title` (the empty element has no text).
+        let plain = both(&rules.replace("@data-username", "").replace("@title", ""), &html).unwrap();
+        assert_eq!(plain.posts[0].author, "甲 的昵称");
+        assert_eq!(plain.posts[0].time.as_deref(), Some("2024-03-05T12:34:00"));
     }
 
     #[test]

@@ -432,12 +432,12 @@ impl Plan {
         }
         let title = Selector::parse("title").expect("static selector");
         let sels: [Option<&Selector>; RULES] = [
-            Some(rules.title.as_ref().unwrap_or(&title)),
+            Some(rules.title.as_deref().unwrap_or(&title)),
             rules.post.as_ref(),
             rules.body.as_ref(),
-            rules.author.as_ref(),
-            rules.time.as_ref(),
-            rules.floor.as_ref(),
+            rules.author.as_deref(),
+            rules.time.as_deref(),
+            rules.floor.as_deref(),
             rules.strip.as_ref(),
         ];
         let mut compounds = Vec::new();
