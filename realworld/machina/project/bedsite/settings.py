@@ -102,7 +102,7 @@ MEDIA_URL = '/media/'
 MEDIA_ROOT = str(WORK / 'media')
 
 # machina
-MACHINA_FORUM_NAME = '机械论坛'
+MACHINA_FORUM_NAME = '书友论坛'
 MACHINA_USER_DISPLAY_NAME_METHOD = 'get_full_name'
 
 LOGGING = {
