@@ -1,0 +1,218 @@
+# Fills a fresh django-machina database through machina's own models, then writes truth.json
+# from what the database holds. Run by `bed.sh fill` as `manage.py shell < fill.py`, with
+# BED_WORK (the work directory) and BED_CORPUS (crates/luntan-fixture/corpus) in the environment.
+import datetime
+import json
+import os
+import random
+from html.parser import HTMLParser
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.urls import reverse
+
+from machina.apps.forum.models import Forum
+from machina.apps.forum_conversation.models import Post, Topic
+from machina.apps.forum_permission.models import ForumPermission, UserForumPermission
+
+WORK = Path(os.environ['BED_WORK'])
+CORPUS = Path(os.environ['BED_CORPUS'])
+TZ = ZoneInfo('Asia/Shanghai')
+User = get_user_model()
+
+# Lines that Markdown would read as markup are left out, so that a post shows its text as typed;
+# the special characters a crawler must decode are put in on purpose (TRICKY below).
+MARKUP = set('*_`<>&#[]\\~|!')
+
+
+def plain(line):
+    s = line.strip()
+    if not s or any(c in MARKUP for c in s):
+        return False
+    if s[0] in '-+=' or (s[0].isdigit() and len(s) > 1 and s[1] in '.)、>'):
+        return False
+    return True
+
+
+reviews = [line.strip() for line in (CORPUS / 'reviews.txt').read_text('utf-8').splitlines()
+           if plain(line)]
+poems = []
+for line in (CORPUS / 'poems.tsv').read_text('utf-8').splitlines():
+    parts = line.split('\t')
+    if len(parts) == 3 and plain(parts[2]) and plain(parts[0]):
+        poems.append(tuple(p.strip() for p in parts))
+
+rng = random.Random(34)
+
+TRICKY = [
+    '价格 < 300 & 质量 > 预期，店家说"包邮"😀',
+    '评分：5 > 4 > 3，"物有所值" & 推荐 😀',
+    'A&B 两个版本都买了，精装版 > 平装版 < 电子版 😀',
+]
+
+NAMES = ['张伟', '王芳', '李娜', '刘洋', '陈静', '杨帆', '赵磊', '黄敏', '周杰', '吴霞',
+         '徐明', '孙丽', '马超', '朱婷']
+
+
+def title_from(text, limit=24):
+    """The first clause of a review, as a thread title."""
+    for i, c in enumerate(text):
+        if c in '，。！？；,.!?;：:…~、 ' and i >= 4:
+            return text[:min(i, limit)]
+    return text[:limit]
+
+
+def body(kind):
+    """1-3 paragraphs, Markdown paragraphs separated by a blank line."""
+    if kind == 'poem':
+        paras = [rng.choice(poems)[2] for _ in range(rng.choice([1, 1, 2]))]
+    else:
+        paras = [rng.choice(reviews) for _ in range(rng.choice([1, 1, 2, 3]))]
+    if rng.random() < 0.2:
+        i = rng.randrange(len(paras))
+        paras[i] = paras[i] + ' ' + rng.choice(TRICKY)
+    return '\n\n'.join(paras)
+
+
+@transaction.atomic
+def fill():
+    # Anonymous visitors (the crawler) and members may see and read every forum.
+    for codename in ['can_see_forum', 'can_read_forum']:
+        perm = ForumPermission.objects.get(codename=codename)
+        UserForumPermission.objects.create(permission=perm, anonymous_user=True, has_perm=True)
+        UserForumPermission.objects.create(permission=perm, authenticated_user=True, has_perm=True)
+
+    users = []
+    for i, name in enumerate(NAMES, 1):
+        u = User.objects.create_user(username='user%02d' % i, password='bed-%02d' % i,
+                                     email='user%02d@example.org' % i)
+        u.first_name = name
+        u.save()
+        users.append(u)
+
+    cat1 = Forum.objects.create(name='读书与生活', type=Forum.FORUM_CAT)
+    cat2 = Forum.objects.create(name='古典文学', type=Forum.FORUM_CAT)
+    boards = [
+        # (forum, kind, number of threads)
+        (Forum.objects.create(parent=cat1, name='书评天地', type=Forum.FORUM_POST,
+                              description='读后感、书评与推荐'), 'review', 27),
+        (Forum.objects.create(parent=cat1, name='数码与购物', type=Forum.FORUM_POST,
+                              description='电脑、手机与网购心得'), 'review', 14),
+        (Forum.objects.create(parent=cat1, name='酒店旅行', type=Forum.FORUM_POST,
+                              description='住店与出游'), 'review', 12),
+        (Forum.objects.create(parent=cat2, name='唐詩選讀', type=Forum.FORUM_POST,
+                              description='唐詩原文與賞析'), 'poem', 13),
+    ]
+
+    # Which threads are long (≥ 3 pages of 15 posts): two in the first board, the rest spread.
+    plan = []
+    for forum, kind, n in boards:
+        for _ in range(n):
+            plan.append((forum, kind))
+    rng.shuffle(plan)
+    long_idx = set(rng.sample(range(len(plan)), 7))
+
+    start0 = datetime.datetime(2025, 1, 3, 8, 0, 0, tzinfo=TZ)
+    span = int((datetime.datetime(2026, 9, 30, tzinfo=TZ) - start0).total_seconds())
+    for idx, (forum, kind) in enumerate(plan):
+        if idx in long_idx:
+            nposts = rng.randint(31, 52)
+        else:
+            nposts = rng.choice([1, 2, 2, 3, 3, 4, 5, 6, 7, 8])
+        if kind == 'poem':
+            ptitle, pauthor, ptext = rng.choice(poems)
+            subject = '%s（%s）' % (ptitle, pauthor)
+        else:
+            subject = title_from(rng.choice(reviews))
+        t = start0 + datetime.timedelta(seconds=rng.randrange(span))
+        times = []
+        for k in range(nposts):
+            times.append(t)
+            # minutes to a couple of days apart, never the same second
+            t = t + datetime.timedelta(seconds=rng.randint(61, 60 * 60 * 30))
+        topic = Topic.objects.create(forum=forum, subject=subject, type=Topic.TOPIC_POST,
+                                     status=Topic.TOPIC_UNLOCKED, poster=rng.choice(users))
+        posters = [topic.poster] + [rng.choice(users) for _ in range(nposts - 1)]
+        for k in range(nposts):
+            content = ptext if (kind == 'poem' and k == 0) else body(kind)
+            Post.objects.create(topic=topic, poster=posters[k], content=content,
+                                subject=subject if k == 0 else 'Re: ' + subject)
+        # Fixed past times, through the ORM (update() skips auto_now/auto_now_add).
+        posts = list(topic.posts.order_by('id'))
+        for p, when in zip(posts, times):
+            Post.objects.filter(pk=p.pk).update(created=when, updated=when)
+        Topic.objects.filter(pk=topic.pk).update(created=times[0], updated=times[-1])
+        topic.refresh_from_db()
+        topic.update_trackers()  # last_post, last_post_on, then the forum's trackers
+    for forum in Forum.objects.all():
+        forum.refresh_from_db()
+        forum.update_trackers()
+
+
+class Paras(HTMLParser):
+    """Text of each <p> of machina's rendered post, entities decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.paras, self.cur, self.depth = [], None, 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == 'p':
+            self.cur = []
+        elif tag == 'br' and self.cur is not None:
+            self.cur.append('\n')
+        elif self.cur is not None:
+            raise ValueError('markup in a post: <%s>' % tag)
+
+    def handle_endtag(self, tag):
+        if tag == 'p' and self.cur is not None:
+            self.paras.append(''.join(self.cur).strip())
+            self.cur = None
+
+    def handle_data(self, data):
+        if self.cur is not None:
+            self.cur.append(data)
+        elif data.strip():
+            raise ValueError('text outside <p>: %r' % data)
+
+
+def truth():
+    out = {
+        'package': 'django-machina', 'version': '1.3.1', 'family': 'classic',
+        'home': reverse('forum:index'), 'time_zone': '+08:00', 'time_precision': 'minute',
+        'boards': [], 'threads': [],
+    }
+    for f in Forum.objects.filter(type=Forum.FORUM_POST).order_by('tree_id', 'lft'):
+        out['boards'].append({'id': str(f.pk), 'name': f.name,
+                              'path': reverse('forum:forum', args=[f.slug, f.pk])})
+    mismatches = 0
+    for t in Topic.objects.filter(approved=True).select_related('forum').order_by('id'):
+        posts = []
+        for p in t.posts.filter(approved=True).select_related('poster').order_by('created', 'id'):
+            parser = Paras()
+            parser.feed(str(p.content.rendered))
+            parser.close()
+            source = [s.strip() for s in p.content.raw.split('\n\n')]
+            if parser.paras != source:
+                mismatches += 1
+            posts.append({
+                'author': p.poster.get_full_name(),
+                'time': p.created.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds'),
+                'paragraphs': parser.paras,
+            })
+        out['threads'].append({
+            'id': str(t.pk), 'board': str(t.forum_id), 'title': t.subject,
+            'path': reverse('forum_conversation:topic', args=[t.forum.slug, t.forum_id, t.slug, t.pk]),
+            'posts': posts,
+        })
+    (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
+    n = sum(len(t['posts']) for t in out['threads'])
+    print('truth.json: %d boards, %d threads, %d posts, %d users; %d rendered posts differ from '
+          'their source text' % (len(out['boards']), len(out['threads']), n,
+                                 User.objects.count(), mismatches))
+
+
+fill()
+truth()
