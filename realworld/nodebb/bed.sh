@@ -99,14 +99,18 @@ do_serve() {
 	do_stop
 	write_config "$port"
 	# app.js itself (not the ./nodebb loader, which forks and restarts) in its own process group
-	(cd "$NB" && NODE_ENV=production setsid node app.js > "$WORK/server.log" 2>&1 < /dev/null & echo $! > "$WORK/server.pid")
+	# (setsid may fork, so the pid is written by the shell that then becomes node: pid = pgid)
+	rm -f "$WORK/server.pid"
+	(cd "$NB" && NODE_ENV=production setsid bash -c 'echo $$ > "$0"; exec node app.js' "$WORK/server.pid" \
+		> "$WORK/server.log" 2>&1 < /dev/null &)
+	for _ in $(seq 1 50); do [ -s "$WORK/server.pid" ] && break; sleep 0.1; done
 	for _ in $(seq 1 120); do
+		sleep 1
+		kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null || { tail -20 "$WORK/server.log" >&2; exit 1; }
 		if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 200 ]; then
 			echo "nodebb serving on http://127.0.0.1:$port/ (pid $(cat "$WORK/server.pid"))"
 			return 0
 		fi
-		kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null || { tail -20 "$WORK/server.log" >&2; exit 1; }
-		sleep 1
 	done
 	echo "nodebb did not answer in 120 s" >&2
 	tail -20 "$WORK/server.log" >&2
