@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# NodeBB 1.4.0 (npm) on Redis, theme Persona: one package of luntan's real-software test bed.
+#   bed.sh install WORK | fill WORK | serve WORK PORT | stop WORK
+# Redis: 127.0.0.1:6379, database $NODEBB_REDIS_DB (default 5); `fill` empties that database.
+set -euo pipefail
+
+VERSION=1.4.0
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+REDIS_DB=${NODEBB_REDIS_DB:-5}
+REDIS_HOST=127.0.0.1
+REDIS_PORT=6379
+
+usage() { echo "usage: $0 install WORK | fill WORK | serve WORK PORT | stop WORK" >&2; exit 64; }
+[ $# -ge 2 ] || usage
+CMD=$1
+mkdir -p "$2"
+WORK=$(cd "$2" && pwd)
+NB=$WORK/src
+
+# config.json for a given port (url only shapes absolute links in <meta>, not routing)
+write_config() {
+	local port=$1
+	cat > "$NB/config.json" <<EOF
+{
+    "url": "http://127.0.0.1:$port",
+    "secret": "luntan-bed-nodebb-secret",
+    "database": "redis",
+    "port": "$port",
+    "bind_address": "127.0.0.1",
+    "redis": {
+        "host": "$REDIS_HOST",
+        "port": "$REDIS_PORT",
+        "database": "$REDIS_DB"
+    }
+}
+EOF
+}
+
+do_install() {
+	if [ -f "$NB/.bed-installed" ] && [ "$(cat "$NB/.bed-installed")" = "$VERSION" ]; then
+		echo "nodebb $VERSION already installed in $NB"
+		return 0
+	fi
+	command -v node >/dev/null || { echo "node is needed" >&2; exit 1; }
+	rm -rf "$NB"
+	mkdir -p "$NB"
+	(cd "$WORK" && npm pack --silent "nodebb@$VERSION" >/dev/null)
+	tar xzf "$WORK/nodebb-$VERSION.tgz" -C "$NB" --strip-components=1
+	rm -f "$WORK/nodebb-$VERSION.tgz"
+	# the lock file pins every dependency as it was when this bed was made
+	cp "$HERE/package-lock.json" "$NB/package-lock.json"
+	(cd "$NB" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+	# the npm tarball lacks the (empty) upload folders NodeBB scans at start
+	mkdir -p "$NB"/public/uploads/{sounds,files,profile,category,system}
+	echo "$VERSION" > "$NB/.bed-installed"
+	echo "nodebb $VERSION installed in $NB"
+}
+
+do_fill() {
+	[ -f "$NB/.bed-installed" ] || { echo "run install first" >&2; exit 1; }
+	do_stop
+	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" flushdb >/dev/null
+	rm -f "$NB/config.json"
+	local setup
+	setup=$(cat <<EOF
+{"url":"http://127.0.0.1:4567","secret":"luntan-bed-nodebb-secret","database":"redis",
+ "redis:host":"$REDIS_HOST","redis:port":"$REDIS_PORT","redis:password":"","redis:database":"$REDIS_DB",
+ "admin:username":"admin","admin:password":"bedAdmin123!","admin:password:confirm":"bedAdmin123!",
+ "admin:email":"admin@example.com","port":"4567"}
+EOF
+)
+	# NodeBB's own installer: schema, admin user, default categories, asset build
+	(cd "$NB" && node app --setup "$setup") > "$WORK/setup.log" 2>&1 || { tail -30 "$WORK/setup.log" >&2; exit 1; }
+	# emoji-one downloads its images from emojione.com at first start (no network
+	# here); emoji-extended would turn text into images; sounds are not needed.
+	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" zrem plugins:active \
+		nodebb-plugin-emoji-one nodebb-plugin-emoji-extended nodebb-plugin-soundpack-default >/dev/null
+	write_config 4567
+	node "$HERE/fill.js" "$NB" "$REPO/crates/luntan-fixture/corpus" "$WORK/truth.json"
+}
+
+do_stop() {
+	if [ -f "$WORK/server.pid" ]; then
+		local pid
+		pid=$(cat "$WORK/server.pid")
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			kill -KILL -- "-$pid" 2>/dev/null || true
+		fi
+		rm -f "$WORK/server.pid"
+	fi
+}
+
+do_serve() {
+	local port=$1
+	[ -f "$WORK/truth.json" ] || { echo "run fill first" >&2; exit 1; }
+	do_stop
+	write_config "$port"
+	# app.js itself (not the ./nodebb loader, which forks and restarts) in its own process group
+	# (setsid may fork, so the pid is written by the shell that then becomes node: pid = pgid)
+	rm -f "$WORK/server.pid"
+	(cd "$NB" && NODE_ENV=production setsid bash -c 'echo $$ > "$0"; exec node app.js' "$WORK/server.pid" \
+		> "$WORK/server.log" 2>&1 < /dev/null &)
+	for _ in $(seq 1 50); do [ -s "$WORK/server.pid" ] && break; sleep 0.1; done
+	for _ in $(seq 1 120); do
+		sleep 1
+		kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null || { tail -20 "$WORK/server.log" >&2; exit 1; }
+		if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 200 ]; then
+			echo "nodebb serving on http://127.0.0.1:$port/ (pid $(cat "$WORK/server.pid"))"
+			return 0
+		fi
+	done
+	echo "nodebb did not answer in 120 s" >&2
+	tail -20 "$WORK/server.log" >&2
+	exit 1
+}
+
+case $CMD in
+	install) do_install ;;
+	fill) do_fill ;;
+	serve) [ $# -ge 3 ] || usage; do_serve "$3" ;;
+	stop) do_stop ;;
+	*) usage ;;
+esac
