@@ -399,7 +399,9 @@ fn get(base: &str, path: &str) -> String {
     use std::io::{Read as _, Write as _};
     let addr = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    // In one write: the server reads the request once, and a request
+    // it has not read all of when it closes resets the connection.
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes()).unwrap();
     let mut got = String::new();
     s.read_to_string(&mut got).unwrap();
     got.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default()
