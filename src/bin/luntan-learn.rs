@@ -8,8 +8,10 @@ use clap::Parser;
 use luntan::cli;
 use luntan_core::contract::Progress;
 use luntan_core::ids::SiteId;
+use luntan_learn::diagnose::diagnose;
+use luntan_learn::learn::{auto_posts, learn, learn_partial};
 use luntan_learn::sample::{walk, SampleConfig};
-use luntan_learn::{check, learn::learn, Learned};
+use luntan_learn::{check, Learned};
 use url::Url;
 
 /// Learn a forum's site file from its home page, with no regex written by
@@ -20,7 +22,7 @@ use url::Url;
 /// selectors from the pages. The file is loaded back and checked on the
 /// sample before it is written; what could not be learned is named in a
 /// comment in it and on stderr. Exit status 2 when no usable site file
-/// could be made.
+/// could be made (with --partial, also when the file written is partial).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -48,9 +50,17 @@ struct Args {
     /// Milliseconds between two requests (written into the site file too).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     delay_ms: u64,
-    /// Print each learned rule with the URLs or elements it came from.
+    /// Print each learned rule with the URLs or elements it came from, and
+    /// the kinds of URL read; when learning fails, what was read and what
+    /// each step weighed (thread shapes, pager families, list pages) and
+    /// why it failed.
     #[arg(long)]
     explain: bool,
+    /// When the learned file does not work as it is, write it anyway, for
+    /// finishing by hand: what is missing is named at its top (exit status
+    /// still 2).
+    #[arg(long)]
+    partial: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -136,30 +146,70 @@ fn run(args: Args) -> ExitCode {
     let mut what = Learned::new(&cfg.id, args.name.as_deref(), cfg.home.clone(), cfg.sample.delay);
     what.pages = sample.pages.len();
     what.requests = sample.requests;
-    let mut learned = match learn(&sample, what) {
+    // With --explain, what the sample holds and what each step weighed:
+    // after the rules when learning succeeds, in their place when it fails.
+    let diagnosis = args.explain.then(|| diagnose(&sample));
+    let explain_failure = |why: &str| {
+        if let Some(d) = &diagnosis {
+            let mut d = d.clone();
+            d.failure.get_or_insert_with(|| why.to_owned());
+            print!("{d}");
+        }
+    };
+    let learned = if args.partial { learn_partial(&sample, what) } else { learn(&sample, what).map(|l| (l, Vec::new())) };
+    let (mut learned, failed_steps) = match learned {
         Ok(l) => l,
         Err(e) => {
+            explain_failure(&e.to_string());
             eprintln!("luntan-learn: {}: {e}", cfg.home);
             return ExitCode::from(2);
         }
     };
-    let checked = match check(&learned.site_file(), &sample) {
+    let mut checked = match check(&learned.site_file(), &sample) {
         Ok(c) => c,
         Err(e) => {
+            explain_failure(&e.to_string());
             eprintln!("luntan-learn: {}: {e}", cfg.home);
             return ExitCode::from(2);
         }
     };
+    // A partial file whose post rules find nothing may still read the
+    // posts through the template.
+    let auto = |l: &Learned| l.thread.iter().any(|f| f.attr == "post" && f.css == "auto");
+    if args.partial && checked.posts == 0 && checked.thread_pages > 0 && !auto(&learned) {
+        let mut thread: Vec<_> = learned.thread.iter().filter(|f| f.attr == "title").cloned().collect();
+        thread.push(auto_posts());
+        let before = std::mem::replace(&mut learned.thread, thread);
+        match check(&learned.site_file(), &sample) {
+            Ok(c) => {
+                learned.missing.push("post: the learned rules find no post on the thread pages read; posts are found by the template (post=\"auto\")".into());
+                checked = c;
+            }
+            Err(_) => learned.thread = before,
+        }
+    }
     // What the check found wanting goes into the file's comment too.
     learned.missing.extend(checked.warnings());
+    let unusable = checked.unusable();
+    if let Some(why) = unusable.as_ref().filter(|_| args.partial) {
+        learned.missing.push(format!("not usable as it is: {why}"));
+    }
     let text = learned.site_file();
     if args.explain {
         print!("{}", learned.explain());
+        if let Some(d) = &diagnosis {
+            if unusable.is_some() || !failed_steps.is_empty() {
+                explain_failure(&format!("no usable site file: {}", unusable.as_deref().unwrap_or("some steps failed")));
+            } else {
+                print!("{}", d.sampled());
+            }
+        }
     }
     for m in &learned.missing {
         eprintln!("luntan-learn: {}: {m}", cfg.home);
     }
-    if let Some(why) = checked.unusable() {
+    let partial = unusable.is_some() || !failed_steps.is_empty();
+    if let (Some(why), false) = (&unusable, args.partial) {
         eprintln!("luntan-learn: {}: no usable site file: {why}", cfg.home);
         return ExitCode::from(2);
     }
@@ -171,6 +221,15 @@ fn run(args: Args) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+    }
+    if partial {
+        eprintln!(
+            "luntan-learn: {}: wrote a partial site file{}: {} things to finish by hand, named at its top",
+            cfg.id,
+            cfg.out.as_ref().map(|p| format!(" to {}", p.display())).unwrap_or_default(),
+            learned.missing.len()
+        );
+        return ExitCode::from(2);
     }
     eprintln!(
         "luntan-learn: {}: {} requests, {} pages; {} boards, {} list pages ({} threads), {} thread pages ({} posts); {} things to check{}",

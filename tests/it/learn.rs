@@ -291,3 +291,118 @@ fn a_home_page_that_leads_to_no_forum_exits_2_with_one_line() {
     assert!(err.lines().any(|l| l.contains(base.trim_end_matches('/')) && l.contains("threads")), "{err}");
     assert!(!work.sites().join("none.xml").exists());
 }
+
+/// A small forum whose posts are not all dated (two of three), so no page
+/// reads as a thread: a home page linking two boards, a search and six
+/// variants of one filtered view; boards that link three threads each;
+/// threads whose posts link their authors' pages.
+fn undated_forum() -> String {
+    let page = |title: &str, body: &str| format!("<!DOCTYPE html><html><head><title>{title} - Tiny</title></head><body>{body}</body></html>").into_bytes();
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut home = String::from("<ul class=\"boards\"><li><a href=\"/category/1\">Trains</a></li><li><a href=\"/category/2\">Boats</a></li></ul>");
+    home.push_str("<p><a href=\"/search?q=trains\">search</a></p><p>");
+    let mut routes: Vec<(&'static str, &'static str, Vec<u8>)> = Vec::new();
+    for (filter, term) in [("week", "a"), ("week", "b"), ("month", "a"), ("month", "b"), ("year", "a"), ("year", "b")] {
+        let path = leak(format!("/popular?filter={filter}&term={term}"));
+        home.push_str(&format!("<a href=\"{path}\">{filter} {term}</a> "));
+        routes.push((path, "text/html", page("Popular", "<p>Popular topics this week</p>")));
+    }
+    home.push_str("</p>");
+    routes.push(("/", "text/html", page("Tiny", &home)));
+    routes.push(("/search?q=trains", "text/html", page("Search", "<p>No results</p>")));
+    let names = ["alice", "bob", "carol"];
+    for board in 1..=2u32 {
+        let mut list = String::from("<ul class=\"topics\">");
+        for t in 3 * board - 2..=3 * board {
+            list.push_str(&format!("<li><a href=\"/t/{t}\">Topic number {t} about the rails</a></li>"));
+            let mut posts = format!("<h1>Topic number {t} about the rails</h1><div class=\"posts\">");
+            for (i, who) in names.iter().enumerate() {
+                // The last post shows no date.
+                let when = if i < 2 { format!("2024-03-0{} 12:3{i}", i + 1) } else { "-".to_owned() };
+                posts.push_str(&format!(
+                    "<div class=\"post\"><a href=\"/user/{}\">{who}</a> <span class=\"time\">{when}</span><div class=\"body\">I rode the night train along the coast and wrote this down, part {i}.</div></div>",
+                    i + 1
+                ));
+            }
+            posts.push_str("</div>");
+            routes.push((leak(format!("/t/{t}")), "text/html", page(&format!("Topic number {t} about the rails"), &posts)));
+        }
+        list.push_str("</ul>");
+        routes.push((leak(format!("/category/{board}")), "text/html", page(&format!("Board {board}"), &list)));
+    }
+    for (i, who) in names.iter().enumerate() {
+        routes.push((leak(format!("/user/{}", i + 1)), "text/html", page(who, &format!("<p>{who} joined in 2020</p>"))));
+    }
+    common::serve_static(routes) + "/"
+}
+
+#[test]
+fn explain_names_candidates_when_nothing_can_be_learned() {
+    let home = undated_forum();
+    let base = home.trim_end_matches('/');
+    let work = Work::new();
+    let out = work.stage("learn", &[&home, "--id", "tiny", "--delay-ms", "0", "--quiet", "--explain"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("--- stdout ---\n{stdout}--- stderr ---\n{stderr}");
+    // The one line on stderr names the page that came nearest.
+    let line = stderr.lines().find(|l| l.contains("could not learn the threads")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains("none of the") && line.contains("pages read shows repeated posts with dates"), "{line}");
+    assert!(line.contains(&format!("(nearest: {base}/t/1: 2 dated records of 3 (80 % needed)")), "{line}");
+    // --explain: the kinds read, each shape weighed and why it was
+    // rejected, the shapes lists link to, the list pages, the failure.
+    for want in [
+        "kinds of URL read".to_owned(),
+        "  /t/#: 6 read, 0 as threads, 0 redirected, 0 failed".to_owned(),
+        // Six variants of one view are one kind, and an aside one: two read.
+        "  /popular?filter={w}&term={w} [aside: filter/sort]: 2 read".to_owned(),
+        "[aside: user]".to_owned(),
+        format!("  /t/#: 0 of 6 pages, rejected (nearest: {base}/t/1: 2 dated records of 3 (80 % needed))"),
+        "shapes list-like pages link to most (distinct URLs; --partial takes the first as the threads'):\n  /t/#: 6".to_owned(),
+        "list pages (distinct threads of /t/# (no pager) linked; 3 make a list; 2 found):".to_owned(),
+        format!("  {base}/category/1: 3 threads"),
+        "failed: could not learn the threads: none of the".to_owned(),
+    ] {
+        assert!(stdout.contains(&want), "--explain lacks {want:?}:\n{stdout}");
+    }
+    assert!(!work.sites().join("tiny.xml").exists());
+}
+
+#[test]
+fn partial_writes_a_loadable_file_with_template_posts_where_posts_are_not_recognised() {
+    let home = undated_forum();
+    let base = home.trim_end_matches('/');
+    let work = Work::new();
+    let out = work.stage("learn", &[&home, "--id", "tiny", "--delay-ms", "0", "--quiet", "--partial"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a partial file still exits 2:\n{stderr}");
+    assert!(stderr.contains("wrote a partial site file"), "{stderr}");
+    let path = work.sites().join("tiny.xml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", path.display()));
+    eprintln!("{text}");
+    // What is missing is named at the top; the boards, lists and thread
+    // links were learned from the links the lists make.
+    assert!(text.contains("<!-- Check: could not learn the threads: none of the"), "{text}");
+    assert!(text.contains("post=\"auto\""), "{text}");
+    let site = Site::parse(&text, &path).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let class = |u: &str| classify(&site, &format!("{base}{u}"));
+    assert_eq!(class("/category/2"), Some(("board", Some("2".to_owned()), None, None)));
+    assert_eq!(class("/t/5"), Some(("thread", None, Some("5".to_owned()), None)));
+    assert_eq!(class("/user/2"), None);
+    // And it works: the template reads the posts of a thread.
+    let posts = luntan_extract::parse_page(&site, &get(base, "/t/5")).posts;
+    assert_eq!(posts.len(), 3, "{text}");
+}
+
+/// The body of `path` on the loopback server at `base`.
+fn get(base: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    // In one write: the server reads the request once, and a request
+    // it has not read all of when it closes resets the connection.
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes()).unwrap();
+    let mut got = String::new();
+    s.read_to_string(&mut got).unwrap();
+    got.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default()
+}

@@ -43,9 +43,9 @@ use crate::urls::{first_page, merge_words, pager_step, pattern, Kind, Pos, Role,
 use crate::{Field, LearnError, Learned, LearnedLink};
 
 /// Share of a shape's pages that must read as threads.
-const THREAD_SHARE: f64 = 0.5;
+pub const THREAD_SHARE: f64 = 0.5;
 /// Thread links on a page that make it a list.
-const LIST_LINKS: usize = 3;
+pub const LIST_LINKS: usize = 3;
 /// Share of records a field must be found in to be learned.
 const FIELD_SHARE: f64 = 0.8;
 
@@ -53,25 +53,48 @@ const FIELD_SHARE: f64 = 0.8;
 type Whole = (usize, Option<String>);
 
 /// One sampled page, analysed.
-struct Seen<'s> {
-    page: &'s Page,
-    split: Split,
-    shape: Shape,
+pub(crate) struct Seen<'s> {
+    pub(crate) page: &'s Page,
+    pub(crate) split: Split,
+    pub(crate) shape: Shape,
     doc: Html,
     /// Posts as the template finds them, and whether they repeat.
     found: Vec<FoundRecord>,
     grouped: bool,
-    thread_like: bool,
+    /// How its records and their words lie: why it reads as a thread or not.
+    pub(crate) layout: Layout,
+    pub(crate) thread_like: bool,
 }
 
 /// A pager family: first pages of one shape and the place of the number.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Family {
-    base: Shape,
+pub(crate) struct Family {
+    pub(crate) base: Shape,
     page: Option<(Pos, bool)>,
 }
 
 impl Family {
+    /// The first pages' shape with the page number's place written
+    /// `{page}` (`&page={page}` where the number is added), for `--explain`.
+    pub(crate) fn describe(&self) -> String {
+        match &self.page {
+            None => format!("{} (no pager)", self.base.key()),
+            Some((Pos::Query(k, _), true)) => format!("{}{}{k}={{page}}", self.base.key(), if self.base.query.is_empty() { '?' } else { '&' }),
+            Some((pos, _)) => {
+                let mut marked = self.base.clone();
+                match pos {
+                    Pos::Seg(i, j) => marked.path[*i][*j] = Kind::Lit("{page}".into()),
+                    Pos::Query(k, j) => {
+                        if let Some((_, v)) = marked.query.iter_mut().find(|(key, _)| key == k) {
+                            v[*j] = Kind::Lit("{page}".into());
+                        }
+                    }
+                }
+                marked.key()
+            }
+        }
+    }
+
     fn page_key(&self) -> Option<&str> {
         match &self.page {
             Some((Pos::Query(k, _), true)) => Some(k),
@@ -140,32 +163,122 @@ fn el(doc: &Html, id: NodeId) -> ElementRef<'_> {
     ElementRef::wrap(doc.tree.get(id).expect("a node of this page")).expect("an element")
 }
 
-/// Posts, not rows of a list: the records are dated, their bodies hold
-/// text, and most of a record's words lie outside links (a list row's
-/// are its links: title, author, last poster).
-fn thread_like(doc: &Html, found: &[FoundRecord]) -> bool {
-    if found.is_empty() {
-        return false;
+/// Letters of body text a post holds at least, on average.
+const BODY_LETTERS: usize = 10;
+/// Share of a post's words that lie outside links at least.
+const OUTSIDE_LINKS: f64 = 0.6;
+
+/// The records S4's template finds on a page, counted as [`Layout::thread_like`]
+/// weighs them: how many, how many dated, the letters of their bodies,
+/// and their words outside links and inside.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) records: usize,
+    pub(crate) dated: usize,
+    body: usize,
+    out: usize,
+    inl: usize,
+}
+
+impl Layout {
+    fn of(doc: &Html, found: &[FoundRecord]) -> Layout {
+        let mut l = Layout { records: found.len(), dated: found.iter().filter(|r| r.time.is_some()).count(), ..Layout::default() };
+        let none = HashSet::new();
+        for r in found {
+            l.body += text_split(el(doc, r.body), &none).0;
+            let (o, i) = text_split(el(doc, r.record), &none);
+            l.out += o;
+            l.inl += i;
+        }
+        l
     }
-    let dated = found.iter().filter(|r| r.time.is_some()).count();
-    let (mut body, mut out, mut inl) = (0, 0, 0);
-    let none = HashSet::new();
-    for r in found {
-        body += text_split(el(doc, r.body), &none).0;
-        let (o, i) = text_split(el(doc, r.record), &none);
-        out += o;
-        inl += i;
+
+    fn dated_enough(&self) -> bool {
+        self.dated as f64 >= FIELD_SHARE * self.records as f64
     }
-    dated as f64 >= FIELD_SHARE * found.len() as f64 && body >= 10 * found.len() && out as f64 >= 0.6 * (out + inl) as f64
+
+    fn bodies_enough(&self) -> bool {
+        self.body >= BODY_LETTERS * self.records
+    }
+
+    fn outside_enough(&self) -> bool {
+        self.out as f64 >= OUTSIDE_LINKS * (self.out + self.inl) as f64
+    }
+
+    /// Posts, not rows of a list: the records are dated, their bodies
+    /// hold text, and most of a record's words lie outside links (a list
+    /// row's are its links: title, author, last poster).
+    pub(crate) fn thread_like(&self) -> bool {
+        self.records > 0 && self.dated_enough() && self.bodies_enough() && self.outside_enough()
+    }
+
+    /// How near a page comes to reading as a thread: the tests it passes,
+    /// then its dated records, then its records.
+    pub(crate) fn nearness(&self) -> (usize, usize, usize) {
+        let passed = if self.records == 0 { 0 } else { 1 + self.dated_enough() as usize + self.bodies_enough() as usize + self.outside_enough() as usize };
+        (passed, self.dated, self.records)
+    }
+
+    /// What the page shows and where it falls short: `1 dated record of
+    /// 3`, then each test it fails with the figure it needed.
+    pub(crate) fn shortfall(&self) -> String {
+        if self.records == 0 {
+            return "no repeated records".into();
+        }
+        let mut out = format!("{} dated record{} of {}", self.dated, if self.dated == 1 { "" } else { "s" }, self.records);
+        if !self.dated_enough() {
+            out.push_str(&format!(" ({:.0} % needed)", FIELD_SHARE * 100.0));
+        }
+        if !self.bodies_enough() {
+            out.push_str(&format!("; {} letters of post text per record ({BODY_LETTERS} needed)", self.body / self.records));
+        }
+        if !self.outside_enough() {
+            let share = 100 * self.out / (self.out + self.inl).max(1);
+            out.push_str(&format!("; {share} % of their words outside links ({:.0} % needed)", OUTSIDE_LINKS * 100.0));
+        }
+        out
+    }
 }
 
 /// Learns the rules from `sample`; `what` fills in the id, name and
 /// politeness the caller chose. The steps below run in the order of the
 /// module doc, each deciding from what the ones before it found.
-pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> {
+pub fn learn(sample: &Sample, what: Learned) -> Result<Learned, LearnError> {
+    learn_with(sample, what, false).map(|(l, _)| l)
+}
+
+/// As [`learn`], for `--partial`: a file to finish by hand. A step that
+/// fails is named in the file's `missing` lines and passed over where the
+/// file can do without it, and its error comes back beside the file:
+///
+/// - no page reads as a thread: the threads are the shape list-like
+///   pages link to most ([`linked_shapes`]), and their posts are found
+///   by the template (`post="auto"`);
+/// - no board list or board id: the board pattern is a placeholder that
+///   matches nothing ([`placeholder_board`]), and no list rules.
+///
+/// `Err` only when not even the threads' URLs can be told.
+pub fn learn_partial(sample: &Sample, what: Learned) -> Result<(Learned, Vec<LearnError>), LearnError> {
+    learn_with(sample, what, true)
+}
+
+fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Learned, Vec<LearnError>), LearnError> {
     let read = Read::of(sample);
-    // 1. Threads by layout.
-    let thread_shapes = thread_shapes(&read.seen)?;
+    let mut failed = Vec::new();
+    // 1. Threads by layout (for --partial, by the links lists make).
+    let (thread_shapes, by_layout) = match thread_shapes(&read.seen) {
+        Ok(shapes) => (shapes, true),
+        Err(e) => {
+            let linked = linked_shapes(&read);
+            let Some((shape, _)) = linked.first().filter(|_| partial) else { return Err(e) };
+            what.missing.push(format!(
+                "{e}; threads are taken to be the URLs list-like pages link to most ({}), and their posts are found by the template (post=\"auto\")",
+                shape.key()
+            ));
+            failed.push(e);
+            (BTreeSet::from([*shape]), false)
+        }
+    };
     // 2. Pagers by URL; the threads' family, id and context.
     let steps = pager_steps(&read);
     let thread_fam = thread_family(&read, &steps, &thread_shapes);
@@ -173,40 +286,70 @@ pub fn learn(sample: &Sample, mut what: Learned) -> Result<Learned, LearnError> 
     let context = context_params(&read, &thread_fam, &thread_id);
     let threads = Scheme { fam: thread_fam, id: thread_id, context };
     // 3. Boards by links.
-    let list_pages = list_pages(&read, &threads)?;
-    let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes);
-    let board_id = board_id(&read, &board_fam, &list_pages)?;
-    let boards = Scheme { fam: board_fam, id: board_id, context: BTreeSet::new() };
+    let boards = list_pages(&read, &threads).and_then(|list_pages| {
+        let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes);
+        let board_id = board_id(&read, &board_fam, &list_pages)?;
+        Ok((Scheme { fam: board_fam, id: board_id, context: BTreeSet::new() }, list_pages))
+    });
+    let (boards, list_pages) = match boards {
+        Ok((b, l)) => (Some(b), l),
+        Err(e) if partial => {
+            what.missing.push(format!("{e}; the board pattern is a placeholder that matches nothing: write it by hand"));
+            failed.push(e);
+            (None, Vec::new())
+        }
+        Err(e) => return Err(e),
+    };
     // 4. Patterns.
-    what.links = family_links(&read, &steps, &boards, Role::Board, "board", "board-page");
+    what.links = match &boards {
+        Some(boards) => family_links(&read, &steps, boards, Role::Board, "board", "board-page"),
+        None => vec![placeholder_board(&sample.home)],
+    };
     what.links.extend(family_links(&read, &steps, &threads, Role::Thread, "thread", "thread-page"));
-    if let Some(most) = max_board_pages(&page_values(&steps, &boards.fam)) {
+    if let Some(most) = boards.as_ref().and_then(|b| max_board_pages(&page_values(&steps, &b.fam))) {
         what.max_board_pages = Some(most);
     }
     // 5. Posts and the title.
     let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && threads.fam.member(&s.split, &read.shapes)).collect();
-    what.thread = post_rules(&thread_pages, &mut what.missing);
+    what.thread = if by_layout { post_rules(&thread_pages, &mut what.missing) } else { vec![auto_posts()] };
     match title_rule(&titled(&read, &list_pages, &thread_pages, &threads)) {
         Some(f) => what.thread.insert(0, f),
         None => what.missing.push("title: no element shows the thread's name as lists link it; the page's <title> is used".into()),
     }
     // 6. List rows.
-    let lists: Vec<&Seen> = list_pages.iter().map(|&i| &read.seen[i]).filter(|s| boards.fam.member(&s.split, &read.shapes)).collect();
-    let whole = read_whole(&read, &thread_pages, &threads, first_page(&page_values(&steps, &threads.fam)));
-    let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
-    what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
+    if let Some(boards) = &boards {
+        let lists: Vec<&Seen> = list_pages.iter().map(|&i| &read.seen[i]).filter(|s| boards.fam.member(&s.split, &read.shapes)).collect();
+        let whole = read_whole(&read, &thread_pages, &threads, first_page(&page_values(&steps, &threads.fam)));
+        let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
+        what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
+    }
     // The forum's name: the part of the titles every page shares.
     if what.name.is_empty() {
         what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
     }
-    Ok(what)
+    Ok((what, failed))
+}
+
+/// `post="auto"`: the template finds the posts and their fields.
+pub fn auto_posts() -> Field {
+    Field { attr: "post", css: "auto".into(), examples: Vec::new() }
+}
+
+/// A board pattern that loads but matches no URL of the forum, for a
+/// partial file whose boards could not be learned.
+fn placeholder_board(home: &Url) -> LearnedLink {
+    let mut host = regex::escape(home.host_str().unwrap_or_default());
+    if let Some(p) = home.port() {
+        host.push_str(&format!(":{p}"));
+    }
+    LearnedLink { element: "board", pattern: format!("^https?://{host}/BOARD-NOT-LEARNED/{{board}}$"), first: None, examples: Vec::new() }
 }
 
 /// The shape every URL counts under: its own, or the one boards named by
 /// words were merged into ([`merge_words`]), so that `forum-news-1.html`
 /// and `forum-sports-1.html` are one shape with a board word in it rather
 /// than two shapes of one board each.
-struct Shapes(BTreeMap<Shape, Shape>);
+pub(crate) struct Shapes(BTreeMap<Shape, Shape>);
 
 impl Shapes {
     /// Merged over every URL the sample holds, pages and their links: a
@@ -218,7 +361,7 @@ impl Shapes {
         Shapes(merge_words(&raw))
     }
 
-    fn of(&self, s: &Split) -> Shape {
+    pub(crate) fn of(&self, s: &Split) -> Shape {
         let r = s.shape();
         self.0.get(&r).cloned().unwrap_or(r)
     }
@@ -226,14 +369,14 @@ impl Shapes {
 
 /// The sample as every step reads it: the shapes, and each page parsed and
 /// analysed once.
-struct Read<'s> {
+pub(crate) struct Read<'s> {
     sample: &'s Sample,
-    shapes: Shapes,
-    seen: Vec<Seen<'s>>,
+    pub(crate) shapes: Shapes,
+    pub(crate) seen: Vec<Seen<'s>>,
 }
 
 impl<'s> Read<'s> {
-    fn of(sample: &'s Sample) -> Read<'s> {
+    pub(crate) fn of(sample: &'s Sample) -> Read<'s> {
         let shapes = Shapes::of_sample(sample);
         let seen = sample.pages.iter().map(|page| Seen::read(page, &shapes)).collect();
         Read { sample, shapes, seen }
@@ -247,12 +390,23 @@ impl<'s> Seen<'s> {
         let doc = Html::parse_document(&page.html);
         let (found, grouped) = records(&doc, None);
         let split = Split::of(&page.url);
-        Seen { page, shape: shapes.of(&split), split, thread_like: thread_like(&doc, &found) && page.landed == page.url, doc, found, grouped }
+        let layout = Layout::of(&doc, &found);
+        Seen { page, shape: shapes.of(&split), split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped }
+    }
+
+    /// Why the page does not read as a thread (`1 dated record of 3`), or
+    /// that it was redirected.
+    pub(crate) fn shortfall(&self) -> String {
+        if self.layout.thread_like() && !self.direct() {
+            format!("redirected to {}", self.page.landed)
+        } else {
+            self.layout.shortfall()
+        }
     }
 
     /// Whether the page was served at the URL asked for: only then do its
     /// layout and links speak for that URL's shape.
-    fn direct(&self) -> bool {
+    pub(crate) fn direct(&self) -> bool {
         self.page.landed == self.page.url
     }
 
@@ -264,13 +418,13 @@ impl<'s> Seen<'s> {
 }
 
 /// How one kind of page (boards or threads) is addressed.
-struct Scheme {
-    fam: Family,
+pub(crate) struct Scheme {
+    pub(crate) fam: Family,
     /// The place in its URLs that names the board or thread.
-    id: Pos,
+    pub(crate) id: Pos,
     /// Parameters lists add to a thread's first page to say where the
     /// link was found (`&extra=page%3D2`, `&fpage=2`): left free.
-    context: BTreeSet<String>,
+    pub(crate) context: BTreeSet<String>,
 }
 
 impl Scheme {
@@ -283,32 +437,95 @@ impl Scheme {
 }
 
 /// Pager steps seen, by family: the page each was on and the number it led to.
-type Steps = BTreeMap<Family, Vec<(usize, Option<u64>)>>;
+pub(crate) type Steps = BTreeMap<Family, Vec<(usize, Option<u64>)>>;
 
 /// The shapes whose pages read as threads: of the pages read directly, at
 /// least [`THREAD_SHARE`] of a shape's must be thread-like, so that a
 /// stray page of posts (a notice, a profile) does not make its shape one.
-fn thread_shapes<'a>(seen: &'a [Seen]) -> Result<BTreeSet<&'a Shape>, LearnError> {
+pub(crate) fn thread_shapes<'a>(seen: &'a [Seen]) -> Result<BTreeSet<&'a Shape>, LearnError> {
+    let by_shape = shape_tally(seen);
+    let thread_shapes: BTreeSet<&Shape> = by_shape.iter().filter(|(_, (n, t))| thread_shape(*n, *t)).map(|(s, _)| *s).collect();
+    for (shape, (n, t)) in &by_shape {
+        tracing::debug!("shape {}: {t} of {n} pages read as threads", shape.key());
+    }
+    if !thread_shapes.is_empty() {
+        return Ok(thread_shapes);
+    }
+    let why = if seen.iter().any(|s| s.thread_like) {
+        // Some pages show posts, too few of their kind to make it one.
+        let (shape, (n, t)) = by_shape.iter().max_by_key(|(_, (n, t))| (*t, std::cmp::Reverse(*n))).expect("a thread-like page has a shape");
+        format!("no kind of URL has {:.0} % of its pages show repeated posts with dates (nearest: {}: {t} of {n})", THREAD_SHARE * 100.0, shape.key())
+    } else {
+        let near = nearest_thread_page(seen).map(|s| format!(" (nearest: {}: {})", s.page.url, s.shortfall())).unwrap_or_default();
+        format!("none of the {} pages read shows repeated posts with dates{near}", seen.len())
+    };
+    Err(LearnError::Unlearnable { what: "threads".into(), why })
+}
+
+/// Of the pages read directly, per shape: how many, and how many read as
+/// threads.
+pub(crate) fn shape_tally<'a>(seen: &'a [Seen]) -> BTreeMap<&'a Shape, (usize, usize)> {
     let mut by_shape: BTreeMap<&Shape, (usize, usize)> = BTreeMap::new();
     for s in seen.iter().filter(|s| s.direct()) {
         let e = by_shape.entry(&s.shape).or_default();
         e.0 += 1;
         e.1 += s.thread_like as usize;
     }
-    let thread_shapes: BTreeSet<&Shape> = by_shape.iter().filter(|(_, (n, t))| *t as f64 >= THREAD_SHARE * *n as f64 && *t > 0).map(|(s, _)| *s).collect();
-    for (shape, (n, t)) in &by_shape {
-        tracing::debug!("shape {}: {t} of {n} pages read as threads", shape.key());
+    by_shape
+}
+
+/// Whether `threads` of a shape's `pages` read as threads make it a
+/// thread shape: at least [`THREAD_SHARE`] of them, and one.
+pub(crate) fn thread_shape(pages: usize, threads: usize) -> bool {
+    threads > 0 && threads as f64 >= THREAD_SHARE * pages as f64
+}
+
+/// Of the pages below the home that do not read as threads, the one
+/// that comes nearest ([`Layout::nearness`]); the first of equals.
+pub(crate) fn nearest_thread_page<'a, 's>(seen: impl IntoIterator<Item = &'a Seen<'s>>) -> Option<&'a Seen<'s>>
+where
+    's: 'a,
+{
+    seen.into_iter()
+        .filter(|s| !s.thread_like && s.page.depth > 0)
+        .enumerate()
+        .max_by_key(|(i, s)| (s.layout.nearness(), std::cmp::Reverse(*i)))
+        .map(|(_, s)| s)
+}
+
+/// Shapes that list-like pages link to, most first: for each page read
+/// directly below the home, the shapes of which it links to [`LIST_LINKS`]
+/// distinct URLs or more, other than its own shape and not aside pages
+/// ([`crate::aside`]: a list links its threads' authors too); each shape
+/// with the distinct URLs all those pages link to. Navigation links the
+/// same few boards from every page; lists link many threads, so threads
+/// come first. `--partial`'s threads where no page reads as one.
+pub(crate) fn linked_shapes<'r>(read: &'r Read) -> Vec<(&'r Shape, usize)> {
+    let mut linked: BTreeMap<Shape, HashSet<&Url>> = BTreeMap::new();
+    for s in read.seen.iter().filter(|s| s.direct() && s.page.depth > 0) {
+        let mut here: BTreeMap<Shape, HashSet<&Url>> = BTreeMap::new();
+        for l in s.page.links.iter().filter(|l| crate::aside::aside(&l.url).is_none()) {
+            let shape = read.shapes.of(&Split::of(&l.url));
+            if shape != s.shape {
+                here.entry(shape).or_default().insert(&l.url);
+            }
+        }
+        for (shape, urls) in here.into_iter().filter(|(_, u)| u.len() >= LIST_LINKS) {
+            linked.entry(shape).or_default().extend(urls);
+        }
     }
-    if thread_shapes.is_empty() {
-        return Err(LearnError::Unlearnable { what: "threads".into(), why: format!("none of the {} pages read shows repeated posts with dates", seen.len()) });
-    }
-    Ok(thread_shapes)
+    // Borrowed back from the sample's shapes (every link's among them), so
+    // the caller can hold them as it holds `thread_shapes`.
+    let mut out: Vec<(&Shape, usize)> =
+        linked.into_iter().filter_map(|(shape, urls)| read.shapes.0.values().find(|sh| **sh == shape).map(|sh| (sh, urls.len()))).collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    out
 }
 
 /// Every link that is its page with one number changed, added or dropped
 /// ([`pager_step`]), from the pages read directly (a redirected page's
 /// links are steps from another URL).
-fn pager_steps(read: &Read) -> Steps {
+pub(crate) fn pager_steps(read: &Read) -> Steps {
     let mut steps = Steps::new();
     for (i, s) in read.seen.iter().enumerate().filter(|(_, s)| s.direct()) {
         for l in &s.page.links {
@@ -322,7 +539,7 @@ fn pager_steps(read: &Read) -> Steps {
 }
 
 /// How many distinct URLs of `fam` the list candidates link to.
-fn lists_link(read: &Read, fam: &Family) -> usize {
+pub(crate) fn lists_link(read: &Read, fam: &Family) -> usize {
     let mut urls = HashSet::new();
     for s in read.seen.iter().filter(|s| s.listing()) {
         for l in &s.page.links {
@@ -340,30 +557,39 @@ fn lists_link(read: &Read, fam: &Family) -> usize {
 /// dynamic), the one with pager steps; a family lists hardly link to (an
 /// author filter with its own pager) does not count as paged.
 fn thread_family(read: &Read, steps: &Steps, thread_shapes: &BTreeSet<&Shape>) -> Family {
+    let (thread_fam, _, _) = thread_families(read, steps, thread_shapes).into_iter().next().expect("thread shapes are not empty");
+    tracing::debug!("threads: {} paged at {:?}", thread_fam.base.key(), thread_fam.page);
+    thread_fam
+}
+
+/// The candidates [`thread_family`] weighs, best first, each with the
+/// distinct URLs of it lists link to and its pager steps.
+pub(crate) fn thread_families(read: &Read, steps: &Steps, thread_shapes: &BTreeSet<&Shape>) -> Vec<(Family, usize, usize)> {
     let mut fams: Vec<Family> = steps
         .keys()
         .filter(|f| thread_shapes.contains(&f.base) || read.seen.iter().any(|s| s.thread_like && f.member(&s.split, &read.shapes)))
         .cloned()
         .collect();
     fams.extend(thread_shapes.iter().map(|s| Family { base: (*s).clone(), page: None }));
-    let thread_fam = fams
+    let mut weighed: Vec<(Family, usize, usize)> = fams
         .into_iter()
         .map(|f| {
             let (linked, evidence) = (lists_link(read, &f), steps.get(&f).map_or(0, Vec::len));
             tracing::debug!("thread family {} paged at {:?}: {linked} links from lists, {evidence} pager steps", f.base.key(), f.page);
-            (linked, evidence, f)
+            (f, linked, evidence)
         })
-        .max_by_key(|(linked, evidence, f)| (*evidence > 0 && *linked >= LIST_LINKS, *linked, *evidence, std::cmp::Reverse(f.clone())))
-        .map(|(_, _, f)| f)
-        .expect("thread shapes are not empty");
-    tracing::debug!("threads: {} paged at {:?}", thread_fam.base.key(), thread_fam.page);
-    thread_fam
+        .collect();
+    // Best first: paged and linked from lists, then most linked, then most
+    // stepped, then the least family (every family differs, so the order
+    // is total and the first is the one a maximum would pick).
+    weighed.sort_by_key(|(f, linked, evidence)| std::cmp::Reverse((*evidence > 0 && *linked >= LIST_LINKS, *linked, *evidence, std::cmp::Reverse(f.clone()))));
+    weighed
 }
 
 /// The thread id: of the family's varying places, the one that takes the
 /// most values among one list page's links (a list links many threads;
 /// the list page a link was found on is the same for all of them).
-fn thread_id(read: &Read, fam: &Family) -> Result<Pos, LearnError> {
+pub(crate) fn thread_id(read: &Read, fam: &Family) -> Result<Pos, LearnError> {
     let vars = fam.id_vars();
     let mut best: HashMap<Pos, usize> = HashMap::new();
     for s in read.seen.iter().filter(|s| s.listing()) {
@@ -384,7 +610,7 @@ fn thread_id(read: &Read, fam: &Family) -> Result<Pos, LearnError> {
 /// than its page. Only one a page adds to the links of [`LIST_LINKS`]
 /// threads or more counts: one that a stray page adds to a few links (an
 /// author filter) names another view, not where the link was found.
-fn context_params(read: &Read, fam: &Family, id: &Pos) -> BTreeSet<String> {
+pub(crate) fn context_params(read: &Read, fam: &Family, id: &Pos) -> BTreeSet<String> {
     let page_key = fam.page_key().map(str::to_owned);
     let mut context: BTreeSet<String> = BTreeSet::new();
     for s in read.seen.iter().filter(|s| !s.thread_like) {
@@ -408,24 +634,37 @@ fn context_params(read: &Read, fam: &Family, id: &Pos) -> BTreeSet<String> {
 /// The list pages, as indexes into `read.seen`: pages read directly, below
 /// the home, showing no posts and of no thread's family, that link to
 /// [`LIST_LINKS`] threads or more.
-fn list_pages(read: &Read, threads: &Scheme) -> Result<Vec<usize>, LearnError> {
-    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
-    let list_pages: Vec<usize> = (0..read.seen.len())
-        .filter(|&i| {
-            let s = &read.seen[i];
-            s.direct() && s.listing() && !threads.fam.member(&s.split, &read.shapes) && thread_ids(s).len() >= LIST_LINKS
-        })
-        .collect();
+pub(crate) fn list_pages(read: &Read, threads: &Scheme) -> Result<Vec<usize>, LearnError> {
+    let cands = list_candidates(read, threads);
+    let list_pages: Vec<usize> = cands.iter().filter(|(_, n)| *n >= LIST_LINKS).map(|(i, _)| *i).collect();
     if list_pages.is_empty() {
-        return Err(LearnError::Unlearnable { what: "board lists".into(), why: format!("no page read links to {LIST_LINKS} threads or more") });
+        let near = match cands.iter().enumerate().max_by_key(|(k, (_, n))| (*n, std::cmp::Reverse(*k))) {
+            Some((_, (i, n))) if *n > 0 => format!(" (nearest: {} links to {n} thread{})", read.seen[*i].page.url, if *n == 1 { "" } else { "s" }),
+            _ => format!(" (none links to a thread URL: {})", threads.fam.describe()),
+        };
+        return Err(LearnError::Unlearnable { what: "board lists".into(), why: format!("no page read links to {LIST_LINKS} threads or more{near}") });
     }
     Ok(list_pages)
+}
+
+/// The pages that may be lists, in sample order: read directly, below
+/// the home, showing no posts and of no thread's family; each with the
+/// distinct threads it links to.
+pub(crate) fn list_candidates(read: &Read, threads: &Scheme) -> Vec<(usize, usize)> {
+    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
+    (0..read.seen.len())
+        .filter(|&i| {
+            let s = &read.seen[i];
+            s.direct() && s.listing() && !threads.fam.member(&s.split, &read.shapes)
+        })
+        .map(|i| (i, thread_ids(&read.seen[i]).len()))
+        .collect()
 }
 
 /// The boards' family: the pager family most list pages belong to (then
 /// the one with most steps), not a thread shape's; with no pager seen,
 /// the shape most list pages have, unpaged.
-fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>) -> Family {
+pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>) -> Family {
     let seen = &read.seen;
     steps
         .keys()
@@ -443,7 +682,7 @@ fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes:
 /// The board id: the varying place of the boards' family that differs
 /// most between boards, counted over the home page, the lists, and the
 /// links of both (one list page alone shows one board).
-fn board_id(read: &Read, fam: &Family, list_pages: &[usize]) -> Result<Pos, LearnError> {
+pub(crate) fn board_id(read: &Read, fam: &Family, list_pages: &[usize]) -> Result<Pos, LearnError> {
     let vars = fam.id_vars();
     let mut values: HashMap<Pos, HashSet<String>> = HashMap::new();
     let sources = read.seen.iter().filter(|s| s.page.depth == 0).chain(list_pages.iter().map(|&i| &read.seen[i]));
@@ -1001,7 +1240,7 @@ fn forum_name(home: Option<&Seen>, seen: &[Seen]) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The steps over a small forum written out as HTML: a home page, two
     //! boards of two list pages each (`board.php?fid=N`, `&page=2`), and
     //! threads of three dated posts (`read.php?tid=N`; the second list
@@ -1016,7 +1255,7 @@ mod tests {
     const HOME: &str = "http://forum.test/";
     const TITLE: &str = "小城论坛";
 
-    fn url(path: &str) -> Url {
+    pub(crate) fn url(path: &str) -> Url {
         Url::parse(HOME).unwrap().join(path).unwrap()
     }
 
@@ -1029,7 +1268,7 @@ mod tests {
     }
 
     /// Threads 10·fid+1 ..= 10·fid+4 on page 1, +5 ..= +8 on page 2.
-    fn list_html(fid: u32, page: u32) -> String {
+    pub(crate) fn list_html(fid: u32, page: u32) -> String {
         let mut out = head(&format!("版块{fid} - {TITLE}"));
         out.push_str("<table class=\"threads\">");
         for n in 1..=4 {
@@ -1076,7 +1315,7 @@ mod tests {
         Page { links: page_links(&site, &html, &u), url: u.clone(), landed: u, depth, html }
     }
 
-    fn forum() -> Sample {
+    pub(crate) fn forum() -> Sample {
         let mut pages = vec![page(HOME, 0, home_html())];
         for fid in 1..=2 {
             pages.push(page(&format!("board.php?fid={fid}"), 1, list_html(fid, 1)));
@@ -1086,7 +1325,7 @@ mod tests {
             pages.push(page(&format!("read.php?tid={tid}"), 2, thread_html(tid)));
         }
         let home = url(HOME);
-        Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 10 }
+        Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 10, aside_left: 0 }
     }
 
     fn seen<'a>(read: &'a Read, path: &str) -> &'a Seen<'a> {
@@ -1141,6 +1380,75 @@ mod tests {
         let lists_only: Vec<Page> = sample.pages.iter().filter(|p| !p.url.as_str().contains("read.php")).cloned().collect();
         let err = thread_shapes(&Read::of(&Sample { pages: lists_only, ..forum() }).seen).unwrap_err();
         assert!(err.to_string().contains("none of the 5 pages read"), "{err}");
+        // The nearest is the page whose records come closest: a list's
+        // rows hold the most words in links.
+        assert!(err.to_string().contains("(nearest: http://forum.test/board.php?fid=1: "), "{err}");
+    }
+
+    /// The forum with the last post of each thread undated: two dated
+    /// posts of three, too few for a thread.
+    pub(crate) fn undated() -> Sample {
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("read.php")) {
+            p.html = p.html.replace("2024-03-03 12:32", "-");
+        }
+        sample
+    }
+
+    #[test]
+    fn a_page_short_of_a_thread_says_what_it_lacks() {
+        let sample = undated();
+        let read = Read::of(&sample);
+        let t = seen(&read, "read.php?tid=11");
+        assert!(!t.thread_like);
+        assert_eq!(t.shortfall(), "2 dated records of 3 (80 % needed)");
+        let err = thread_shapes(&read.seen).unwrap_err().to_string();
+        assert!(
+            err.ends_with(
+                "none of the 10 pages read shows repeated posts with dates (nearest: http://forum.test/read.php?tid=11: 2 dated records of 3 (80 % needed))"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn without_posts_partial_takes_the_threads_lists_link_to_most() {
+        let sample = undated();
+        let read = Read::of(&sample);
+        let linked: Vec<(String, usize)> = linked_shapes(&read).into_iter().map(|(s, n)| (s.key(), n)).collect();
+        // 8 threads linked from the boards' first pages; the 8 their second
+        // pages link with `&fpage=2` are a shape of their own, which
+        // sorts after it.
+        assert_eq!(linked[0], ("/read.php?tid=#".to_owned(), 8), "{linked:?}");
+        let what = || Learned::new("small", None, url(HOME), Duration::ZERO);
+        assert!(matches!(learn(&sample, what()), Err(LearnError::Unlearnable { .. })));
+        let (learned, failed) = learn_partial(&sample, what()).unwrap();
+        assert_eq!(failed.len(), 1);
+        let links: Vec<&str> = learned.links.iter().map(|l| l.element).collect();
+        assert_eq!(links, ["board", "board-page", "thread"]);
+        assert!(learned.thread.iter().any(|f| f.attr == "post" && f.css == "auto"), "{:?}", learned.thread);
+        assert!(learned.missing[0].contains("/read.php?tid=#"), "{:?}", learned.missing);
+        let text = learned.site_file();
+        assert!(text.contains("<thread") && text.contains("post=\"auto\""), "{text}");
+        luntan_core::Site::parse(&text, std::path::Path::new("partial.xml")).unwrap();
+    }
+
+    #[test]
+    fn with_no_list_partial_writes_a_placeholder_board_and_names_the_nearest_page() {
+        // One list page, of two threads only.
+        let mut sample = forum();
+        sample.pages.retain(|p| !p.url.as_str().contains("board.php") || p.url == url("board.php?fid=1"));
+        let list = sample.pages.iter_mut().find(|p| p.url == url("board.php?fid=1")).unwrap();
+        list.html = list_html(1, 1).replace("read.php?tid=13", "faq.php").replace("read.php?tid=14", "faq.php");
+        list.links = page_links(&walking_site(&url(HOME), Duration::ZERO).unwrap(), &list.html, &list.url);
+        let what = || Learned::new("small", None, url(HOME), Duration::ZERO);
+        let err = learn(&sample, what()).unwrap_err().to_string();
+        assert!(err.ends_with("no page read links to 3 threads or more (nearest: http://forum.test/board.php?fid=1 links to 2 threads)"), "{err}");
+        let (learned, failed) = learn_partial(&sample, what()).unwrap();
+        assert_eq!(failed.len(), 1);
+        assert!(learned.links[0].pattern.contains("BOARD-NOT-LEARNED"), "{:?}", learned.links);
+        assert!(learned.missing.iter().any(|m| m.contains("placeholder")), "{:?}", learned.missing);
+        luntan_core::Site::parse(&learned.site_file(), std::path::Path::new("partial.xml")).unwrap();
     }
 
     #[test]

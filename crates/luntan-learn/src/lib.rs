@@ -4,7 +4,8 @@
 //!
 //! - [`sample::walk`] reads a bounded sample of the forum through
 //!   luntan's `Fetcher` (robots.txt, the delay, retries), a few pages of
-//!   every kind of URL.
+//!   every kind of URL, and last a few of the pages beside the forum's
+//!   structure ([`aside`]: search, feeds, user pages, forms).
 //! - [`learn::learn`] finds the thread pages by layout (repeated dated
 //!   posts), the pagers by URL (one number changed, added or dropped), the
 //!   board lists by their links to threads, and turns what it found into
@@ -12,6 +13,9 @@
 //! - [`Learned::site_file`] writes it in today's format, naming in a
 //!   comment what could not be learned; [`check`] loads it back and runs
 //!   discover's link reading and extract's page parser over the sample.
+//! - [`diagnose::diagnose`] says, when learning fails, what the sample
+//!   holds and what each step weighed; [`learn::learn_partial`] writes what
+//!   could be learned, to finish by hand.
 //!
 //! ```
 //! use luntan_learn::urls::{Split, Pos};
@@ -30,6 +34,8 @@ use luntan_crawl::links;
 use scraper::Html;
 use url::Url;
 
+pub mod aside;
+pub mod diagnose;
 pub mod learn;
 pub mod sample;
 pub mod select;
@@ -186,20 +192,28 @@ pub struct Check {
     /// Posts without an author or a time.
     pub no_author: usize,
     pub no_time: usize,
+    /// Where the file is unusable: the page that came nearest to what is
+    /// missing, and how near (`http://…/category/2: 5 links of the
+    /// thread pattern, none in a list row`).
+    pub nearest: Option<String>,
 }
 
 impl Check {
     /// What makes the file unusable, if anything.
     pub fn unusable(&self) -> Option<String> {
-        if self.boards == 0 {
-            Some("the home page links to no board".into())
+        let why = if self.boards == 0 {
+            "the home page links to no board"
         } else if self.threads == 0 {
-            Some("no list page read lists a thread".into())
+            "no list page read lists a thread"
         } else if self.posts == 0 {
-            Some("no thread page read yields a post".into())
+            "no thread page read yields a post"
         } else {
-            None
-        }
+            return None;
+        };
+        Some(match &self.nearest {
+            Some(n) => format!("{why} ({n})"),
+            None => why.to_owned(),
+        })
     }
 
     /// The problems worth a line even when the file is usable.
@@ -251,5 +265,64 @@ pub fn check(text: &str, sample: &sample::Sample) -> Result<Check, LearnError> {
             c.no_time += posts.iter().filter(|p| p.time.is_none()).count();
         }
     }
+    c.nearest = nearest(&c, &site, sample);
     Ok(c)
+}
+
+/// For [`Check::unusable`]'s reason: of the pages read, the one that
+/// came nearest to what the file fails to find, and how near.
+fn nearest(c: &Check, site: &Site, sample: &sample::Sample) -> Option<String> {
+    let l = &site.links;
+    let ok = |pat: Option<&luntan_core::site::LinkPattern>, url: &str| pat.and_then(|x| x.captures(url)).is_some_and(|m| m.is_ok());
+    let direct = || sample.pages.iter().filter(|p| p.landed == p.url);
+    // The first of the most.
+    fn best(counts: Vec<(&sample::Page, usize)>) -> Option<(&sample::Page, usize)> {
+        counts.into_iter().enumerate().max_by_key(|(i, (_, n))| (*n, std::cmp::Reverse(*i))).map(|(_, x)| x)
+    }
+    fn parsed(p: &sample::Page) -> (Html, Url) {
+        let doc = Html::parse_document(&p.html);
+        let base = links::base_url(&doc, &p.landed);
+        (doc, base)
+    }
+    if c.boards == 0 {
+        let counts = sample
+            .pages
+            .iter()
+            .map(|p| {
+                let (doc, base) = parsed(p);
+                (p, links::board_links(site, &doc, &base).0.len())
+            })
+            .collect();
+        return Some(match best(counts) {
+            Some((p, n)) if n > 0 => format!("nearest: {} links to {n} boards", p.url),
+            _ => "no page read links to a URL of the board pattern".into(),
+        });
+    }
+    if c.threads == 0 {
+        let lists: Vec<&sample::Page> = direct().filter(|p| ok(Some(&l.board), p.url.as_str()) || ok(l.board_page.as_ref(), p.url.as_str())).collect();
+        let counts = lists
+            .iter()
+            .map(|p| {
+                let (doc, base) = parsed(p);
+                let linked: std::collections::HashSet<_> =
+                    links::scan(site, &doc, None, &base, &l.thread).matched.into_iter().filter_map(|m| m.m.thread.map(|t| t.to_string())).collect();
+                (*p, linked.len())
+            })
+            .collect();
+        return Some(match best(counts) {
+            Some((p, n)) if n > 0 => format!("nearest: {}: {n} links of the thread pattern, none in a list row", p.url),
+            Some((p, _)) => format!("nearest: {}: no link of the thread pattern", p.url),
+            None => "no page read matches the board patterns".into(),
+        });
+    }
+    if c.posts == 0 {
+        let threads: Vec<&sample::Page> = direct().filter(|p| ok(Some(&l.thread), p.url.as_str()) || ok(l.thread_page.as_ref(), p.url.as_str())).collect();
+        let counts = threads.iter().map(|p| (*p, luntan_extract::template::records(&Html::parse_document(&p.html), None).0.len())).collect();
+        return Some(match best(counts) {
+            Some((p, n)) if n > 0 => format!("nearest: {}: the template finds {n} records, the post rules none", p.url),
+            Some((p, _)) => format!("nearest: {}: no records", p.url),
+            None => "no page read matches the thread patterns".into(),
+        });
+    }
+    None
 }

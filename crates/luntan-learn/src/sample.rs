@@ -7,6 +7,13 @@
 //! ([`Split::sample_key`]) it has fetched least, shallowest first, so a few
 //! pages of every kind (boards, their later pages, threads, theirs) are
 //! read before many of one.
+//!
+//! Pages beside the forum's structure ([`crate::aside`]: search, filtered and
+//! sorted views, feeds, user pages, tags, print views, forms) are read
+//! only once every other kind is read or capped, [`ASIDE_PER_KIND`] of
+//! each at most and [`ASIDE_SHARE`] of the budget in all: a forum links
+//! them from every page, in many variants, and they teach the learner
+//! nothing about boards, lists or threads.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -19,8 +26,14 @@ use luntan_crawl::links;
 use scraper::{Html, Selector};
 use url::Url;
 
+use crate::aside::{aside, Aside};
 use crate::urls::Split;
 use crate::LearnError;
+
+/// Pages of one kind of aside page read at most.
+pub const ASIDE_PER_KIND: usize = 2;
+/// Share of `max_requests` aside pages may take, all kinds together.
+pub const ASIDE_SHARE: f64 = 0.1;
 
 /// How far the walk goes and how politely.
 #[derive(Debug, Clone)]
@@ -65,6 +78,8 @@ pub struct Sample {
     pub failed: Vec<(Url, String)>,
     /// Requests sent, robots.txt and redirects included.
     pub requests: u64,
+    /// Aside pages linked but left unread, their caps reached.
+    pub aside_left: usize,
     /// The site the fetcher ran under (politeness, hosts).
     pub site: Arc<Site>,
 }
@@ -124,25 +139,36 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     let mut pages: Vec<Page> = Vec::new();
     let mut failed = Vec::new();
     let mut seen: HashSet<Url> = HashSet::from([cfg.home.clone()]);
-    // (url, depth, order found); the next is the one whose kind was read
-    // least, then the shallowest, then the first found.
-    let mut frontier: Vec<(Url, u32, usize, String)> = vec![(cfg.home.clone(), 0, 0, Split::of(&cfg.home).sample_key())];
+    // (url, depth, order found, kind, aside); the next is a structural one
+    // before any aside, then the one whose kind was read least, then the
+    // shallowest, then the first found.
+    let mut frontier: Vec<(Url, u32, usize, String, Option<Aside>)> = vec![(cfg.home.clone(), 0, 0, Split::of(&cfg.home).sample_key(), None)];
     let mut taken: HashMap<String, usize> = HashMap::new();
+    let mut aside_taken: HashMap<Aside, usize> = HashMap::new();
+    let aside_budget = ((cfg.max_requests as f64 * ASIDE_SHARE) as usize).max(1);
+    let mut aside_left = 0;
     let mut found = 1usize;
     let requests = || fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
     while !frontier.is_empty() && (requests() as usize) < cfg.max_requests {
         let best = (0..frontier.len())
             .min_by_key(|&i| {
-                let (_, depth, order, key) = &frontier[i];
-                (taken.get(key).copied().unwrap_or(0), *depth, *order)
+                let (_, depth, order, key, beside) = &frontier[i];
+                (beside.is_some(), taken.get(key).copied().unwrap_or(0), *depth, *order)
             })
             .expect("not empty");
-        let (url, depth, _, key) = frontier.swap_remove(best);
-        let n = taken.entry(key).or_insert(0);
-        if *n >= cfg.per_kind {
+        let (url, depth, _, key, beside) = frontier.swap_remove(best);
+        if taken.get(&key).is_some_and(|&n| n >= cfg.per_kind) {
             continue;
         }
-        *n += 1;
+        if let Some(a) = beside {
+            let full = aside_taken.get(&a).is_some_and(|&n| n >= ASIDE_PER_KIND) || aside_taken.values().sum::<usize>() >= aside_budget;
+            if full {
+                aside_left += 1;
+                continue;
+            }
+            *aside_taken.entry(a).or_insert(0) += 1;
+        }
+        *taken.entry(key).or_insert(0) += 1;
         let got = match fetcher.get_html(&url).await {
             Ok(f) => f,
             Err(e) => {
@@ -158,12 +184,13 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
         let out = page_links(&site, &html, &got.url);
         for link in out.iter().map(|l| &l.url) {
             if in_scope(link) && !unsafe_link(link) && seen.insert(link.clone()) {
-                frontier.push((link.clone(), depth + 1, found, Split::of(link).sample_key()));
+                frontier.push((link.clone(), depth + 1, found, Split::of(link).sample_key(), aside(link)));
                 found += 1;
             }
         }
         progress(requests(), &url);
         pages.push(Page { url, landed: got.url, depth, html, links: out });
     }
-    Ok(Sample { home: cfg.home.clone(), pages, failed, requests: requests(), site })
+    aside_left += frontier.iter().filter(|f| f.4.is_some()).count();
+    Ok(Sample { home: cfg.home.clone(), pages, failed, requests: requests(), aside_left, site })
 }

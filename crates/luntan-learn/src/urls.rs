@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 
 use url::Url;
 
+use crate::aside;
+
 /// One piece of a path segment or of a query value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Piece {
@@ -133,12 +135,21 @@ impl Split {
     }
 
     /// A coarse key to spread a sample over kinds of pages: the shape with
-    /// words past the first segment blurred (boards named by words share it).
+    /// words past the first segment blurred (boards named by words share
+    /// it), and the values of keys that pick a view of a page rather than
+    /// the page ([`aside::view_key`]: `filter=`, `sort=`, `term=`, `q=`),
+    /// so that `/popular?filter=a&term=b` and `…filter=c&term=d` are one
+    /// kind, not one kind each.
     pub fn sample_key(&self) -> String {
         let mut s = self.shape();
         for (i, seg) in s.path.iter_mut().enumerate() {
             if i > 0 && seg.len() == 1 && matches!(&seg[0], Kind::Lit(l) if wordlike(l)) {
                 seg[0] = Kind::Word;
+            }
+        }
+        for (k, v) in &mut s.query {
+            if aside::view_key(k) && !v.is_empty() {
+                *v = vec![Kind::Word];
             }
         }
         s.key()
@@ -428,6 +439,20 @@ mod tests {
         let s = split("http://h/dz/forum.php?mod=viewthread&tid=7&extra=page%3D2");
         assert_eq!(s.shape().key(), "/dz/forum.php?mod=viewthread&tid=#&extra=*");
         assert_eq!(split("http://h/a?sid=3f9a0c2b7d1e4f5a6b7c").shape().key(), "/a?sid=*");
+    }
+
+    #[test]
+    fn views_of_one_page_are_one_kind_and_pages_of_another_script_are_not() {
+        let key = |u: &str| split(u).sample_key();
+        assert_eq!(key("http://h/popular?filter=week&term=exam"), key("http://h/popular?filter=month&term=%E8%80%83%E7%A0%94"));
+        assert_eq!(key("http://h/popular?filter=week&term=exam"), "/popular?filter={w}&term={w}");
+        assert_eq!(key("http://h/f.php?fid=2&orderby=lastpost"), key("http://h/f.php?fid=9&orderby=heats"));
+        assert_eq!(key("http://h/search?q=a"), key("http://h/search?q=12"));
+        // A dispatching value is the page's kind: threads are not lists.
+        assert_ne!(key("http://h/forum.php?mod=viewthread&tid=7"), key("http://h/forum.php?mod=forumdisplay&tid=7"));
+        // Boards named by words share a kind; the first segment does not blur.
+        assert_eq!(key("http://h/bbs/board/tech/"), key("http://h/bbs/board/life/"));
+        assert_ne!(key("http://h/news/"), key("http://h/about/"));
     }
 
     #[test]
