@@ -44,6 +44,15 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# The real-software test bed (realworld/README.md): forum packages from PyPI
+# and npm installed, filled with Chinese text and served on loopback, then
+# crawled with the file luntan-learn writes and with a hand-written one, each
+# thread compared with the package's own database. Needs the registries and
+# minutes, so it is not part of make test. PACKAGES=machina,… for some.
+.PHONY: realworld
+realworld: build
+	python3 realworld/run.py $(if $(PACKAGES),--packages $(PACKAGES),)
+
 # A site file learned from a forum's home page: make learn URL=http://… SITE=id
 learn: build
 	@test -n "$(URL)" || { echo "make learn: give the forum's home page as URL=http://…" >&2; exit 2; }

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""`make realworld`: luntan on forum software it was not shaped on.
+
+For each package of the test bed (a folder of realworld/ with a `bed.sh`):
+install it from its registry, fill it with Chinese text, serve it on
+loopback, then crawl it twice, with the site file `luntan-learn` writes
+and with the hand-written `site.xml` beside its `bed.sh`, and compare every
+thread's XML with the truth the package's own database gave
+(`truth.json`, written by `bed.sh fill`). Writes realworld/RESULTS.md and
+realworld/work/results.json.
+
+A thread is exact when its posts are the truth's posts in order, each with
+the same author, the same time (to the precision the forum shows) and the
+same paragraphs (white space folded). Nothing is hand-edited between the
+learner and the crawl.
+
+    python3 realworld/run.py                     # every package
+    python3 realworld/run.py --packages machina  # one
+    REALWORLD_BIN=target/debug python3 realworld/run.py
+
+stdlib only: it must run before anything else is installed.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PORT0 = 18300
+
+
+def packages():
+    return sorted(p.name for p in HERE.iterdir() if (p / "bed.sh").is_file())
+
+
+def bed(pkg, *args, log):
+    """Runs one bed.sh step, its output into the log; raises on failure."""
+    t = time.monotonic()
+    with open(log, "a") as f:
+        f.write(f"\n== bed.sh {' '.join(map(str, args))}\n")
+        f.flush()
+        r = subprocess.run(["bash", str(HERE / pkg / "bed.sh"), *map(str, args)], stdout=f, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        raise RuntimeError(f"realworld/{pkg}/bed.sh {args[0]} failed (exit {r.returncode}); see {log}")
+    return time.monotonic() - t
+
+
+def children_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def luntan(bin_dir, stage, *args, log, timeout=1800):
+    """Runs one luntan binary; returns (exit code, stdout, wall s, CPU s)."""
+    t, c = time.monotonic(), children_cpu()
+    with open(log, "a") as f:
+        f.write(f"\n== {stage} {' '.join(map(str, args))}\n")
+        f.flush()
+        r = subprocess.run([str(bin_dir / stage), *map(str, args)], stdout=subprocess.PIPE, stderr=f, text=True, timeout=timeout)
+    return r.returncode, r.stdout, time.monotonic() - t, children_cpu() - c
+
+
+def fold(s):
+    return " ".join(s.split())
+
+
+def read_xml(path):
+    root = ET.parse(path).getroot()
+    posts = []
+    for p in root.findall("post"):
+        posts.append(
+            {
+                "author": fold(p.findtext("author") or ""),
+                "time": (p.findtext("time") or "").strip(),
+                "paragraphs": [fold(x.text or "") for x in p.findall("p") if fold(x.text or "")],
+            }
+        )
+    return {
+        "id": root.get("id"),
+        "url": (root.findtext("url") or "").strip(),
+        "title": fold(root.findtext("title") or ""),
+        "posts": posts,
+    }
+
+
+def url_key(u):
+    """A thread URL as path and query, without the origin or a trailing
+    slash, percent-escapes decoded (pages write Chinese slugs raw; luntan
+    keeps URLs as the `url` crate serializes them)."""
+    u = urllib.parse.unquote(re.sub(r"^[a-z]+://[^/]+", "", u.strip()))
+    return u.rstrip("/") or "/"
+
+
+def minutes(zone):
+    """`+08:00` → 480."""
+    m = re.fullmatch(r"([+-])(\d{2}):?(\d{2})", zone.strip())
+    if not m:
+        raise ValueError(f"{zone!r} is not a zone such as +08:00")
+    n = int(m.group(2)) * 60 + int(m.group(3))
+    return -n if m.group(1) == "-" else n
+
+
+def site_zone(site_file):
+    """The `time-zone` a site file reads times in (luntan's default +08:00)."""
+    m = re.search(r'<thread\b[^>]*\btime-zone="([^"]+)"', Path(site_file).read_text())
+    return minutes(m.group(1)) if m else 480
+
+
+def moved(t, from_min, to_min):
+    """A wall-clock time on one zone's clock, on another's."""
+    d = datetime.datetime.fromisoformat(t) + datetime.timedelta(minutes=to_min - from_min)
+    return d.isoformat(timespec="seconds")
+
+
+def same_time(got, want, precision):
+    if precision in ("relative", "none"):
+        return True
+    n = {"second": 19, "minute": 16, "day": 10}[precision]
+    return got[:n] == want[:n] and len(got) >= n
+
+
+def compare(truth, data, site):
+    """Every thread of the truth against the XML luntan wrote for it. The
+    truth's times are moved from the forum's clock to the one the site file
+    reads them on (NodeBB shows UTC instants; luntan stores +08:00 unless
+    told otherwise), so an instant counts, not how it is written."""
+    zone_from, zone_to = minutes(truth.get("time_zone", "+08:00")), site_zone(data / "sites" / f"{site}.xml")
+    docs = {}
+    for path in (data / "pages" / site).rglob("*.xml"):
+        try:
+            d = read_xml(path)
+        except ET.ParseError as e:
+            print(f"realworld: {path}: not XML: {e}", file=sys.stderr)
+            continue
+        docs[url_key(d["url"])] = d
+    prec = truth.get("time_precision", "minute")
+    out = {"threads": len(truth["threads"]), "found": 0, "exact": 0, "titles": 0, "posts": 0, "posts_exact": 0, "diffs": []}
+    for t in truth["threads"]:
+        want = t["posts"]
+        out["posts"] += len(want)
+        d = docs.get(url_key(t["path"]))
+        if d is None:
+            out["diffs"].append(f"{t['path']}: no XML")
+            continue
+        out["found"] += 1
+        out["titles"] += fold(t["title"]) == d["title"]
+        first = None
+        for i, w in enumerate(want):
+            g = d["posts"][i] if i < len(d["posts"]) else None
+            wp = [fold(x) for x in w["paragraphs"] if fold(x)]
+            why = None
+            if g is None:
+                why = "missing"
+            elif g["author"] != fold(w["author"]):
+                why = f"author {g['author']!r} != {w['author']!r}"
+            elif not same_time(g["time"], moved(w["time"], zone_from, zone_to), prec):
+                why = f"time {g['time']!r} != {moved(w['time'], zone_from, zone_to)!r}"
+            elif g["paragraphs"] != wp:
+                why = f"text {' / '.join(g['paragraphs'])[:80]!r} != {' / '.join(wp)[:80]!r}"
+            if why is None:
+                out["posts_exact"] += 1
+            elif first is None:
+                first = f"post {i + 1}: {why}"
+        if first is None and len(d["posts"]) != len(want):
+            first = f"{len(d['posts'])} posts, truth {len(want)}"
+        if first is None:
+            out["exact"] += 1
+        else:
+            out["diffs"].append(f"{t['path']}: {first}")
+    return out
+
+
+def crawl(bin_dir, data, site, log):
+    """discover, download, extract; the summary line of each."""
+    lines = {}
+    for stage in ("luntan-discover", "luntan-download", "luntan-extract"):
+        code, _, wall, cpu = luntan(bin_dir, stage, "--data", data, "--site", site, "-q", log=log)
+        last = log.read_text().rstrip().splitlines()[-1:] or [""]
+        lines[stage] = {"exit": code, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "summary": last[0]}
+    return lines
+
+
+def learned_run(bin_dir, pkg, origin, truth, work, args, log):
+    data = work / "run-learned"
+    shutil.rmtree(data, ignore_errors=True)
+    (data / "sites").mkdir(parents=True)
+    code, explain, wall, cpu = luntan(
+        bin_dir,
+        "luntan-learn",
+        origin + truth["home"],
+        "--id",
+        pkg,
+        "--data",
+        data,
+        "--delay-ms",
+        args.delay_ms,
+        "--max-requests",
+        args.max_requests,
+        "--explain",
+        "-q",
+        log=log,
+    )
+    (work / "explain.txt").write_text(explain)
+    tail = log.read_text().rstrip().splitlines()[-1:] or [""]
+    m = re.search(r": (\d+) requests", tail[0])
+    r = {"learn_exit": code, "learn_wall_s": round(wall, 1), "learn_cpu_s": round(cpu, 1), "learn_requests": int(m.group(1)) if m else None, "learn_line": tail[0]}
+    if code != 0:
+        return r
+    site_file = data / "sites" / f"{pkg}.xml"
+    shutil.copy(site_file, work / "learned.xml")
+    r["crawl"] = crawl(bin_dir, data, pkg, log)
+    r.update(compare(truth, data, pkg))
+    return r
+
+
+def hand_run(bin_dir, pkg, origin, truth, work, log):
+    src = HERE / pkg / "site.xml"
+    if not src.is_file():
+        return None
+    data = work / "run-hand"
+    shutil.rmtree(data, ignore_errors=True)
+    (data / "sites").mkdir(parents=True)
+    text = re.sub(r"https?://127\.0\.0\.1:\d+", origin, src.read_text())
+    (data / "sites" / f"{pkg}.xml").write_text(text)
+    r = {"crawl": crawl(bin_dir, data, pkg, log)}
+    r.update(compare(truth, data, pkg))
+    return r
+
+
+def pct(a, b):
+    return f"{100.0 * a / b:.1f} %" if b else "–"
+
+
+def markdown(results):
+    rows = [
+        "| package | family | threads | learned: exact | learned: posts exact | learn requests | learn s (wall / CPU) | hand-written: exact |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for pkg, r in results.items():
+        if "error" in r:
+            rows.append(f"| {pkg} | – | – | {r['error']} | | | | |")
+            continue
+        lr, hr = r["learned"], r.get("hand")
+        if "exact" in lr:
+            learned = f"{lr['exact']}/{lr['threads']} ({pct(lr['exact'], lr['threads'])})"
+            posts = f"{lr['posts_exact']}/{lr['posts']}"
+        else:
+            learned, posts = f"no file (exit {lr['learn_exit']})", "–"
+        hand = f"{hr['exact']}/{hr['threads']} ({pct(hr['exact'], hr['threads'])})" if hr else "no site.xml"
+        rows.append(
+            f"| {pkg} {r['version']} | {r['family']} | {r['threads']} | {learned} | {posts} | {lr.get('learn_requests')} "
+            f"| {lr['learn_wall_s']} / {lr['learn_cpu_s']} | {hand} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--packages", default=",".join(packages()), help="comma-separated (default: every folder with a bed.sh)")
+    ap.add_argument("--bin", default=os.environ.get("REALWORLD_BIN") or str(Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "release"))
+    ap.add_argument("--work", default=str(HERE / "work"))
+    ap.add_argument("--delay-ms", type=int, default=100, help="the learner's delay (loopback: small)")
+    ap.add_argument("--max-requests", type=int, default=300)
+    ap.add_argument("--refill", action="store_true", help="fill the packages again even where a truth.json exists")
+    ap.add_argument("--no-results-md", action="store_true", help="do not rewrite realworld/RESULTS.md")
+    args = ap.parse_args()
+    bin_dir, work_root = Path(args.bin).resolve(), Path(args.work).resolve()
+    for b in ("luntan-learn", "luntan-discover", "luntan-download", "luntan-extract"):
+        if not (bin_dir / b).is_file():
+            sys.exit(f"realworld: {bin_dir / b}: missing; build first (cargo build --release --bins)")
+    results = {}
+    for i, pkg in enumerate(p for p in args.packages.split(",") if p):
+        if not (HERE / pkg / "bed.sh").is_file():
+            sys.exit(f"realworld: realworld/{pkg}/bed.sh: no such package")
+        work = work_root / pkg
+        work.mkdir(parents=True, exist_ok=True)
+        log = work / "run.log"
+        log.write_text("")
+        port = PORT0 + 10 + i
+        origin = f"http://127.0.0.1:{port}"
+        print(f"== {pkg}", flush=True)
+        try:
+            r = {"install_s": round(bed(pkg, "install", work, log=log), 1)}
+            if args.refill or not (work / "truth.json").is_file():
+                r["fill_s"] = round(bed(pkg, "fill", work, log=log), 1)
+            truth = json.loads((work / "truth.json").read_text())
+            r.update(version=truth["version"], family=truth["family"], threads=len(truth["threads"]), time_precision=truth.get("time_precision"))
+            bed(pkg, "serve", work, port, log=log)
+            try:
+                r["learned"] = learned_run(bin_dir, pkg, origin, truth, work, args, log)
+                r["hand"] = hand_run(bin_dir, pkg, origin, truth, work, log)
+            finally:
+                bed(pkg, "stop", work, log=log)
+        except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
+            print(f"realworld: {pkg}: {e}", file=sys.stderr)
+            r = {"error": str(e)}
+        results[pkg] = r
+        for side in ("learned", "hand"):
+            s = r.get(side) or {}
+            if "exact" in s:
+                print(f"   {side}: {s['exact']}/{s['threads']} threads exact, {s['posts_exact']}/{s['posts']} posts; first differences:")
+                for d in s["diffs"][:5]:
+                    print(f"     {d}")
+            elif s:
+                print(f"   {side}: {s.get('learn_line')}")
+    (work_root / "results.json").write_text(json.dumps(results, ensure_ascii=False, indent=1))
+    table = markdown(results)
+    print(table)
+    if not args.no_results_md:
+        md = HERE / "RESULTS.md"
+        head = md.read_text().split("<!-- table -->")[0] if md.is_file() else "# The real-software test bed: results\n\n"
+        md.write_text(head + "<!-- table -->\n" + table)
+    bad = [p for p, r in results.items() if "error" in r]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
