@@ -60,7 +60,11 @@ fn a_forum_whose_pagers_are_only_in_noscript_or_link_rel_is_crawled_whole() {
             HTML,
             page("", &format!("{}{}<noscript><ul class=\"pagination\"><li><a href=\"?page=2\">2</a></li></ul></noscript>", topic(11), topic(12))),
         ),
-        ("/category/1/news?page=2", HTML, page(r#"<link rel="prev" href="/category/1/news?page=1"><link rel="next" href="/category/1/news?page=3">"#, &hidden(&[13, 14]))),
+        (
+            "/category/1/news?page=2",
+            HTML,
+            page(r#"<link rel="prev" href="/category/1/news?page=1"><link rel="next" href="/category/1/news?page=3">"#, &hidden(&[13, 14])),
+        ),
         ("/category/1/news?page=3", HTML, page(r#"<link rel="prev" href="?page=2">"#, &topic(15))),
         // Board 2: a pager only in `<link rel="next">`.
         ("/category/2/talk", HTML, page(r#"<link rel="Next" href="/category/2/talk?page=2"><link rel="stylesheet" href="/app.css">"#, &topic(21))),

@@ -898,7 +898,10 @@ mod tests {
             (r#"<p><link rel=prev href=p1></p><noscript><link rel=next href=n1></noscript>"#, &["p1", "n1"]),
             // The first `rel` and `href` count; references resolve first.
             (r#"<link rel="next" rel="stylesheet" href=first-rel><link rel=stylesheet rel=next href=no>"#, &["first-rel"]),
-            (r#"<link href=a href=b rel=next><link rel="&#110;ext" href=ent><link rel="x&#32;prev" href=sp><link rel="next&amp;" href=no>"#, &["a", "ent", "sp"]),
+            (
+                r#"<link href=a href=b rel=next><link rel="&#110;ext" href=ent><link rel="x&#32;prev" href=sp><link rel="next&amp;" href=no>"#,
+                &["a", "ent", "sp"],
+            ),
             // Only ASCII whitespace splits tokens.
             ("<link rel=\"next\u{a0}\" href=nbsp><link rel=\"\tnext\x0c\" href=tab>", &["tab"]),
             // An SVG `<link>` is not HTML's.
@@ -913,7 +916,8 @@ mod tests {
         let mut gbk = encoding_rs::GBK.encode(&"<p>足够长的中文文字，让编码检测相信声明的国标码</p>".repeat(4)).0.into_owned();
         gbk.extend_from_slice(b"<link rel=\"\x81next\" href=lead><link rel=\"x\x81 next\" href=split>");
         assert_eq!(same(&gbk, "text/html; charset=gbk").0, ["split"]);
-        for (rel, pager) in [("next", true), ("PREV", true), ("prev next", true), ("stylesheet", false), ("", false), ("nextprev", false), ("next-page", false)] {
+        for (rel, pager) in [("next", true), ("PREV", true), ("prev next", true), ("stylesheet", false), ("", false), ("nextprev", false), ("next-page", false)]
+        {
             assert_eq!(is_pager_rel(rel.as_bytes()), pager, "{rel:?}");
         }
     }

@@ -16,12 +16,12 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use luntan_core::ids::ThreadLoc;
-use luntan_core::site::{LinkMatch, LinkPattern, Site};
-use luntan_core::store::ThreadRow;
 use html5ever::tendril::TendrilSink;
 use html5ever::tree_builder::TreeBuilderOpts;
 use html5ever::{local_name, ns, ParseOpts, QualName};
+use luntan_core::ids::ThreadLoc;
+use luntan_core::site::{LinkMatch, LinkPattern, Site};
+use luntan_core::store::ThreadRow;
 use luntan_core::DataDir;
 use scraper::{ElementRef, Html, HtmlTreeSink, Selector};
 use url::Url;
