@@ -13,6 +13,7 @@ mod hostile;
 mod incremental;
 mod keywords;
 mod learn;
+mod links_unscripted;
 mod local_faults;
 mod pipeline;
 mod protocol;

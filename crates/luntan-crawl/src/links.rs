@@ -1,7 +1,9 @@
 //! Reading crawl pages: pulling out the board and thread links and list
 //! rows the site file's patterns care about. Decoding, resolving and pager
 //! links are [`luntan_text::pager`]'s (re-exported here), which export
-//! shares; links are resolved as it says.
+//! shares; links are resolved as it says, and a page's links are those a
+//! reader without scripts follows ([`each_link`]: `<noscript>` content and
+//! `<link rel="next|prev">` included).
 
 use luntan_core::dates::Clock;
 use luntan_core::ids::{BoardId, IdError, ThreadId};
@@ -9,7 +11,7 @@ use luntan_core::site::{LinkMatch, LinkPattern, Pick, Site};
 use scraper::{ElementRef, Html};
 use url::Url;
 
-pub use luntan_text::pager::{anchors, base_url, decode, page_links, page_links_in, resolve};
+pub use luntan_text::pager::{anchors, base_url, decode, each_link, page_links, page_links_in, resolve, DomLink};
 
 /// Text of an element, whitespace folded.
 pub fn text_of(el: ElementRef) -> String {
@@ -75,21 +77,18 @@ pub fn board_links(site: &Site, doc: &Html, base: &Url) -> (Vec<BoardLink>, usiz
     (out, scan.refused.len())
 }
 
-/// Every link under `root` (or the whole page) that `pattern` matches.
-pub fn scan(site: &Site, doc: &Html, root: Option<ElementRef>, base: &Url, pattern: &LinkPattern) -> Scan {
+/// Every link under `root` (or the whole page) that `pattern` matches, of
+/// those [`each_link`] finds; a `<link rel>`'s text is empty.
+pub fn scan<'d>(site: &Site, doc: &'d Html, root: Option<ElementRef<'d>>, base: &Url, pattern: &LinkPattern) -> Scan {
     let mut out = Scan::default();
-    let iter: Box<dyn Iterator<Item = ElementRef>> = match root {
-        Some(r) => Box::new(r.select(anchors())),
-        None => Box::new(doc.select(anchors())),
-    };
-    for a in iter {
-        let Some(url) = a.value().attr("href").and_then(|h| resolve(site, base, h)) else { continue };
+    each_link(doc, root, |a| {
+        let Some(url) = resolve(site, base, a.href) else { return };
         match pattern.captures(url.as_str()) {
             None => {}
-            Some(Ok(m)) => out.matched.push(Matched { url: pattern.canonical(&url), text: text_of(a), m }),
+            Some(Ok(m)) => out.matched.push(Matched { url: pattern.canonical(&url), text: text_of(a.el), m }),
             Some(Err(e)) => out.refused.push((url, e)),
         }
-    }
+    });
     out
 }
 
@@ -232,5 +231,64 @@ mod tests {
         assert_eq!(rows[1].title, None);
         let pages = page_links(&s, &html, &base, s.links.board_page.as_ref().unwrap(), "2", |m| m.board.as_deref());
         assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [25]);
+    }
+
+    /// A site of the same forum without `<list>` rules: every thread link
+    /// on a list page counts.
+    fn site_without_rows() -> Site {
+        let text = SITE.replace(r#"<list row="li.row" title="a.topictitle" replies="dd.posts" last-post="dd.lastpost"/>"#, "");
+        Site::parse(&text, Path::new("t.xml")).unwrap()
+    }
+
+    #[test]
+    fn list_pages_whose_links_are_only_in_noscript_are_read() {
+        let base = Url::parse("http://forum.test/bbs/viewforum.php?f=2").unwrap();
+        // A list drawn by scripts: the rows a reader without them gets, and
+        // the list's pager, are only in `<noscript>`.
+        let html = Html::parse_document(
+            r#"<div id="app"></div><noscript><ul>
+                 <li class="row"><a class="topictitle" href="viewtopic.php?t=7">春曉</a>
+                   <a href="viewtopic.php?t=7&amp;start=15">2</a></li>
+                 <li class="row"><a class="topictitle" href="viewtopic.php?t=8">靜夜思</a></li></ul>
+                 <ul class="pagination"><li><a href="viewforum.php?f=2&amp;start=25">2</a><li><a href="viewforum.php?f=2&amp;start=50">3</a>
+                 <li><a href="viewforum.php?f=3">another board</a></ul></noscript>"#,
+        );
+        let s = site_without_rows();
+        let (rows, refused) = list_threads(&s, &html, &base);
+        assert!(refused.is_empty());
+        let got: Vec<(&str, Option<&str>)> = rows.iter().map(|r| (r.thread.as_str(), r.title.as_deref())).collect();
+        assert_eq!(got, [("7", Some("春曉")), ("8", Some("靜夜思"))]);
+        let pages = page_links(&s, &html, &base, s.links.board_page.as_ref().unwrap(), "2", |m| m.board.as_deref());
+        assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [25, 50]);
+        let (boards, _) = board_links(&s, &html, &base);
+        assert_eq!(boards.iter().map(|b| (b.id.as_str(), b.title.as_deref())).collect::<Vec<_>>(), [("3", Some("another board"))]);
+
+        // Rows the site file names are the DOM's; inside one, a thread's own
+        // pager in `<noscript>` is read with the row's links.
+        let s = site();
+        let html = Html::parse_document(
+            r#"<ul><li class="row"><a class="topictitle" href="viewtopic.php?t=7">春曉</a>
+                 <noscript><a href="viewtopic.php?t=7&amp;start=15">2</a><a href="viewtopic.php?t=7&amp;start=30">3</a></noscript></li></ul>"#,
+        );
+        let row = html.select(&s.list.as_ref().unwrap().row).next().unwrap();
+        let pager = scan(&s, &html, Some(row), &base, s.links.thread_page.as_ref().unwrap());
+        assert_eq!(pager.matched.iter().map(|m| (m.m.page, m.text.as_str())).collect::<Vec<_>>(), [(Some(15), "2"), (Some(30), "3")]);
+        assert_eq!(list_threads(&s, &html, &base).0.len(), 1);
+    }
+
+    #[test]
+    fn a_list_page_whose_pager_is_only_link_rel_next_is_paged() {
+        let s = site();
+        let base = Url::parse("http://forum.test/bbs/viewforum.php?f=2&start=25").unwrap();
+        let html = Html::parse_document(
+            r#"<html><head><link rel="prev" href="viewforum.php?f=2&amp;start=0"><link rel="next" href="viewforum.php?f=2&amp;start=50">
+               <link rel="stylesheet" href="viewforum.php?f=2&amp;start=75"></head>
+               <body><ul><li class="row"><a class="topictitle" href="viewtopic.php?t=9">秋思</a></li></ul></body></html>"#,
+        );
+        let pages = page_links(&s, &html, &base, s.links.board_page.as_ref().unwrap(), "2", |m| m.board.as_deref());
+        assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [50], "start=0 is the first page, a stylesheet no pager");
+        let found = scan(&s, &html, None, &base, s.links.board_page.as_ref().unwrap());
+        assert!(found.matched.iter().all(|m| m.text.is_empty()), "a <link> has no text");
+        assert_eq!(list_threads(&s, &html, &base).0.len(), 1);
     }
 }

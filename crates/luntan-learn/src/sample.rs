@@ -23,7 +23,7 @@ use std::time::Duration;
 use luntan_core::site::Site;
 use luntan_crawl::fetch::Fetcher;
 use luntan_crawl::links;
-use scraper::{Html, Selector};
+use scraper::Html;
 use url::Url;
 
 use crate::aside::{aside, Aside};
@@ -110,18 +110,19 @@ fn unsafe_link(url: &Url) -> bool {
 
 /// Every link of a page that landed at `landed`, in page order, resolved
 /// as discover resolves it (`<base>` included), with its text and whether
-/// it says it is a pager's.
+/// it says it is a pager's: the links discover reads ([`links::each_link`]),
+/// so those in `<noscript>` with their text and `<link rel="next|prev">`
+/// (no text, a pager's) too.
 pub(crate) fn page_links(site: &Site, html: &str, landed: &Url) -> Vec<Link> {
-    let anchors = Selector::parse("a[href]").expect("static selector");
     let doc = Html::parse_document(html);
     let base = links::base_url(&doc, landed);
     let mut out = Vec::new();
-    for a in doc.select(&anchors) {
-        let Some(href) = a.value().attr("href") else { continue };
-        let Some(link) = links::resolve(site, &base, href) else { continue };
-        let rel_pager = a.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
-        out.push(Link { url: link, text: links::text_of(a), rel_pager });
-    }
+    links::each_link(&doc, None, |a| {
+        let Some(url) = links::resolve(site, &base, a.href) else { return };
+        let rel_pager = a.rel_link
+            || a.el.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
+        out.push(Link { url, text: links::text_of(a.el), rel_pager });
+    });
     out
 }
 
@@ -193,4 +194,29 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     }
     aside_left += frontier.iter().filter(|f| f.4.is_some()).count();
     Ok(Sample { home: cfg.home.clone(), pages, failed, requests: requests(), aside_left, site })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sample_sees_noscript_links_and_link_rel_pagers() {
+        let home = Url::parse("http://forum.test/").unwrap();
+        let site = walking_site(&home, Duration::ZERO).unwrap();
+        let html = r#"<html><head><link rel="next" href="/category/2/news?page=2"><link rel="stylesheet" href="/app.css"></head>
+            <body><div id="app"></div><noscript><a href="/topic/7/hello">你好</a>
+            <ul class="pagination"><li><a href="/category/2/news?page=3">3</a></ul></noscript><a rel="prev" href="/category/2/news?page=0">上一页</a></body></html>"#;
+        let links = page_links(&site, html, &home.join("/category/2/news").unwrap());
+        let got: Vec<(&str, &str, bool)> = links.iter().map(|l| (&l.url[url::Position::BeforePath..], &*l.text, l.rel_pager)).collect();
+        assert_eq!(
+            got,
+            [
+                ("/category/2/news?page=2", "", true),
+                ("/topic/7/hello", "你好", false),
+                ("/category/2/news?page=3", "3", false),
+                ("/category/2/news?page=0", "上一页", true),
+            ]
+        );
+    }
 }

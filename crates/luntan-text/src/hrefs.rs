@@ -1,6 +1,7 @@
-//! `<a href>` and `<base href>` read straight from a page's bytes, for pages
-//! whose only use to luntan is where they link (download follows a thread's
-//! pager and keeps the page as sent).
+//! The links of a page read straight from its bytes: every `<a href>`,
+//! those a `<noscript>` holds, `<link rel="next|prev" href>`, and the
+//! `<base href>`, for pages whose only use to luntan is where they link
+//! (download follows a thread's pager and keeps the page as sent).
 //!
 //! Building a DOM of every thread page to find its pager took three quarters
 //! of luntan-download's CPU. A DOM is not needed to know which `<a>` elements
@@ -14,6 +15,18 @@
 //! `<plaintext>`, and SVG — and [`Page::hrefs`] turns each value into the
 //! string html5ever would have: decoded with the page's encoding, `\r` and NUL
 //! normalized, character references resolved with html5ever's own table.
+//!
+//! "The DOM" the scan must agree with is [`crate::pager::each_link`]'s
+//! reading of html5ever's tree, which is what a reader without scripts
+//! follows: every `a[href]`; every `<link href>` whose `rel` has the token
+//! `next` or `prev` ([`is_pager_rel`]; forums that draw their pager with
+//! scripts often name the next page only there); and, since html5ever
+//! (as a browser with scripts on) keeps a `<noscript>`'s content as raw
+//! text, where modern forums put the only pager a crawler can use, both
+//! kinds read from that text parsed as a fragment the way a browser with
+//! scripts off parses it. The scan reads the same bytes as markup, from
+//! `<noscript>` to its `</noscript` and no further; a `<base>` in there is
+//! not the page's, for the DOM as here.
 //!
 //! Why bytes are enough: every encoding luntan meets (GBK, GB18030, Big5,
 //! UTF-8, Shift_JIS, EUC, single-byte) is ASCII-compatible, and no byte the
@@ -29,7 +42,8 @@
 //! (UTF-16, ISO-2022-JP), `<frameset>` and `<template>` (the tree builder drops
 //! or hides `<a>` there), `<math>`, anything in SVG but plain SVG elements
 //! (an `<a>`, a tag that leaves SVG, an integration point, CDATA), and a second
-//! `<base href>`. The one difference left is order: where the tree builder
+//! `<base href>`; the same inside a `<noscript>`. The one difference left is
+//! order: where the tree builder
 //! moves an `<a>` (misnested table content is put before its table), the
 //! scan keeps source order; the same set of links comes out.
 
@@ -40,7 +54,7 @@ use memchr::memchr;
 
 use crate::encoding::{detect, http_charset, prescan_meta};
 pub use crate::markup::Span;
-use crate::markup::{declaration_end, end_tag, name_end, raw_end, script_end, tag_rest, unescape_into};
+use crate::markup::{declaration_end, end_tag, is_space, name_end, raw_end, script_end, tag_rest, unescape_into};
 
 /// Why a page's links need a DOM after all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,10 +69,12 @@ pub enum Unsure {
     SecondBase,
 }
 
-/// What [`scan`] found: every `<a>`'s `href` in source order and the first
-/// `<base href>`.
+/// What [`scan`] found: the first `<base href>` and, in source order, the
+/// `href` of every link a reader without scripts follows (see the module
+/// docs).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Found {
+    /// `<a href>`, `<link rel="next|prev" href>`, and both in `<noscript>`s.
     pub anchors: Vec<Span>,
     pub base: Option<Span>,
 }
@@ -81,7 +97,8 @@ pub struct Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    /// Every `<a href>` value and the `<base href>`, without a DOM.
+    /// Every link's `href` value ([`Found::anchors`]) and the
+    /// `<base href>`, without a DOM.
     ///
     /// The page's encoding is decided only if a value has a non-ASCII byte,
     /// and then without chardetng when the page declares nothing and is
@@ -187,14 +204,46 @@ const LEAVES_SVG: &[&[u8]] = &[
     b"strong", b"strike", b"sub", b"sup", b"table", b"tt", b"u", b"ul", b"var", b"font",
 ];
 
-/// Finds every `<a href>` and the first `<base href>` in `b`, in source
-/// order, following the tokenizer; see the module docs for what it refuses.
+/// Finds every link a reader without scripts follows (see [`Found`]) and
+/// the first `<base href>` in `b`, in source order, following the
+/// tokenizer; see the module docs for what it refuses.
 pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
     let mut found = Found::default();
+    scan_markup(b, 0, &mut found, false)?;
+    Ok(found)
+}
+
+/// Whether a `rel` value names a pager: one of its tokens (split at ASCII
+/// whitespace, as HTML splits them) is `next` or `prev` in any ASCII case.
+/// Bytes or text alike: a token holding a byte ≥ 0x80 is neither before
+/// decoding nor after.
+pub fn is_pager_rel(rel: &[u8]) -> bool {
+    rel.split(|&c| is_space(c)).any(|w| w.eq_ignore_ascii_case(b"next") || w.eq_ignore_ascii_case(b"prev"))
+}
+
+/// [`is_pager_rel`] for a raw `rel` value: its character references
+/// resolved first (`&#110;ext` is `next`). Decoding cannot change the
+/// answer: no multi-byte character in an encoding luntan reads without a
+/// DOM takes an ASCII whitespace byte into itself, so tokens split the same,
+/// and a token with a byte ≥ 0x80 holds a non-ASCII character either way.
+fn raw_pager_rel(raw: &[u8]) -> bool {
+    if memchr(b'&', raw).is_none() {
+        return is_pager_rel(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    unescape_into(&mut out, &String::from_utf8_lossy(raw), true);
+    is_pager_rel(out.as_bytes())
+}
+
+/// [`scan`] from `i` to the end of `b`. `noscript`: `b` is the raw text of
+/// a `<noscript>` (it ends where its `</noscript` starts), read as the
+/// fragment a browser without scripts builds of it: a `<noscript>` in it is
+/// an ordinary element, and a `<base>` in it is not the page's (which
+/// [`Found::base`] stays, as for the DOM).
+fn scan_markup(b: &[u8], mut i: usize, found: &mut Found, noscript: bool) -> Result<(), Unsure> {
     // Open SVG elements, lower-cased, outermost first; empty in HTML.
     let mut svg: Vec<Vec<u8>> = Vec::new();
     let in_svg = |what: &[u8]| Unsure::InSvg(String::from_utf8_lossy(what).into_owned());
-    let mut i = 0;
     while let Some(k) = memchr(b'<', &b[i..]) {
         let lt = i + k;
         let Some(&c) = b.get(lt + 1) else { break };
@@ -203,12 +252,16 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
             let name = &b[lt + 1..ne];
             let anchor = name.eq_ignore_ascii_case(b"a");
             let base = name.eq_ignore_ascii_case(b"base");
-            let want_href = svg.is_empty() && (anchor || base);
-            let mut href = None;
+            let link = name.eq_ignore_ascii_case(b"link");
+            let want_href = svg.is_empty() && (anchor || base || link);
+            let (mut href, mut rel) = (None, None);
             let Some(tag) = tag_rest(b, ne, |name, value| {
                 // A repeated attribute is dropped: the first one counts.
-                if want_href && href.is_none() && b[name.start..name.end].eq_ignore_ascii_case(b"href") {
+                let name = &b[name.start..name.end];
+                if want_href && href.is_none() && name.eq_ignore_ascii_case(b"href") {
                     href = Some(value);
+                } else if link && rel.is_none() && name.eq_ignore_ascii_case(b"rel") {
+                    rel = Some(value);
                 }
             }) else {
                 break;
@@ -236,7 +289,11 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
             };
             match lower {
                 b"a" => found.anchors.extend(href),
-                b"base" if href.is_some() => {
+                b"link" => match (href, rel) {
+                    (Some(href), Some(rel)) if raw_pager_rel(&b[rel.start..rel.end]) => found.anchors.push(href),
+                    _ => {}
+                },
+                b"base" if href.is_some() && !noscript => {
                     if found.base.is_some() {
                         return Err(Unsure::SecondBase);
                     }
@@ -246,7 +303,18 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
                     Some(t) => i = t.end,
                     None => break,
                 },
-                b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"noscript" | b"title" | b"textarea" => {
+                b"noscript" if !noscript => {
+                    // Raw text to the DOM, which a reader without scripts
+                    // parses as markup: read it as that, to its `</noscript`
+                    // (or the page's end) and no further.
+                    let close = raw_end(b, i, name);
+                    scan_markup(&b[..close.map_or(b.len(), |(at, _)| at)], i, found, true)?;
+                    match close.and_then(|(_, d)| tag_rest(b, d, |_, _| {})) {
+                        Some(t) => i = t.end,
+                        None => break,
+                    }
+                }
+                b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"title" | b"textarea" => {
                     match raw_end(b, i, name).and_then(|(_, d)| tag_rest(b, d, |_, _| {})) {
                         Some(t) => i = t.end,
                         None => break,
@@ -284,13 +352,13 @@ pub fn scan(b: &[u8]) -> Result<Found, Unsure> {
             i = lt + 1;
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pager::{base_url, decode, page_links, page_links_in};
+    use crate::pager::{base_url, decode, each_link, page_links, page_links_in};
     use luntan_core::site::{LinkMatch, Site};
     use luntan_fixture::{Fixture, FixtureConfig, ForumKind, Hostility};
     use scraper::{Html, Selector};
@@ -300,14 +368,15 @@ mod tests {
 
     type Links = (Vec<String>, Option<String>);
 
-    /// What the DOM makes of a page: every `a[href]` in tree order and the
-    /// first `base[href]`, decoded the way download used to.
+    /// What the DOM makes of a page: every link [`each_link`] finds, in
+    /// its order, and the first `base[href]`, decoded the way download used to.
     fn dom(page: &Page) -> Links {
         let text = crate::encoding::detect_and_decode(page.body, page.content_type, page.forced, None).1.text;
         let doc = Html::parse_document(&text);
-        let (a, base) = (Selector::parse("a[href]").unwrap(), Selector::parse("base[href]").unwrap());
-        let href = |e: scraper::ElementRef| e.value().attr("href").unwrap().to_owned();
-        (doc.select(&a).map(href).collect(), doc.select(&base).next().map(href))
+        let mut links = Vec::new();
+        each_link(&doc, None, |l| links.push(l.href.to_owned()));
+        let base = Selector::parse("base[href]").unwrap();
+        (links, doc.select(&base).next().map(|e| e.value().attr("href").unwrap().to_owned()))
     }
 
     fn fast(page: &Page) -> Result<Links, Unsure> {
@@ -430,9 +499,10 @@ mod tests {
             (r#"<style>a{} <a href="in-style"></style><a href=s>"#, &["s"]),
             (r#"<textarea><a href="ta"></textarea ><a href=t>"#, &["t"]),
             (r#"<title><a href="ti"></title><a href=ti2>"#, &["ti2"]),
+            // A `<noscript>`'s links are read (see `noscript_content_is_read_as_markup`).
             (
                 r#"<noscript><a href="ns"></noscript><iframe><a href=if></iframe><xmp><a href=x></xmp><noembed><a></noembed><noframes><a href=nf></noframes><a href=end>"#,
-                &["end"],
+                &["ns", "end"],
             ),
             (r#"<a href="before"><plaintext><a href="never">"#, &["before"]),
             (r#"<a href="kept"><a href="cut""#, &["kept"]),
@@ -703,6 +773,14 @@ mod tests {
             b"<colgroup>",
             b"<textarea/>",
             b"<a href=\"\xd6\xd0\">",
+            b"<link rel=next href=\"v?t=1&amp;start=60\">",
+            b"<link rel=\"stylesheet\" href=s.css>",
+            b"<link ",
+            b" rel=prev",
+            b" rel=\"Next icon\"",
+            b"<NOSCRIPT>",
+            b"</noscript >",
+            b"<noscript><a href=v?t=1&start=75>",
         ];
         let mut rng = fastrand::Rng::with_seed(7);
         let (mut sure, mut total) = (0, 0);
@@ -750,5 +828,114 @@ mod tests {
         // deciding its encoding (no value needs decoding).
         let page = html(b"<a href=\"viewtopic.php?t=1\">\xff</a>");
         assert_eq!(fast(&page).unwrap().0, ["viewtopic.php?t=1"]);
+    }
+
+    #[test]
+    fn noscript_content_is_read_as_markup() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                r#"<div id="app"></div><noscript><ul class="pagination"><li><a href="?page=2">2</a></li><li><a href="?page=3">3</a></li></ul></noscript><a href=after>"#,
+                &["?page=2", "?page=3", "after"],
+            ),
+            (r#"<head><noscript><a href=h></noscript></head><body><a href=b>"#, &["h", "b"]),
+            (r#"<NOSCRIPT class=x><A HREF="u&amp;v"></NOSCRIPT ><a href=w>"#, &["u&v", "w"]),
+            (r#"<noscript/><a href=self-closed></noscript><a href=out>"#, &["self-closed", "out"]),
+            (r#"<noscript><a href=unclosed>"#, &["unclosed"]),
+            // The first `</noscript` ends it, wherever it stands: inside a
+            // script or a comment of its own, the rest is the page's again.
+            (r#"<noscript><script>document.write('</noscript>')</script><a href=x></noscript>"#, &["x"]),
+            (r#"<noscript><script><a href=in-script></script><a href=ns></noscript>"#, &["ns"]),
+            (r#"<noscript><!-- <a href=c> --><a href=n></noscript>"#, &["n"]),
+            (r#"<noscript><!-- </noscript><a href=after-comment> -->"#, &["after-comment"]),
+            (r#"<noscript><a href="cut</noscript><a href=next>"#, &["next"]),
+            (r#"<noscript><a href=cut</noscript><a href=next>"#, &["next"]),
+            (r#"<noscript><textarea></noscript><a href=t>"#, &["t"]),
+            (r#"<noscript><plaintext><a href=p></noscript><a href=q>"#, &["q"]),
+            (r#"<noscript></noscriptx><a href=z></noscript>"#, &["z"]),
+            // Nested, the inner one is an ordinary element of the fragment.
+            (r#"<noscript><noscript><a href=inner></noscript><a href=outer>"#, &["inner", "outer"]),
+            // Raw text: a reference there is text to the fragment, not a tag.
+            (r#"<noscript>&lt;a href=esc&gt;</noscript><a href=e>"#, &["e"]),
+            // Its `<base>` is not the page's.
+            (r#"<noscript><base href="/x/"><a href=y></noscript>"#, &["y"]),
+            (r#"<table><noscript><a href=tn></noscript><tr><td>x</table>"#, &["tn"]),
+            (r#"<select><noscript><a href=sel></noscript></select>"#, &["sel"]),
+            (r#"<noscript><svg><path d=x /></svg><a href=s></noscript>"#, &["s"]),
+            // Not a `<noscript>`: in a script's text, a comment, raw text, SVG.
+            (r#"<script>var s = '<noscript><a href="no"></noscript>';</script><a href=yes>"#, &["yes"]),
+            (r#"<!-- <noscript><a href=no></noscript> --><a href=yes>"#, &["yes"]),
+            (r#"<textarea><noscript><a href=no></noscript></textarea><a href=yes>"#, &["yes"]),
+            (r#"<title><noscript><a href=no></title><a href=yes>"#, &["yes"]),
+            (r#"<svg><noscript><path/></noscript></svg><a href=yes>"#, &["yes"]),
+        ];
+        for (snippet, want) in cases {
+            let got = same(snippet.as_bytes(), "text/html; charset=utf-8");
+            assert_eq!(&got.0, want, "{snippet}");
+            assert_eq!(got.1, None, "{snippet}");
+        }
+        let gbk = encoding_rs::GBK.encode("<p>论坛</p><noscript><a href=\"forum-中文-2.html\">下一页</a></noscript>").0.into_owned();
+        assert_eq!(same(&gbk, "text/html; charset=gbk").0, ["forum-中文-2.html"]);
+        // What the scan cannot settle inside one goes to the DOM, as anywhere.
+        for (body, why) in [
+            ("<noscript><svg><a href=x></svg></noscript>", Unsure::InSvg("a".into())),
+            ("<noscript><template><a href=x></template></noscript>", Unsure::Element("template")),
+            ("<noscript><frameset></noscript>", Unsure::Element("frameset")),
+        ] {
+            assert_eq!(html(body.as_bytes()).hrefs().err(), Some(why), "{body}");
+        }
+    }
+
+    #[test]
+    fn link_rel_next_and_prev_are_links_and_other_rels_are_not() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                r#"<head><link rel="next" href="/topic/7/slug?page=2"><link rel="Prev stylesheet" href="/topic/7/slug?page=0">
+                   <link rel=stylesheet href=/a.css><link rel="nextpage" href=/np><link rel="icon
+ NEXT" href=/i><link href=/norel><link rel=next><link rel="alternate" href=/feed></head>"#,
+                &["/topic/7/slug?page=2", "/topic/7/slug?page=0", "/i"],
+            ),
+            // Anywhere in the page, in a `<noscript>` too.
+            (r#"<p><link rel=prev href=p1></p><noscript><link rel=next href=n1></noscript>"#, &["p1", "n1"]),
+            // The first `rel` and `href` count; references resolve first.
+            (r#"<link rel="next" rel="stylesheet" href=first-rel><link rel=stylesheet rel=next href=no>"#, &["first-rel"]),
+            (
+                r#"<link href=a href=b rel=next><link rel="&#110;ext" href=ent><link rel="x&#32;prev" href=sp><link rel="next&amp;" href=no>"#,
+                &["a", "ent", "sp"],
+            ),
+            // Only ASCII whitespace splits tokens.
+            ("<link rel=\"next\u{a0}\" href=nbsp><link rel=\"\tnext\x0c\" href=tab>", &["tab"]),
+            // An SVG `<link>` is not HTML's.
+            (r#"<svg><link rel=next href=svg-link /></svg><a href=x>"#, &["x"]),
+        ];
+        for (snippet, want) in cases {
+            let got = same(snippet.as_bytes(), "text/html; charset=utf-8");
+            assert_eq!(&got.0, want, "{snippet}");
+        }
+        // A lead byte before a rel's letters takes one into its character:
+        // no `next` in the DOM, none in the bytes either.
+        let mut gbk = encoding_rs::GBK.encode(&"<p>足够长的中文文字，让编码检测相信声明的国标码</p>".repeat(4)).0.into_owned();
+        gbk.extend_from_slice(b"<link rel=\"\x81next\" href=lead><link rel=\"x\x81 next\" href=split>");
+        assert_eq!(same(&gbk, "text/html; charset=gbk").0, ["split"]);
+        for (rel, pager) in [("next", true), ("PREV", true), ("prev next", true), ("stylesheet", false), ("", false), ("nextprev", false), ("next-page", false)]
+        {
+            assert_eq!(is_pager_rel(rel.as_bytes()), pager, "{rel:?}");
+        }
+    }
+
+    /// A thread whose pager is only in `<noscript>` or `<link rel>` is
+    /// followed, by the scan and the DOM alike.
+    #[test]
+    fn pagers_only_in_noscript_or_link_rel_are_followed() {
+        let (site, url) = phpbb_thread_seven();
+        let pattern = site.links.thread_page.as_ref().unwrap();
+        let bodies: [&[u8]; 2] = [
+            br#"<div id=app></div><noscript><div class=pagination><a href="viewtopic.php?t=7&amp;start=15">2</a><a href="viewtopic.php?t=7&amp;start=30">3</a></div></noscript>"#,
+            br#"<html><head><link rel="prev" href="viewtopic.php?t=7&amp;start=0"><link rel="next" href="/bbs/viewtopic.php?t=7&amp;start=15"></head><body><div id=app></div>"#,
+        ];
+        for (body, want) in bodies.into_iter().zip([&[15, 30][..], &[15]]) {
+            let got = page_links_in(&site, body, Some("text/html"), &url, pattern, "7", THREAD);
+            assert_eq!(got, dom_pages(&site, body, Some("text/html"), &url, true, "7"));
+            assert_eq!(got.iter().map(|p| p.0).collect::<Vec<_>>(), want, "{}", String::from_utf8_lossy(body));
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! reference stands for, as html5ever 0.40 decides them.
 //!
 //! Two readers stand on this: download's pager-link scan
-//! ([`crate::hrefs`]), which only needs where `<a href>` values lie,
+//! ([`crate::hrefs`]), which only needs where link values (`href`, a `<link>`'s `rel`) lie,
 //! and extract's tokenizer (`luntan_extract::scan`), which turns a decoded
 //! page into html5ever's tokens without html5ever's character-at-a-time
 //! state machine. Both work on bytes: every byte the tokenizer steers by
