@@ -132,7 +132,7 @@ fn a_nodebb_style_forum_without_javascript_crawls_and_extracts_exactly() {
     // The list rows' reply counts and last-post times (UTC in a title,
     // read in the forum's zone).
     for row in work.all_rows() {
-        let t = threads.iter().find(|t| t.thread == row.thread.to_string()).unwrap();
+        let t = threads.iter().find(|t| t.thread == row.thread.as_str()).unwrap();
         assert_eq!(row.replies, Some(i64::from(t.replies)), "{} replies", t.thread);
         assert_eq!(row.last_post.as_deref(), Some(t.last_post.as_str()), "{} last post", t.thread);
     }

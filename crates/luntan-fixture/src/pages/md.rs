@@ -669,9 +669,9 @@ impl Fixture {
         }
         out.push_str("</div>\n<div class=\"post-footer\">\n");
         let votes = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0x707E]).u32(0..3);
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<small class=\"pull-right\"><span class=\"votes\"><a component=\"post/upvote\" href=\"#\"><i class=\"fa fa-chevron-up\"></i></a> <span component=\"post/vote-count\" data-votes=\"{votes}\">{votes}</span></span></small>\n"
+            "<small class=\"pull-right\"><span class=\"votes\"><a component=\"post/upvote\" href=\"#\"><i class=\"fa fa-chevron-up\"></i></a> <span component=\"post/vote-count\" data-votes=\"{votes}\">{votes}</span></span></small>"
         );
         if p.uid % 5 == 1 {
             const SIGNS: [&str; 3] = ["Talk is cheap. Show me the code.", "开源改变世界", "RTFM"];

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-
 use super::{
     between, board_lists_match, decode, forum_truth, get, hrefs, md_local_time, parse_site, read_posts, site_file_driven_crawl, truth_matches_pages, unescape,
     SeenPost,
