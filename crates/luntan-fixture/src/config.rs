@@ -18,7 +18,7 @@ pub struct FixtureConfig {
     pub boards: usize,
     /// Which forums to serve (each at most once; order is kept in the truth).
     /// Default: the three of [`ForumKind::ALL`]; the kinds of
-    /// [`ForumKind::EXTRA`] (`dzx`, `nx`) are served only when named here.
+    /// [`ForumKind::EXTRA`] (`dzx`, `nx`, `md`) are served only when named here.
     pub forums: Vec<ForumKind>,
     /// Added before every response, so concurrency limits become observable.
     pub latency: Duration,

@@ -137,6 +137,8 @@ pub(crate) const DZX_BOARDS: &[&str] =
     &["江城茶馆", "房产家居", "亲子育儿", "数码硬件", "摄影天地", "汽车之家", "美食天下", "户外运动", "职场人生", "健康养生", "二手交易", "站务公告"];
 /// Boards of the PHPWind-style forum.
 pub(crate) const NX_BOARDS: &[&str] = &["技术交流", "资源分享", "影视讨论", "音乐欣赏", "原创文学", "新手求助", "闲聊灌水", "建议反馈"];
+/// Categories of the NodeBB-style forum (an open-source community's).
+pub(crate) const MD_BOARDS: &[&str] = &["公告", "综合讨论", "技术问答", "开源项目", "产品反馈", "新手入门", "经验分享", "灌水闲聊"];
 pub(crate) const PHPBB_BOARDS: &[&str] = &["詩詞鑑賞", "唐詩研究", "閒聊區", "站務公告", "書法藝術", "古文今讀", "茶館", "新詩創作"];
 /// (URL name, title) of the modern forum's boards.
 pub(crate) const BBS_BOARDS: &[(&str, &str)] = &[

@@ -336,6 +336,7 @@ mod tests {
                     ForumKind::Bbs => format!("{}?page={}", new.url_path, new.pages),
                     ForumKind::DiscuzX => format!("/dzx/thread-{}-{}-1.html", new.thread, new.pages),
                     ForumKind::Nexus => format!("/nx/read.php?tid={}&page={}", new.thread, new.pages),
+                    ForumKind::Modern => format!("{}?page={}", new.url_path, new.pages),
                 };
                 assert_eq!(fx.get(&page).status, 200, "{page}");
             }

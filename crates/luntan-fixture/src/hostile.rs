@@ -327,6 +327,7 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
         ForumKind::Bbs => (|id| format!("/bbs/board/{id}/"), |id| format!("/bbs/topic/{id}/x/")),
         ForumKind::DiscuzX => (|id| format!("forum-{id}-1.html"), |id| format!("thread-{id}-1-1.html")),
         ForumKind::Nexus => (|id| format!("thread.php?fid={id}"), |id| format!("read.php?tid={id}")),
+        ForumKind::Modern => (|id| format!("/md/category/{id}/x"), |id| format!("/md/topic/{id}/x")),
     };
     let prefix = kind.home_path().trim_end_matches(|c| c != '/');
     let abs = |rel: &str| -> String {
@@ -400,6 +401,16 @@ pub(crate) fn hostile_links_html(kind: ForumKind, other_host: &str, on_list: boo
                 }
                 out.push_str("</ul>\n");
             }
+            ForumKind::Modern => {
+                out.push_str("<ul component=\"category\" class=\"topic-list hostile\">");
+                for h in rows {
+                    let _ = write!(
+                        out,
+                        "<li component=\"category/topic\" data-tid=\"0\"><h2 component=\"topic/header\" class=\"title\"><a href=\"{h}\" itemprop=\"url\">陷阱</a></h2><div class=\"stats stats-replies\"><span class=\"human-readable-number\" title=\"1\">1</span></div></li>"
+                    );
+                }
+                out.push_str("</ul>\n");
+            }
         }
     }
     out
@@ -414,7 +425,7 @@ pub(crate) fn invalid_bytes(kind: ForumKind) -> &'static [u8] {
         // 0x80 and 0xFF are never Big5 lead bytes; 0xA1 0x30 is a bad pair.
         ForumKind::Phpbb => b"<p class=\"noise\">\x80 \xFF \xA1\x30</p>",
         // A lone continuation byte, an overlong '/', a surrogate half.
-        ForumKind::Bbs | ForumKind::Nexus => b"<p class=\"noise\">\x80 \xC0\xAF \xED\xA0\x80</p>",
+        ForumKind::Bbs | ForumKind::Nexus | ForumKind::Modern => b"<p class=\"noise\">\x80 \xC0\xAF \xED\xA0\x80</p>",
     }
 }
 
@@ -428,7 +439,7 @@ pub(crate) fn mislabelled_content_type(kind: ForumKind) -> &'static str {
         // pair too, so only the text's statistics give it away.
         ForumKind::Phpbb => "text/html; charset=gb2312",
         // UTF-8 bytes called GBK.
-        ForumKind::Bbs | ForumKind::Nexus => "text/html; charset=gbk",
+        ForumKind::Bbs | ForumKind::Nexus | ForumKind::Modern => "text/html; charset=gbk",
     }
 }
 

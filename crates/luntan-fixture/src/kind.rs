@@ -2,7 +2,7 @@
 //! encodings, page sizes). Apart from the model so that fault and topic
 //! rules, which only need to know which forum, sit below it.
 //!
-//! Three kinds are served by default ([`ForumKind::ALL`]); two more
+//! Three kinds are served by default ([`ForumKind::ALL`]); three more
 //! ([`ForumKind::EXTRA`]) only when a config names them, so the default
 //! fixture, its tests, the demo and the benchmarks stay as they were.
 
@@ -29,6 +29,12 @@ pub enum ForumKind {
     /// UTF-8 declared only in the HTTP header, posts as nested divs, under
     /// `/nx/` (site id `nx`). Not served by default.
     Nexus,
+    /// A NodeBB-style forum as a client without JavaScript receives it
+    /// (`/md/category/{cid}/{slug}`, `/md/topic/{tid}/{slug}`), UTF-8 with
+    /// `<meta charset="utf-8">`: times only in the `title` of an empty
+    /// `<span class="timeago">`, in UTC; pagers only inside `<noscript>` and
+    /// in `<link rel="next">`. Under `/md/` (site id `md`). Not served by default.
+    Modern,
 }
 
 impl ForumKind {
@@ -37,10 +43,10 @@ impl ForumKind {
     pub const ALL: [ForumKind; 3] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs];
 
     /// The forums served only when a config names them.
-    pub const EXTRA: [ForumKind; 2] = [ForumKind::DiscuzX, ForumKind::Nexus];
+    pub const EXTRA: [ForumKind; 3] = [ForumKind::DiscuzX, ForumKind::Nexus, ForumKind::Modern];
 
     /// Every kind the fixture can serve: [`ForumKind::ALL`], then [`ForumKind::EXTRA`].
-    pub const EVERY: [ForumKind; 5] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs, ForumKind::DiscuzX, ForumKind::Nexus];
+    pub const EVERY: [ForumKind; 6] = [ForumKind::Discuz, ForumKind::Phpbb, ForumKind::Bbs, ForumKind::DiscuzX, ForumKind::Nexus, ForumKind::Modern];
 
     /// The site id, which is also the URL prefix (`/dz/`) and the site file's name (`dz.xml`).
     pub fn site_id(self) -> &'static str {
@@ -50,10 +56,11 @@ impl ForumKind {
             ForumKind::Bbs => "bbs",
             ForumKind::DiscuzX => "dzx",
             ForumKind::Nexus => "nx",
+            ForumKind::Modern => "md",
         }
     }
 
-    /// The kind with this site id, default or not (`dz`, `phpbb`, `bbs`, `dzx`, `nx`).
+    /// The kind with this site id, default or not (`dz`, `phpbb`, `bbs`, `dzx`, `nx`, `md`).
     pub fn from_site_id(id: &str) -> Option<ForumKind> {
         ForumKind::EVERY.into_iter().find(|k| k.site_id() == id)
     }
@@ -83,6 +90,7 @@ impl ForumKind {
             ForumKind::Bbs => "新青年论坛",
             ForumKind::DiscuzX => "江城社区",
             ForumKind::Nexus => "风之谷论坛",
+            ForumKind::Modern => "开源社区",
         }
     }
 
@@ -95,7 +103,7 @@ impl ForumKind {
             // GB18030 bytes (an emoji is a four-byte sequence, not a
             // reference) under a `gbk` label, as browsers read it.
             ForumKind::DiscuzX => encoding_rs::GB18030,
-            ForumKind::Nexus => encoding_rs::UTF_8,
+            ForumKind::Nexus | ForumKind::Modern => encoding_rs::UTF_8,
         }
     }
 
@@ -106,7 +114,7 @@ impl ForumKind {
             ForumKind::Phpbb => "Big5",
             ForumKind::Bbs => "UTF-8",
             ForumKind::DiscuzX => "GB18030",
-            ForumKind::Nexus => "UTF-8",
+            ForumKind::Nexus | ForumKind::Modern => "UTF-8",
         }
     }
 
@@ -118,6 +126,7 @@ impl ForumKind {
             ForumKind::Bbs => "/bbs/",
             ForumKind::DiscuzX => "/dzx/forum.php",
             ForumKind::Nexus => "/nx/index.php",
+            ForumKind::Modern => "/md/",
         }
     }
 
@@ -129,6 +138,7 @@ impl ForumKind {
             ForumKind::Bbs => 20,
             ForumKind::DiscuzX => 20,
             ForumKind::Nexus => 30,
+            ForumKind::Modern => 20,
         }
     }
 
@@ -140,6 +150,7 @@ impl ForumKind {
             ForumKind::Bbs => 10,
             ForumKind::DiscuzX => 10,
             ForumKind::Nexus => 15,
+            ForumKind::Modern => 10,
         }
     }
 
@@ -169,6 +180,7 @@ impl ForumKind {
             ForumKind::Bbs => 0x8B,
             ForumKind::DiscuzX => 0xD3,
             ForumKind::Nexus => 0x4E,
+            ForumKind::Modern => 0x3D,
         }
     }
 }

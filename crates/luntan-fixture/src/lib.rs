@@ -9,14 +9,15 @@
 //! | `phpbb` | `/phpbb/` | phpBB 3        | Big5, Traditional Chinese | HTTP header and `<meta charset>` |
 //! | `bbs`   | `/bbs/`   | modern         | UTF-8    | nowhere; thread URLs carry percent-encoded Chinese slugs |
 //!
-//! Two more are served only when [`FixtureConfig::forums`] names them
-//! ([`ForumKind::EXTRA`]; `serve --forums dzx,nx`), so the default fixture
+//! Three more are served only when [`FixtureConfig::forums`] names them
+//! ([`ForumKind::EXTRA`]; `serve --forums dzx,nx,md`), so the default fixture
 //! stays the three above:
 //!
 //! | site id | prefix  | software style | encoding | declared as |
 //! |---------|---------|----------------|----------|-------------|
 //! | `dzx`   | `/dzx/` | Discuz! X3.4 with rewritten URLs (`forum-{fid}-{page}.html`, `thread-{tid}-{page}-{listpage}.html`) | GB18030 | `charset=gbk` in a meta tag only |
 //! | `nx`    | `/nx/`  | PHPWind-style (`thread.php?fid=`, `read.php?tid=&fpage=`) | UTF-8 | the HTTP header only |
+//! | `md`    | `/md/`  | NodeBB as served without JavaScript (`category/{cid}/{slug}`, `topic/{tid}/{slug}`; pagers only in `<noscript>` and `<link rel="next">`, UTC times only in `title` attributes) | UTF-8 | HTTP header and `<meta charset>` |
 //!
 //! They have no search or login ([`search`]); everything else (truth,
 //! growth, hostile mode, site files) covers them as it covers the three.

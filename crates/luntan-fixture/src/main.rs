@@ -11,8 +11,8 @@ use luntan_fixture::{serve, write_site_files, Fixture, FixtureConfig, ForumKind,
 
 /// A deterministic fake forum server (Discuz!/GBK under /dz/, phpBB/Big5 under
 /// /phpbb/, a modern UTF-8 forum under /bbs/; on request Discuz! X with
-/// rewritten URLs under /dzx/ and a PHPWind-style forum under /nx/) for
-/// testing luntan.
+/// rewritten URLs under /dzx/, a PHPWind-style forum under /nx/ and a
+/// NodeBB-style one as served without JavaScript under /md/) for testing luntan.
 #[derive(Parser)]
 #[command(name = "luntan-fixture", version)]
 struct Cli {
@@ -28,7 +28,7 @@ enum Command {
         /// Address to listen on; port 0 picks a free port.
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: SocketAddr,
-        /// Write a site file per forum served (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml) pointing at this server into DIR.
+        /// Write a site file per forum served (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml, md.xml) pointing at this server into DIR.
         #[arg(long, value_name = "DIR")]
         sites_out: Option<PathBuf>,
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
@@ -68,7 +68,7 @@ enum Command {
         /// The server's base URL, e.g. http://127.0.0.1:8080/.
         #[arg(long)]
         base: String,
-        /// Directory to write the site files (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml as --forums says) into.
+        /// Directory to write the site files (dz.xml, phpbb.xml, bbs.xml; dzx.xml, nx.xml, md.xml as --forums says) into.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
         #[command(flatten)]
@@ -89,9 +89,10 @@ struct ModelArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     boards: u16,
     /// Forums to serve, comma-separated site ids: dz, phpbb, bbs (the
-    /// default three), dzx (Discuz! X, rewritten URLs, GB18030) and nx
-    /// (PHPWind-style, UTF-8), which are served only when named; `default`
-    /// stands for the three, `all` for all five.
+    /// default three), dzx (Discuz! X, rewritten URLs, GB18030), nx
+    /// (PHPWind-style, UTF-8) and md (NodeBB-style without JavaScript,
+    /// UTF-8), which are served only when named; `default` stands for the
+    /// three, `all` for all six.
     #[arg(long, value_delimiter = ',', value_parser = parse_forums)]
     forums: Vec<Vec<ForumKind>>,
     #[command(flatten)]
@@ -221,7 +222,7 @@ fn parse_forums(s: &str) -> Result<Vec<ForumKind>, String> {
     match s.trim() {
         "default" => Ok(ForumKind::ALL.to_vec()),
         "all" => Ok(ForumKind::EVERY.to_vec()),
-        id => ForumKind::from_site_id(id).map(|k| vec![k]).ok_or_else(|| format!("unknown forum {s:?} (expected dz, phpbb, bbs, dzx, nx, default or all)")),
+        id => ForumKind::from_site_id(id).map(|k| vec![k]).ok_or_else(|| format!("unknown forum {s:?} (expected dz, phpbb, bbs, dzx, nx, md, default or all)")),
     }
 }
 

@@ -477,8 +477,12 @@ fn build_forum(kind: ForumKind, cfg: &FixtureConfig) -> ForumModel {
                     next_id += 1 + r.u64(0..6);
                     (id, suffixed(pool[j % pool.len()], j / pool.len()))
                 }
-                ForumKind::DiscuzX | ForumKind::Nexus => {
-                    let pool = if kind == ForumKind::DiscuzX { corpus::DZX_BOARDS } else { corpus::NX_BOARDS };
+                ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => {
+                    let pool = match kind {
+                        ForumKind::DiscuzX => corpus::DZX_BOARDS,
+                        ForumKind::Nexus => corpus::NX_BOARDS,
+                        _ => corpus::MD_BOARDS,
+                    };
                     let id = next_id.to_string();
                     next_id += 1 + r.u64(0..6);
                     (id, suffixed(pool[j % pool.len()], j / pool.len()))
@@ -572,8 +576,8 @@ impl ForumModel {
         (t.posts as usize).div_ceil(self.kind.thread_page_size()).max(1)
     }
 
-    /// The slug of a modern-forum thread: the title's first few letters,
-    /// percent-encoded.
+    /// The slug of a modern-forum thread (`bbs`, `md`): the title's first
+    /// few letters, percent-encoded.
     pub fn slug(t: &ThreadMeta) -> String {
         let s: String = t.title.chars().filter(|c| c.is_alphanumeric()).take(4).collect();
         if s.is_empty() {
@@ -592,6 +596,7 @@ impl ForumModel {
             // Rewritten: page 1 is `-1.html` too.
             ForumKind::DiscuzX => return format!("/dzx/forum-{}-{}.html", b.id, page.max(1)),
             ForumKind::Nexus => format!("/nx/thread.php?fid={}", b.id),
+            ForumKind::Modern => format!("/md/category/{}/{}", b.id, percent_encode(&b.title)),
         };
         self.page_path(first, page, self.kind.list_page_size())
     }
@@ -609,6 +614,7 @@ impl ForumModel {
             // thread's own pages say 1.
             ForumKind::DiscuzX => return format!("/dzx/thread-{}-{}-1.html", t.tid, page.max(1)),
             ForumKind::Nexus => format!("/nx/read.php?tid={}", t.tid),
+            ForumKind::Modern => format!("/md/topic/{}/{}", t.tid, Self::slug(t)),
         };
         self.page_path(first, page, self.kind.thread_page_size())
     }
@@ -650,7 +656,7 @@ impl ForumModel {
             _ if page <= 1 => first,
             ForumKind::Discuz => format!("{first}&page={page}"),
             ForumKind::Phpbb => format!("{first}&start={}", (page - 1) * per_page),
-            ForumKind::Bbs => format!("{first}?page={page}"),
+            ForumKind::Bbs | ForumKind::Modern => format!("{first}?page={page}"),
             ForumKind::DiscuzX | ForumKind::Nexus => format!("{first}&page={page}"),
         }
     }
@@ -684,7 +690,7 @@ pub struct Truth {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForumTruth {
-    /// Site id: `dz`, `phpbb`, `bbs`, or one of the extra kinds, `dzx` and `nx`.
+    /// Site id: `dz`, `phpbb`, `bbs`, or one of the extra kinds, `dzx`, `nx` and `md`.
     pub site: String,
     pub name: String,
     /// `GBK`, `Big5`, `UTF-8` or `GB18030`.

@@ -5,8 +5,9 @@
 //! for the real thing would mostly work, each forum in a file of its own:
 //! Discuz! X3's table layout and ids ([`dz`]), phpBB 3's prosilver lists
 //! ([`phpbb`]), a modern nested-div forum ([`bbs`]); and, served only when
-//! asked for, Discuz! X3.4 with rewritten URLs ([`dzx`]) and a PHPWind-style
-//! forum ([`nx`]). Here: the dispatch to them, the routes every forum takes
+//! asked for, Discuz! X3.4 with rewritten URLs ([`dzx`]), a PHPWind-style
+//! forum ([`nx`]) and a NodeBB-style one as it renders for clients without
+//! JavaScript ([`md`]). Here: the dispatch to them, the routes every forum takes
 //! (lists and threads by number, deleted threads, hostile mode's decoys and
 //! traps), the query string, the pager's parts and the escaping helpers.
 
@@ -20,6 +21,7 @@ use crate::text::esc_into;
 mod bbs;
 mod dz;
 mod dzx;
+mod md;
 mod nx;
 mod phpbb;
 
@@ -79,6 +81,7 @@ impl Fixture {
             ForumKind::Bbs => self.route_bbs(f, rest, &q),
             ForumKind::DiscuzX => self.route_dzx(f, rest, &q),
             ForumKind::Nexus => self.route_nx(f, rest, &q),
+            ForumKind::Modern => self.route_md(f, rest, &q),
         };
         match page {
             Routed::Page(html, shown) if self.config().hostility.is_on() => self.hostile_page(f, html, shown, path_and_query),
@@ -91,10 +94,14 @@ impl Fixture {
 
     /// Where a redirecting page sends the reader (path from the server root,
     /// perhaps with a `#fragment`), for the `Location` of the `302` that
-    /// [`Fixture::get`] answers it with: Discuz! X's `forum.php?mod=redirect&…`.
+    /// [`Fixture::get`] answers it with: Discuz! X's `forum.php?mod=redirect&…`,
+    /// the NodeBB-style forum's `post/{pid}`.
     pub(crate) fn redirect_target(&self, path_and_query: &str) -> Option<String> {
         if let Some(latest) = self.latest() {
             return latest.redirect_target(path_and_query);
+        }
+        if let Some(pid) = path_and_query.strip_prefix("/md/post/") {
+            return self.md_post_target(self.forum(ForumKind::Modern)?, pid);
         }
         let query = path_and_query.strip_prefix("/dzx/forum.php?")?;
         let f = self.forum(ForumKind::DiscuzX)?;
@@ -161,6 +168,9 @@ impl Fixture {
         }
         if self.forum(ForumKind::Nexus).is_some() {
             out.push_str(nx::ROBOTS_TXT);
+        }
+        if self.forum(ForumKind::Modern).is_some() {
+            out.push_str(md::ROBOTS_TXT);
         }
         let a = &self.config().activity;
         if a.search_mode == crate::config::SearchMode::SearchId && !a.robots_allow_search {
@@ -233,6 +243,7 @@ impl Fixture {
                 ForumKind::Bbs => bbs::gone(f),
                 ForumKind::DiscuzX => dzx::gone(f),
                 ForumKind::Nexus => nx::gone(f),
+                ForumKind::Modern => md::gone(f),
             };
             return Routed::Gone(gone);
         }
@@ -249,6 +260,7 @@ impl Fixture {
             ForumKind::Bbs => self.bbs_list(f, b, page),
             ForumKind::DiscuzX => self.dzx_list(f, b, page, dzx::Filter::All),
             ForumKind::Nexus => self.nx_list(f, b, page),
+            ForumKind::Modern => self.md_list(f, b, page),
         }
     }
 
@@ -259,6 +271,7 @@ impl Fixture {
             ForumKind::Bbs => self.bbs_thread(f, t, page),
             ForumKind::DiscuzX => self.dzx_thread(f, t, page, 1),
             ForumKind::Nexus => self.nx_thread(f, t, page, 1),
+            ForumKind::Modern => self.md_thread(f, t, page),
         }
     }
 
@@ -301,8 +314,9 @@ fn encode(kind: ForumKind, status: u16, html: &str) -> FixtureResponse {
         // Discuz! X says `gbk` in its meta tag only.
         ForumKind::Discuz | ForumKind::Bbs | ForumKind::DiscuzX => "text/html",
         ForumKind::Phpbb => "text/html; charset=big5",
-        // The PHPWind-style forum says UTF-8 in the header only.
-        ForumKind::Nexus => "text/html; charset=utf-8",
+        // The PHPWind-style forum says UTF-8 in the header only; NodeBB
+        // (Express) in the header and a meta tag.
+        ForumKind::Nexus | ForumKind::Modern => "text/html; charset=utf-8",
     };
     FixtureResponse { status, content_type, body: bytes.into_owned() }
 }

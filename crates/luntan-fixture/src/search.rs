@@ -11,9 +11,9 @@
 //! A page past the last result lists nothing. With accounts configured, a
 //! search without a logged-in cookie gets `403`.
 //!
-//! The extra forums ([`ForumKind::EXTRA`]: `dzx`, `nx`) have no search or
+//! The extra forums ([`ForumKind::EXTRA`]: `dzx`, `nx`, `md`) have no search or
 //! login here: their search and login URLs answer `404` like any page the
-//! fixture does not have (robots.txt disallows them anyway), and
+//! fixture does not have (`dzx`'s and `nx`'s robots.txt disallows them anyway), and
 //! [`Fixture::search_truth`] is empty for them.
 //!
 //! In [`SearchMode::SearchId`] the search behaves like Discuz! X3.5's: the
@@ -145,6 +145,7 @@ impl Fixture {
             // Not served (see the module doc).
             ForumKind::DiscuzX => "/dzx/member.php?mod=logging&action=login",
             ForumKind::Nexus => "/nx/login.php",
+            ForumKind::Modern => "/md/login",
         }
     }
 
@@ -174,7 +175,7 @@ pub fn search_start_path(kind: ForumKind, keyword: &str) -> String {
     match kind {
         // Discuz!'s search form submits a flag beside the keyword.
         ForumKind::Discuz | ForumKind::DiscuzX => path + "&searchsubmit=yes",
-        ForumKind::Phpbb | ForumKind::Bbs | ForumKind::Nexus => path,
+        ForumKind::Phpbb | ForumKind::Bbs | ForumKind::Nexus | ForumKind::Modern => path,
     }
 }
 
@@ -190,6 +191,7 @@ fn keyword_search_path(kind: ForumKind, keyword: &str) -> String {
         // Not served (see the module doc): where the software keeps it.
         ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&srchtxt={kw}"),
         ForumKind::Nexus => format!("/nx/search.php?keyword={kw}"),
+        ForumKind::Modern => format!("/md/search?term={kw}&in=posts"),
     }
 }
 
@@ -202,6 +204,7 @@ fn search_id_path(kind: ForumKind, id: u64, keyword: &str, page: usize) -> Strin
         ForumKind::Bbs => format!("/bbs/find?searchid={id}&kw={kw}"),
         ForumKind::DiscuzX => format!("/dzx/search.php?mod=forum&searchid={id}&kw={kw}"),
         ForumKind::Nexus => format!("/nx/search.php?sid={id}&keyword={kw}"),
+        ForumKind::Modern => format!("/md/search?term={kw}&in=posts&sid={id}"),
     };
     if page > 1 {
         let _ = write!(path, "&page={page}");
@@ -251,13 +254,13 @@ pub(crate) async fn intercept(
         ForumKind::Discuz => path == "/dz/search.php" && get("mod") == Some("forum"),
         ForumKind::Phpbb => path == "/phpbb/search.php",
         ForumKind::Bbs => path == "/bbs/find",
-        ForumKind::DiscuzX | ForumKind::Nexus => false,
+        ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => false,
     };
     let login = match kind {
         ForumKind::Discuz => path == "/dz/member.php" && get("mod") == Some("logging") && get("action") == Some("login"),
         ForumKind::Phpbb => path == "/phpbb/ucp.php" && get("mode") == Some("login"),
         ForumKind::Bbs => path == "/bbs/login",
-        ForumKind::DiscuzX | ForumKind::Nexus => false,
+        ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => false,
     };
     if login && method == Method::POST {
         let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
@@ -414,6 +417,7 @@ fn head(kind: ForumKind, title: &str) -> String {
         ForumKind::Phpbb => out.push_str("<meta charset=\"big5\" />\n"),
         ForumKind::DiscuzX => out.push_str("<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gbk\" />\n"),
         ForumKind::Bbs | ForumKind::Nexus => {}
+        ForumKind::Modern => out.push_str("<meta charset=\"utf-8\">\n"),
     }
     out.push_str("<title>");
     esc_into(&mut out, title);
@@ -451,7 +455,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
     out.push_str(match kind {
         ForumKind::Discuz => "<div id=\"threadlist\" class=\"tl\"><ul>\n",
         ForumKind::Phpbb => "<div class=\"search-results\">\n",
-        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => "<ol class=\"results\">\n",
+        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => "<ol class=\"results\">\n",
     });
     for h in shown {
         let Some(t) = f.thread(h.tid) else { continue };
@@ -497,7 +501,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
                 esc_into(&mut out, &snippet(&text, keyword));
                 out.push_str("</div></div></div>\n");
             }
-            ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => {
+            ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => {
                 out.push_str("<li class=\"result\"><a class=\"title\" href=\"");
                 esc_into(&mut out, &thread_href);
                 out.push_str("\">");
@@ -515,7 +519,7 @@ fn render(snap: &Fixture, kind: ForumKind, keyword: &str, total: usize, shown: &
     out.push_str(match kind {
         ForumKind::Discuz => "</ul></div>\n",
         ForumKind::Phpbb => "</div>\n",
-        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus => "</ol>\n",
+        ForumKind::Bbs | ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => "</ol>\n",
     });
     if let Some(next) = next {
         out.push_str("<div class=\"pg\"><a class=\"nxt\" href=\"");

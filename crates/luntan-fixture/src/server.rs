@@ -506,7 +506,8 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
     if let Some(tid) = path_and_query.strip_prefix("/xhr/go?tid=").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())) {
         return Reply::plain(redirect(&format!("/xhr/thread/{tid}")), guard);
     }
-    // Discuz! X's `forum.php?mod=redirect&…`: a 302 to the page it names.
+    // Discuz! X's `forum.php?mod=redirect&…`, the NodeBB-style forum's
+    // `post/{pid}`: a 302 to the page it names.
     if let Some(to) = shared.fixture.redirect_target(path_and_query) {
         return Reply::plain(redirect(&to), guard);
     }

@@ -85,6 +85,25 @@ fn rules(kind: ForumKind) -> Rules {
           author="div.floor-head a.user" time="div.floor-head time" floor="span.floor-no"
           strip="div.quote, span.edit-note"/>"##,
         },
+        // NodeBB as a client without JavaScript gets it: ids then any slug,
+        // the patterns ending at the slug so that a post's permalink
+        // (`…/{slug}/{index}`) and the sorted views stay out; later pages
+        // are linked only inside `<noscript>` and from `<link rel="next">`;
+        // every time is an empty `span.timeago` whose `title` holds it in
+        // UTC, read with `@title` and moved to the forum's +08:00. A list
+        // row shows two times (the first post's, then the last one's in
+        // the teaser) and three counts (votes, replies, views).
+        ForumKind::Modern => Rules {
+            board: r"/md/category/(?P<board>[0-9]+)/[^/?#]+$",
+            board_page: r"/md/category/(?P<board>[0-9]+)/[^/?#]+\?page={page}$",
+            thread: r"/md/topic/(?P<thread>[0-9]+)/[^/?#]+$",
+            thread_page: r"/md/topic/(?P<thread>[0-9]+)/[^/?#]+\?page={page}$",
+            first_page: 1,
+            list: r#"<list row="li[component='category/topic']" title="h2[component='topic/header'] > a" replies="div.stats-replies span.human-readable-number"
+        last-post="div[component='topic/teaser'] span.timeago@title"/>"#,
+            thread_rules: r#"<thread title="span[component='topic/title']" post="li[component=post]" body="div[component='post/content']"
+          author="a[itemprop=author]" time="span.timeago@title" floor="a.post-index" time-zone="+08:00"/>"#,
+        },
     }
 }
 
@@ -137,6 +156,7 @@ pub fn site_file(cfg: &FixtureConfig, kind: ForumKind, base_url: &str) -> io::Re
             ForumKind::Bbs => "a modern forum, UTF-8 with no charset declared",
             ForumKind::DiscuzX => "Discuz! X3.4 with rewritten URLs, GB18030 pages labelled gbk",
             ForumKind::Nexus => "PHPWind-style, UTF-8 declared in the HTTP header only",
+            ForumKind::Modern => "NodeBB-style as served without JavaScript, UTF-8, pagers in noscript, UTC times in title attributes",
         },
         id = kind.site_id(),
         name = kind.name(),
@@ -173,7 +193,7 @@ fn extras(cfg: &FixtureConfig, kind: ForumKind, base: &str) -> String {
         ForumKind::Phpbb => ("div.search.post", "dd.search-result-date", "big5"),
         ForumKind::Bbs => ("li.result", "time.posted", "utf-8"),
         // No search or accounts the fixture serves (see `crate::search`).
-        ForumKind::DiscuzX | ForumKind::Nexus => return out,
+        ForumKind::DiscuzX | ForumKind::Nexus | ForumKind::Modern => return out,
     };
     match cfg.activity.search_mode {
         SearchMode::Ideal => {

@@ -85,7 +85,7 @@ fn the_extra_forums_are_served_and_written_only_when_named() {
     let out = Command::new(BIN).args(["truth", "--threads", "30", "--boards", "2", "--forums", "dzx,nx"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let printed: Truth = serde_json::from_slice(&out.stdout).unwrap();
-    let want = Fixture::new(FixtureConfig { threads: 30, boards: 2, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() }).truth();
+    let want = Fixture::new(FixtureConfig { threads: 30, boards: 2, forums: vec![ForumKind::DiscuzX, ForumKind::Nexus], ..FixtureConfig::default() }).truth();
     assert_eq!(printed, want);
     assert_eq!(printed.forums.iter().map(|f| (f.site.as_str(), f.encoding.as_str())).collect::<Vec<_>>(), [("dzx", "GB18030"), ("nx", "UTF-8")]);
     let written = |forums: &[&str]| -> Vec<String> {
@@ -99,7 +99,8 @@ fn the_extra_forums_are_served_and_written_only_when_named() {
     assert_eq!(written(&[]), ["bbs.xml", "dz.xml", "phpbb.xml"]);
     assert_eq!(written(&["--forums", "default"]), ["bbs.xml", "dz.xml", "phpbb.xml"]);
     assert_eq!(written(&["--forums", "nx,dzx"]), ["dzx.xml", "nx.xml"]);
-    assert_eq!(written(&["--forums", "all"]), ["bbs.xml", "dz.xml", "dzx.xml", "nx.xml", "phpbb.xml"]);
+    assert_eq!(written(&["--forums", "all"]), ["bbs.xml", "dz.xml", "dzx.xml", "md.xml", "nx.xml", "phpbb.xml"]);
+    assert_eq!(written(&["--forums", "md"]), ["md.xml"]);
     assert_eq!(written(&["--forums", "default,dzx"]), ["bbs.xml", "dz.xml", "dzx.xml", "phpbb.xml"]);
     let bad = Command::new(BIN).args(["truth", "--forums", "dzx,vbulletin"]).output().unwrap();
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("dzx, nx"));

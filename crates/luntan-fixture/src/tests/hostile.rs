@@ -256,6 +256,7 @@ fn content_traps_keep_posts(forums: Vec<ForumKind>) {
             ForumKind::Nexus => "<li class=\"thread-item\"><div class=\"subject\"><a class=\"subject-link\" href=\"../../etc/passwd\"",
             ForumKind::Phpbb => "<li class=\"row\"><dl><dt><a href=\"../../etc/passwd\"",
             ForumKind::Bbs => "<li class=\"topic\"><a class=\"title\" href=\"../../etc/passwd\"",
+            ForumKind::Modern => "<li component=\"category/topic\" data-tid=\"0\"><h2 component=\"topic/header\" class=\"title\"><a href=\"../../etc/passwd\"",
         };
         assert!(list.contains(row), "{kind:?} list rows");
         for t in plain.truth().forums.iter().find(|ft| ft.site == kind.site_id()).unwrap().threads.iter().filter(|t| !t.deleted) {
@@ -282,6 +283,8 @@ fn content_traps_keep_posts(forums: Vec<ForumKind>) {
                 ForumKind::DiscuzX if !id.contains('/') => format!("/dzx/thread-{id}-1-1.html"),
                 ForumKind::DiscuzX => continue,
                 ForumKind::Nexus => format!("/nx/read.php?tid={id}"),
+                ForumKind::Modern if !id.contains('/') => format!("/md/topic/{id}/x"),
+                ForumKind::Modern => continue,
             };
             assert_eq!(hostile.get(&path).status, 200, "{path}");
             assert_eq!(plain.get(&path).status, 404, "{path}");

@@ -1,13 +1,15 @@
-//! The two forums served only when asked for ([`ForumKind::EXTRA`]): Discuz!
-//! X with rewritten URLs (`dzx`) and a PHPWind-style forum (`nx`). Not there
-//! by default; their URL shapes and lookalike links; and the checks the three
+//! The forums served only when asked for ([`ForumKind::EXTRA`]): Discuz!
+//! X with rewritten URLs (`dzx`), a PHPWind-style forum (`nx`) and a
+//! NodeBB-style one as served without JavaScript (`md`). Not there by
+//! default; their URL shapes and lookalike links; and the checks the three
 //! default forums get (a site-file-driven crawl, truth against pages, lists).
 
 use std::collections::HashMap;
 
-use luntan_core::site::Site;
-
-use super::{between, board_lists_match, decode, forum_truth, get, hrefs, read_posts, site_file_driven_crawl, truth_matches_pages, unescape, SeenPost};
+use super::{
+    between, board_lists_match, decode, forum_truth, get, hrefs, md_local_time, parse_site, read_posts, site_file_driven_crawl, truth_matches_pages, unescape,
+    SeenPost,
+};
 use crate::{Fixture, FixtureConfig, FixtureServer, ForumKind, ForumTruth, Hostility, PermanentFault, ThreadTruth};
 
 fn extra(threads: usize, boards: usize) -> FixtureConfig {
@@ -53,7 +55,7 @@ fn the_default_fixture_serves_only_the_three_forums() {
     let fx = Fixture::new(FixtureConfig { threads: 40, ..FixtureConfig::default() });
     assert_eq!(fx.forums().collect::<Vec<_>>(), ForumKind::ALL);
     assert_eq!(fx.truth().forums.len(), 3);
-    for p in ["/dzx/forum.php", "/dzx/forum-1-1.html", "/nx/index.php", "/nx/thread.php?fid=1"] {
+    for p in ["/dzx/forum.php", "/dzx/forum-1-1.html", "/nx/index.php", "/nx/thread.php?fid=1", "/md/", "/md/recent"] {
         assert_eq!(fx.get(p).status, 404, "{p}");
     }
     let robots = String::from_utf8(fx.get("/robots.txt").body).unwrap();
@@ -63,14 +65,15 @@ fn the_default_fixture_serves_only_the_three_forums() {
     assert_eq!(written.len(), 3);
     // Asked for, the extra forums come with their own site files and robots lines.
     let both = Fixture::new(FixtureConfig { forums: ForumKind::EVERY.to_vec(), ..extra(40, 2) });
-    assert_eq!(both.truth().forums.iter().map(|f| f.site.as_str()).collect::<Vec<_>>(), ["dz", "phpbb", "bbs", "dzx", "nx"]);
+    assert_eq!(both.truth().forums.iter().map(|f| f.site.as_str()).collect::<Vec<_>>(), ["dz", "phpbb", "bbs", "dzx", "nx", "md"]);
     let robots = String::from_utf8(both.get("/robots.txt").body).unwrap();
     assert!(robots.starts_with(crate::ROBOTS_TXT));
     assert!(robots.contains("Disallow: /dzx/forum.php?mod=redirect*\n") && robots.contains("Disallow: /nx/post.php\n"), "{robots}");
+    assert!(robots.contains("Disallow: /md/admin/\n"), "{robots}");
     let dir = tempfile::tempdir().unwrap();
     let written = crate::write_site_files(both.config(), "http://127.0.0.1:1/", dir.path()).unwrap();
     let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    assert_eq!(names, ["dz.xml", "phpbb.xml", "bbs.xml", "dzx.xml", "nx.xml"]);
+    assert_eq!(names, ["dz.xml", "phpbb.xml", "bbs.xml", "dzx.xml", "nx.xml", "md.xml"]);
 }
 
 #[test]
@@ -100,7 +103,7 @@ fn the_extra_forums_site_files_split_first_and_later_pages() {
     for kind in ForumKind::EXTRA {
         let text = crate::site_file(&cfg, kind, base).unwrap();
         assert!(!text.contains("<search") && !text.contains("<account"), "{text}");
-        let site = Site::parse(&text, std::path::Path::new("x.xml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let site = parse_site(&text, std::path::Path::new("x.xml"));
         assert_eq!(site.id, kind.site_id());
         assert_eq!(site.home.as_str(), format!("{base}{}", kind.home_path()));
         let l = &site.links;
@@ -119,6 +122,25 @@ fn the_extra_forums_site_files_split_first_and_later_pages() {
                     "/dzx/forum.php?mod=forumdisplay&fid=5&filter=heat&orderby=heats",
                     "/dzx/forum.php?gid=1",
                     "/dzx/home.php?mod=space&uid=5",
+                ],
+            ),
+            ForumKind::Modern => (
+                &["/md/category/5/%E5%85%AC%E5%91%8A", "/md/category/5/%E7%BB%BC%E5%90%88%E8%AE%A8%E8%AE%BA"],
+                &["/md/category/5/%E5%85%AC%E5%91%8A?page=2"],
+                &["/md/topic/1234/%E8%80%83%E7%A0%94", "/md/topic/1234/topic"],
+                &["/md/topic/1234/%E8%80%83%E7%A0%94?page=3"],
+                &[
+                    "/md/topic/1234/%E8%80%83%E7%A0%94/5",
+                    "/md/topic/1234/%E8%80%83%E7%A0%94?sort=newest_to_oldest",
+                    "/md/topic/1234/%E8%80%83%E7%A0%94?sort=newest_to_oldest&page=2",
+                    "/md/category/5/%E5%85%AC%E5%91%8A?sort=most_posts",
+                    "/md/category/5/%E5%85%AC%E5%91%8A?sort=most_posts&page=2",
+                    "/md/post/78987",
+                    "/md/user/%E5%B0%8F%E7%8C%AB",
+                    "/md/tags/rust",
+                    "/md/recent",
+                    "/md/popular?term=daily",
+                    "/md/compose",
                 ],
             ),
             _ => (
@@ -406,7 +428,7 @@ fn the_extra_forums_grow_like_the_others() {
     let fx = Fixture::new(extra(60, 2));
     let changes = fx.add_posts(80);
     let sites: std::collections::BTreeSet<&str> = changes.iter().map(|c| c.site.as_str()).collect();
-    assert_eq!(sites.into_iter().collect::<Vec<_>>(), ["dzx", "nx"]);
+    assert_eq!(sites.into_iter().collect::<Vec<_>>(), ["dzx", "md", "nx"]);
     let truth = fx.truth();
     for c in &changes {
         let kind = ForumKind::from_site_id(&c.site).unwrap();
@@ -437,6 +459,11 @@ fn permanent_faults_hit_every_name_of_a_page() {
                     vec![format!("/dzx/thread-{}-{}-1.html", t.thread, fault.page()), format!("/dzx/thread-{}-{}-7.html", t.thread, fault.page())],
                     format!("Disallow: /dzx/thread-{}-1-\n", t.thread),
                 ),
+                ForumKind::Modern => {
+                    let page1 = t.url_path.clone();
+                    let names = if fault.page() == 1 { vec![page1.clone()] } else { vec![format!("{page1}?page=2")] };
+                    (names, format!("Disallow: {page1}$\n"))
+                }
                 _ => {
                     let tid = &t.thread;
                     let names = if fault.page() == 1 {
@@ -458,4 +485,226 @@ fn permanent_faults_hit_every_name_of_a_page() {
     }
     assert_eq!(checked.get(&ForumKind::DiscuzX), Some(&PermanentFault::ALL.len()));
     assert_eq!(checked.get(&ForumKind::Nexus), Some(&PermanentFault::ALL.len()));
+    assert_eq!(checked.get(&ForumKind::Modern), Some(&PermanentFault::ALL.len()));
+}
+
+/// The page without what a client without JavaScript alone reads (the
+/// `<noscript>` blocks) and without the head's `<link>`s.
+fn md_scripted_view(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find("<noscript>") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("</noscript>").expect("a closed noscript") + i;
+        rest = &rest[end + "</noscript>".len()..];
+    }
+    out.push_str(rest);
+    out.split("<link ").enumerate().map(|(i, part)| if i == 0 { part } else { part.split_once('>').map_or("", |(_, after)| after) }).collect()
+}
+
+/// Every `<noscript>` block's contents.
+fn md_noscript(html: &str) -> String {
+    html.split("<noscript>").skip(1).filter_map(|c| c.split_once("</noscript>")).map(|(inside, _)| inside).collect()
+}
+
+/// The page's `<link rel="{rel}" href="…" />` target, if any.
+fn md_rel(html: &str, rel: &str) -> Option<String> {
+    between(html, &format!("<link rel=\"{rel}\" href=\""), "\"").map(unescape)
+}
+
+#[test]
+fn nodebb_style_pagers_are_only_in_noscript_and_link_rel() {
+    let kind = ForumKind::Modern;
+    let (fx, ft) = alone(kind, 150, 2);
+    let f = fx.forum(kind).unwrap();
+    let check = |first: &str, pages: usize, what: &str| {
+        for p in 1..=pages {
+            let path = if p == 1 { first.to_owned() } else { format!("{first}?page={p}") };
+            let html = page_html(&fx, kind, &path);
+            // Nothing a script-less reader can click leads to another page...
+            let visible = md_scripted_view(&html);
+            let paged: Vec<String> = hrefs(&visible).into_iter().filter(|h| h.contains("page=")).collect();
+            assert!(paged.is_empty(), "{what} {path}: pager links outside <noscript>: {paged:?}");
+            let widget = between(&html, "<div component=\"pagination\" class=\"text-center pagination-container hidden\">", "</div>").unwrap();
+            assert!(!widget.contains("<a"), "{what} {path}: {widget}");
+            // ...but the noscript pager and the head's rel links do.
+            let noscript = md_noscript(&html);
+            let numbered: Vec<String> = hrefs(&noscript);
+            assert!(numbered.iter().all(|h| h.starts_with("?page=")), "{what} {path}: {numbered:?}");
+            assert!(noscript.contains("<ul class=\"pagination\">"), "{what} {path}");
+            assert_eq!(md_rel(&html, "next"), (p < pages).then(|| format!("{first}?page={}", p + 1)), "{what} {path}");
+            assert_eq!(md_rel(&html, "prev"), (p > 1).then(|| format!("{first}?page={}", p - 1)), "{what} {path}");
+            if p < pages {
+                assert!(numbered.contains(&format!("?page={}", p + 1)), "{what} {path}: {numbered:?}");
+            }
+        }
+    };
+    let (b, bt) = f.boards.iter().zip(&ft.boards).find(|(b, _)| f.list_pages(b) >= 3).expect("a category of three list pages");
+    assert_eq!(bt.url_path, f.board_path(b, 1));
+    check(&bt.url_path, f.list_pages(b), "category");
+    let t = ft.threads.iter().find(|t| !t.deleted && t.pages >= 3).expect("a topic of three pages");
+    check(&t.url_path, t.pages as usize, "topic");
+    // One page: no pager anywhere, no rel links.
+    let short = ft.threads.iter().find(|t| !t.deleted && t.pages == 1).unwrap();
+    let html = page_html(&fx, kind, &short.url_path);
+    assert!(md_noscript(&html).find("pagination").is_none() && md_rel(&html, "next").is_none());
+    // Past the last page, or page 0: not found.
+    for bad in [format!("{}?page={}", bt.url_path, f.list_pages(b) + 1), format!("{}?page=0", bt.url_path), format!("{}?page={}", t.url_path, t.pages + 1)] {
+        assert_eq!(fx.get(&bad).status, 404, "{bad}");
+    }
+}
+
+#[test]
+fn nodebb_style_times_are_utc_and_only_in_empty_timeago_titles() {
+    let kind = ForumKind::Modern;
+    let (fx, ft) = alone(kind, 120, 2);
+    let mut posts_seen = 0;
+    for t in ft.threads.iter().filter(|t| !t.deleted).take(40) {
+        let html = page_html(&fx, kind, &t.url_path);
+        // Every timeago is empty: the time is in its title alone.
+        assert_eq!(html.matches("<span class=\"timeago\"").count(), html.matches("<span class=\"timeago\" title=\"").count());
+        for c in html.split("<span class=\"timeago\" title=\"").skip(1) {
+            let (title, after) = c.split_once('"').unwrap();
+            assert!(after.starts_with("></span>"), "a timeago with text: {}", &after[..after.len().min(40)]);
+            assert!(title.ends_with(":00.000Z"), "{title}");
+        }
+        let untitled = without_timeago_titles(&html);
+        for p in t.posts.iter().take(kind.thread_page_size()) {
+            // The truth's wall clock is +08:00; the page says UTC, 8 hours earlier.
+            let (date, hm) = (&p.time[..10], &p.time[11..16]);
+            assert!(!untitled.contains(&format!("{date} {hm}")) && !untitled.contains(&p.time), "{}: the local time is shown", t.url_path);
+            posts_seen += 1;
+        }
+        let seen = read_posts(kind, &html);
+        let want: Vec<(&str, &str)> = t.posts.iter().take(10).map(|p| (p.author.as_str(), p.time.as_str())).collect();
+        assert_eq!(seen.iter().map(|p| (p.author.as_str(), p.time.as_str())).collect::<Vec<_>>(), want, "{}", t.url_path);
+    }
+    assert!(posts_seen > 100);
+    assert_eq!(md_local_time("2024-03-05T04:34:00.000Z"), "2024-03-05T12:34:00");
+    assert_eq!(md_local_time("2024-02-29T20:05:00.000Z"), "2024-03-01T04:05:00", "the date rolls over");
+    // Lists: the first post's time in the header, the last post's in the teaser, both UTC.
+    let bt = &ft.boards[0];
+    let list = page_html(&fx, kind, &bt.url_path);
+    let row = list.split("<li component=\"category/topic\"").nth(1).unwrap();
+    let t = ft.threads.iter().find(|t| t.thread == bt.threads[0]).unwrap();
+    let teaser = between(row, "component=\"topic/teaser\">", "</li>").unwrap();
+    assert_eq!(md_local_time(between(teaser, "title=\"", "\"").unwrap()), t.last_post);
+    if let Some(first) = t.posts.first() {
+        let header = between(row, "<h2 component=\"topic/header\"", "</h2>").unwrap();
+        assert_eq!(md_local_time(between(header, "<span class=\"timeago\" title=\"", "\"").unwrap()), first.time);
+    }
+    let untitled = without_timeago_titles(&list);
+    assert!(!untitled.contains(&t.last_post) && !untitled.contains(&t.last_post[..16].replace('T', " ")));
+}
+
+/// The page without its timeago spans (whose titles, UTC, may read like another post's local time).
+fn without_timeago_titles(html: &str) -> String {
+    html.split("<span class=\"timeago\" title=\"")
+        .enumerate()
+        .map(|(i, c)| if i == 0 { c } else { c.split_once("\"></span>").map_or(c, |(_, rest)| rest) })
+        .collect()
+}
+
+#[test]
+fn nodebb_style_pages_show_what_the_truth_says_under_chinese_slugs() {
+    let kind = ForumKind::Modern;
+    let server = FixtureServer::start_blocking(one(kind, 150, 3)).unwrap();
+    let fx = server.fixture();
+    let truth = server.truth();
+    let ft = forum_truth(&truth, kind);
+    assert_eq!((ft.site.as_str(), ft.encoding.as_str()), ("md", "UTF-8"));
+    let r = fx.get("/md/");
+    assert_eq!(r.content_type, "text/html; charset=utf-8");
+    let home = decode(kind, &r.body);
+    assert!(home.contains("<meta charset=\"utf-8\">"));
+    for bt in &ft.boards {
+        let (cid, slug) = bt.url_path.strip_prefix("/md/category/").unwrap().split_once('/').unwrap();
+        assert!(cid.bytes().all(|b| b.is_ascii_digit()) && slug.starts_with('%'), "{}", bt.url_path);
+        assert_eq!(String::from_utf8(crate::text::percent_decode(slug)).unwrap(), bt.title);
+        assert!(home.contains(&format!("<a href=\"{}\" itemprop=\"url\">", bt.url_path)), "{}", bt.url_path);
+        // Rows: the topic link, the reply count in the stats beside votes and views.
+        let list = page_html(fx, kind, &bt.url_path);
+        for (c, id) in list.split("<li component=\"category/topic\"").skip(1).zip(&bt.threads) {
+            let t = ft.threads.iter().find(|t| &t.thread == id).unwrap();
+            assert!(c.contains(&format!("data-tid=\"{id}\"")));
+            assert!(c.contains(&format!("<a href=\"{}\" itemprop=\"url\">{}</a>", t.url_path, crate::text::esc(&t.title))), "{c}");
+            let replies = between(c, "stats-replies\">", "</div>").unwrap();
+            assert!(replies.starts_with(&format!("<span class=\"human-readable-number\" title=\"{0}\">{0}</span>", t.replies)), "{replies}");
+        }
+    }
+    // Topics: the truth's url_path, raw UTF-8 slug the same page, a wrong slug none.
+    for t in &ft.threads {
+        let (tid, slug) = t.url_path.strip_prefix("/md/topic/").unwrap().split_once('/').unwrap();
+        assert_eq!(tid, t.thread);
+        assert!(!slug.contains('/'));
+    }
+    let t = ft.threads.iter().find(|t| !t.deleted && t.pages >= 3 && t.url_path.contains('%')).unwrap();
+    let raw = String::from_utf8(crate::text::percent_decode(&t.url_path)).unwrap();
+    let via_raw = super::get_raw(server.addr(), raw.as_bytes(), "");
+    assert_eq!(via_raw.status, 200);
+    assert_eq!(via_raw.body, fx.get(&t.url_path).body);
+    assert_eq!(fx.get(&format!("/md/topic/{}/x", t.thread)).status, 404);
+    assert_eq!(fx.get(&format!("/md/topic/{}", t.thread)).status, 404);
+    let html = page_html(fx, kind, &t.url_path);
+    assert_eq!(
+        between(&html, "<h1 component=\"post/header\" class=\"\" itemprop=\"name\"><span class=\"topic-title\" component=\"topic/title\">", "</span></h1>")
+            .map(unescape),
+        Some(t.title.clone())
+    );
+    let p1 = &t.posts[0];
+    assert!(html.contains(&format!("itemprop=\"author\" data-username=\"{0}\" data-uid=\"", crate::text::esc(&p1.author))));
+    assert!(html.contains("<div class=\"content\" component=\"post/content\" itemprop=\"text\">\n<p>"));
+    // Every page of it, read back, is the truth.
+    let all: Vec<SeenPost> =
+        (1..=t.pages).flat_map(|p| posts_at(fx, kind, &if p == 1 { t.url_path.clone() } else { format!("{}?page={p}", t.url_path) })).collect();
+    let want: Vec<(u32, &str, &str, &str)> = t.posts.iter().map(|p| (p.floor, p.author.as_str(), p.time.as_str(), p.text.as_str())).collect();
+    assert_eq!(all.iter().map(|p| (p.floor, p.author.as_str(), p.time.as_str(), p.text.as_str())).collect::<Vec<_>>(), want);
+    // Lookalikes: a post's permalink is the page holding it; /post/{pid} redirects there.
+    assert_eq!(posts_at(fx, kind, &format!("{}/11", t.url_path)), posts_at(fx, kind, &format!("{}?page=2", t.url_path)));
+    assert_eq!(fx.get(&format!("{}/{}", t.url_path, t.posts.len() + 1)).status, 404);
+    let pid = t.thread.parse::<u64>().unwrap() * 64 + 11;
+    assert!(html.contains(&format!("href=\"/md/post/{}\" class=\"post-index text-muted\">#1</a>", pid - 10)));
+    let r = get(server.addr(), &format!("/md/post/{pid}"));
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some(format!("{}/11", t.url_path).as_str()));
+    // Newest first: the first post on top, then the last reply.
+    let newest = posts_at(fx, kind, &format!("{}?sort=newest_to_oldest", t.url_path));
+    assert_eq!(newest.iter().map(|p| p.floor).take(3).collect::<Vec<_>>(), [1, t.posts.len() as u32, t.posts.len() as u32 - 1]);
+    assert!(html.contains("href=\"?sort=newest_to_oldest\""));
+    let sorted2 = page_html(fx, kind, &format!("{}?sort=newest_to_oldest&page=2", t.url_path));
+    assert!(md_noscript(&sorted2).contains("href=\"?sort=newest_to_oldest&amp;page=3\""));
+    assert_eq!(fx.get(&format!("{}?sort=most_votes", t.url_path)).status, 404);
+    // Users, tags, recent and popular are pages too, listing topics the same way.
+    let user = between(&html, "<a href=\"/md/user/", "\"").unwrap();
+    assert!(page_html(fx, kind, &format!("/md/user/{user}")).contains("<h1 class=\"fullname\">"));
+    let tag_page = page_html(fx, kind, "/md/tags/rust");
+    assert!(tag_page.contains("<li component=\"category/topic\""));
+    assert!(page_html(fx, kind, &format!("/md/tags/{}", crate::text::percent_encode("求助"))).contains("<li component=\"category/topic\""));
+    assert_eq!(fx.get("/md/tags/nosuchtag").status, 404);
+    let recent = page_html(fx, kind, "/md/recent");
+    let ids: Vec<&str> = recent.split("<li component=\"category/topic\"").skip(1).map(|c| between(c, "data-tid=\"", "\"").unwrap()).collect();
+    assert_eq!(ids.len(), 20);
+    let last_post = |id: &str| ft.threads.iter().find(|t| t.thread == id).unwrap().last_post.clone();
+    let newest_overall = ft.threads.iter().map(|t| t.last_post.clone()).max().unwrap();
+    assert_eq!(last_post(ids[0]), newest_overall);
+    assert!(ids.windows(2).all(|w| last_post(w[0]) >= last_post(w[1])));
+    for term in ["daily", "weekly", "monthly", "alltime"] {
+        assert_eq!(fx.get(&format!("/md/popular?term={term}")).status, 200, "{term}");
+    }
+    assert_eq!(fx.get("/md/popular?term=hourly").status, 404);
+    let sorted = page_html(fx, kind, &format!("{}?sort=most_posts", ft.boards[0].url_path));
+    let first_id = between(&sorted, "<li component=\"category/topic\" class=\"category-item clearfix\" data-tid=\"", "\"").unwrap();
+    let most = ft.threads.iter().filter(|t| t.board == ft.boards[0].board).map(|t| t.replies).max().unwrap();
+    assert_eq!(ft.threads.iter().find(|t| t.thread == first_id).unwrap().replies, most);
+    // Deleted topics: NodeBB's 404 page.
+    let d = ft.threads.iter().find(|t| t.deleted).unwrap();
+    let r = fx.get(&d.url_path);
+    assert_eq!(r.status, 404);
+    assert!(decode(kind, &r.body).contains("页面未找到"));
+    // Bodies: escaped entities, raw emoji.
+    let pages: String = ft.threads.iter().filter(|t| !t.deleted).take(120).map(|t| page_html(fx, kind, &t.url_path)).collect();
+    assert!(pages.contains('😀') && !pages.contains("&#128512;"));
+    assert!(pages.contains("&amp;") || pages.contains("&lt;"));
+    let robots = String::from_utf8(get(server.addr(), "/robots.txt").body).unwrap();
+    assert!(robots.contains("Disallow: /md/admin/\n"));
 }
