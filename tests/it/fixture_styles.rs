@@ -102,7 +102,6 @@ fn discuz_x_and_phpwind_style_forums_crawl_and_extract_exactly() {
 /// (`luntan_fixture::site_file`, `ForumKind::Modern`) reads the times with
 /// `time="span.timeago@title"` and `last-post="… span.timeago@title"`.
 #[test]
-#[ignore = "needs noscript links and @attr times (issue 34)"]
 fn a_nodebb_style_forum_without_javascript_crawls_and_extracts_exactly() {
     let cfg = FixtureConfig { threads: THREADS_PER_FORUM, boards: 3, forums: vec![ForumKind::Modern], ..FixtureConfig::default() };
     let server = FixtureServer::start_blocking(cfg).expect("fixture server");

@@ -148,9 +148,7 @@ fn md_local_time(utc: &str) -> String {
 /// the file is read with the attribute left off, which picks the same
 /// elements, so that its links and other rules are still checked.
 fn parse_site(text: &str, path: &Path) -> Site {
-    Site::parse(text, path)
-        .or_else(|e| if text.contains("@title\"") { Site::parse(&text.replace("@title\"", "\""), path) } else { Err(e) })
-        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    Site::parse(text, path).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {

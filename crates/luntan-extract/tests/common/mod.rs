@@ -16,7 +16,7 @@ pub fn page_path(kind: ForumKind, t: &ThreadTruth, k: u32) -> String {
     match kind {
         ForumKind::Discuz => format!("{}&page={k}", t.url_path),
         ForumKind::Phpbb => format!("{}&start={}", t.url_path, (k as usize - 1) * kind.thread_page_size()),
-        ForumKind::Bbs => format!("{}?page={k}", t.url_path),
+        ForumKind::Bbs | ForumKind::Modern => format!("{}?page={k}", t.url_path),
         other => unreachable!("{other:?} is not one of the default forums the extraction tests render"),
     }
 }
