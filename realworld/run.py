@@ -131,10 +131,12 @@ def same_time(got, want, precision):
 
 
 def compare(truth, data, site):
-    """Every thread of the truth against the XML luntan wrote for it. The
-    truth's times are moved from the forum's clock to the one the site file
-    reads them on (NodeBB shows UTC instants; luntan stores +08:00 unless
-    told otherwise), so an instant counts, not how it is written."""
+    """Every thread of the truth against the XML luntan wrote for it. A
+    time is right when it is the truth's wall clock as the page shows it
+    (luntan keeps a time that names no zone as shown: FlaskBB shows UTC
+    without saying so), or the truth's instant on the clock the site file
+    reads times on (a time that names its zone, such as NodeBB's `…Z`, is
+    moved there, +08:00 unless the file says otherwise)."""
     zone_from, zone_to = minutes(truth.get("time_zone", "+08:00")), site_zone(data / "sites" / f"{site}.xml")
     docs = {}
     for path in (data / "pages" / site).rglob("*.xml"):
@@ -164,8 +166,8 @@ def compare(truth, data, site):
                 why = "missing"
             elif g["author"] != fold(w["author"]):
                 why = f"author {g['author']!r} != {w['author']!r}"
-            elif not same_time(g["time"], moved(w["time"], zone_from, zone_to), prec):
-                why = f"time {g['time']!r} != {moved(w['time'], zone_from, zone_to)!r}"
+            elif not (same_time(g["time"], w["time"], prec) or same_time(g["time"], moved(w["time"], zone_from, zone_to), prec)):
+                why = f"time {g['time']!r} != {w['time']!r} (or {moved(w['time'], zone_from, zone_to)!r} on the site file's clock)"
             elif g["paragraphs"] != wp:
                 why = f"text {' / '.join(g['paragraphs'])[:80]!r} != {' / '.join(wp)[:80]!r}"
             if why is None:
