@@ -56,12 +56,7 @@ fn discuz_x_and_phpwind_style_forums_crawl_and_extract_exactly() {
     let layout = work.layout();
     let mut per_site: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for t in threads.iter().filter(|t| !t.deleted) {
-        let (path, doc) = common::assert_saved_matches_truth(&rows, &layout, t);
-        assert_eq!(fold(&doc.title), fold(&t.title), "{} title", path.display());
-        assert_eq!(doc.posted.as_deref(), Some(t.posts[0].time.as_str()), "{}", path.display());
-        assert_eq!(doc.pages, t.pages, "{}", path.display());
-        // The row keeps page 1 as the list linked it.
-        assert!(doc.url.ends_with(&t.url_path), "{}: url {} (list link {})", path.display(), doc.url, t.url_path);
+        let (path, doc) = saved_with_header(&rows, &layout, t);
         let want_encoding = if t.site == "dzx" { "gb18030" } else { "utf-8" };
         assert_eq!(doc.encoding.to_ascii_lowercase(), want_encoding, "{}", path.display());
         let e = per_site.entry(if t.site == "dzx" { "dzx" } else { "nx" }).or_default();
@@ -141,11 +136,7 @@ fn a_nodebb_style_forum_without_javascript_crawls_and_extracts_exactly() {
     let layout = work.layout();
     let mut posts = 0;
     for t in threads.iter().filter(|t| !t.deleted) {
-        let (path, doc) = common::assert_saved_matches_truth(&rows, &layout, t);
-        assert_eq!(fold(&doc.title), fold(&t.title), "{} title", path.display());
-        assert_eq!(doc.posted.as_deref(), Some(t.posts[0].time.as_str()), "{}", path.display());
-        assert_eq!(doc.pages, t.pages, "{}", path.display());
-        assert!(doc.url.ends_with(&t.url_path), "{}: url {} (list link {})", path.display(), doc.url, t.url_path);
+        let (path, doc) = saved_with_header(&rows, &layout, t);
         assert_eq!(doc.encoding.to_ascii_lowercase(), "utf-8", "{}", path.display());
         posts += doc.posts.len();
     }
@@ -164,4 +155,16 @@ fn a_nodebb_style_forum_without_javascript_crawls_and_extracts_exactly() {
 
     // Running every stage again changes nothing.
     common::assert_second_run_changes_nothing(&work, &["discover", "download", "extract"]);
+}
+
+/// A thread's saved XML, its posts checked against the truth by
+/// `common`, and its header here: title, first post's time, page count,
+/// and page 1's URL as the list linked it (the row keeps that).
+fn saved_with_header(rows: &common::Rows, layout: &luntan_core::DataDir, t: &ThreadTruth) -> (std::path::PathBuf, luntan_core::ThreadDoc) {
+    let (path, doc) = common::assert_saved_matches_truth(rows, layout, t);
+    assert_eq!(fold(&doc.title), fold(&t.title), "{} title", path.display());
+    assert_eq!(doc.posted.as_deref(), Some(t.posts[0].time.as_str()), "{}", path.display());
+    assert_eq!(doc.pages, t.pages, "{}", path.display());
+    assert!(doc.url.ends_with(&t.url_path), "{}: url {} (list link {})", path.display(), doc.url, t.url_path);
+    (path, doc)
 }
