@@ -110,8 +110,18 @@ impl Family {
 
     /// The varying places that may name the board or thread: all but a
     /// page number written in place.
+    ///
+    /// A slug beside a number in one segment (`<slug>-<id>`) is the title
+    /// the number names: as many values as the number, never the id.
     fn id_vars(&self) -> Vec<Pos> {
-        self.base.vars().into_iter().map(|(p, _)| p).filter(|p| self.page.as_ref().is_none_or(|(pp, added)| *added || pp != p)).collect()
+        let titled = |p: &Pos, k: &Kind| matches!((p, k), (Pos::Seg(i, _), Kind::Slug) if self.base.path[*i].contains(&Kind::Num));
+        self.base
+            .vars()
+            .into_iter()
+            .filter(|(p, k)| !titled(p, k))
+            .map(|(p, _)| p)
+            .filter(|p| self.page.as_ref().is_none_or(|(pp, added)| *added || pp != p))
+            .collect()
     }
 
     /// Whether `split` is this family's first page.

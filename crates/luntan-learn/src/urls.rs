@@ -88,6 +88,35 @@ fn pieces(s: &str) -> Vec<Piece> {
     out
 }
 
+/// A path segment that is a title slug and a number joined by a hyphen,
+/// `<slug>-<id>` (django-machina's `%E4%B9%A6%E8%AF%84-3`) or `<id>-<slug>`
+/// (FlaskBB's `12-shu-ping-tian-di`): the number is the id, the slug a
+/// title that changes with it, so it is a [`Piece::Slug`] (the pattern
+/// leaves it free) rather than one opaque slug or a literal that makes
+/// every thread a shape of its own. A slug before the number must be
+/// other than ASCII (a literal word there, `board-3`, is the site's own
+/// text); one after it must hold a letter and no dot (`2-1.html` is a
+/// file name).
+fn slug_and_number(s: &str) -> Option<Vec<Piece>> {
+    let sluggy = |t: &str| !t.is_empty() && !t.contains('.') && t.chars().all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '%'));
+    if let Some((head, id)) = s.rsplit_once('-') {
+        if !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()) && sluggy(head) && (head.contains('%') || !head.is_ascii()) {
+            return Some(vec![Piece::Slug(head.to_owned()), Piece::Lit("-".into()), Piece::Num(id.to_owned())]);
+        }
+    }
+    if let Some((id, tail)) = s.split_once('-') {
+        if !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()) && sluggy(tail) && tail.chars().any(|c| c.is_alphabetic() || c == '%') {
+            return Some(vec![Piece::Num(id.to_owned()), Piece::Lit("-".into()), Piece::Slug(tail.to_owned())]);
+        }
+    }
+    None
+}
+
+/// A path segment cut into pieces: [`slug_and_number`] first.
+fn segment_pieces(s: &str) -> Vec<Piece> {
+    slug_and_number(s).unwrap_or_else(|| pieces(s))
+}
+
 /// Whether a segment is one word that may name a board (`tech`,
 /// `campus-life`): letters first, no dot (a script or file name has one).
 fn wordlike(s: &str) -> bool {
@@ -96,7 +125,7 @@ fn wordlike(s: &str) -> bool {
 
 impl Split {
     pub fn of(url: &Url) -> Split {
-        let path = url.path().split('/').skip(1).map(pieces).collect();
+        let path = url.path().split('/').skip(1).map(segment_pieces).collect();
         let query = url
             .query()
             .filter(|q| !q.is_empty())
@@ -439,6 +468,29 @@ mod tests {
         let s = split("http://h/dz/forum.php?mod=viewthread&tid=7&extra=page%3D2");
         assert_eq!(s.shape().key(), "/dz/forum.php?mod=viewthread&tid=#&extra=*");
         assert_eq!(split("http://h/a?sid=3f9a0c2b7d1e4f5a6b7c").shape().key(), "/a?sid=*");
+    }
+
+    #[test]
+    fn a_slug_before_the_board_number_is_left_free() {
+        let s = split("http://h/forum/forum/%E4%B9%A6%E8%AF%84-3/topic/%E5%B9%BF%E6%B3%9B-29/");
+        assert_eq!(s.shape().key(), "/forum/forum/*-#/topic/*-#/");
+        assert_eq!((s.get(&Pos::Seg(2, 2)), s.get(&Pos::Seg(4, 2))), (Some("3"), Some("29")));
+        assert_eq!(s.shape(), split("http://h/forum/forum/%E5%94%90-12/topic/%E5%B9%BF-7/").shape());
+        let roles = BTreeMap::from([(Pos::Seg(2, 2), Role::Board)]);
+        let origin = Url::parse("http://h/").unwrap();
+        let shape = split("http://h/forum/forum/%E4%B9%A6%E8%AF%84-3/").shape();
+        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h/forum/forum/[^/?#&]+-{board}/$");
+        // A word before the number is the site's own text, not a title.
+        assert_eq!(split("http://h/board-3/").shape().key(), "/board-#/");
+    }
+
+    #[test]
+    fn a_slug_after_the_thread_number_is_left_free() {
+        let s = split("http://h/topic/12-guan-yu-shu-ping");
+        assert_eq!(s.shape().key(), "/topic/#-*");
+        assert_eq!(s.shape(), split("http://h/topic/7-ling-yi-ge-3-ren").shape());
+        assert_eq!(s.get(&Pos::Seg(1, 0)), Some("12"));
+        assert_eq!(split("http://h/dzx/77-2-1.html").shape().key(), "/dzx/#-#-#.html", "a file name");
     }
 
     #[test]
