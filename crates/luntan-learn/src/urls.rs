@@ -479,7 +479,7 @@ mod tests {
         let roles = BTreeMap::from([(Pos::Seg(2, 2), Role::Board)]);
         let origin = Url::parse("http://h/").unwrap();
         let shape = split("http://h/forum/forum/%E4%B9%A6%E8%AF%84-3/").shape();
-        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h/forum/forum/[^/?#&]+-{board}/$");
+        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h/forum/forum/[^/?#&]+\-{board}/$");
         // A word before the number is the site's own text, not a title.
         assert_eq!(split("http://h/board-3/").shape().key(), "/board-#/");
     }
