@@ -144,10 +144,7 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
 
 /// A row field's value: the element's text, or its attribute for `css@attr`.
 fn value_of(el: ElementRef, pick: &Pick) -> String {
-    match &pick.attr {
-        Some(a) => el.value().attr(a).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default(),
-        None => text_of(el),
-    }
+    pick.attribute_of(el).unwrap_or_else(|| text_of(el))
 }
 
 /// A row's last-post time: from the attribute `css@attr` names, else an

@@ -78,10 +78,7 @@ pub(crate) fn read_time(text: &str, attrs: &[[Option<&str>; 2]], clock: Clock) -
 /// A field's value: its element's text, or with `css@attr` that attribute's
 /// value, white space folded. A missing attribute is an empty value.
 pub fn value_of(el: ElementRef, pick: &Pick) -> String {
-    match &pick.attr {
-        Some(a) => el.value().attr(a).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default(),
-        None => line_text(el),
-    }
+    pick.attribute_of(el).unwrap_or_else(|| line_text(el))
 }
 
 /// A time field: with `css@attr` read from that attribute alone (ISO with

@@ -396,6 +396,14 @@ impl Pick {
         let sel = Selector::parse(css).map_err(|e| format!("bad CSS selector {css:?}: {e}"))?;
         Ok(Pick { sel, attr: attr.map(str::to_owned) })
     }
+
+    /// For `css@attr`, `el`'s value of that attribute, white space folded
+    /// (empty when `el` has none); `None` for a field read from text. The
+    /// one reading extract's and discover's fields share.
+    pub fn attribute_of(&self, el: scraper::ElementRef) -> Option<String> {
+        let a = self.attr.as_deref()?;
+        Some(el.value().attr(a).map(|v| v.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default())
+    }
 }
 
 /// `css@attr` → (`css`, `attr`); anything else → (text, None).
