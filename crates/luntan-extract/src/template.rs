@@ -705,10 +705,10 @@ impl Votes {
         v.iter().filter(|x| x.is_some()).count()
     }
 
-    /// The path in the most records (ties: the first seen), if it is in
-    /// at least half of them.
-    fn winner(&self, n: usize) -> Option<&Voted> {
-        let best = self.paths.iter().rev().max_by_key(|(_, v)| Self::count(v))?;
+    /// The path in the most records (ties: the one `rank` puts first,
+    /// then the first seen), if it is in at least half of them.
+    fn winner<K: Ord>(&self, n: usize, rank: impl Fn(&Picks) -> K) -> Option<&Voted> {
+        let best = self.paths.iter().rev().max_by_key(|(_, v)| (Self::count(v), rank(v)))?;
         (2 * Self::count(&best.1) >= n).then_some(best)
     }
 }
@@ -729,6 +729,11 @@ fn by_selector(dom: &Dom, ids: &HashMap<NodeId, usize>, records: &[usize], sel: 
 /// Picks by preset path, then by the votes' winner, then each record's
 /// first candidate; returns the picks and the winning path.
 fn pick(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&String>) -> (Picks, Option<String>) {
+    pick_ranked(dom, records, cands, preset, |_| ())
+}
+
+/// As [`pick`], with `rank` to choose between paths in as many records.
+fn pick_ranked<K: Ord>(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&String>, rank: impl Fn(&Picks) -> K) -> (Picks, Option<String>) {
     let n = records.len();
     let mut votes = Votes::default();
     for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
@@ -743,7 +748,7 @@ fn pick(dom: &Dom, records: &[usize], cands: &[Vec<usize>], preset: Option<&Stri
             picks[k] = dom.at_path(r, p);
         }
         path = Some(p.clone());
-    } else if let Some((p, v)) = votes.winner(n) {
+    } else if let Some((p, v)) = votes.winner(n, rank) {
         picks.clone_from(v);
         path = Some(p.clone());
     }
@@ -787,7 +792,21 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                         .collect()
                 })
                 .collect();
-            let (p, path) = pick(dom, records, &cands, preset.and_then(|f| f.time.as_ref()));
+            // A date every post shows may be its author's (`加入于: Dec 11
+            // 2024` in the profile column), repeated for each post of one
+            // author; the post's own differs from post to post, rises down
+            // the page and says the hour.
+            let value = &value;
+            let rank = |picks: &Picks| {
+                let vals: Vec<&str> = picks.iter().filter_map(|x| x.and_then(|i| value.get(&i)?.as_deref())).collect();
+                let distinct = vals.iter().collect::<HashSet<_>>().len();
+                let rising = vals.windows(2).filter(|w| w[0] <= w[1]).count();
+                // A day alone is read as midnight.
+                let precise = vals.iter().filter(|v| v.contains(':') && !v.ends_with("00:00:00")).count();
+                (distinct, rising, precise)
+            };
+            let (p, path) = pick_ranked(dom, records, &cands, preset.and_then(|f| f.time.as_ref()), rank);
+            let mut val = |i: usize| value.get(&i).cloned().unwrap_or_else(|| time_of(dom.nodes[i].el, clock));
             fields.time = path;
             times = p.iter().map(|x| x.and_then(&mut val)).collect();
             p
@@ -1084,6 +1103,35 @@ mod tests {
                 post(3, "王五", "2024-03-06T11:00:00", &["谢谢大家"]),
             ]
         );
+    }
+
+    /// FlaskBB shows each author's join date in the profile column of
+    /// every post, before the post's own time: both are in every record,
+    /// and the first seen used to win.
+    #[test]
+    fn a_join_date_in_every_post_is_not_the_post_time() {
+        let p = |f: u32, who: &str, joined: &str, when: &str, body: &str| {
+            format!(
+                r#"<div class="post-row"><div class="author"><div class="author-name"><h4><a href="/user/{who}">{who}</a></h4></div><div class="author-registered">加入于: {joined}</div></div><div class="post-box"><div class="post-meta"><div class="pull-left"><a href="/post/{f}">{when}</a></div><div class="pull-right"><strong>#{f}</strong></div></div><div class="post-content"><p>{body}</p></div></div></div>"#
+            )
+        };
+        let html = format!(
+            r#"<html><body>{NAV}<h1>主题</h1>{}{}{}{}</body></html>"#,
+            p(1, "王五", "Dec 11 2024", "23 January 2025 - 06:18", "第一段很长很长的文字"),
+            p(2, "赵六", "Dec 01 2024", "24 January 2025 - 07:00", "说得对，我也这么想"),
+            p(3, "王五", "Dec 11 2024", "25 January 2025 - 08:30", "谢谢大家的回复"),
+            p(4, "王五", "Dec 11 2024", "26 January 2025 - 09:45", "再补充一点内容"),
+        );
+        // Two posts by two authors who joined in order: only the hour tells.
+        let two = format!(
+            r#"<html><body>{NAV}<h1>主题</h1>{}{}</body></html>"#,
+            p(1, "王五", "Dec 01 2024", "23 January 2025 - 06:18", "第一段很长很长的文字"),
+            p(2, "赵六", "Dec 11 2024", "24 January 2025 - 07:00", "说得对，我也这么想"),
+        );
+        let times: Vec<Option<String>> = summary(&two, AUTO).into_iter().map(|p| p.2).collect();
+        assert_eq!(times, ["2025-01-23T06:18:00", "2025-01-24T07:00:00"].map(|t| Some(t.to_owned())));
+        let times: Vec<Option<String>> = summary(&html, AUTO).into_iter().map(|p| p.2).collect();
+        assert_eq!(times, ["2025-01-23T06:18:00", "2025-01-24T07:00:00", "2025-01-25T08:30:00", "2025-01-26T09:45:00"].map(|t| Some(t.to_owned())));
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub(crate) struct Seen<'s> {
     /// How its records and their words lie: why it reads as a thread or not.
     pub(crate) layout: Layout,
     pub(crate) thread_like: bool,
+    /// Records that each link a thread of their own ([`Seen::rows_of_threads`]):
+    /// a list that shows a dated teaser per row, not a thread.
+    pub(crate) listed: usize,
 }
 
 /// A pager family: first pages of one shape and the place of the number.
@@ -388,7 +391,18 @@ pub(crate) struct Read<'s> {
 impl<'s> Read<'s> {
     pub(crate) fn of(sample: &'s Sample) -> Read<'s> {
         let shapes = Shapes::of_sample(sample);
-        let seen = sample.pages.iter().map(|page| Seen::read(page, &shapes)).collect();
+        let mut seen: Vec<Seen> = sample.pages.iter().map(|page| Seen::read(page, &shapes)).collect();
+        // A modern forum's lists show each topic with a dated teaser (the
+        // last post's first words), which reads as posts; but each row
+        // links a thread of its own, and a thread's posts do not.
+        let threadish: BTreeSet<Shape> = seen.iter().filter(|s| s.thread_like).map(|s| s.shape.clone()).collect();
+        for s in seen.iter_mut().filter(|s| s.thread_like) {
+            s.listed = s.rows_of_threads(&threadish, &shapes);
+            if s.listed > 0 {
+                tracing::debug!("{}: {} records each link a thread of their own: a list", s.page.url, s.listed);
+                s.thread_like = false;
+            }
+        }
         Read { sample, shapes, seen }
     }
 }
@@ -401,13 +415,52 @@ impl<'s> Seen<'s> {
         let (found, grouped) = records(&doc, None);
         let split = Split::of(&page.url);
         let layout = Layout::of(&doc, &found);
-        Seen { page, shape: shapes.of(&split), split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped }
+        Seen { page, shape: shapes.of(&split), split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped, listed: 0 }
+    }
+
+    /// How many of the records each link a page of another thread-like
+    /// shape than this page's (`threadish`) under a title, when enough of
+    /// them do ([`FIELD_SHARE`] of the records, [`LIST_LINKS`] at least)
+    /// with distinct URLs and titles; else 0. A post's own links fail one
+    /// test or another: its author's page is an aside, its permalink
+    /// shows a date or a number (`#3`), its subject repeats the thread's
+    /// (`Re: …`), its "只看该作者" repeats on every post.
+    fn rows_of_threads(&self, threadish: &BTreeSet<Shape>, shapes: &Shapes) -> usize {
+        let anchors = Selector::parse("a[href]").expect("static selector");
+        let (mut rows, mut urls, mut titles) = (0, HashSet::new(), HashSet::new());
+        for r in &self.found {
+            let hit = el(&self.doc, r.record).select(&anchors).find_map(|a| {
+                let mut url = self.page.url.join(a.value().attr("href")?).ok()?;
+                url.set_fragment(None);
+                let shape = shapes.of(&Split::of(&url));
+                // A list's later pages add where a link was found (`&fpage=2`).
+                let of_threads = threadish.iter().any(|t| shape == *t || shape.extra_param(t).is_some());
+                if shape == self.shape || !of_threads || crate::aside::aside(&url).is_some() {
+                    return None;
+                }
+                let title = fold(&line_text(a));
+                (title.chars().filter(|c| c.is_alphabetic()).count() >= 2 && normalize_time(&title).is_none()).then_some((url, title))
+            });
+            if let Some((url, title)) = hit {
+                rows += 1;
+                urls.insert(url);
+                titles.insert(title);
+            }
+        }
+        let need = LIST_LINKS.max((FIELD_SHARE * self.found.len() as f64).ceil() as usize);
+        if rows >= need && urls.len() >= need && titles.len() >= need {
+            rows
+        } else {
+            0
+        }
     }
 
     /// Why the page does not read as a thread (`1 dated record of 3`), or
     /// that it was redirected.
     pub(crate) fn shortfall(&self) -> String {
-        if self.layout.thread_like() && !self.direct() {
+        if self.listed > 0 {
+            format!("{} of its {} records each link a thread of their own: a list", self.listed, self.found.len())
+        } else if self.layout.thread_like() && !self.direct() {
             format!("redirected to {}", self.page.landed)
         } else {
             self.layout.shortfall()
@@ -1369,6 +1422,27 @@ pub(crate) mod tests {
         assert!(thread.thread_like && thread.found.len() == 3);
         assert!(!seen(&read, "board.php?fid=1").thread_like);
         assert!(!seen(&read, HOME).thread_like);
+    }
+
+    /// NodeBB's category pages show each topic with its last post's time
+    /// and first words: records with dates and text outside links, as
+    /// posts are. Each links a thread of its own.
+    #[test]
+    fn a_list_whose_rows_show_dated_teasers_is_a_list_not_a_thread() {
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("board.php")) {
+            let teaser = "</a><div class=\"teaser\"><span class=\"time\">2024-05-01 10:00</span>我也读过这本书，作者写得非常细腻，人物都很真实动人</div></td><td class=\"replies\">";
+            p.html = p.html.replace("</a></td><td class=\"replies\">", teaser);
+        }
+        let read = Read::of(&sample);
+        let list = seen(&read, "board.php?fid=1");
+        assert!(list.layout.thread_like(), "the teasers read as posts: {}", list.layout.shortfall());
+        assert_eq!((list.thread_like, list.listed), (false, 4));
+        assert!(list.shortfall().contains("each link a thread of their own"), "{}", list.shortfall());
+        assert!(seen(&read, "read.php?tid=11").thread_like);
+        let (_, _, threads, lists) = threads_and_lists(&read);
+        assert_eq!(query(&threads.id), "tid");
+        assert_eq!(lists.len(), 4);
     }
 
     #[test]

@@ -385,8 +385,15 @@ pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, context
     if let Some(p) = origin.port() {
         let _ = write!(out, ":{p}");
     }
+    let shared = |pos: &Pos| matches!(pos, Pos::Seg(i, _) if shape.path[*i].len() > 1);
     let piece = |out: &mut String, pos: Pos, k: &Kind| match k {
         Kind::Lit(s) => out.push_str(&regex::escape(s)),
+        // A number beside a slug in one segment is spelt as a number:
+        // `{thread}` also takes letters and hyphens, so in
+        // `/topic/12-some-slug` it would take the slug's first words too,
+        // and ids would change with the title.
+        Kind::Num if shared(&pos) && matches!(roles.get(&pos), Some(Role::Board)) => out.push_str("(?P<board>[0-9]+)"),
+        Kind::Num if shared(&pos) && matches!(roles.get(&pos), Some(Role::Thread)) => out.push_str("(?P<thread>[0-9]+)"),
         _ => match roles.get(&pos) {
             Some(Role::Board) => out.push_str("{board}"),
             Some(Role::Thread) => out.push_str("{thread}"),
@@ -470,6 +477,19 @@ mod tests {
         assert_eq!(split("http://h/a?sid=3f9a0c2b7d1e4f5a6b7c").shape().key(), "/a?sid=*");
     }
 
+    /// FlaskBB's `/topic/12-pinyin-slug`: `{thread}` took `12-pinyin` and
+    /// long titles made ids the crawl refused.
+    #[test]
+    fn a_number_before_a_slug_is_the_id_alone() {
+        let s = split("http://h/topic/12-gai-sa-dian-she-shi");
+        assert_eq!(s.get(&Pos::Seg(1, 0)), Some("12"));
+        let roles = BTreeMap::from([(Pos::Seg(1, 0), Role::Thread)]);
+        let text = pattern(&Url::parse("http://h/").unwrap(), &s.shape(), &roles, &[]);
+        let re = regex::Regex::new(&text).unwrap();
+        let got = re.captures("http://h/topic/58-ru-guo-ni-zai-wai-zi-gong").unwrap();
+        assert_eq!(&got["thread"], "58", "{text}");
+    }
+
     #[test]
     fn a_slug_before_the_board_number_is_left_free() {
         let s = split("http://h/forum/forum/%E4%B9%A6%E8%AF%84-3/topic/%E5%B9%BF%E6%B3%9B-29/");
@@ -479,7 +499,7 @@ mod tests {
         let roles = BTreeMap::from([(Pos::Seg(2, 2), Role::Board)]);
         let origin = Url::parse("http://h/").unwrap();
         let shape = split("http://h/forum/forum/%E4%B9%A6%E8%AF%84-3/").shape();
-        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h/forum/forum/[^/?#&]+\-{board}/$");
+        assert_eq!(pattern(&origin, &shape, &roles, &[]), r"^https?://h/forum/forum/[^/?#&]+\-(?P<board>[0-9]+)/$");
         // A word before the number is the site's own text, not a title.
         assert_eq!(split("http://h/board-3/").shape().key(), "/board-#/");
     }
