@@ -33,11 +33,17 @@ use crate::round::DiscoverReport;
 #[derive(Debug, thiserror::Error)]
 pub enum CommentsError {
     #[error(transparent)]
-    Page(#[from] JsonPageError),
+    Page(Box<JsonPageError>),
     #[error("{url}: the article page has no comment key where <comments {what}> says")]
     NoKey { url: Url, what: String },
     #[error("{url}: <comments> gives no URL for this article ({template})")]
     NoUrl { url: Url, template: String },
+}
+
+impl From<JsonPageError> for CommentsError {
+    fn from(e: JsonPageError) -> CommentsError {
+        CommentsError::Page(Box::new(e))
+    }
 }
 
 /// An article's comments pages, in the order read, and its comment count.
