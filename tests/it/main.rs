@@ -10,6 +10,7 @@ mod export;
 mod fixture_styles;
 mod focus;
 mod hostile;
+mod hybrid;
 mod incremental;
 mod keywords;
 mod learn;

@@ -79,6 +79,22 @@ impl DataDir {
         self.thread_dir(loc).join(name)
     }
 
+    /// Raw JSON of comments page `page` (1-based) of a hybrid site's thread,
+    /// whose article is HTML (`article<T>.html`): `article<T>_c1.json`,
+    /// `article<T>_c2.json` ….
+    pub fn comments_path(&self, loc: &ThreadLoc, page: u32) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}_c{}.json", loc.thread, page.max(1)))
+    }
+
+    /// A hybrid thread's comments pages as its last download kept them, one
+    /// `<unix seconds>\t<url>` line per page (the server's clock of the
+    /// fetch, which relative times are read against): how many `_c<N>.json`
+    /// files belong to the thread, so a stray one from an earlier save of the
+    /// same day is never read.
+    pub fn comments_list_path(&self, loc: &ThreadLoc) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}.comments", loc.thread))
+    }
+
     /// When and from where each JSON page was fetched, one `<unix seconds>\t<url>`
     /// line per page: relative times ("3分钟前") are read against it, so
     /// extracting again gives the same times.

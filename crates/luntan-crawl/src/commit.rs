@@ -39,6 +39,8 @@ pub(crate) struct Commit {
     /// Boards met (a microblog's users): id, URL and title, recorded in the
     /// transaction that moves the row.
     pub boards: Vec<(BoardId, String, Option<String>)>,
+    /// A hybrid site's comment count (see [`Update::replies`]).
+    pub replies: Option<i64>,
 }
 
 /// Why a thread was not committed; its row is as it was.
@@ -152,8 +154,14 @@ fn write_batch(store: &Mutex<Store>, batch: Vec<(Commit, Reply)>) {
         }
         for (c, _) in &ready {
             let (site, thread) = (c.loc.site.as_str(), c.loc.thread.as_str());
-            let up =
-                Update { save_date: Some(c.loc.saved), pages: Some(c.pages), content_type: c.content_type.as_deref(), states: c.states, ..Default::default() };
+            let up = Update {
+                save_date: Some(c.loc.saved),
+                pages: Some(c.pages),
+                content_type: c.content_type.as_deref(),
+                states: c.states,
+                replies: c.replies,
+                ..Default::default()
+            };
             s.transition(site, thread, ThreadState::Discovered, ThreadState::Saved, &up)?;
         }
         Ok::<_, StoreError>(())
@@ -200,7 +208,7 @@ mod tests {
         let row = lock(store).thread("dz", thread).unwrap().unwrap();
         let loc = row.location(SaveDate::parse("20261202").unwrap());
         let files = vec![(data.html_path(&loc, 1), format!("page 1 of {thread}").into_bytes()), (data.http_path(&loc), Vec::new())];
-        Commit { loc, files, pages: 1, content_type: Some("text/html; charset=gbk".into()), states: None, boards: Vec::new() }
+        Commit { loc, files, pages: 1, content_type: Some("text/html; charset=gbk".into()), states: None, boards: Vec::new(), replies: None }
     }
 
     fn store_with(data: &DataDir, ids: &[&str]) -> Arc<Mutex<Store>> {

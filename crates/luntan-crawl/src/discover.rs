@@ -69,6 +69,8 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
     let stats = &fetcher.stats;
     let (requests_before, bytes_before) = (stats.requests.load(std::sync::atomic::Ordering::Relaxed), stats.bytes.load(std::sync::atomic::Ordering::Relaxed));
     let mut report = discover_round(&run, &fetcher, &store, &opts).await?;
+    // New articles come from the lists; new comments only from the comment API.
+    crate::hybrid::recheck_comments(&run, &fetcher, &store, &mut report).await?;
     report.requests = stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
     report.bytes = stats.bytes.load(std::sync::atomic::Ordering::Relaxed) - bytes_before;
     let round = RoundRecord {

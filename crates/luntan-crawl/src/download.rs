@@ -296,11 +296,20 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, committer: &Committer, o
         }
         None => (fetch_pages(fetcher, &url, thread).await.map_err(|e| Failure::Thread(e.into()))?, 0),
     };
+    // A hybrid site: the article's comments, as JSON, after its pages.
+    let comments = match (&fetcher.site().comments, pages.first()) {
+        (Some(rules), Some(first)) => Some(
+            crate::hybrid::fetch_comments(fetcher, rules, thread, first)
+                .await
+                .map_err(|e| Failure::Thread(ThreadError::Row { url: row.url.clone(), why: format!("comments: {e}") }))?,
+        ),
+        _ => None,
+    };
     // The content type the forum sends now (page 1 may be a kept one).
     let content_type = pages.last().and_then(|p| p.content_type.clone());
     let captures = captures_of(&pages);
     let bodies: Vec<_> = pages.into_iter().map(|p| p.body).collect();
-    let saved = save_html_pages(run.data(), committer, loc, HtmlPages { pages: bodies, content_type, captures, ..Default::default() }).await?;
+    let saved = save_html_pages(run.data(), committer, loc, HtmlPages { pages: bodies, content_type, captures, comments, ..Default::default() }).await?;
     Ok(Saved { kept, ..saved })
 }
 
@@ -373,6 +382,8 @@ struct HtmlPages {
     dropped: Option<u32>,
     fetched: Option<String>,
     boards: Vec<BoardLink>,
+    /// A hybrid site: the article's comments pages (`article<T>_c1.json` …).
+    comments: Option<crate::hybrid::CommentPages>,
 }
 
 /// Writes a thread's HTML pages (`article<T>.html`, `_p2`, …) durably, then
@@ -389,8 +400,18 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
     // Written even when empty, so no line of an earlier save the same day
     // outlives its page.
     files.push((data.http_path(&loc), capture::to_lines(&html.captures).into_bytes()));
+    let mut bytes = bytes;
+    let replies = html.comments.map(|c| {
+        // The list is written even when empty, so no page of an earlier save is read.
+        files.push((data.comments_list_path(&loc), c.list().into_bytes()));
+        for (i, p) in c.pages.into_iter().enumerate() {
+            bytes += p.fetched.body.len() as u64;
+            files.push((data.comments_path(&loc, i as u32 + 1), p.fetched.body));
+        }
+        c.count
+    });
     let boards = html.boards.into_iter().map(|b| (b.id, b.url.to_string(), b.title)).collect();
-    let commit = Commit { loc, files, pages: n as u32, content_type: html.content_type, states: html.dropped.map(|d| (n as u32, d)), boards };
+    let commit = Commit { loc, files, pages: n as u32, content_type: html.content_type, states: html.dropped.map(|d| (n as u32, d)), boards, replies };
     committer.commit(commit).await?;
     Ok(Saved { pages: n, kept: 0, bytes })
 }
@@ -432,6 +453,7 @@ async fn save_browser_thread(run: &StageRun, renderer: &Renderer, committer: &Co
         dropped: Some(rendered.dropped),
         fetched: Some(fetched),
         boards,
+        comments: None,
     };
     save_html_pages(run.data(), committer, loc, html).await
 }
@@ -467,7 +489,7 @@ async fn save_json_thread(
     let mut files: Vec<_> = pages.into_iter().enumerate().map(|(i, page)| (data.json_path(&loc, i as u32 + 1), page.fetched.body)).collect();
     files.push((data.fetched_path(&loc), fetched.into_bytes()));
     files.push((data.http_path(&loc), captures.into_bytes()));
-    let commit = Commit { loc, files, pages: n as u32, content_type: Some("application/json".into()), states: None, boards: users };
+    let commit = Commit { loc, files, pages: n as u32, content_type: Some("application/json".into()), states: None, boards: users, replies: None };
     committer.commit(commit).await?;
     Ok(Saved { pages: n, kept: 0, bytes })
 }

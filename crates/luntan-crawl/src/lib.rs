@@ -49,6 +49,7 @@ pub mod download;
 pub mod dupstate;
 pub mod fetch;
 pub mod focus;
+pub mod hybrid;
 pub mod keywords;
 pub mod links;
 pub mod protocol;

@@ -11,8 +11,11 @@ pub struct DiscoverReport {
     pub boards: usize,
     pub list_pages: usize,
     pub new_threads: usize,
-    /// Known threads whose list row showed news; re-queued.
+    /// Known threads whose list row showed news (or, on a hybrid site,
+    /// whose comment count grew); re-queued.
     pub updated_threads: usize,
+    /// Hybrid sites: saved articles whose comment count was asked for.
+    pub comment_checks: usize,
     /// Thread rows seen on list pages that were already known and unchanged.
     pub known_threads: usize,
     /// Boards not due for a visit this round.

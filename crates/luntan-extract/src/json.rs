@@ -90,7 +90,7 @@ pub(crate) fn fetch_clocks(data: &DataDir, loc: &ThreadLoc, n: u32, required: bo
     Ok(Some(clocks))
 }
 
-fn post(e: &Endpoint, item: &serde_json::Value, clock: i64, offset: i32, path: &Path, index: usize) -> Result<Post, ExtractError> {
+pub(crate) fn post(e: &Endpoint, item: &serde_json::Value, clock: i64, offset: i32, path: &Path, index: usize) -> Result<Post, ExtractError> {
     let missing = |what: &str| ExtractError::Json { path: path.to_owned(), why: format!("{}@{what}: nothing at that path in item {}", e.element, index + 1) };
     let body_path = e.body.as_ref().ok_or_else(|| missing("body"))?;
     let body = field_text(item, body_path).ok_or_else(|| missing("body"))?;

@@ -52,6 +52,7 @@
 
 mod dom;
 mod error;
+pub mod hybrid;
 pub mod json;
 mod page;
 pub mod parse;

@@ -271,8 +271,11 @@ fn extract_one(data: &DataDir, site: &Site, row: &ThreadRow, cached: Option<&'st
         let bytes = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
         pages.push(RawPage { path, bytes, fetched: clocks.as_ref().map(|c| c[page as usize - 1]) });
     }
-    let bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
-    let got = extract_thread(site, row, &pages, cached)?;
+    let mut bytes = pages.iter().map(|p| p.bytes.len() as u64).sum();
+    let mut got = extract_thread(site, row, &pages, cached)?;
+    if let Some(rules) = &site.comments {
+        bytes += crate::hybrid::add_comments(data, site, rules, &loc, &mut got)?;
+    }
     publish(data, &loc, got, bytes)
 }
 

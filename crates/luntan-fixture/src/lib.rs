@@ -76,8 +76,9 @@
 //! 3. [`hostile`], [`topics`]: faults, traps and topic labels, decided from the seed alone.
 //! 4. `config`: what a fixture is made from ([`FixtureConfig`], [`Activity`], [`SearchMode`]).
 //! 5. `model`: boards, threads, posts, the snapshots growth publishes, the [`Truth`].
-//! 6. [`growth`], `pages`, [`search`], [`microblog`]: changing the model, rendering its pages,
-//!    searching it; the two sites drawn by JavaScript from JSON (S4), served beside the forums.
+//! 6. [`growth`], `pages`, [`search`], [`microblog`], [`news`]: changing the model, rendering its pages,
+//!    searching it; the two sites drawn by JavaScript from JSON (S4) and the news site whose
+//!    comments alone are JSON (a hybrid site), served beside the forums.
 //! 7. `sites`: the site files, search and accounts included.
 //! 8. `server`: HTTP, faults on the wire, the request log, search sessions.
 //! 9. [`politeness`]: reading the request log.
@@ -89,6 +90,7 @@ pub mod hostile;
 mod kind;
 pub mod microblog;
 mod model;
+pub mod news;
 mod pages;
 pub mod politeness;
 pub mod search;
@@ -106,6 +108,7 @@ pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{browser_site_file, microblog_browser_site_file, microblog_site_files, site_file, write_microblog_site_files, write_site_files};
+pub use sites::{news_site_file, write_news_site_file};
 pub use topics::Topics;
 
 #[cfg(test)]

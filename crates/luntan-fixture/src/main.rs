@@ -33,7 +33,8 @@ enum Command {
         sites_out: Option<PathBuf>,
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
         /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode,
-        /// and xhr-browser.xml and mb-browser.xml: both read in Chromium (browser mode).
+        /// and xhr-browser.xml and mb-browser.xml: both read in Chromium (browser mode),
+        /// and news.xml: the news site under /news/, articles in HTML, comments as JSON (a hybrid site).
         #[arg(long)]
         microblog: bool,
         #[command(flatten)]
@@ -298,6 +299,7 @@ async fn serve_until_signal(
         server.write_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if microblog {
             server.write_microblog_site_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            server.write_news_site_file(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             // The XHR forum and the microblog once more, read in a browser (S4's event-driven mode).
             for (id, text) in [
                 ("xhr-browser", luntan_fixture::browser_site_file(&server.base_url())),

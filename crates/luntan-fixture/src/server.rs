@@ -89,6 +89,9 @@ struct Shared {
     stopping: watch::Sender<bool>,
     /// Search ids, search intervals and the search log (see [`crate::search`]).
     search: crate::search::Sessions,
+    /// The news site with comments by JSON ([`crate::news`]): its own per
+    /// server, as tests add articles and comments to it.
+    news: Mutex<crate::news::News>,
 }
 
 #[derive(Default)]
@@ -120,6 +123,7 @@ pub async fn serve(cfg: FixtureConfig, addr: SocketAddr) -> io::Result<FixtureSe
 pub async fn serve_fixture(fixture: Arc<Fixture>, addr: SocketAddr) -> io::Result<FixtureServer> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    let fixture_seed = fixture.config().seed;
     let shared = Arc::new(Shared {
         fixture,
         started: Instant::now(),
@@ -129,6 +133,7 @@ pub async fn serve_fixture(fixture: Arc<Fixture>, addr: SocketAddr) -> io::Resul
         attempts: Mutex::new(HashMap::new()),
         stopping: watch::Sender::new(false),
         search: Default::default(),
+        news: Mutex::new(crate::news::News::new(fixture_seed)),
     });
     crate::growth::spawn_arrivals(shared.fixture.clone(), shared.stopping.subscribe());
     let app = axum::Router::new().fallback(handle).with_state(shared.clone());
@@ -176,6 +181,26 @@ impl FixtureServer {
     /// Writes the microblog's and the XHR forum's site files (protocol mode).
     pub fn write_microblog_site_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         crate::sites::write_microblog_site_files(&self.base_url(), dir)
+    }
+
+    /// What the news site holds now (see [`crate::news`]).
+    pub fn news_truth(&self) -> crate::ForumTruth {
+        lock(&self.shared.news).truth()
+    }
+
+    /// One more comment under news article `aid`; `false` when there is none.
+    pub fn add_news_comment(&self, aid: &str) -> bool {
+        lock(&self.shared.news).add_comment(aid)
+    }
+
+    /// A new news article in `section`, with two comments; its id.
+    pub fn add_news_article(&self, section: &str) -> Option<String> {
+        lock(&self.shared.news).add_article(section)
+    }
+
+    /// Writes the news site's file (`news.xml`, a hybrid site) into `dir`.
+    pub fn write_news_site_file(&self, dir: &Path) -> io::Result<PathBuf> {
+        crate::sites::write_news_site_file(&self.base_url(), dir)
     }
 
     /// Writes site files pointing at this server (see [`crate::write_site_files`]).
@@ -511,7 +536,10 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
     if let Some(to) = shared.fixture.redirect_target(path_and_query) {
         return Reply::plain(redirect(&to), guard);
     }
-    let page = render(shared, path_and_query).await;
+    let page = match path_and_query.starts_with("/news/") {
+        true => news_page(shared, path_and_query),
+        false => render(shared, path_and_query).await,
+    };
     let (etag, last_modified) = if page.status == 200 { validators(shared, path_and_query, &page.body) } else { (None, None) };
     let unchanged = match (&etag, &asked.if_none_match, &last_modified, &asked.if_modified_since) {
         (Some(e), Some(asked), _, _) => asked.split(',').any(|a| a.trim() == e || a.trim() == "*"),
@@ -565,6 +593,15 @@ async fn render(shared: &Arc<Shared>, path_and_query: &str) -> crate::FixtureRes
     match tokio::task::spawn_blocking(page).await {
         Ok(page) => page,
         Err(_) => crate::FixtureResponse { status: 500, content_type: "text/html", body: b"<h1>render failed</h1>".to_vec() },
+    }
+}
+
+/// A page of the news site ([`crate::news`]), small enough to render in place.
+fn news_page(shared: &Shared, path_and_query: &str) -> crate::FixtureResponse {
+    let (p, q) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
+    match lock(&shared.news).get(p, q) {
+        Some((status, content_type, body)) => crate::FixtureResponse { status, content_type, body },
+        None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
     }
 }
 

@@ -389,6 +389,41 @@ pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<
     Ok(written)
 }
 
+/// The news site's file ([`crate::news`]), a hybrid site: sections,
+/// lists and articles read as HTML, each article's comments from the JSON
+/// API its page script calls, the API's key read off the article page,
+/// and the comment count asked for by later rounds.
+pub fn news_site_file(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- A news site: articles in HTML, their comments loaded by the page's script as JSON. -->
+<site id="news">
+  <name>新闻网</name>
+  <home>{base}/news/</home>
+  <politeness delay-ms="0" concurrency="4" timeout-ms="10000" retries="3"/>
+  <links>
+    <board><![CDATA[/news/section/{{board}}$]]></board>
+    <thread><![CDATA[/news/article/{{thread}}\.html$]]></thread>
+  </links>
+  <list row="li.item" title="a.title"/>
+  <thread title="h1.headline" post="article.story" body="div.content" author="span.author" time="time@datetime"/>
+  <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
+            items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
+            body="$.content" body-format="text"><![CDATA[api/comments?key={{key}}&page={{page}}]]></comments>
+</site>
+"##
+    )
+}
+
+/// Writes [`news_site_file`] into `dir` as `news.xml`; returns its path.
+pub fn write_news_site_file(base_url: &str, dir: &Path) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("news.xml");
+    std::fs::write(&path, news_site_file(base_url))?;
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -268,7 +268,7 @@ fn opt_path(ctx: &Ctx, at: &str, raw: &Option<String>) -> Result<Option<JsonPath
     raw.as_deref().map(|r| path(ctx, at, r)).transpose()
 }
 
-fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home: &Url, id_placeholder: &str) -> Result<Endpoint, SiteError> {
+pub(super) fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home: &Url, id_placeholder: &str) -> Result<Endpoint, SiteError> {
     let at = |attr: &str| format!("{element}@{attr}");
     let template = raw.url.trim();
     if !template.contains(id_placeholder) {

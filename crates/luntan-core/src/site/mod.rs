@@ -13,12 +13,14 @@
 //! error is placed on its line (`locate`).
 
 mod browser;
+mod hybrid;
 mod json;
 mod locate;
 mod raw;
 mod validate;
 
 pub use browser::{Action, BrowserRules};
+pub use hybrid::{CommentKey, HtmlComments};
 pub use json::{field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonRules, PageKey, Paging, UserRules};
 
 use std::collections::HashSet;
@@ -77,6 +79,9 @@ pub struct Site {
     /// Browser mode (S4): pages are loaded and driven in Chromium, and the
     /// DOM states they reach are read as the pages (see [`BrowserRules`]).
     pub browser: Option<BrowserRules>,
+    /// A hybrid site: each HTML thread's comments come as JSON from the
+    /// endpoint this names (see [`HtmlComments`]).
+    pub comments: Option<HtmlComments>,
     /// The file it came from.
     pub path: PathBuf,
 }

@@ -29,6 +29,8 @@ pub(super) struct RawSite {
     pub(super) thread: Option<RawThread>,
     pub(super) json: Option<RawJson>,
     pub(super) browser: Option<super::browser::RawBrowser>,
+    /// A hybrid site's comments: JSON under HTML articles.
+    pub(super) comments: Option<super::hybrid::RawComments>,
 }
 
 impl RawSite {

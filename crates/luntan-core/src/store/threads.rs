@@ -119,6 +119,9 @@ pub struct Update<'a> {
     pub title: Option<&'a str>,
     /// Browser mode: DOM states kept and dropped as duplicates (S4).
     pub states: Option<(u32, u32)>,
+    /// A hybrid site: the comment count the comment API gave at download,
+    /// which a later round's count is compared with.
+    pub replies: Option<i64>,
 }
 
 /// The columns a [`ThreadRow`] is read from, in its fields' order.
@@ -262,6 +265,7 @@ impl Store {
                 title = COALESCE(?9, title),
                 states_kept = COALESCE(?11, states_kept),
                 states_dropped = COALESCE(?12, states_dropped),
+                replies = COALESCE(?14, replies),
                 fail_stage = CASE WHEN ?10 = 1 THEN NULL ELSE fail_stage END,
                 fail_reason = CASE WHEN ?10 = 1 THEN NULL ELSE fail_reason END,
                 lease_owner = NULL, lease_until = NULL,
@@ -280,7 +284,8 @@ impl Store {
                 clears_failure,
                 update.states.map(|s| s.0),
                 update.states.map(|s| s.1),
-                self.worker.as_str()
+                self.worker.as_str(),
+                update.replies
             ],
         )?;
         Ok(n == 1)

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["hostile", "topics"],
     &["config"],
     &["model"],
-    &["growth", "pages", "search", "microblog"],
+    &["growth", "pages", "search", "microblog", "news"],
     &["sites"],
     &["server"],
     &["politeness"],

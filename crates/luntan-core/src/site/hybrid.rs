@@ -1,0 +1,335 @@
+//! Hybrid sites: HTML articles whose comments a script fetches as JSON (a
+//! news site, a blog, a forum with Ajax replies). Boards, lists, the
+//! article and its title are read from HTML with `<links>`, `<list>` and
+//! `<thread>`, as for any forum; a top-level `<comments>` beside them says
+//! where an article's comments come from, with the attributes of
+//! `<json>`'s endpoints (paging, JSONPaths) and where the comment API's id
+//! for the article is:
+//!
+//! ```xml
+//! <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
+//!           items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
+//!           body="$.content" body-format="text"><![CDATA[api/comments?key={key}&page={page}]]></comments>
+//! ```
+//!
+//! `{thread}` in the URL is the thread id from the article's URL; `{key}`
+//! is read off the article's first page, by `key` (a CSS selector, with
+//! `@attr` for an attribute) or `key-pattern` (a regular expression over
+//! the page source, for a script variable). `count` is the JSONPath of the
+//! total comment count on the first comments page, which later rounds ask
+//! for to notice new comments.
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json_path::JsonPath;
+use url::Url;
+
+use super::json::{Endpoint, PageKey};
+use super::locate::Ctx;
+use super::raw::RawEndpoint;
+use super::{Pick, SiteError};
+
+/// Where an HTML thread's comments are, as JSON.
+#[derive(Debug, Clone)]
+pub struct HtmlComments {
+    /// The comment endpoint; its URL may hold `{key}` as well as `{thread}`.
+    pub endpoint: Endpoint,
+    /// Where `{key}` is on the article's first page (`None`: the URL has none).
+    pub key: Option<CommentKey>,
+    /// The total comment count on the first comments page.
+    pub count: Option<JsonPath>,
+}
+
+/// How the comment API's id for an article is found on its page.
+#[derive(Debug, Clone)]
+pub enum CommentKey {
+    /// The first element the selector picks: its text, or its attribute.
+    Select(Pick),
+    /// The first match's `key` group, else its first group, in the page source.
+    Pattern(Regex),
+}
+
+/// The placeholders a `<comments>` URL may hold.
+const PLACEHOLDERS: [&str; 5] = ["thread", "key", "page", "offset", "cursor"];
+
+impl HtmlComments {
+    /// The key on an article page (its decoded source); `None` when the
+    /// page has none, or an empty one.
+    pub fn key_in(&self, html: &str) -> Option<String> {
+        let found = match self.key.as_ref()? {
+            CommentKey::Select(pick) => {
+                let doc = scraper::Html::parse_document(html);
+                let el = doc.select(pick).next()?;
+                pick.attribute_of(el).unwrap_or_else(|| el.text().collect::<String>())
+            }
+            CommentKey::Pattern(re) => {
+                let caps = re.captures(html)?;
+                caps.name("key").or_else(|| caps.get(1))?.as_str().to_owned()
+            }
+        };
+        let found = found.trim();
+        (!found.is_empty()).then(|| found.to_owned())
+    }
+
+    /// The endpoint of one article: `{key}` filled (escaped as a cursor
+    /// is), `{thread}` and the paging placeholder left to [`Endpoint::page_url`].
+    pub fn for_article(&self, key: Option<&str>) -> Endpoint {
+        let mut e = self.endpoint.clone();
+        if let Some(k) = key {
+            e.url = e.url.replace("{key}", &percent_encoding::utf8_percent_encode(k, KEY).to_string());
+        }
+        e
+    }
+
+    /// The URL of one comments page of an article.
+    pub fn page_url(&self, thread: &str, key: Option<&str>, page: &PageKey) -> Option<Url> {
+        if self.key.is_some() && key.is_none() {
+            return None;
+        }
+        self.for_article(key).page_url(thread, page)
+    }
+}
+
+const KEY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawComments {
+    #[serde(rename = "@key")]
+    key: Option<String>,
+    #[serde(rename = "@key-pattern")]
+    key_pattern: Option<String>,
+    #[serde(rename = "@count")]
+    count: Option<String>,
+    #[serde(rename = "@paging")]
+    paging: Option<String>,
+    #[serde(rename = "@first")]
+    first: Option<String>,
+    #[serde(rename = "@page-size")]
+    page_size: Option<usize>,
+    #[serde(rename = "@next")]
+    next: Option<String>,
+    #[serde(rename = "@max-pages")]
+    max_pages: Option<u32>,
+    #[serde(rename = "@items")]
+    items: Option<String>,
+    #[serde(rename = "@id")]
+    id: Option<String>,
+    #[serde(rename = "@author")]
+    author: Option<String>,
+    #[serde(rename = "@time")]
+    time: Option<String>,
+    #[serde(rename = "@body")]
+    body: Option<String>,
+    #[serde(rename = "@body-format")]
+    body_format: Option<String>,
+    #[serde(rename = "@floor")]
+    floor: Option<String>,
+    #[serde(rename = "$text")]
+    url: String,
+}
+
+/// Checks a top-level `<comments>`; `json` and `browser` say whether the
+/// site has those, which read comments their own way.
+pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, browser: bool) -> Result<HtmlComments, SiteError> {
+    if json {
+        return Err(ctx.err("comments", "a <json> site names its comments inside <json>; a top-level <comments> is for HTML articles"));
+    }
+    if browser {
+        return Err(ctx.err("comments", "in a browser the page's script loads its comments itself: keep <browser> or <comments>, not both"));
+    }
+    let template = raw.url.trim();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(len) = rest[open..].find('}') else {
+            return Err(ctx.err("comments", format!("the url has a {{ with no }}: {template:?}")));
+        };
+        let name = &rest[open + 1..open + len];
+        if !PLACEHOLDERS.contains(&name) {
+            return Err(
+                ctx.err("comments", format!("unknown placeholder {{{name}}} in the url (known: {{thread}}, {{key}}, {{page}}, {{offset}}, {{cursor}})"))
+            );
+        }
+        rest = &rest[open + len + 1..];
+    }
+    let (has_thread, has_key) = (template.contains("{thread}"), template.contains("{key}"));
+    if !has_thread && !has_key {
+        return Err(ctx.err("comments", "the url needs {thread} (the thread id in the article's URL) or {key} (read off the article page)"));
+    }
+    let key = match (&raw.key, &raw.key_pattern) {
+        (Some(_), Some(_)) => return Err(ctx.err("comments@key-pattern", "give key or key-pattern, not both")),
+        (Some(css), None) => Some(CommentKey::Select(Pick::parse(css).map_err(|e| ctx.err("comments@key", e))?)),
+        (None, Some(p)) => {
+            let re = Regex::new(p.trim())
+                .map_err(|e| ctx.err("comments@key-pattern", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?;
+            if re.captures_len() < 2 {
+                return Err(ctx.err("comments@key-pattern", "must capture the key: a group, (?P<key>…) or (…)"));
+            }
+            Some(CommentKey::Pattern(re))
+        }
+        (None, None) => None,
+    };
+    match (has_key, key.is_some()) {
+        (true, false) => return Err(ctx.err("comments", "the url has {key} but neither key (a selector) nor key-pattern says where it is on the article page")),
+        (false, true) => {
+            let at = if raw.key.is_some() { "comments@key" } else { "comments@key-pattern" };
+            return Err(ctx.err(at, "the url has no {key} to fill"));
+        }
+        _ => {}
+    }
+    // The endpoint checks take {thread} as the article's id; `{key}` goes
+    // through them as a stand-in, as braces are not URL characters.
+    const STAND_IN: &str = "LUNTANKEY";
+    let endpoint_raw = RawEndpoint {
+        paging: raw.paging.clone(),
+        first: raw.first.clone(),
+        page_size: raw.page_size,
+        next: raw.next.clone(),
+        max_pages: raw.max_pages,
+        items: raw.items.clone(),
+        id: raw.id.clone(),
+        title: None,
+        author: raw.author.clone(),
+        time: raw.time.clone(),
+        body: raw.body.clone(),
+        body_format: raw.body_format.clone(),
+        floor: raw.floor.clone(),
+        replies: None,
+        url: template.replace("{key}", STAND_IN),
+    };
+    let id_placeholder = if has_thread { "{thread}" } else { STAND_IN };
+    let mut endpoint = super::json::endpoint(ctx, "comments", &endpoint_raw, home, id_placeholder)?;
+    endpoint.url = endpoint.url.replace(STAND_IN, "{key}");
+    if endpoint.body.is_none() {
+        return Err(ctx.err("comments", "needs a `body` path: where a comment's text is"));
+    }
+    let count = match raw.count.as_deref() {
+        None => None,
+        Some(c) => Some(JsonPath::parse(c.trim()).map_err(|e| ctx.err("comments@count", format!("bad JSONPath {:?}: {e}", c.trim())))?),
+    };
+    Ok(HtmlComments { endpoint, key, count })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::parse;
+    use super::*;
+
+    pub(crate) const NEWS: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<site id="news">
+  <home>http://127.0.0.1:8080/news/</home>
+  <links>
+    <board><![CDATA[/news/section/{board}$]]></board>
+    <thread><![CDATA[/news/article/{thread}\.html$]]></thread>
+  </links>
+  <thread title="h1.headline" post="article" body="div.content" author="span.author" time="time@datetime"/>
+  <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
+            items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
+            body="$.content" body-format="text"><![CDATA[api/comments?key={key}&page={page}]]></comments>
+</site>
+"##;
+
+    fn err(from: &str, to: &str) -> SiteError {
+        assert!(NEWS.contains(from), "{from}");
+        parse(&NEWS.replace(from, to)).unwrap_err()
+    }
+
+    #[test]
+    fn a_hybrid_site_file_compiles_to_a_comment_endpoint() {
+        let s = parse(NEWS).unwrap();
+        let c = s.comments.as_ref().unwrap();
+        assert_eq!(c.endpoint.url, "http://127.0.0.1:8080/news/api/comments?key={key}&page={page}");
+        let page = "<html><body><article>x</article><div id=comments data-thread-key='cms 7/a'></div></body></html>";
+        let key = c.key_in(page).unwrap();
+        assert_eq!(key, "cms 7/a");
+        let first = c.endpoint.first_key();
+        assert_eq!(c.page_url("7", Some(&key), &first).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?key=cms%207%2Fa&page=1");
+        assert_eq!(c.page_url("7", None, &first), None, "no key, no URL");
+        assert_eq!(c.key_in("<div id=comments></div>"), None);
+        assert!(s.json.is_none() && s.links.thread.captures("http://127.0.0.1:8080/news/article/7.html").is_some());
+
+        // A script variable, and the thread id alone.
+        let p = parse(&NEWS.replace(r##"key="#comments@data-thread-key""##, r#"key-pattern="var\s+THREAD_KEY\s*=\s*'([^']+)'""#)).unwrap();
+        let c = p.comments.unwrap();
+        assert_eq!(c.key_in("<script>var THREAD_KEY = 'news-7';</script>").as_deref(), Some("news-7"));
+        let t = parse(&NEWS.replace(r##"key="#comments@data-thread-key" "##, "").replace("key={key}", "article={thread}")).unwrap();
+        let c = t.comments.unwrap();
+        assert!(c.key.is_none());
+        assert_eq!(c.page_url("7", None, &PageKey::Number(2)).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?article=7&page=2");
+    }
+
+    #[test]
+    fn a_bad_jsonpath_in_comments_is_one_line_naming_the_file() {
+        let e = err(r#"items="$.comments[*]""#, r#"items="$.comments[""#);
+        assert!(e.to_string().starts_with("data/sites/x.xml: line 10: items: bad JSONPath"), "{e}");
+        let e = err(r#"count="$.total""#, r#"count="total""#);
+        assert!(e.to_string().starts_with("data/sites/x.xml: line 9: count: bad JSONPath"), "{e}");
+    }
+
+    #[test]
+    fn a_key_placeholder_without_a_key_is_refused() {
+        let e = err(r##"key="#comments@data-thread-key" "##, "");
+        assert_eq!(e.field, "comments", "{e}");
+        assert!(e.message.contains("{key}") && e.message.contains("key-pattern"), "{e}");
+    }
+
+    #[test]
+    fn a_key_without_a_key_placeholder_is_refused() {
+        let e = err("key={key}", "article={thread}");
+        assert_eq!(e.field, "key", "{e}");
+        assert!(e.message.contains("no {key}"), "{e}");
+    }
+
+    #[test]
+    fn a_url_without_an_article_placeholder_is_refused() {
+        let e = err(r##"key="#comments@data-thread-key" "##, "").to_string();
+        assert!(e.contains("comments"), "{e}");
+        let e = err("key={key}&", "");
+        assert!(e.message.contains("{thread} (the thread id"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_or_unclosed_placeholder_is_refused() {
+        let e = err("page={page}", "page={pg}");
+        assert!(e.message.contains("unknown placeholder {pg}"), "{e}");
+        let e = err("page={page}", "page={page");
+        assert!(e.message.contains("with no }"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_paging_placeholder_is_refused() {
+        let e = err("&page={page}", "");
+        assert!(e.message.contains("{page} for its paging"), "{e}");
+    }
+
+    #[test]
+    fn a_key_used_twice_fills_both() {
+        let s = parse(&NEWS.replace("key={key}&page={page}", "key={key}&mirror={key}&page={page}")).unwrap();
+        let c = s.comments.unwrap();
+        assert_eq!(c.page_url("7", Some("k"), &PageKey::Number(1)).unwrap().query(), Some("key=k&mirror=k&page=1"));
+    }
+
+    #[test]
+    fn bad_key_selectors_and_patterns_are_refused() {
+        let e = err(r##"key="#comments@data-thread-key""##, r#"key="div[""#);
+        assert!(e.field == "key" && e.message.contains("bad CSS selector"), "{e}");
+        let e = err(r##"key="#comments@data-thread-key""##, r#"key-pattern="THREAD_KEY = '[^']+'""#);
+        assert!(e.field == "key-pattern" && e.message.contains("must capture"), "{e}");
+        let e = err(r##"key="#comments@data-thread-key""##, r#"key-pattern="(""#);
+        assert!(e.field == "key-pattern" && e.message.contains("bad regular expression"), "{e}");
+        let e = err(r##"key="#comments@data-thread-key""##, r##"key="#comments@data-thread-key" key-pattern="(x)""##);
+        assert!(e.message.contains("not both"), "{e}");
+    }
+
+    #[test]
+    fn comments_need_a_body_and_no_json_or_browser_beside_them() {
+        let e = err(r#"body="$.content" "#, "");
+        assert!(e.field == "comments" && e.message.contains("body"), "{e}");
+        let e = err("<comments ", "<browser><thread><wait selector=\"div\"/></thread></browser>\n  <comments ");
+        assert!(e.field == "comments" && e.message.contains("<browser>"), "{e}");
+        let json = r#"<json><seed>1</seed><list id="$.id"><![CDATA[api/l?b={board}]]></list><comments body="$.b"><![CDATA[api/c?t={thread}]]></comments></json>
+  <comments "#;
+        let e = err("<comments ", json);
+        assert!(e.field == "comments" && e.message.contains("<json>"), "{e}");
+    }
+}

@@ -1,0 +1,226 @@
+//! Hybrid sites: HTML articles whose comments come as JSON
+//! ([`luntan_core::site::HtmlComments`], a top-level `<comments>`).
+//!
+//! Download reads an article's HTML pages as for any forum, then its
+//! comments pages through the same [`Fetcher`] (politeness, robots.txt,
+//! retries), the endpoint's URL filled from the thread id or the key on
+//! the article's first page. They are saved beside the HTML as
+//! `article<T>_c1.json`, `_c2.json` … with `article<T>.comments`, one
+//! `<server clock>\t<url>` line a page, in the one commit that saves the
+//! thread; the comment count (the `count` path, else the comments read)
+//! goes into the row's `replies`.
+//!
+//! Discover, after walking the HTML lists (which find new articles), asks
+//! each saved article's first comments page for its count when the site
+//! file has a `count` path and its lists show no reply counts: an article
+//! whose count grew is re-queued, as a list row showing more replies is.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use luntan_core::contract::StageRun;
+use luntan_core::site::{field_text, HtmlComments, Site};
+use luntan_core::state::ThreadState;
+use luntan_core::store::{Listing, NewThread, Store, StoreError, ThreadRow};
+use url::Url;
+
+use crate::db::with_store;
+use crate::fetch::{Fetched, Fetcher};
+use crate::protocol::{get_json_page, JsonPage, JsonPageError};
+use crate::round::DiscoverReport;
+
+/// Why an article's comments could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CommentsError {
+    #[error(transparent)]
+    Page(Box<JsonPageError>),
+    #[error("{url}: the article page has no comment key where <comments {what}> says")]
+    NoKey { url: Url, what: String },
+    #[error("{url}: <comments> gives no URL for this article ({template})")]
+    NoUrl { url: Url, template: String },
+}
+
+impl From<JsonPageError> for CommentsError {
+    fn from(e: JsonPageError) -> CommentsError {
+        CommentsError::Page(Box::new(e))
+    }
+}
+
+/// An article's comments pages, in the order read, and its comment count.
+pub struct CommentPages {
+    pub pages: Vec<JsonPage>,
+    pub count: i64,
+}
+
+impl CommentPages {
+    /// `article<T>.comments`: one `<unix seconds>\t<url>` line a page.
+    pub fn list(&self) -> String {
+        self.pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect()
+    }
+}
+
+/// The key `rules` read off an article's first page, decoded as extract
+/// decodes it; `Ok(None)` when the URL needs none.
+pub fn key_of(site: &Site, rules: &HtmlComments, page: &Fetched) -> Result<Option<String>, CommentsError> {
+    let Some(how) = &rules.key else { return Ok(None) };
+    let html = crate::links::decode(site, &page.body, page.content_type.as_deref());
+    match rules.key_in(&html) {
+        Some(k) => Ok(Some(k)),
+        None => {
+            let what = match how {
+                luntan_core::site::CommentKey::Select(_) => "key",
+                luntan_core::site::CommentKey::Pattern(_) => "key-pattern",
+            };
+            Err(CommentsError::NoKey { url: page.url.clone(), what: what.into() })
+        }
+    }
+}
+
+/// Every comments page of one article, the first page of which (HTML)
+/// is `first`. Empty pages add nothing (an article without comments, the
+/// page after a full last one); a cursor that comes back ends the pages.
+pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &str, first: &Fetched) -> Result<CommentPages, CommentsError> {
+    let key = key_of(fetcher.site(), rules, first)?;
+    let endpoint = rules.for_article(key.as_deref());
+    let mut pages = Vec::new();
+    let (mut items_read, mut count) = (0usize, None);
+    let mut key = endpoint.first_key();
+    let mut keys: BTreeMap<String, u32> = BTreeMap::new();
+    for n in 1..=endpoint.max_pages {
+        let url = endpoint.page_url(thread, &key).ok_or_else(|| CommentsError::NoUrl { url: first.url.clone(), template: endpoint.url.clone() })?;
+        if keys.insert(format!("{key:?}"), n).is_some() {
+            tracing::warn!("{}", JsonPageError::Loop { url, page: n, cursor: format!("{key:?}") });
+            break;
+        }
+        let page = get_json_page(fetcher, &url).await?;
+        if n == 1 {
+            count = rules.count.as_ref().and_then(|p| field_text(&page.value, p)).and_then(|c| c.trim().parse::<i64>().ok());
+        }
+        let items = endpoint.items(&page.value).len();
+        let next = endpoint.next_key(&key, items, &page.value);
+        if items > 0 {
+            items_read += items;
+            pages.push(page);
+        }
+        match next {
+            Some(k) => key = k,
+            None => break,
+        }
+    }
+    Ok(CommentPages { pages, count: count.unwrap_or(items_read as i64) })
+}
+
+/// Whether a round asks saved articles for their comment counts: the site
+/// file says where the count is, and its lists do not show it.
+pub fn rechecks(site: &Site) -> bool {
+    site.comments.as_ref().is_some_and(|c| c.count.is_some()) && site.list.as_ref().is_none_or(|l| l.replies.is_none())
+}
+
+/// Asks every saved article of a hybrid site for its comment count and
+/// re-queues those whose count grew since their download.
+pub(crate) async fn recheck_comments(
+    run: &Arc<StageRun>,
+    fetcher: &Arc<Fetcher>,
+    store: &Arc<Mutex<Store>>,
+    report: &mut DiscoverReport,
+) -> Result<(), StoreError> {
+    let site = fetcher.site();
+    let Some(rules) = site.comments.as_ref().filter(|_| rechecks(site)) else { return Ok(()) };
+    let Some(count_path) = &rules.count else { return Ok(()) };
+    let site_id = site.id.clone();
+    let rows: Vec<ThreadRow> = with_store(store, move |s| {
+        let mut rows = Vec::new();
+        for state in [ThreadState::Saved, ThreadState::Extracted, ThreadState::Indexed] {
+            rows.extend(s.threads(Some(&site_id), state)?);
+        }
+        Ok::<_, StoreError>(rows)
+    })
+    .await?;
+    let mut grown = Vec::new();
+    for row in rows {
+        if run.stopped() {
+            break;
+        }
+        let Some(old) = row.replies else { continue };
+        let url = match article_comments_url(run, site, rules, &row) {
+            Ok(u) => u,
+            Err(why) => {
+                report.errors.push(format!("{}: {why}", row.url));
+                continue;
+            }
+        };
+        let page = match get_json_page(fetcher, &url).await {
+            Ok(p) => p,
+            Err(e) => {
+                report.errors.push(e.to_string());
+                continue;
+            }
+        };
+        report.comment_checks += 1;
+        let Some(now) = field_text(&page.value, count_path).and_then(|c| c.trim().parse::<i64>().ok()) else {
+            report.errors.push(format!("{url}: comments@count finds no number"));
+            continue;
+        };
+        if now > old {
+            let mut t = NewThread::new(row.site.clone(), row.board.clone(), row.thread.clone(), row.url.clone());
+            t.replies = Some(now);
+            grown.push(t);
+        }
+    }
+    if grown.is_empty() {
+        return Ok(());
+    }
+    let listings = with_store(store, move |s| s.record_listings(&grown)).await?;
+    report.updated_threads += listings.iter().filter(|l| **l == Listing::Updated).count();
+    Ok(())
+}
+
+/// The first comments page of a saved article: its key read off the HTML
+/// page 1 on disk, so a check costs one request.
+fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: &ThreadRow) -> Result<Url, String> {
+    let key = match &rules.key {
+        None => None,
+        Some(_) => {
+            let loc = row.saved_location().ok_or("no save date")?;
+            let path = run.data().html_path(&loc, 1);
+            let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let html = crate::links::decode(site, &body, row.content_type.as_deref());
+            Some(rules.key_in(&html).ok_or_else(|| format!("{}: no comment key on the saved page", path.display()))?)
+        }
+    };
+    rules.page_url(&row.thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("<comments> gives no URL ({})", rules.endpoint.url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SITE: &str = r##"<site id="news"><home>http://127.0.0.1:1/news/</home>
+  <links><board>/news/section/{board}$</board><thread>/news/article/{thread}\.html$</thread></links>
+  <thread title="h1" body="div.content"/>
+  <comments key-pattern="var THREAD_KEY = '([^']+)'" items="$.c[*]" body="$.b"><![CDATA[api/c?k={key}]]></comments>
+</site>"##;
+
+    fn page(body: &str) -> Fetched {
+        Fetched {
+            url: Url::parse("http://127.0.0.1:1/news/article/7.html").unwrap(),
+            status: 200,
+            content_type: Some("text/html; charset=utf-8".into()),
+            body: body.as_bytes().to_vec(),
+            date: None,
+            validators: Default::default(),
+            head: None,
+        }
+    }
+
+    #[test]
+    fn the_key_is_read_off_the_decoded_article_page() {
+        let site = Site::parse(SITE, std::path::Path::new("news.xml")).unwrap();
+        let rules = site.comments.as_ref().unwrap();
+        let got = key_of(&site, rules, &page("<script>var THREAD_KEY = '新闻-7';</script>")).unwrap();
+        assert_eq!(got.as_deref(), Some("新闻-7"));
+        let e = key_of(&site, rules, &page("<p>no script</p>")).unwrap_err().to_string();
+        assert!(e.contains("article/7.html") && e.contains("key-pattern"), "{e}");
+        assert!(!rechecks(&site), "no count path, nothing to ask");
+    }
+}

@@ -1,0 +1,133 @@
+//! Hybrid sites: an HTML article and its comments saved as JSON
+//! (`article<T>_c1.json` …, listed with the server's clock of each fetch in
+//! `article<T>.comments`) become one thread: the article's posts as the
+//! HTML rules read them, then each comment once, in the order the pages
+//! give them, by the `<comments>` JSONPaths.
+
+use std::collections::HashSet;
+
+use luntan_core::ids::ThreadLoc;
+use luntan_core::site::{field_text, HtmlComments};
+use luntan_core::{DataDir, Post, Site};
+
+use crate::error::ExtractError;
+use crate::page::ThreadExtract;
+
+/// Appends a saved article's comments to its extracted thread; returns the
+/// bytes read.
+pub fn add_comments(data: &DataDir, site: &Site, rules: &HtmlComments, loc: &ThreadLoc, got: &mut ThreadExtract) -> Result<u64, ExtractError> {
+    let list = data.comments_list_path(loc);
+    let text = std::fs::read_to_string(&list).map_err(|source| ExtractError::Read { path: list.clone(), source })?;
+    let mut clocks = Vec::new();
+    for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let clock = line.split('\t').next().and_then(|c| c.trim().parse::<i64>().ok());
+        clocks.push(clock.ok_or_else(|| ExtractError::Json { path: list.clone(), why: format!("line {} is not `<unix seconds>\\t<url>`", i + 1) })?);
+    }
+    let e = &rules.endpoint;
+    let mut bytes = 0;
+    let mut comments: Vec<Post> = Vec::new();
+    let mut seen_ids = HashSet::new();
+    let mut seen_posts = HashSet::new();
+    for (k, clock) in clocks.into_iter().enumerate() {
+        let path = data.comments_path(loc, k as u32 + 1);
+        let raw = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
+        bytes += raw.len() as u64;
+        let value: serde_json::Value =
+            serde_json::from_slice(&raw).map_err(|err| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {err}") })?;
+        for (i, item) in e.items(&value).into_iter().enumerate() {
+            let post = crate::json::post(e, item, clock, site.thread.utc_offset_minutes, &path, i)?;
+            // A comment that slid onto the next page between two fetches
+            // is kept once: by its id when the file names one.
+            let fresh = match e.id.as_ref().and_then(|p| field_text(item, p)) {
+                Some(id) => seen_ids.insert(id),
+                None => seen_posts.insert((post.author.clone(), post.time.clone(), post.paragraphs.clone())),
+            };
+            if fresh {
+                comments.push(post);
+            }
+        }
+    }
+    let doc = &mut got.doc;
+    let mut prev = doc.posts.last().map_or(0, |p| p.floor);
+    for mut c in comments {
+        // Floors the JSON gives are kept when they go on from the article's;
+        // the rest follow their position.
+        if e.floor.is_none() || c.floor <= prev {
+            c.floor = prev + 1;
+        }
+        prev = c.floor;
+        doc.posts.push(c);
+    }
+    if doc.posted.is_none() {
+        doc.posted = doc.posts.first().and_then(|p| p.time.clone());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luntan_core::layout::write_atomic;
+    use luntan_core::store::ThreadRow;
+    use std::path::Path;
+
+    const SITE: &str = r##"<site id="news"><name>新闻</name><home>http://127.0.0.1:8080/news/</home>
+  <links><board>/news/section/{board}$</board><thread>/news/article/{thread}\.html$</thread></links>
+  <thread title="h1" post="article" body="div.content" author="span.author" time="time@datetime"/>
+  <comments paging="page" page-size="2" items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
+            body="$.content" body-format="text"><![CDATA[api/comments?article={thread}&page={page}]]></comments>
+</site>"##;
+
+    fn row() -> ThreadRow {
+        ThreadRow {
+            site: "news".parse().unwrap(),
+            board: "1".parse().unwrap(),
+            thread: "7".parse().unwrap(),
+            url: "http://127.0.0.1:8080/news/article/7.html".into(),
+            pages: Some(1),
+            save_date: Some("20241201".parse().unwrap()),
+            content_type: Some("text/html; charset=utf-8".into()),
+            ..crate::parse::tests::row(1)
+        }
+    }
+
+    #[test]
+    fn the_article_comes_first_then_each_comment_once() {
+        let t = tempfile::tempdir().unwrap();
+        let data = DataDir::new(t.path());
+        let site = Site::parse(SITE, Path::new("data/sites/news.xml")).unwrap();
+        let loc = row().saved_location().unwrap();
+        let html = "<html><head><title>站点</title></head><body><h1>标题</h1><article><span class=author>编辑部</span>\
+            <time datetime=\"2024-11-30 08:00\">昨天</time><div class=content><p>正文一</p><p>正文二</p></div></article></body></html>";
+        write_atomic(&data.html_path(&loc, 1), html.as_bytes()).unwrap();
+        let c1 = r#"{"comments":[{"id":1,"user":{"nick":"甲"},"created":1733018400,"content":"一"},{"id":2,"user":{"nick":"乙"},"created":"3分钟前","content":"二\n\n二下"}]}"#;
+        // Comment 2 slid onto page 2 between the fetches.
+        let c2 = r#"{"comments":[{"id":2,"user":{"nick":"乙"},"created":"3分钟前","content":"二\n\n二下"},{"id":3,"user":{"nick":"丙"},"created":1733018460,"content":"三"}]}"#;
+        write_atomic(&data.comments_path(&loc, 1), c1.as_bytes()).unwrap();
+        write_atomic(&data.comments_path(&loc, 2), c2.as_bytes()).unwrap();
+        // A stray third page from an earlier save is not listed, so not read.
+        write_atomic(&data.comments_path(&loc, 3), b"{broken").unwrap();
+        write_atomic(&data.comments_list_path(&loc), b"1733018400\thttp://x/c?page=1\n1733018400\thttp://x/c?page=2\n").unwrap();
+        let pages = vec![crate::RawPage { path: data.html_path(&loc, 1), bytes: html.as_bytes().to_vec(), fetched: None }];
+        let mut got = crate::extract_thread(&site, &row(), &pages, None).unwrap();
+        add_comments(&data, &site, site.comments.as_ref().unwrap(), &loc, &mut got).unwrap();
+        let d = &got.doc;
+        assert_eq!(d.title, "标题");
+        let seen: Vec<(u32, &str, Option<&str>, String)> = d.posts.iter().map(|p| (p.floor, p.author.as_str(), p.time.as_deref(), p.text())).collect();
+        assert_eq!(
+            seen,
+            [
+                (1, "编辑部", Some("2024-11-30T08:00:00"), "正文一\n正文二".to_owned()),
+                (2, "甲", Some("2024-12-01T10:00:00"), "一".to_owned()),
+                (3, "乙", Some("2024-12-01T09:57:00"), "二\n二下".to_owned()),
+                (4, "丙", Some("2024-12-01T10:01:00"), "三".to_owned()),
+            ]
+        );
+
+        // A list line that is not a clock names the file.
+        write_atomic(&data.comments_list_path(&loc), b"soon\thttp://x/\n").unwrap();
+        let mut again = crate::extract_thread(&site, &row(), &pages, None).unwrap();
+        let e = add_comments(&data, &site, site.comments.as_ref().unwrap(), &loc, &mut again).unwrap_err().to_string();
+        assert!(e.contains("article7.comments") && e.contains("line 1"), "{e}");
+    }
+}
