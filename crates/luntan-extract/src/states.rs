@@ -31,6 +31,9 @@ enum Identity {
     Content { author: String, time: Option<String>, paragraphs: Vec<String>, nth: usize },
 }
 
+/// The elements' ids of a state's posts (see [`post_ids`]).
+pub(crate) type PostIds = Option<Vec<Option<String>>>;
+
 /// The `id` attribute of each post's element on a page, in page order
 /// (`None` where one has none); `None` when the page's posts are not found
 /// by a `post` selector, or these elements are not one to one with
@@ -49,7 +52,7 @@ pub(crate) fn post_ids(site: &Site, html: &str, posts: usize) -> Option<Vec<Opti
 
 /// The posts of a page's states, first to last, each with its elements'
 /// ids (see [`post_ids`]), merged into the thread's posts (see the module).
-pub(crate) fn merge(states: Vec<(Vec<Post>, Option<Vec<Option<String>>>)>) -> Vec<Post> {
+pub(crate) fn merge(states: Vec<(Vec<Post>, PostIds)>) -> Vec<Post> {
     let mut merged: Vec<(Identity, Post)> = Vec::new();
     for (posts, ids) in states {
         let state = identify(posts, ids);
@@ -58,7 +61,7 @@ pub(crate) fn merge(states: Vec<(Vec<Post>, Option<Vec<Option<String>>>)>) -> Ve
     merged.into_iter().map(|(_, p)| p).collect()
 }
 
-fn identify(posts: Vec<Post>, ids: Option<Vec<Option<String>>>) -> Vec<(Identity, Post)> {
+fn identify(posts: Vec<Post>, ids: PostIds) -> Vec<(Identity, Post)> {
     let mut alike: HashMap<(String, Option<String>, Vec<String>), usize> = HashMap::new();
     let mut ids = ids.map(Vec::into_iter);
     posts
@@ -121,7 +124,7 @@ mod tests {
     }
 
     /// A state's posts by name (author 甲 … and text alike).
-    fn state(names: &[&str]) -> (Vec<Post>, Option<Vec<Option<String>>>) {
+    fn state(names: &[&str]) -> (Vec<Post>, PostIds) {
         (names.iter().map(|n| post(n, &format!("{n}的评论"))).collect(), None)
     }
 
