@@ -27,6 +27,15 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
             }
+            // Every endpoint of an accepted <json> builds its first page's URL
+            // without a panic, its placeholders all filled.
+            if let Some(json) = &site.json {
+                for e in [Some(&json.list), json.thread.as_ref(), json.comments.as_ref()].into_iter().flatten() {
+                    if let Some(u) = e.page_url("42", &e.first_key()) {
+                        assert!(!u.as_str().contains("%7Bboard%7D") && !u.as_str().contains("%7Bthread%7D"), "{u}");
+                    }
+                }
+            }
         }
         Err(e) => {
             let msg = e.to_string();

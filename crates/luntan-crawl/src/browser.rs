@@ -14,7 +14,12 @@
 //!   with what the fetcher got, so the document, its scripts and its XHRs
 //!   all pass the same gate (concurrency, delay), robots.txt, allowed hosts,
 //!   retries and size caps as any page luntan reads. Images, fonts and media
-//!   are refused unread; so is anything off the forum's hosts.
+//!   are refused unread; so is anything off the forum's hosts. The page is
+//!   answered with the server's status and headers (its `Date` included:
+//!   scripts count "3小时前" from it), see `response_headers`.
+//! - **Scripts, stylesheets and config JSON are fetched once** per renderer
+//!   (one crawl stage) and later pages answered from [`AssetCache`]; what is
+//!   cacheable is `cacheable`'s to say.
 //! - **States**: after the page settles (see `Renderer::settle`: nothing
 //!   in flight, nothing its scripts asked for unhandled, and either nothing
 //!   due within `settle-ms` by the page's timers and frames or, where the
@@ -73,8 +78,15 @@ pub struct RenderStats {
     /// DOM states kept (saved) and dropped as duplicates (S4).
     pub states_kept: AtomicU64,
     pub states_dropped: AtomicU64,
-    /// Requests the browser made that luntan answered through the fetcher.
+    /// Requests the browser made that luntan answered through the fetcher:
+    /// documents and what their scripts ask for (XHR, fetch).
     pub requests: AtomicU64,
+    /// Scripts and stylesheets fetched (through the fetcher, like any
+    /// request): counted apart, as the page's furniture, not its content.
+    pub assets: AtomicU64,
+    /// Requests answered from the renderer's cache of assets, the forum not
+    /// asked again (see [`AssetCache`]).
+    pub cached: AtomicU64,
     /// Requests refused: off the forum's hosts, disallowed by robots.txt,
     /// or not a GET.
     pub refused: AtomicU64,
@@ -115,6 +127,9 @@ pub struct Renderer {
     idle: Mutex<Vec<Tab>>,
     /// `browser_hook.js` with the site's settle-ms.
     hook: String,
+    /// Scripts, stylesheets and cacheable JSON already fetched, for the
+    /// later pages that load them too.
+    assets: Arc<AssetCache>,
     pub stats: Arc<RenderStats>,
 }
 
@@ -124,7 +139,7 @@ impl Renderer {
         let rules = fetcher.site().browser.clone()?;
         let tabs = tokio::sync::Semaphore::new(fetcher.site().politeness.concurrency);
         let hook = HOOK.replace("HORIZON_MS", &rules.settle.as_millis().to_string());
-        Some(Renderer { fetcher, rules, tabs, idle: Mutex::default(), hook, stats: Arc::default() })
+        Some(Renderer { fetcher, rules, tabs, idle: Mutex::default(), hook, assets: Arc::default(), stats: Arc::default() })
     }
 
     /// The site whose pages this renderer draws.
@@ -209,7 +224,8 @@ impl Renderer {
         cdp(url, "quieting the tab", page.execute(LogDisableParams::default())).await?;
         let traffic = Arc::new(Mutex::new(None));
         let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
-        let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), self.fetcher.clone(), traffic.clone(), self.stats.clone()));
+        let answerer = Answerer { fetcher: self.fetcher.clone(), assets: self.assets.clone(), stats: self.stats.clone() };
+        let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), answerer, traffic.clone()));
         Ok(Tab { page, traffic, interceptor, browser: Arc::downgrade(live) })
     }
 
@@ -540,13 +556,21 @@ impl Traffic {
     }
 }
 
+/// What answers a tab's requests: the site's fetcher, the renderer's
+/// cache of assets, its counters.
+#[derive(Clone)]
+struct Answerer {
+    fetcher: Arc<Fetcher>,
+    assets: Arc<AssetCache>,
+    stats: Arc<RenderStats>,
+}
+
 /// Answers every request a page makes: through the fetcher, or refused.
 async fn intercept(
     mut events: chromiumoxide::listeners::EventStream<EventRequestPaused>,
     page: Page,
-    fetcher: Arc<Fetcher>,
+    answerer: Answerer,
     tab_traffic: Arc<Mutex<Option<Arc<Traffic>>>>,
-    stats: Arc<RenderStats>,
 ) {
     while let Some(event) = events.next().await {
         // A request belongs to the page drawn when it was made; one the page
@@ -557,16 +581,17 @@ async fn intercept(
             continue;
         };
         traffic.started();
-        let (page, fetcher, traffic, stats) = (page.clone(), fetcher.clone(), traffic.clone(), stats.clone());
+        let (page, answerer, traffic) = (page.clone(), answerer.clone(), traffic.clone());
         // Side by side: the fetcher's gate, not this loop, spaces them.
         tokio::spawn(async move {
-            answer(&page, &fetcher, &traffic, &stats, &event).await;
+            answer(&page, &answerer, &traffic, &event).await;
             traffic.ended();
         });
     }
 }
 
-async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &RenderStats, event: &EventRequestPaused) {
+async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &EventRequestPaused) {
+    let (fetcher, stats) = (&answerer.fetcher, &answerer.stats);
     let refuse = |reason: ErrorReason| FailRequestParams::new(event.request_id.clone(), reason);
     let is_document = event.resource_type == ResourceType::Document;
     // What draws the text is read; images, fonts, media, favicons, pings
@@ -585,6 +610,19 @@ async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &Rende
             return;
         }
     };
+    let asset = matches!(event.resource_type, ResourceType::Script | ResourceType::Stylesheet);
+    // One URL is asked for by one page at a time: the pages drawn side by
+    // side that all load a script (or a config) wait for the first one's
+    // fetch, then read it from the cache.
+    let _turn = match is_document {
+        false => Some(answerer.assets.turn(&url).await),
+        true => None,
+    };
+    if let Some(hit) = answerer.assets.get(&url) {
+        stats.cached.fetch_add(1, Ordering::Relaxed);
+        fulfil(page, event, hit.status, response_headers(&hit.headers, hit.content_type.as_deref(), &hit.body), &hit.body).await;
+        return;
+    }
     match fetcher.get_resource_step(&url).await {
         Ok(Outcome::Redirect(to)) => {
             // Chromium follows it and asks again, through this same path: the
@@ -605,23 +643,27 @@ async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &Rende
             let _ = page.execute(refuse(ErrorReason::Failed)).await;
         }
         Ok(Outcome::Page(got)) => {
-            stats.requests.fetch_add(1, Ordering::Relaxed);
+            if asset {
+                stats.assets.fetch_add(1, Ordering::Relaxed);
+            } else {
+                stats.requests.fetch_add(1, Ordering::Relaxed);
+            }
             if is_document {
                 *crate::db::lock(&traffic.date) = got.date.clone();
             }
-            let mut headers = Vec::new();
-            if let Some(ct) = &got.content_type {
-                headers.push(HeaderEntry::new("Content-Type", ct.clone()));
+            let headers = got.head.as_ref().map(|h| h.headers.clone()).unwrap_or_default();
+            let entries = response_headers(&headers, got.content_type.as_deref(), &got.body);
+            fulfil(page, event, got.status, entries, &got.body).await;
+            if let Some(until) = cacheable(&event.resource_type, got.status, &headers) {
+                answerer.assets.put(&url, Asset { status: got.status, headers, content_type: got.content_type, body: got.body, until });
             }
-            let fulfil = FulfillRequestParams::builder()
-                .request_id(event.request_id.clone())
-                .response_code(i64::from(got.status))
-                .response_headers(headers)
-                .body(base64::engine::general_purpose::STANDARD.encode(&got.body))
-                .build();
-            if let Ok(fulfil) = fulfil {
-                let _ = page.execute(fulfil).await;
-            }
+        }
+        // The page's script hears the server's status (a comment widget's
+        // 404 for "no comments yet"), not a network error; the document's
+        // own failure is the page's (below).
+        Err(FetchError::Status { status, .. }) if !is_document => {
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            fulfil(page, event, status, response_headers(&[], None, &[]), &[]).await;
         }
         Err(e) => {
             let reason = match &e {
@@ -637,6 +679,147 @@ async fn answer(page: &Page, fetcher: &Fetcher, traffic: &Traffic, stats: &Rende
             }
             let _ = page.execute(refuse(reason)).await;
         }
+    }
+}
+
+/// Answers a paused request with a response.
+async fn fulfil(page: &Page, event: &EventRequestPaused, status: u16, headers: Vec<HeaderEntry>, body: &[u8]) {
+    let fulfil = FulfillRequestParams::builder()
+        .request_id(event.request_id.clone())
+        .response_code(i64::from(status))
+        .response_headers(headers)
+        .body(base64::engine::general_purpose::STANDARD.encode(body))
+        .build();
+    if let Ok(fulfil) = fulfil {
+        let _ = page.execute(fulfil).await;
+    }
+}
+
+/// The headers the page is answered with: every header the server sent
+/// (`Date`, `Last-Modified`, `Cache-Control`, each `Set-Cookie`, which
+/// Chromium keeps as it would from the network), less those that
+/// described the connection rather than the response, and a
+/// `Content-Length` and `Content-Encoding` true of the body as given (the
+/// fetcher may have decoded gzip). `headers` as [`crate::fetch::ResponseHead`]
+/// holds them; without any, the content type alone.
+fn response_headers(headers: &[(String, String)], content_type: Option<&str>, body: &[u8]) -> Vec<HeaderEntry> {
+    const HOP_BY_HOP: [&str; 8] = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "content-length"];
+    let mut out = Vec::with_capacity(headers.len() + 2);
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        if HOP_BY_HOP.contains(&lower.as_str()) {
+            continue;
+        }
+        // A body still gzipped starts with gzip's magic; one the client
+        // decoded does not, and Chromium would fail decoding it again.
+        if lower == "content-encoding"
+            && matches!(value.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip" | "identity")
+            && !body.starts_with(&[0x1f, 0x8b])
+        {
+            continue;
+        }
+        out.push(HeaderEntry::new(name.clone(), value.clone()));
+    }
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        if let Some(ct) = content_type {
+            out.push(HeaderEntry::new("Content-Type", ct.to_owned()));
+        }
+    }
+    out.push(HeaderEntry::new("Content-Length", body.len().to_string()));
+    out
+}
+
+/// Whether a response may be served again from the cache, and until when
+/// (`None` inside: for as long as the renderer lives, one crawl stage).
+/// Only a 200 to a script, a stylesheet or, when its `Cache-Control` gives
+/// it a `max-age`, an XHR or fetch (a site's config JSON); never one marked
+/// `no-store`, `no-cache` or `max-age=0`, and never a document.
+fn cacheable(kind: &ResourceType, status: u16, headers: &[(String, String)]) -> Option<Option<Instant>> {
+    if status != 200 {
+        return None;
+    }
+    let mut max_age: Option<u64> = None;
+    for (_, value) in headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("cache-control")) {
+        for directive in value.split(',').map(|d| d.trim().to_ascii_lowercase()) {
+            match directive.split_once('=') {
+                None if directive == "no-store" || directive == "no-cache" => return None,
+                Some(("max-age", n)) => max_age = Some(n.trim().trim_matches('"').parse().unwrap_or(0)),
+                _ => {}
+            }
+        }
+    }
+    if max_age == Some(0) {
+        return None;
+    }
+    let until = max_age.map(|s| Instant::now() + Duration::from_secs(s.min(365 * 86_400)));
+    match kind {
+        ResourceType::Script | ResourceType::Stylesheet => Some(until),
+        ResourceType::Xhr | ResourceType::Fetch => until.map(Some),
+        _ => None,
+    }
+}
+
+/// A response kept for later pages.
+struct Asset {
+    status: u16,
+    headers: Vec<(String, String)>,
+    content_type: Option<String>,
+    body: Vec<u8>,
+    /// Fresh until then (`max-age`); `None`, for the renderer's life.
+    until: Option<Instant>,
+}
+
+/// The renderer's cache of scripts, stylesheets and cacheable JSON, by
+/// URL: a thread page's script is fetched once per crawl stage, however
+/// many pages load it.
+#[derive(Default)]
+struct AssetCache {
+    kept: Mutex<std::collections::HashMap<String, Arc<Asset>>>,
+    /// One lock per URL being fetched: its first fetch is made once.
+    fetching: Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A request's turn at its URL (see [`AssetCache::turn`]).
+struct Turn<'a> {
+    cache: &'a AssetCache,
+    url: String,
+    lock: Arc<tokio::sync::Mutex<()>>,
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for Turn<'_> {
+    /// The URL's lock is dropped with its last turn: a later request finds
+    /// the answer in the cache or, if it was not cacheable, asks afresh.
+    fn drop(&mut self) {
+        let mut fetching = crate::db::lock(&self.cache.fetching);
+        // Held by the map, this turn and its guard: nobody else waits.
+        if fetching.get(&self.url).is_some_and(|l| Arc::ptr_eq(l, &self.lock) && Arc::strong_count(l) == 3) {
+            fetching.remove(&self.url);
+        }
+    }
+}
+
+impl AssetCache {
+    fn get(&self, url: &Url) -> Option<Arc<Asset>> {
+        let mut kept = crate::db::lock(&self.kept);
+        let fresh = kept.get(url.as_str()).map(|a| a.until.is_none_or(|t| Instant::now() < t))?;
+        if !fresh {
+            kept.remove(url.as_str());
+            return None;
+        }
+        kept.get(url.as_str()).cloned()
+    }
+
+    fn put(&self, url: &Url, asset: Asset) {
+        crate::db::lock(&self.kept).insert(url.to_string(), Arc::new(asset));
+    }
+
+    /// Waits until no other request for `url` is in flight: what the first
+    /// fetches and may cache, the others then find here.
+    async fn turn(&self, url: &Url) -> Turn<'_> {
+        let lock = crate::db::lock(&self.fetching).entry(url.to_string()).or_default().clone();
+        let held = lock.clone().lock_owned().await;
+        Turn { cache: self, url: url.to_string(), lock, _held: held }
     }
 }
 
@@ -797,6 +980,53 @@ mod tests {
         assert!(!s.offer(page(20)), "the earlier state again is still a duplicate");
         let (kept, dropped) = s.finish();
         assert_eq!((kept.len(), dropped), (2, 1));
+    }
+
+    #[test]
+    fn the_servers_headers_reach_the_page_true_of_the_body_as_given() {
+        let h = |pairs: &[(&str, &str)]| pairs.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect::<Vec<_>>();
+        let sent = h(&[
+            ("date", "Sun, 01 Dec 2024 02:00:00 GMT"),
+            ("content-type", "application/json"),
+            ("set-cookie", "a=1; Path=/"),
+            ("set-cookie", "b=2; HttpOnly"),
+            ("transfer-encoding", "chunked"),
+            ("content-length", "999"),
+            ("content-encoding", "gzip"),
+            ("last-modified", "Fri, 01 Nov 2024 00:00:00 GMT"),
+        ]);
+        let got: Vec<(String, String)> = response_headers(&sent, None, b"{}").into_iter().map(|e| (e.name, e.value)).collect();
+        assert_eq!(
+            got,
+            h(&[
+                ("date", "Sun, 01 Dec 2024 02:00:00 GMT"),
+                ("content-type", "application/json"),
+                ("set-cookie", "a=1; Path=/"),
+                ("set-cookie", "b=2; HttpOnly"),
+                ("last-modified", "Fri, 01 Nov 2024 00:00:00 GMT"),
+                ("Content-Length", "2"),
+            ]),
+            "a body the fetcher decoded is not said to be gzip"
+        );
+        let still_gzipped = [0x1f, 0x8b, 8, 0];
+        let got = response_headers(&sent, None, &still_gzipped);
+        assert!(got.iter().any(|e| e.name == "content-encoding"), "a body still gzipped says so");
+        let bare: Vec<(String, String)> = response_headers(&[], Some("text/html"), b"abc").into_iter().map(|e| (e.name, e.value)).collect();
+        assert_eq!(bare, h(&[("Content-Type", "text/html"), ("Content-Length", "3")]));
+    }
+
+    #[test]
+    fn scripts_and_stylesheets_are_cached_unless_told_not_to_and_json_only_when_told_to() {
+        let cc = |v: &str| vec![("Cache-Control".to_owned(), v.to_owned())];
+        assert_eq!(cacheable(&ResourceType::Script, 200, &[]), Some(None), "for the crawl");
+        assert!(cacheable(&ResourceType::Stylesheet, 200, &cc("public, max-age=60")).is_some_and(|u| u.is_some()));
+        for no in ["no-store", "private, no-cache", "max-age=0"] {
+            assert_eq!(cacheable(&ResourceType::Script, 200, &cc(no)), None, "{no}");
+        }
+        assert_eq!(cacheable(&ResourceType::Script, 404, &[]), None);
+        assert_eq!(cacheable(&ResourceType::Xhr, 200, &[]), None, "an API answer is read afresh");
+        assert!(cacheable(&ResourceType::Xhr, 200, &cc("max-age=3600")).is_some_and(|u| u.is_some()), "config JSON");
+        assert_eq!(cacheable(&ResourceType::Document, 200, &cc("max-age=3600")), None);
     }
 
     #[test]

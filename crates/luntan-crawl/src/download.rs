@@ -55,8 +55,13 @@ pub struct DownloadReport {
 pub struct BrowserReport {
     pub states_kept: u64,
     pub states_dropped: u64,
-    /// Requests the pages made, answered through the site's fetcher.
+    /// Requests the pages made, answered through the site's fetcher:
+    /// documents, XHRs, fetches.
     pub requests: u64,
+    /// Scripts and stylesheets fetched, each once per run.
+    pub assets: u64,
+    /// Requests answered from the browser's cache of assets.
+    pub cached: u64,
     /// Requests refused (off the forum's hosts, robots.txt, not a GET).
     pub refused: u64,
     /// Images, fonts and media refused unread.
@@ -71,6 +76,8 @@ impl BrowserReport {
             states_kept: get(&stats.states_kept),
             states_dropped: get(&stats.states_dropped),
             requests: get(&stats.requests),
+            assets: get(&stats.assets),
+            cached: get(&stats.cached),
             refused: get(&stats.refused),
             blocked: get(&stats.blocked),
             restarts: get(&stats.restarts),

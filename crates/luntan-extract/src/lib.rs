@@ -58,6 +58,7 @@ mod page;
 pub mod parse;
 mod scan;
 pub mod stage;
+mod states;
 pub mod stream;
 pub mod template;
 mod text;

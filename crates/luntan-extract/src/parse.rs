@@ -114,7 +114,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
 
 /// Drops matches nested in an earlier match: a quoted post that reuses the
 /// post markup, or Discuz's `post_rate_div_N` inside `post_N`, is not a post.
-fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRef<'a>> {
+pub(crate) fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRef<'a>> {
     let mut kept_ids: HashSet<NodeId> = HashSet::new();
     let mut kept = Vec::new();
     for e in matches {
@@ -136,6 +136,8 @@ fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Vec<ElementRe
 /// are renumbered 1..n across pages. A post that a later
 /// page repeats (forums that show the first post on every page, or a post
 /// that slid across a page boundary between downloads) is kept once.
+/// A browser-mode thread's pages are the DOM states of one page, merged by
+/// post identity instead ([`crate::states`]).
 /// No posts at all is [`ExtractError::NoPosts`], naming the first page.
 pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: Option<&'static Encoding>) -> Result<ThreadExtract, ExtractError> {
     let Some(first) = pages.first() else {
@@ -169,6 +171,9 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
     };
     let mut title: Option<String> = None;
     let mut posts: Vec<Post> = Vec::new();
+    // Browser mode's pages are the states of one page: merged by post
+    // identity ([`crate::states`]), not concatenated.
+    let mut states = Vec::new();
     for (k, mut got) in extracts.into_iter().enumerate() {
         if title.is_none() {
             title = got.title.take();
@@ -183,7 +188,10 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
                 prev = p.floor;
             }
         }
-        if k == 0 {
+        if site.browser.is_some() {
+            let ids = crate::states::post_ids(site, &texts[k].0, got.posts.len());
+            states.push((got.posts, ids));
+        } else if k == 0 {
             posts = got.posts;
         } else if by_floor {
             let seen: HashSet<(u32, &str, &[String])> = posts.iter().map(|p| (p.floor, p.author.as_str(), p.paragraphs.as_slice())).collect();
@@ -202,6 +210,9 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
                 (1..=new.len().min(posts.len())).rev().find(|&m| posts[posts.len() - m..].iter().zip(&new[..m]).all(|(a, b)| same(a, b))).unwrap_or(0);
             posts.extend(new.into_iter().skip(overlap));
         }
+    }
+    if site.browser.is_some() {
+        posts = crate::states::merge(states);
     }
     if posts.is_empty() {
         return Err(ExtractError::NoPosts { path: first.path.clone() });

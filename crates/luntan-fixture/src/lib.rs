@@ -79,7 +79,8 @@
 //! 6. [`growth`], `pages`, [`search`], [`microblog`], [`news`]: changing the model, rendering its pages,
 //!    searching it; the two sites drawn by JavaScript from JSON (S4) and the news site whose
 //!    comments alone are JSON (a hybrid site), served beside the forums.
-//! 7. `sites`: the site files, search and accounts included.
+//! 7. `sites`: the site files, search and accounts included; [`widget`]: a news site whose
+//!    comments a shared widget script draws (S4 browser mode), with its site file.
 //! 8. `server`: HTTP, faults on the wire, the request log, search sessions.
 //! 9. [`politeness`]: reading the request log.
 
@@ -98,6 +99,7 @@ mod server;
 mod sites;
 mod text;
 pub mod topics;
+pub mod widget;
 
 pub use config::{Activity, FixtureConfig, SearchMode};
 pub use growth::{Arrivals, Change, ChangeKind};

@@ -178,6 +178,11 @@ impl FixtureServer {
         crate::microblog::truth(self.shared.fixture.config().seed)
     }
 
+    /// What the comment-widget news site holds (see [`crate::widget`]).
+    pub fn widget_truth(&self) -> crate::ForumTruth {
+        crate::widget::WidgetSite::new(self.shared.fixture.config().seed).truth()
+    }
+
     /// Writes the microblog's and the XHR forum's site files (protocol mode).
     pub fn write_microblog_site_files(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         crate::sites::write_microblog_site_files(&self.base_url(), dir)
@@ -561,6 +566,11 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
         // The microblog's times are relative to its fixed clock; this is how a client learns it.
         builder = builder.header(header::DATE, crate::microblog::DATE_HEADER);
     }
+    if is_widget(path_and_query) {
+        for (name, value) in crate::widget::headers(path_and_query) {
+            builder = builder.header(name, value);
+        }
+    }
     let mut builder = builder
         .status(StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, HeaderValue::from_static(page.content_type))
@@ -588,6 +598,13 @@ async fn render(shared: &Arc<Shared>, path_and_query: &str) -> crate::FixtureRes
                 None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
             };
         }
+        if is_widget(&path) {
+            let (p, q) = path.split_once('?').unwrap_or((path.as_str(), ""));
+            return match crate::widget::WidgetSite::new(fixture.config().seed).get(p, q) {
+                Some((status, content_type, body)) => crate::FixtureResponse { status, content_type, body },
+                None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
+            };
+        }
         fixture.get(&path)
     };
     match tokio::task::spawn_blocking(page).await {
@@ -608,6 +625,11 @@ fn news_page(shared: &Shared, path_and_query: &str) -> crate::FixtureResponse {
 /// The two sites drawn by JavaScript live beside the forums ([`crate::microblog`]).
 fn is_microblog(path_and_query: &str) -> bool {
     path_and_query.starts_with("/mb/") || path_and_query.starts_with("/xhr/")
+}
+
+/// The news site whose comments a widget script draws ([`crate::widget`]).
+fn is_widget(path_and_query: &str) -> bool {
+    path_and_query.starts_with("/cw/")
 }
 
 const LOOP_MARK: &str = "luntan-loop=1";

@@ -305,6 +305,12 @@ pub(super) fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home
             return Err(ctx.err(element, format!("the url needs {p} for its paging")));
         }
     }
+    if let Some(stray) = stray_placeholder(template, id_placeholder, placeholder) {
+        return Err(ctx.err(
+            element,
+            format!("the url's {stray} has no value here: it may hold {id_placeholder}{}", placeholder.map_or(String::new(), |p| format!(" and {p}"))),
+        ));
+    }
     // Braces are not URL characters: join with stand-ins, then put the placeholders back.
     const HOLES: [(&str, &str); 5] =
         [("{board}", "LUNTANBOARD"), ("{thread}", "LUNTANTHREAD"), ("{page}", "LUNTANPAGE"), ("{offset}", "LUNTANOFFSET"), ("{cursor}", "LUNTANCURSOR")];
@@ -341,6 +347,14 @@ pub(super) fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home
     })
 }
 
+/// The first of luntan's placeholders in `template` that an endpoint with
+/// this id and paging placeholder gives no value (a `{board}` in a thread's
+/// endpoint, a `{page}` without paging): it would reach the server as
+/// `%7Bpage%7D`. Other braces are the URL's own (`filter={"a":1}`).
+fn stray_placeholder(template: &str, id: &str, paging: Option<&str>) -> Option<&'static str> {
+    ["{board}", "{thread}", "{page}", "{offset}", "{cursor}"].into_iter().find(|p| *p != id && Some(*p) != paging && template.contains(p))
+}
+
 fn users(ctx: &Ctx, raw: &RawUsers, home: &Url) -> Result<UserRules, SiteError> {
     let mut found = Vec::new();
     for f in &raw.found {
@@ -355,7 +369,7 @@ fn users(ctx: &Ctx, raw: &RawUsers, home: &Url) -> Result<UserRules, SiteError> 
     let link = match raw.link.as_deref().map(str::trim) {
         None => None,
         Some(l) => {
-            let re = Regex::new(&l.replace("{board}", r"(?P<board>[0-9A-Za-z_-]+)"))
+            let re = Regex::new(&super::validate::name_once(l, "{board}", r"(?P<board>[0-9A-Za-z_-]+)", r"[0-9A-Za-z_-]+"))
                 .map_err(|e| ctx.err("json/users/link", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?;
             if !re.capture_names().any(|n| n == Some("board")) {
                 return Err(ctx.err("json/users/link", "must capture board ({board})"));
@@ -388,24 +402,46 @@ fn users(ctx: &Ctx, raw: &RawUsers, home: &Url) -> Result<UserRules, SiteError> 
 
 /// `<links>` for a JSON site without one: patterns derived from the URL
 /// templates, so a list or thread URL still names its board or thread.
-pub(super) fn derived_links(rules: &JsonRules) -> Links {
-    let pattern = |template: &str| {
-        let mut re = String::new();
-        let mut rest = template;
-        while let Some(start) = rest.find('{') {
-            re.push_str(&regex::escape(&rest[..start]));
-            let Some(len) = rest[start..].find('}') else { break };
-            match &rest[start + 1..start + len] {
-                name @ ("board" | "thread") => re.push_str(&format!("(?P<{name}>[0-9A-Za-z_-]+)")),
-                _ => re.push_str("[^&#]*"),
-            }
-            rest = &rest[start + len + 1..];
-        }
-        re.push_str(&regex::escape(rest));
-        LinkPattern { regex: Regex::new(&format!("^{re}$")).expect("escaped template"), first_page: 1 }
+pub(super) fn derived_links(ctx: &Ctx, rules: &JsonRules) -> Result<Links, SiteError> {
+    let pattern = |element: &str, template: &str| {
+        let regex = Regex::new(&format!("^{}$", template_pattern(template)))
+            .map_err(|e| ctx.err(element, format!("its url makes no pattern: {}", e.to_string().lines().last().unwrap_or("").trim())))?;
+        Ok::<_, SiteError>(LinkPattern { regex, first_page: 1 })
     };
-    let thread = rules.thread.as_ref().or(rules.comments.as_ref()).map_or_else(|| rules.list.url.clone(), |e| e.url.clone());
-    Links { board: pattern(&rules.list.url), follow: None, board_page: None, thread: pattern(&thread), thread_page: None }
+    let thread = rules.thread.as_ref().or(rules.comments.as_ref()).unwrap_or(&rules.list);
+    Ok(Links {
+        board: pattern(rules.list.element, &rules.list.url)?,
+        follow: None,
+        board_page: None,
+        thread: pattern(thread.element, &thread.url)?,
+        thread_page: None,
+    })
+}
+
+/// A URL template as a regular expression: its text escaped, `{board}` and
+/// `{thread}` captured, other placeholders any query value. A placeholder
+/// the URL needs twice (`?uid={board}&home={board}`) is captured where it
+/// first stands and matched where it stands again: a pattern names a group
+/// once.
+pub(super) fn template_pattern(template: &str) -> String {
+    let mut re = String::new();
+    let mut named: Vec<&str> = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else { break };
+        re.push_str(&regex::escape(&rest[..start]));
+        match &rest[start + 1..start + len] {
+            name @ ("board" | "thread") if !named.contains(&name) => {
+                named.push(name);
+                re.push_str(&format!("(?P<{name}>[0-9A-Za-z_-]+)"));
+            }
+            "board" | "thread" => re.push_str("[0-9A-Za-z_-]+"),
+            _ => re.push_str("[^&#]*"),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    re.push_str(&regex::escape(rest));
+    re
 }
 
 #[cfg(test)]
@@ -477,6 +513,37 @@ mod tests {
         let e = parse(&MICROBLOG.replace(r#"<found id="$.id""#, r#"<found id="id""#)).unwrap_err();
         assert_eq!(e.field, "id", "{e}");
         assert_eq!(e.line, 14, "{e}");
+    }
+
+    /// Regression: `{board}` twice in a list URL panicked with `duplicate
+    /// capture group name` (exit 101) while deriving the site's link patterns.
+    #[test]
+    fn a_placeholder_used_twice_in_a_json_url_fills_both_and_names_the_board_once() {
+        let s = parse(&MICROBLOG.replace("api/timeline?uid={board}&cursor", "api/timeline?uid={board}&home={board}&cursor")).unwrap();
+        let list = &s.json.as_ref().unwrap().list;
+        let url = list.page_url("1001", &list.first_key()).unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:8080/mb/api/timeline?uid=1001&home=1001&cursor=");
+        let m = s.links.board.captures(url.as_str()).unwrap().unwrap();
+        assert_eq!(m.board.as_deref(), Some("1001"));
+        // The same in the users' link pattern and in <links>.
+        let s = parse(&MICROBLOG.replace("<link><![CDATA[/mb/u/{board}]]>", "<link><![CDATA[/mb/u/{board}/from/{board}]]>")).unwrap();
+        let link = s.json.as_ref().unwrap().users.as_ref().unwrap().link.clone().unwrap();
+        assert_eq!(&link.captures("<a href='/mb/u/1005/from/1005'>@x</a>").unwrap()["board"], "1005");
+        let s = parse(&MICROBLOG.replace("  <json ", "  <links><board>/mb/u/{board}/{board}</board><thread>/mb/status/{thread}</thread></links>\n  <json "))
+            .unwrap();
+        assert_eq!(s.links.board.captures("http://127.0.0.1:8080/mb/u/7/7").unwrap().unwrap().board.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn a_placeholder_an_endpoint_gives_no_value_is_an_error_naming_it() {
+        let e = parse(&MICROBLOG.replace("api/show?id={thread}", "api/show?id={thread}&fid={board}")).unwrap_err();
+        assert_eq!(e.field, "thread", "{e}");
+        assert!(e.to_string().starts_with("data/sites/x.xml: line 10: thread: the url's {board} has no value here"), "{e}");
+        let e = parse(&MICROBLOG.replace("api/show?id={thread}", "api/show?id={thread}&p={page}")).unwrap_err();
+        assert!(e.message.contains("{page}"), "without paging: {e}");
+        // A brace of the URL's own is no placeholder.
+        parse(&MICROBLOG.replace("api/show?id={thread}", r#"api/show?id={thread}&f={"a":1}"#)).unwrap();
+        assert_eq!(template_pattern("a?x={board}&y={"), r"a\?x=(?P<board>[0-9A-Za-z_-]+)\&y=\{");
     }
 
     #[test]

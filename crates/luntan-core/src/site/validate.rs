@@ -32,7 +32,7 @@ impl RawSite {
         // A JSON site is read through its endpoints; its HTML rules are optional.
         let links = match (&self.links, &json) {
             (Some(l), _) => links(ctx, l)?,
-            (None, Some(j)) => super::json::derived_links(j),
+            (None, Some(j)) => super::json::derived_links(ctx, j)?,
             (None, None) => return Err(ctx.err("links", "missing: a site needs <links> (or <json> endpoints)")),
         };
         let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
@@ -373,14 +373,23 @@ fn opt_pick(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Pick>
     css.as_deref().map(|c| Pick::parse(c).map_err(|e| ctx.err(field, e))).transpose()
 }
 
+/// `pattern` with its first `shorthand` replaced by `named` (a named group)
+/// and any later one by `again`: a regular expression names a group once
+/// (twice is `duplicate capture group name`), and a URL that repeats its
+/// board (`?fid={board}&from={board}`) is still one board's.
+pub(super) fn name_once(pattern: &str, shorthand: &str, named: &str, again: &str) -> String {
+    match pattern.split_once(shorthand) {
+        Some((head, tail)) => format!("{head}{named}{}", tail.replace(shorthand, again)),
+        None => pattern.to_owned(),
+    }
+}
+
 /// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles.
 fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<LinkPattern, SiteError> {
-    let src = raw
-        .pattern
-        .trim()
-        .replace("{board}", r"(?P<board>[0-9A-Za-z_\-]+)")
-        .replace("{thread}", r"(?P<thread>[0-9A-Za-z_\-]+)")
-        .replace("{page}", r"(?P<page>[0-9]+)");
+    let src = raw.pattern.trim().to_owned();
+    let src = name_once(&src, "{board}", r"(?P<board>[0-9A-Za-z_\-]+)", r"[0-9A-Za-z_\-]+");
+    let src = name_once(&src, "{thread}", r"(?P<thread>[0-9A-Za-z_\-]+)", r"[0-9A-Za-z_\-]+");
+    let src = name_once(&src, "{page}", r"(?P<page>[0-9]+)", r"[0-9]+");
     if src.is_empty() {
         return Err(ctx.err(field, "empty pattern"));
     }

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["model"],
     &["growth", "pages", "search", "microblog", "news"],
-    &["sites"],
+    &["sites", "widget"],
     &["server"],
     &["politeness"],
     &["lib", "main", "tests"],
