@@ -760,8 +760,11 @@ pub(crate) fn board_id(read: &Read, fam: &Family, list_pages: &[usize]) -> Resul
             }
         }
     }
+    // Of a number and a name that differ as much (`/category/5/读书心得`),
+    // the number: the name is the board's title, which may change.
+    let numeric = |v: &Pos| fam.base.vars().iter().any(|(p, k)| p == v && *k == Kind::Num);
     vars.into_iter()
-        .max_by_key(|v| values.get(v).map_or(0, HashSet::len))
+        .max_by_key(|v| (values.get(v).map_or(0, HashSet::len), numeric(v)))
         .ok_or_else(|| LearnError::Unlearnable { what: "board links".into(), why: format!("board URLs ({}) hold no number or name", fam.base.key()) })
 }
 
