@@ -237,9 +237,9 @@ fn a_site_file_learned_from_the_home_url_crawls_the_forum_with_chinese_slugs_exa
 /// last-page links for the thread itself: the precision printed).
 #[test]
 fn site_files_learned_for_the_two_new_styles_read_them_as_the_hand_written_ones_do() {
-    // The NodeBB-style `md` forum is not learned yet (issue 34): of the
-    // topic URLs its lists link, `/topic/7/slug/12` (the topic at its 12th
-    // post) is taken for the thread's own.
+    // The NodeBB-style `md` forum is not learned yet (issue 34): its
+    // `/md/category/…` and `/md/topic/…` URLs are merged into one shape
+    // with a word segment, so boards and threads are not told apart.
     for kind in [ForumKind::DiscuzX, ForumKind::Nexus] {
         let c = learn_matches_hand_written(kind, false);
         assert!(c.threads >= THREADS / 2 && c.xml > 0, "{kind:?}");

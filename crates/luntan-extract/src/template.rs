@@ -854,7 +854,12 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
             let preset_author = preset.and_then(|f| f.author.as_ref());
             let users: Vec<Vec<usize>> =
                 records.iter().enumerate().map(|(k, &r)| inside(r).filter(|&i| dom.nodes[i].user_link && !taken(k, i)).collect()).collect();
-            let (p, path) = pick(dom, records, &users, preset_author);
+            // An avatar links the user's page too, showing the name's first
+            // character (NodeBB's `<div class="user-icon">听</div>`) before
+            // the link that shows the name: of two user links in every
+            // post, the one that shows more than one character.
+            let named = |picks: &Picks| picks.iter().filter(|x| x.is_some_and(|i| dom.nodes[i].chars >= 2)).count();
+            let (p, path) = pick_ranked(dom, records, &users, preset_author, named);
             if path.is_some() {
                 fields.author = path;
                 p
@@ -1103,6 +1108,26 @@ mod tests {
                 post(3, "王五", "2024-03-06T11:00:00", &["谢谢大家"]),
             ]
         );
+    }
+
+    /// NodeBB links each post's author twice: an avatar showing the name's
+    /// first character, then the name.
+    #[test]
+    fn an_avatar_initial_is_not_the_author() {
+        let p = |who: &str, when: &str, body: &str| {
+            let first: String = who.chars().take(1).collect();
+            format!(
+                r#"<li class="post"><div class="icon"><a href="/user/{who}"><div class="user-icon">{first}</div></a></div><small><strong><a href="/user/{who}">{who}</a></strong> <span class="time">{when}</span></small><div class="content"><p>{body}</p></div></li>"#
+            )
+        };
+        let html = format!(
+            r#"<html><body>{NAV}<h1>主题</h1><ul class="posts">{}{}{}</ul></body></html>"#,
+            p("听雨轩主", "2024-03-05 09:07", "第一段很长很长的文字"),
+            p("山水之间", "2024-03-05 10:00", "说得对，我也这么想"),
+            p("听雨轩主", "2024-03-06 11:00", "谢谢大家的回复"),
+        );
+        let authors: Vec<String> = summary(&html, AUTO).into_iter().map(|p| p.1).collect();
+        assert_eq!(authors, ["听雨轩主", "山水之间", "听雨轩主"]);
     }
 
     /// FlaskBB shows each author's join date in the profile column of

@@ -642,11 +642,40 @@ pub(crate) fn thread_families(read: &Read, steps: &Steps, thread_shapes: &BTreeS
             (f, linked, evidence)
         })
         .collect();
+    // A family whose URLs are another's with a number added as a last
+    // segment (`/topic/79/slug/8`: the topic at its 8th post), where lists
+    // link both for one thread, names a place inside the thread, not the
+    // thread: its links count for the shorter family's.
+    let inside: Vec<Family> = weighed.iter().filter(|(f, _, _)| weighed.iter().any(|(g, _, _)| a_place_in(read, f, g))).map(|(f, _, _)| f.clone()).collect();
+    weighed.retain(|(f, _, _)| !inside.contains(f));
     // Best first: paged and linked from lists, then most linked, then most
     // stepped, then the least family (every family differs, so the order
     // is total and the first is the one a maximum would pick).
     weighed.sort_by_key(|(f, linked, evidence)| std::cmp::Reverse((*evidence > 0 && *linked >= LIST_LINKS, *linked, *evidence, std::cmp::Reverse(f.clone()))));
     weighed
+}
+
+/// Whether `f`'s URLs are `g`'s with one number more as a last path
+/// segment, and lists link at least half of the `f` URLs they link with
+/// that number dropped as a URL of `g` too.
+fn a_place_in(read: &Read, f: &Family, g: &Family) -> bool {
+    let (fb, gb) = (&f.base, &g.base);
+    if fb.path.len() != gb.path.len() + 1 || fb.path[..gb.path.len()] != gb.path[..] || fb.path.last() != Some(&vec![Kind::Num]) || fb.query != gb.query {
+        return false;
+    }
+    let (mut links, mut shorter) = (0, 0);
+    for s in read.seen.iter().filter(|s| s.listing()) {
+        let urls: HashSet<&Url> = s.page.links.iter().map(|l| &l.url).collect();
+        for u in urls.iter().filter(|u| f.member(&Split::of(u), &read.shapes)) {
+            links += 1;
+            let mut up = (*u).clone();
+            if let Ok(mut segs) = up.path_segments_mut() {
+                segs.pop();
+            }
+            shorter += urls.iter().any(|v| v.path() == up.path() && g.member(&Split::of(v), &read.shapes)) as usize;
+        }
+    }
+    links > 0 && shorter * 2 >= links
 }
 
 /// The thread id: of the family's varying places, the one that takes the
