@@ -1477,6 +1477,35 @@ pub(crate) mod tests {
         assert_eq!(lists.len(), 4);
     }
 
+    /// NodeBB's lists link each topic as `/topic/7/slug` and as
+    /// `/topic/7/slug/3` (the topic at its 3rd post, which shows the same
+    /// posts): the second form, linked as often, is no thread of its own.
+    #[test]
+    fn a_number_added_to_a_threads_url_is_a_place_in_it() {
+        let list = |b: u32| {
+            let mut out = head(&format!("版块{b} - {TITLE}"));
+            for n in 1..=4 {
+                let tid = 10 * b + n;
+                out.push_str(&format!(
+                    "<div class=\"row\"><a href=\"/topic/{tid}/ti-{tid}\">第{tid}个主题的标题文字</a> <a href=\"/topic/{tid}/ti-{tid}/3\">3</a> <a href=\"/topic/{tid}/ti-{tid}/{n}\">最后回复</a></div>"
+                ));
+            }
+            out + "</body></html>"
+        };
+        let home = format!("{}<a href=\"/board/1\">读书</a> <a href=\"/board/2\">旅行</a></body></html>", head(TITLE));
+        let mut pages = vec![page(HOME, 0, home), page("board/1", 1, list(1)), page("board/2", 1, list(2))];
+        for tid in [11, 12, 21] {
+            pages.push(page(&format!("topic/{tid}/ti-{tid}"), 2, thread_html(tid)));
+            pages.push(page(&format!("topic/{tid}/ti-{tid}/3"), 2, thread_html(tid)));
+        }
+        let sample = Sample { site: forum().site, home: url(HOME), pages, failed: Vec::new(), requests: 10, aside_left: 0 };
+        let read = Read::of(&sample);
+        let shapes = thread_shapes(&read.seen).unwrap();
+        let fams = thread_families(&read, &pager_steps(&read), &shapes);
+        assert_eq!(fams[0].0.base.key(), "/topic/#/ti-#", "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
+        assert!(fams.iter().all(|f| f.0.base.path.len() == 3), "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
+    }
+
     #[test]
     fn a_redirected_page_is_no_thread_and_steps_nothing() {
         let mut sample = forum();
