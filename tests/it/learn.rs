@@ -227,8 +227,9 @@ fn a_site_file_learned_from_the_home_url_crawls_the_forum_with_chinese_slugs_exa
     learn_matches_hand_written(ForumKind::Bbs, true);
 }
 
-/// The two styles added to the fixture after the learner was written
-/// (Discuz! X with rewritten URLs and a PHPWind-style forum): the same
+/// The three styles added to the fixture after the learner was written
+/// (Discuz! X with rewritten URLs, a PHPWind-style forum and a NodeBB-style
+/// one whose `/md/category/…` and `/md/topic/…` differ in one word): the same
 /// threads, every hand-written link matched, and the same XML but for one
 /// difference the hand-written PHPWind file makes on purpose: it keeps
 /// `&fpage=N` (the list page a thread was found on) in the thread's URL,
@@ -236,12 +237,9 @@ fn a_site_file_learned_from_the_home_url_crawls_the_forum_with_chinese_slugs_exa
 /// (so the learned patterns also take that forum's author-filter and
 /// last-page links for the thread itself: the precision printed).
 #[test]
-fn site_files_learned_for_the_two_new_styles_read_them_as_the_hand_written_ones_do() {
-    // The NodeBB-style `md` forum is not learned yet (issue 34): its
-    // `/md/category/…` and `/md/topic/…` URLs are merged into one shape
-    // with a word segment, so boards and threads are not told apart.
-    for kind in [ForumKind::DiscuzX, ForumKind::Nexus] {
-        let c = learn_matches_hand_written(kind, false);
+fn site_files_learned_for_the_three_new_styles_read_them_as_the_hand_written_ones_do() {
+    for kind in [ForumKind::DiscuzX, ForumKind::Nexus, ForumKind::Modern] {
+        let c = learn_matches_hand_written(kind, kind != ForumKind::Nexus);
         assert!(c.threads >= THREADS / 2 && c.xml > 0, "{kind:?}");
         assert_eq!(c.xml_beyond_url, 0, "{kind:?}: XML files differ beyond their <url>");
         let (h, l, same) = c.agree["thread"];

@@ -378,6 +378,63 @@ impl Shapes {
         let r = s.shape();
         self.0.get(&r).cloned().unwrap_or(r)
     }
+
+    /// Undoes a merge whose words name pages of different roles: lists at
+    /// one word linking thread pages at another (`/md/category/3/…` and
+    /// `/md/topic/8/…`) are a route's words, not board names. Board names
+    /// name pages alike: every `/bbs/{word}/` a list, every
+    /// `/bbs/{word}/123` a thread. Returns whether a merge was undone.
+    fn split_roles(&mut self, seen: &[Seen]) -> bool {
+        // Per word-merged shape, its shapes as written and their pages.
+        let mut members: BTreeMap<&Shape, BTreeMap<Shape, Vec<&Seen>>> = BTreeMap::new();
+        for s in seen {
+            let raw = s.split.shape();
+            if raw != s.shape {
+                members.entry(&s.shape).or_default().entry(raw).or_default().push(s);
+            }
+        }
+        let mut mixed = Vec::new();
+        for (merged, by_raw) in members {
+            let threads: Vec<&Shape> = by_raw
+                .iter()
+                .filter(|(_, pages)| pages.len() >= 2 && 2 * pages.iter().filter(|p| p.thread_like).count() > pages.len())
+                .map(|(r, _)| r)
+                .collect();
+            let lists_of_them = by_raw.values().any(|pages| {
+                pages.len() >= 2
+                    && pages.iter().all(|p| {
+                        let linked: HashSet<&Url> = p.page.links.iter().filter(|l| threads.contains(&&Split::of(&l.url).shape())).map(|l| &l.url).collect();
+                        !p.thread_like && linked.len() >= LIST_LINKS
+                    })
+            });
+            if !threads.is_empty() && lists_of_them {
+                mixed.push(merged.clone());
+            }
+        }
+        // The words found to be a route's, by place: every shape merged
+        // over them keeps them (`/md/category/3/…?page=2` too).
+        let mut route: BTreeSet<(usize, Kind)> = BTreeSet::new();
+        for merged in &mixed {
+            tracing::debug!("{}: lists at one word, threads at another: not a board's name", merged.key());
+            for raw in self.0.iter().filter(|(_, to)| *to == merged).map(|(raw, _)| raw) {
+                for (i, seg) in merged.path.iter().enumerate() {
+                    if let (&[Kind::Word], Some([word])) = (seg.as_slice(), raw.path.get(i).map(Vec::as_slice)) {
+                        route.insert((i, word.clone()));
+                    }
+                }
+            }
+        }
+        for (raw, to) in self.0.iter_mut() {
+            for i in 0..to.path.len() {
+                if let Some([word]) = raw.path.get(i).map(Vec::as_slice) {
+                    if to.path[i] == [Kind::Word] && route.contains(&(i, word.clone())) {
+                        to.path[i] = vec![word.clone()];
+                    }
+                }
+            }
+        }
+        !mixed.is_empty()
+    }
 }
 
 /// The sample as every step reads it: the shapes, and each page parsed and
@@ -390,7 +447,7 @@ pub(crate) struct Read<'s> {
 
 impl<'s> Read<'s> {
     pub(crate) fn of(sample: &'s Sample) -> Read<'s> {
-        let shapes = Shapes::of_sample(sample);
+        let mut shapes = Shapes::of_sample(sample);
         let mut seen: Vec<Seen> = sample.pages.iter().map(|page| Seen::read(page, &shapes)).collect();
         // A modern forum's lists show each topic with a dated teaser (the
         // last post's first words), which reads as posts; but each row
@@ -401,6 +458,11 @@ impl<'s> Read<'s> {
             if s.listed > 0 {
                 tracing::debug!("{}: {} records each link a thread of their own: a list", s.page.url, s.listed);
                 s.thread_like = false;
+            }
+        }
+        if shapes.split_roles(&seen) {
+            for s in &mut seen {
+                s.shape = shapes.of(&s.split);
             }
         }
         Read { sample, shapes, seen }
@@ -432,10 +494,14 @@ impl<'s> Seen<'s> {
             let hit = el(&self.doc, r.record).select(&anchors).find_map(|a| {
                 let mut url = self.page.url.join(a.value().attr("href")?).ok()?;
                 url.set_fragment(None);
-                let shape = shapes.of(&Split::of(&url));
+                let split = Split::of(&url);
+                let shape = shapes.of(&split);
                 // A list's later pages add where a link was found (`&fpage=2`).
                 let of_threads = threadish.iter().any(|t| shape == *t || shape.extra_param(t).is_some());
-                if shape == self.shape || !of_threads || crate::aside::aside(&url).is_some() {
+                // Shapes as written, not merged: `/md/category/3/…` rows
+                // link `/md/topic/8/…`, one shape once `category` and
+                // `topic` were taken for board names ([`Shapes::split_roles`]).
+                if split.shape() == self.split.shape() || !of_threads || crate::aside::aside(&url).is_some() {
                     return None;
                 }
                 let title = fold(&line_text(a));
@@ -1504,6 +1570,44 @@ pub(crate) mod tests {
         let fams = thread_families(&read, &pager_steps(&read), &shapes);
         assert_eq!(fams[0].0.base.key(), "/topic/#/ti-#", "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
         assert!(fams.iter().all(|f| f.0.base.path.len() == 3), "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
+    }
+
+    /// The fixture's NodeBB-style forum under `/md/`: `category` and
+    /// `topic` differ in one word, as `/bbs/tech/` and `/bbs/life/` do, and
+    /// were taken for board names, so lists and threads were one shape.
+    #[test]
+    fn route_words_before_an_id_are_not_board_names() {
+        let list = |b: u32| {
+            let mut out = head(&format!("版块{b} - {TITLE}"));
+            for n in 1..=4 {
+                let tid = 10 * b + n;
+                out.push_str(&format!("<div class=\"row\"><a href=\"/md/topic/{tid}/%E7%AC%AC{tid}\">第{tid}个主题的标题文字</a></div>"));
+            }
+            out + "</body></html>"
+        };
+        let home = format!("{}<a href=\"/md/category/1/%E8%AF%BB\">读书</a> <a href=\"/md/category/2/%E6%97%85\">旅行</a></body></html>", head(TITLE));
+        let mut pages = vec![page(HOME, 0, home), page("md/category/1/%E8%AF%BB", 1, list(1)), page("md/category/2/%E6%97%85", 1, list(2))];
+        for tid in [11, 12, 21] {
+            pages.push(page(&format!("md/topic/{tid}/%E7%AC%AC{tid}"), 2, thread_html(tid)));
+        }
+        let sample = Sample { site: forum().site, home: url(HOME), pages, failed: Vec::new(), requests: 10, aside_left: 0 };
+        let read = Read::of(&sample);
+        assert_eq!(seen(&read, "md/topic/11/%E7%AC%AC11").shape.key(), "/md/topic/#/*");
+        assert_eq!(seen(&read, "md/category/1/%E8%AF%BB").shape.key(), "/md/category/#/*");
+        let shapes: Vec<String> = thread_shapes(&read.seen).unwrap().iter().map(|s| s.key()).collect();
+        assert_eq!(shapes, ["/md/topic/#/*"]);
+
+        // Board names stay merged: every page at either word is a thread.
+        let pages = vec![
+            page(HOME, 0, head(TITLE) + "</body></html>"),
+            page("bbs/tech/11", 1, thread_html(11)),
+            page("bbs/tech/12", 1, thread_html(12)),
+            page("bbs/life/21", 1, thread_html(21)),
+            page("bbs/life/22", 1, thread_html(22)),
+        ];
+        let sample = Sample { site: forum().site, home: url(HOME), pages, failed: Vec::new(), requests: 5, aside_left: 0 };
+        let read = Read::of(&sample);
+        assert_eq!(seen(&read, "bbs/life/21").shape, seen(&read, "bbs/tech/11").shape);
     }
 
     #[test]
