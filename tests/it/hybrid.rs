@@ -86,6 +86,46 @@ fn every_article_and_comment_of_the_news_site_is_stored_once_in_order() {
     assert!(common::temp_files(&work.data()).is_empty(), "no temp file left");
 }
 
+/// `luntan-export --warc` wrote an article's HTML and left its comments
+/// pages out; each is now a `response` record after the article's, with the
+/// head the server sent and the bytes kept.
+#[test]
+fn a_warc_export_holds_each_comments_page_with_the_head_it_came_with() {
+    let server = server();
+    let work = Work::new();
+    server.write_news_site_file(&work.sites()).unwrap();
+    let truth = server.news_truth();
+    crawl(&work);
+    let out = tempfile::tempdir().unwrap();
+    let warc = out.path().join("news.warc");
+    work.ok("export", &["-q", "--warc", warc.to_str().unwrap()]);
+    let records = luntan_export::warc::read_records(&std::fs::read(&warc).unwrap()).unwrap();
+    let uris: Vec<&str> = records.iter().map(|r| r.header("WARC-Target-URI").unwrap_or_default()).collect();
+    let (layout, rows) = (work.layout(), work.all_rows());
+    let mut pages_seen = 0;
+    for t in truth.threads.iter().filter(|t| t.posts.len() > 1) {
+        let loc = rows.iter().find(|r| r.thread.as_str() == t.thread).unwrap().saved_location().unwrap();
+        let article = uris
+            .iter()
+            .position(|u| u.ends_with(&format!("/news/article/{}.html", t.thread)))
+            .unwrap_or_else(|| panic!("news/{}: no record of the article", t.thread));
+        for p in 1..=(t.posts.len() - 1).div_ceil(luntan_fixture::news::COMMENTS_PAGE) {
+            let at = uris
+                .iter()
+                .position(|u| u.ends_with(&format!("key=cms-{}&page={p}", t.thread)))
+                .unwrap_or_else(|| panic!("news/{}: no record of comments page {p} in {uris:?}", t.thread));
+            assert!(at > article, "news/{}: comments page {p} before its article", t.thread);
+            let r = &records[at];
+            assert_eq!(r.header("WARC-Type"), Some("response"));
+            let head = String::from_utf8_lossy(r.http_head().unwrap()).to_ascii_lowercase();
+            assert!(head.starts_with("http/1.1 200") && head.contains("content-type: application/json") && head.contains("\r\ndate: "), "{}: {head}", uris[at]);
+            assert_eq!(r.http_body().unwrap(), std::fs::read(layout.comments_path(&loc, p as u32)).unwrap().as_slice());
+            pages_seen += 1;
+        }
+    }
+    assert!(pages_seen > truth.threads.len(), "articles with several comments pages");
+}
+
 #[test]
 fn a_comment_added_between_rounds_and_a_new_article_are_picked_up() {
     let server = server();

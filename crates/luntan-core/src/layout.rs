@@ -95,6 +95,13 @@ impl DataDir {
         self.thread_dir(loc).join(format!("article{}.comments", loc.thread))
     }
 
+    /// The HTTP heads of a hybrid thread's comments pages, as
+    /// `article<T>.http` keeps the article's ([`crate::capture`]; `page` is
+    /// the comments page's number): what an archive of them needs.
+    pub fn comments_http_path(&self, loc: &ThreadLoc) -> PathBuf {
+        self.thread_dir(loc).join(format!("article{}_c.http", loc.thread))
+    }
+
     /// When and from where each JSON page was fetched, one `<unix seconds>\t<url>`
     /// line per page: relative times ("3分钟前") are read against it, so
     /// extracting again gives the same times.

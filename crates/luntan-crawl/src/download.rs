@@ -411,6 +411,7 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
     let replies = html.comments.map(|c| {
         // The list is written even when empty, so no page of an earlier save is read.
         files.push((data.comments_list_path(&loc), c.list().into_bytes()));
+        files.push((data.comments_http_path(&loc), capture::to_lines(&captures_of(c.pages.iter().map(|p| &p.fetched))).into_bytes()));
         for (i, p) in c.pages.into_iter().enumerate() {
             bytes += p.fetched.body.len() as u64;
             files.push((data.comments_path(&loc, i as u32 + 1), p.fetched.body));

@@ -216,6 +216,8 @@ enum RecordError {
     NoUrl,
     #[error("no time of its own: {0}")]
     NoTime(io::Error),
+    #[error("page {page}'s line is a browser's snapshot, not a response")]
+    NotResponse { page: u32 },
 }
 
 /// A page's URL that is not one.
@@ -340,21 +342,50 @@ impl<'a> Pages<'a> {
                     Source::Old(urls.as_ref().and_then(|u| u.get(page as usize - 1)).map(url::Url::to_string), None)
                 }
             };
-            match self.record(row, &path, &body, source) {
-                Ok(Written::Response(head, target, date)) => {
-                    w.write(Record::response(&target, &date, &head, &body))?;
-                    report.responses += 1;
-                }
-                Ok(Written::Synthesized(head, target, date)) => {
-                    w.write(Record::response(&target, &date, &head, &body))?;
-                    report.synthesized += 1;
-                }
-                Ok(Written::Snapshot(content_type, target, date)) => {
-                    w.write(Record::resource(&target, &date, &content_type, &body))?;
-                    report.snapshots += 1;
-                }
-                Err(e) => report.bad.push(BadRecord { path, what: e.to_string() }),
+            let written = self.record(row, &path, &body, source);
+            emit(w, written, path, &body, report)?;
+        }
+        self.write_comments(loc, w, report)
+    }
+
+    /// A hybrid thread's comments pages (`article<T>_c<N>.json`), after its
+    /// article's: each with the head the server sent where download kept
+    /// it (`article<T>_c.http`), else a minimal JSON head at the URL and
+    /// clock of its line in `article<T>.comments`.
+    fn write_comments(&mut self, loc: &ThreadLoc, w: &mut WarcOut, report: &mut ExportReport) -> Result<(), ExportError> {
+        let list = self.data.comments_list_path(loc);
+        let text = match std::fs::read_to_string(&list) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                report.bad.push(BadRecord { path: list, what: format!("cannot read: {e}") });
+                return Ok(());
             }
+        };
+        let http = self.data.comments_http_path(loc);
+        let captures = capture::read(&http).unwrap_or_else(|e| {
+            report.bad.push(BadRecord { path: http.clone(), what: format!("{}; its pages get a minimal head", strip_path(&e.to_string(), &http)) });
+            None
+        });
+        for (i, line) in text.lines().enumerate() {
+            let page = i as u32 + 1;
+            let Some((at, url)) = line.split_once('\t').and_then(|(at, url)| Some((at.trim().parse::<i64>().ok()?, url.trim().to_owned()))) else {
+                report.bad.push(BadRecord { path: list.clone(), what: format!("line {page}: not <unix seconds><tab><url>") });
+                continue;
+            };
+            let path = self.data.comments_path(loc, page);
+            let body = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => {
+                    report.bad.push(BadRecord { path, what: format!("cannot read the saved page: {e}") });
+                    continue;
+                }
+            };
+            let written = match captures.as_ref().and_then(|c| c.iter().find(|c| c.page == page)) {
+                Some(c) => self.record_captured(c),
+                None => json_head(&url, at, body.len()),
+            };
+            emit(w, written, path, &body, report)?;
         }
         Ok(())
     }
@@ -362,14 +393,12 @@ impl<'a> Pages<'a> {
     /// What record a page becomes: its head (or content type), URL and date.
     fn record(&mut self, row: &ThreadRow, path: &Path, body: &[u8], source: Source) -> Result<Written, RecordError> {
         match source {
-            Source::Captured(c) => {
+            Source::Captured(c) if matches!(c.exchange, Exchange::Snapshot) => {
                 let date = c.time().map(warc_date).map_err(|source| RecordError::LineTime { page: c.page, at: c.at.clone(), source })?;
                 check_url(&c.url).map_err(|source| RecordError::LineUrl { page: c.page, source })?;
-                match &c.exchange {
-                    Exchange::Response { status, version, headers } => Ok(Written::Response(http_head(version, *status, headers), c.url.clone(), date)),
-                    Exchange::Snapshot => Ok(Written::Snapshot(snapshot_type(row), c.url.clone(), date)),
-                }
+                Ok(Written::Snapshot(snapshot_type(row), c.url.clone(), date))
             }
+            Source::Captured(c) => self.record_captured(c),
             Source::OldSnapshot(at, url) => {
                 check_url(&url)?;
                 Ok(Written::Snapshot(snapshot_type(row), url, unix_date(at)?))
@@ -386,6 +415,16 @@ impl<'a> Pages<'a> {
                 let head = format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n", body.len());
                 Ok(Written::Synthesized(head.into_bytes(), url, date))
             }
+        }
+    }
+
+    /// A response as its line in a `.http` file keeps it.
+    fn record_captured(&self, c: &PageCapture) -> Result<Written, RecordError> {
+        let date = c.time().map(warc_date).map_err(|source| RecordError::LineTime { page: c.page, at: c.at.clone(), source })?;
+        check_url(&c.url).map_err(|source| RecordError::LineUrl { page: c.page, source })?;
+        match &c.exchange {
+            Exchange::Response { status, version, headers } => Ok(Written::Response(http_head(version, *status, headers), c.url.clone(), date)),
+            Exchange::Snapshot => Err(RecordError::NotResponse { page: c.page }),
         }
     }
 
@@ -438,6 +477,34 @@ enum Written {
     Response(Vec<u8>, String, String),
     Synthesized(Vec<u8>, String, String),
     Snapshot(String, String, String),
+}
+
+/// Writes what [`Pages::record`] decided for the page at `path`, counted
+/// by kind; a page it refused is left out with why.
+fn emit(w: &mut WarcOut, written: Result<Written, RecordError>, path: PathBuf, body: &[u8], report: &mut ExportReport) -> Result<(), ExportError> {
+    match written {
+        Ok(Written::Response(head, target, date)) => {
+            w.write(Record::response(&target, &date, &head, body))?;
+            report.responses += 1;
+        }
+        Ok(Written::Synthesized(head, target, date)) => {
+            w.write(Record::response(&target, &date, &head, body))?;
+            report.synthesized += 1;
+        }
+        Ok(Written::Snapshot(content_type, target, date)) => {
+            w.write(Record::resource(&target, &date, &content_type, body))?;
+            report.snapshots += 1;
+        }
+        Err(e) => report.bad.push(BadRecord { path, what: e.to_string() }),
+    }
+    Ok(())
+}
+
+/// A comments page saved without its head: JSON, at its line's URL and clock.
+fn json_head(url: &str, at: i64, len: usize) -> Result<Written, RecordError> {
+    check_url(url)?;
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n");
+    Ok(Written::Synthesized(head.into_bytes(), url.to_owned(), unix_date(at)?))
 }
 
 /// A browser's DOM states are serialised as UTF-8 HTML.
