@@ -227,6 +227,10 @@ fn print_summary(reports: &[DiscoverReport], took: Duration, stopped: bool) {
             n => format!(", {n} pages unchanged since the last round (304, no body)"),
         }
     );
+    let (checked, left) = (sum(|r| r.comment_checks), sum(|r| r.comment_checks_left));
+    if checked + left > 0 {
+        println!("discover: {checked} articles asked for their comment count, {left} less recently active ones not asked (<comments recheck>)");
+    }
     if stopped {
         println!("discover: stopped by Ctrl-C; {} boards not walked or left part-way (the next round reads them in full)", sum(|r| r.boards_interrupted));
     }

@@ -169,3 +169,31 @@ fn a_comment_added_between_rounds_and_a_new_article_are_picked_up() {
     let doc = common::thread_doc(&work, "news", &full.thread);
     assert_eq!(doc.posts.len(), luntan_fixture::news::COMMENTS_PAGE + 2, "the article, its page of comments, and the new one");
 }
+
+/// A round asked every saved article for its comment count, however many
+/// a news site keeps; `<comments recheck="N">` bounds it to the N most
+/// recently active articles (newest comment, else the article's time).
+#[test]
+fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
+    let server = server();
+    let work = Work::new();
+    let file = server.write_news_site_file(&work.sites()).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("<comments "), "{text}");
+    std::fs::write(&file, text.replacen("<comments ", "<comments recheck=\"2\" ", 1)).unwrap();
+    crawl(&work);
+    let truth = server.news_truth();
+    assert_every_article_matches(&work, &truth);
+
+    let from = server.requests().len();
+    let out = work.ok("discover", &["--all-boards"]);
+    let asked: Vec<String> = comment_requests(&server, from).into_keys().collect();
+    // The truth's latest time per article: its newest comment, else itself.
+    let mut by_activity: Vec<(&str, &str)> =
+        truth.threads.iter().map(|t| (t.posts.iter().map(|p| p.time.as_str()).max().unwrap(), t.thread.as_str())).collect();
+    by_activity.sort();
+    let mut want: Vec<String> = by_activity.iter().rev().take(2).map(|(_, t)| t.to_string()).collect();
+    want.sort();
+    assert_eq!(asked, want, "asked {asked:?}; by activity {by_activity:?}");
+    assert!(out.contains(&format!("2 articles asked for their comment count, {} less recently active ones not asked", truth.threads.len() - 2)), "{out}");
+}

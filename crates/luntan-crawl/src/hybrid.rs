@@ -116,8 +116,9 @@ pub fn rechecks(site: &Site) -> bool {
     site.comments.as_ref().is_some_and(|c| c.count.is_some()) && site.list.as_ref().is_none_or(|l| l.replies.is_none())
 }
 
-/// Asks every saved article of a hybrid site for its comment count and
-/// re-queues those whose count grew since their download.
+/// Asks saved articles of a hybrid site for their comment count, at most
+/// `recheck` of them, the most recently active first, and re-queues those
+/// whose count grew since their download.
 pub(crate) async fn recheck_comments(
     run: &Arc<StageRun>,
     fetcher: &Arc<Fetcher>,
@@ -128,7 +129,7 @@ pub(crate) async fn recheck_comments(
     let Some(rules) = site.comments.as_ref().filter(|_| rechecks(site)) else { return Ok(()) };
     let Some(count_path) = &rules.count else { return Ok(()) };
     let site_id = site.id.clone();
-    let rows: Vec<ThreadRow> = with_store(store, move |s| {
+    let mut rows: Vec<ThreadRow> = with_store(store, move |s| {
         let mut rows = Vec::new();
         for state in [ThreadState::Saved, ThreadState::Extracted, ThreadState::Indexed] {
             rows.extend(s.threads(Some(&site_id), state)?);
@@ -136,6 +137,10 @@ pub(crate) async fn recheck_comments(
         Ok::<_, StoreError>(rows)
     })
     .await?;
+    rows.retain(|r| r.replies.is_some());
+    rows.sort_by(|a, b| activity(b).cmp(&activity(a)));
+    report.comment_checks_left += rows.len().saturating_sub(rules.recheck);
+    rows.truncate(rules.recheck);
     let mut grown = Vec::new();
     for row in rows {
         if run.stopped() {
@@ -173,6 +178,12 @@ pub(crate) async fn recheck_comments(
     let listings = with_store(store, move |s| s.record_listings(&grown)).await?;
     report.updated_threads += listings.iter().filter(|l| **l == Listing::Updated).count();
     Ok(())
+}
+
+/// When an article was last active, as its row has it: newest last post,
+/// else its own time (both the forum's wall clock, so they sort as text).
+fn activity(row: &ThreadRow) -> Option<&str> {
+    row.last_post.as_deref().or(row.post_time.as_deref())
 }
 
 /// The first comments page of a saved article: its key read off the HTML

@@ -16,6 +16,9 @@ pub struct DiscoverReport {
     pub updated_threads: usize,
     /// Hybrid sites: saved articles whose comment count was asked for.
     pub comment_checks: usize,
+    /// Hybrid sites: saved articles not asked this round, beyond
+    /// `<comments recheck>` (the least recently active).
+    pub comment_checks_left: usize,
     /// Thread rows seen on list pages that were already known and unchanged.
     pub known_threads: usize,
     /// Boards not due for a visit this round.

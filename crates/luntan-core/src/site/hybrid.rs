@@ -17,7 +17,10 @@
 //! `@attr` for an attribute) or `key-pattern` (a regular expression over
 //! the page source, for a script variable). `count` is the JSONPath of the
 //! total comment count on the first comments page, which later rounds ask
-//! for to notice new comments.
+//! for to notice new comments: each round asks at most `recheck` articles
+//! (default [`RECHECK`]), the most recently active first (last post, else
+//! the article's own time), since comments gather under new articles and a
+//! news site keeps thousands of old ones.
 
 use regex::Regex;
 use serde::Deserialize;
@@ -38,7 +41,14 @@ pub struct HtmlComments {
     pub key: Option<CommentKey>,
     /// The total comment count on the first comments page.
     pub count: Option<JsonPath>,
+    /// Saved articles a round asks for their count, the most recently
+    /// active first.
+    pub recheck: usize,
 }
+
+/// Articles a round asks for their comment count when the site file does
+/// not say (`<comments recheck="…">`): a few minutes at a polite delay.
+pub const RECHECK: usize = 200;
 
 /// How the comment API's id for an article is found on its page.
 #[derive(Debug, Clone)]
@@ -101,6 +111,8 @@ pub(super) struct RawComments {
     key_pattern: Option<String>,
     #[serde(rename = "@count")]
     count: Option<String>,
+    #[serde(rename = "@recheck")]
+    recheck: Option<String>,
     #[serde(rename = "@paging")]
     paging: Option<String>,
     #[serde(rename = "@first")]
@@ -207,7 +219,14 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
         None => None,
         Some(c) => Some(JsonPath::parse(c.trim()).map_err(|e| ctx.err("comments@count", format!("bad JSONPath {:?}: {e}", c.trim())))?),
     };
-    Ok(HtmlComments { endpoint, key, count })
+    let recheck = match raw.recheck.as_deref().map(str::trim) {
+        None => RECHECK,
+        Some(n) => n.parse().map_err(|_| ctx.err("comments@recheck", format!("{n:?} is not a number of articles (0 or more)")))?,
+    };
+    if raw.recheck.is_some() && count.is_none() {
+        return Err(ctx.err("comments@recheck", "later rounds ask for the comment count: give count (its JSONPath) too"));
+    }
+    Ok(HtmlComments { endpoint, key, count, recheck })
 }
 
 #[cfg(test)]
@@ -256,6 +275,17 @@ mod tests {
         let c = t.comments.unwrap();
         assert!(c.key.is_none());
         assert_eq!(c.page_url("7", None, &PageKey::Number(2)).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?article=7&page=2");
+    }
+
+    #[test]
+    fn recheck_bounds_the_articles_asked_and_needs_a_count() {
+        assert_eq!(parse(NEWS).unwrap().comments.unwrap().recheck, RECHECK);
+        let few = parse(&NEWS.replace("<comments ", "<comments recheck=\"3\" ")).unwrap();
+        assert_eq!(few.comments.unwrap().recheck, 3);
+        let e = parse(&NEWS.replace("<comments ", "<comments recheck=\"3\" ").replace(r#"count="$.total" "#, "")).unwrap_err().to_string();
+        assert!(e.contains("x.xml") && e.contains("recheck") && e.contains("count"), "{e}");
+        let e = parse(&NEWS.replace("<comments ", "<comments recheck=\"many\" ")).unwrap_err().to_string();
+        assert!(e.contains("x.xml") && e.contains("recheck"), "{e}");
     }
 
     #[test]
