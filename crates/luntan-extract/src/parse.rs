@@ -107,6 +107,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             author: author.zip(rules.author.as_ref()).map(|(a, pick)| value_of(a, pick)).unwrap_or_default(),
             time: time.zip(rules.time.as_ref()).and_then(|(t, pick)| time_at(t, pick, clock)),
             paragraphs: paragraphs(body, rules.strip.as_ref()),
+            ..Post::default()
         })
         .collect();
     PageExtract { title, posts }
