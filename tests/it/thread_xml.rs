@@ -110,3 +110,49 @@ fn committed_version_1_files_are_read_by_index_serve_and_export_and_extract_agai
         assert_eq!(content(&v2), content(v1), "{}", path.display());
     }
 }
+
+/// The fixture's Discuz! X site file strips quotes; these rules keep them.
+const DZX_STRIP: &str = r#"strip="div.quote, i.pstatus""#;
+const DZX_QUOTES: &str = r#"strip="i.pstatus" quote="div.quote" quote-head="blockquote > font[size]" quote-of="a@href"
+          quote-of-pattern="[?&amp;]pid=(\d+)" quote-author="a font" quote-author-pattern="^(.+?) 发表于""#;
+
+#[test]
+fn discuz_x_quotes_come_out_as_quotes_of_the_post_they_link_never_as_the_replys_words() {
+    let server = FixtureServer::start_blocking(FixtureConfig { threads: 40, boards: 2, forums: vec![ForumKind::DiscuzX], ..FixtureConfig::default() })
+        .expect("fixture server");
+    let work = Work::new();
+    server.write_site_files(&work.sites()).unwrap();
+    common::edit_site_file(&work.sites().join("dzx.xml"), |s| {
+        assert!(s.contains(DZX_STRIP), "{s}");
+        s.replace(DZX_STRIP, DZX_QUOTES)
+    });
+    for stage in ["discover", "download", "extract"] {
+        work.ok(stage, &["-q"]);
+    }
+    let fold = |s: &str| common::fold(s);
+    let (mut quotes, mut threads) = (0, 0);
+    for t in server.truth().forums.iter().flat_map(|f| &f.threads).filter(|t| t.servable()) {
+        let store = luntan_core::Store::open(&work.layout().db_path()).unwrap();
+        let row = store.thread(&t.site, &t.thread).unwrap().unwrap_or_else(|| panic!("{}/{}: no row", t.site, t.thread));
+        // Every post's own words are the truth's, which never holds a quote.
+        let doc = common::assert_xml_matches_truth(&work.layout().xml_path(&row.saved_location().unwrap()), t);
+        let got: Vec<(u32, Option<String>, Option<String>, String)> =
+            doc.posts.iter().flat_map(|p| p.quotes.iter().map(move |q| (p.floor, q.of.clone(), q.author.clone(), fold(&q.paragraphs.join("\n"))))).collect();
+        let want: Vec<(u32, Option<String>, Option<String>, String)> =
+            server.fixture().quotes(ForumKind::DiscuzX, &t.thread).unwrap().into_iter().map(|q| (q.floor, Some(q.of), Some(q.author), fold(&q.text))).collect();
+        assert_eq!(got, want, "{}/{}", t.site, t.thread);
+        for p in &doc.posts {
+            assert_eq!(
+                p.reply_to,
+                p.quotes.first().and_then(|q| q.of.clone()),
+                "{}/{} floor {}: a quote's post is the one answered",
+                t.site,
+                t.thread,
+                p.floor
+            );
+        }
+        quotes += want.len();
+        threads += 1;
+    }
+    assert!(threads >= 30 && quotes >= 10, "{threads} threads, {quotes} quotes: too few to tell");
+}
