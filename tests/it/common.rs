@@ -274,8 +274,12 @@ pub fn fixture_docs(truth: &luntan_fixture::Truth) -> Vec<luntan_core::ThreadDoc
                         author: p.author.clone(),
                         time: Some(p.time.clone()),
                         paragraphs: p.text.split('\n').filter(|s| !s.trim().is_empty()).map(str::to_string).collect(),
+                        ..Post::default()
                     })
                     .collect(),
+                board_name: None,
+                replies: None,
+                views: None,
             };
             out.push(ThreadDoc::from_xml(&doc.to_xml()).expect("thread XML parses back"));
         }

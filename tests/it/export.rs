@@ -295,11 +295,39 @@ fn the_example_index_mapping_maps_every_field_of_a_line() {
     assert_eq!(keys(props), keys(&schema["properties"]));
     assert_eq!(keys(&props["posts"]["properties"]), keys(&schema["$defs"]["post"]["properties"]));
     let required = |v: &serde_json::Value| -> BTreeSet<String> { v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_owned()).collect() };
-    assert_eq!(required(&schema["required"]), keys(&schema["properties"]), "every field is always there");
-    // Every line a real export writes has exactly these fields.
+    // Version 1's fields are on every line; version 2's only when known.
     let mut doc = luntan_core::ThreadDoc::new("dz".parse().unwrap(), "1".parse().unwrap(), "1".parse().unwrap(), "20261205".parse().unwrap());
     doc.posts = vec![luntan_core::Post::default()];
     let line: serde_json::Value = serde_json::from_str(&luntan_export::ndjson::ThreadLine::of(&doc).to_json()).unwrap();
+    assert_eq!(keys(&line), required(&schema["required"]));
+    assert_eq!(keys(&line["posts"][0]), required(&schema["$defs"]["post"]["required"]));
+    // A thread with every version-2 field known has every field mapped, and no more.
+    doc.board_name = Some("考研".into());
+    (doc.url, doc.pages, doc.encoding) = ("http://h/t/1".into(), 1, "UTF-8".into());
+    (doc.replies, doc.views) = (Some(1), Some(2));
+    let q = luntan_core::doc::Quote { of: Some("1".into()), author: Some("甲".into()), paragraphs: vec!["引文".into()] };
+    doc.posts[0] = luntan_core::Post {
+        id: Some("2".into()),
+        author_id: Some("9".into()),
+        author_url: Some("http://h/u/9".into()),
+        reply_to: Some("1".into()),
+        quotes: vec![q],
+        edited: Some("2024-01-01T00:00:00".into()),
+        links: vec![luntan_core::doc::Link { href: "http://e/".into(), text: "e".into() }],
+        images: vec![luntan_core::doc::Image { src: "http://h/a.png".into(), alt: "a".into() }],
+        likes: Some(1),
+        replies: Some(0),
+        views: Some(5),
+        location: Some("广东".into()),
+        ..luntan_core::Post::default()
+    };
+    let line: serde_json::Value = serde_json::from_str(&luntan_export::ndjson::ThreadLine::of(&doc).to_json()).unwrap();
     assert_eq!(keys(&line), keys(&schema["properties"]));
     assert_eq!(keys(&line["posts"][0]), keys(&schema["$defs"]["post"]["properties"]));
+    assert_eq!(keys(&line["posts"][0]["quotes"][0]), keys(&props["posts"]["properties"]["quotes"]["properties"]));
+    assert_eq!(keys(&line["posts"][0]["links"][0]), keys(&props["posts"]["properties"]["links"]["properties"]));
+    assert_eq!(keys(&line["posts"][0]["images"][0]), keys(&props["posts"]["properties"]["images"]["properties"]));
+    let validator = jsonschema::validator_for(&schema).expect("docs/thread.schema.json is a valid JSON Schema");
+    let errors: Vec<String> = validator.iter_errors(&line).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

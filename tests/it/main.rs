@@ -27,4 +27,5 @@ mod serve;
 mod serve_browser;
 mod serve_hardening;
 mod state_copy;
+mod thread_xml;
 mod workers;

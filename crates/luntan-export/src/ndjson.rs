@@ -36,6 +36,7 @@ mod tests {
             author: author.into(),
             time: (floor == 1).then(|| "2024-03-05T12:34:00".into()),
             paragraphs: paras.iter().map(|s| s.to_string()).collect(),
+            ..Post::default()
         };
         let doc = ThreadDoc {
             site: "dz".parse().unwrap(),
@@ -49,6 +50,9 @@ mod tests {
             encoding: "GBK".into(),
             pages: 2,
             posts: vec![post(1, "小明", &["第一段", "第二段"]), post(2, "小红", &["回复"]), post(3, "小明", &["再回"])],
+            board_name: None,
+            replies: None,
+            views: None,
         };
         let line = ThreadLine::of(&doc);
         // The published bytes: field order and all.

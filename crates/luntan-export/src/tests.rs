@@ -72,7 +72,12 @@ fn doc(loc: &ThreadLoc) -> ThreadDoc {
         saved: DAY.parse().unwrap(),
         encoding: "GBK".into(),
         pages: 1,
-        posts: vec![Post { floor: 1, author: "小明".into(), time: Some("2024-03-05T12:34:00".into()), paragraphs: vec!["第一段".into()] }],
+        posts: vec![Post {
+            floor: 1, author: "小明".into(), time: Some("2024-03-05T12:34:00".into()), paragraphs: vec!["第一段".into()], ..Post::default()
+        }],
+        board_name: None,
+        replies: None,
+        views: None,
     }
 }
 

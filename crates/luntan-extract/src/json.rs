@@ -104,7 +104,7 @@ pub(crate) fn post(e: &Endpoint, item: &serde_json::Value, clock: i64, offset: i
     let author = e.author.as_ref().and_then(|p| field_text(item, p)).map(|a| fold_line(&a)).unwrap_or_default();
     let time = e.time.as_ref().and_then(|p| p.query(item).first()).and_then(|v| resolve_time(v, clock, offset));
     let floor = e.floor.as_ref().and_then(|p| field_text(item, p)).and_then(|f| f.trim().parse().ok()).unwrap_or(0);
-    Ok(Post { floor, author, time, paragraphs })
+    Ok(Post { floor, author, time, paragraphs, ..Post::default() })
 }
 
 #[cfg(test)]

@@ -71,5 +71,8 @@ pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: Sav
         encoding,
         pages,
         posts,
+        board_name: None,
+        replies: None,
+        views: None,
     }
 }

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
 use luntan_core::dates::{local_clock, Clock};
-use luntan_core::site::Pick;
+use luntan_core::doc::Quote;
+use luntan_core::site::{Pick, QuoteRules, ThreadRules};
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site};
 use luntan_text::encoding::detect_and_decode;
@@ -20,7 +21,7 @@ use scraper::{ElementRef, Html};
 use crate::dom::{body_in, page_title};
 use crate::error::ExtractError;
 use crate::page::{thread_doc, title_of};
-use crate::text::{fold_line, time_at, value_of};
+use crate::text::{fold_line, paragraphs_without, time_at, value_of};
 
 // The page types and text helpers were first defined here; callers still
 // name them by this module.
@@ -99,17 +100,47 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
     let posts = posts
         .into_iter()
         .enumerate()
-        .map(|(i, (body, author, time, floor))| Post {
-            floor: match &rules.floor {
-                Some(pick) => floor.and_then(|f| floor_number(&value_of(f, pick))).unwrap_or(0),
-                None => i as u32 + 1,
-            },
-            author: author.zip(rules.author.as_ref()).map(|(a, pick)| value_of(a, pick)).unwrap_or_default(),
-            time: time.zip(rules.time.as_ref()).and_then(|(t, pick)| time_at(t, pick, clock)),
-            paragraphs: paragraphs(body, rules.strip.as_ref()),
+        .map(|(i, (body, author, time, floor))| {
+            let (paragraphs, quotes) = body_text(body, rules);
+            Post {
+                floor: match &rules.floor {
+                    Some(pick) => floor.and_then(|f| floor_number(&value_of(f, pick))).unwrap_or(0),
+                    None => i as u32 + 1,
+                },
+                author: author.zip(rules.author.as_ref()).map(|(a, pick)| value_of(a, pick)).unwrap_or_default(),
+                time: time.zip(rules.time.as_ref()).and_then(|(t, pick)| time_at(t, pick, clock)),
+                paragraphs,
+                // A reply that quotes a post it links to answers that post.
+                reply_to: quotes.iter().find_map(|q| q.of.clone()),
+                quotes,
+                ..Post::default()
+            }
         })
         .collect();
     PageExtract { title, posts }
+}
+
+/// A body's own paragraphs (without `strip` and without quotes) and its
+/// quotes (without `strip` and without their head), by `rules.quote`.
+pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> (Vec<String>, Vec<Quote>) {
+    let Some(q) = &rules.quote else { return (paragraphs(body, rules.strip.as_ref()), Vec::new()) };
+    let found = outermost(body.select(&q.select).filter(|e| e.id() != body.id()));
+    let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).collect();
+    let own = paragraphs_without(body, rules.strip.as_ref(), &quoted);
+    let quotes = found
+        .into_iter()
+        .map(|e| {
+            let head: HashSet<NodeId> = q.head.as_ref().map(|h| e.select(h).map(|x| x.id()).collect()).unwrap_or_default();
+            let read = |pick: &Option<Pick>, pattern| {
+                let pick = pick.as_ref()?;
+                QuoteRules::capture(pattern, &value_of(e.select(pick).next()?, pick))
+            };
+            let (of, author) = (read(&q.of, q.of_pattern.as_ref()), read(&q.author, q.author_pattern.as_ref()));
+            Quote { of, author, paragraphs: paragraphs_without(e, rules.strip.as_ref(), &head) }
+        })
+        .filter(|q| !q.paragraphs.is_empty() || q.of.is_some())
+        .collect();
+    (own, quotes)
 }
 
 /// Drops matches nested in an earlier match: a quoted post that reuses the
@@ -285,6 +316,50 @@ pub(crate) mod tests {
              <script>alert('x')</script><style>p {}</style>\
              <div class=\"quote\"><blockquote>引用内容</blockquote></div>\n  最后一段\t",
         )
+    }
+
+    /// Discuz! X's quote as the fixture's `dzx` forum and Discuz! itself
+    /// write it: a head naming the quoted post by a `pid` link, then its words.
+    const DISCUZ_QUOTE_RULES: &str = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+        author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]" strip="i.pstatus"
+        quote="div.quote" quote-head="blockquote > font[size]" quote-of="a@href" quote-of-pattern="[?&amp;]pid=(\d+)"
+        quote-author="a font" quote-author-pattern="^(.+?) 发表于"/>"##;
+
+    fn discuz_reply_quoting() -> String {
+        let quote = "<i class=\"pstatus\"> 本帖最后由 小红 于 2024-3-6 08:10 编辑 </i><br />\
+            <div class=\"quote\"><blockquote><font size=\"2\"><a href=\"forum.php?mod=redirect&amp;goto=findpost&amp;pid=11&amp;ptid=7\" target=\"_blank\">\
+            <font color=\"#999999\">小明 发表于 2024-3-5 12:34</font></a></font><br />\r\n被引用的话 ...</blockquote></div><br />\r\n我自己的回答<br />第二句";
+        discuz_page(&format!(
+            "{}{}",
+            discuz_post(11, "楼主", "小明", "发表于 2024-3-5 12:34", "被引用的话很长"),
+            discuz_post(12, "2#", "小红", "发表于 2024-3-6 08:00", quote)
+        ))
+    }
+
+    #[test]
+    fn a_quote_is_held_apart_from_the_replys_own_words_with_the_post_it_quotes() {
+        let got = parse_page(&site(DISCUZ_QUOTE_RULES), &discuz_reply_quoting());
+        let reply = &got.posts[1];
+        assert_eq!(reply.paragraphs, vec!["我自己的回答".to_string(), "第二句".to_string()], "no quoted word, no edit note");
+        assert_eq!(reply.quotes, vec![Quote { of: Some("11".into()), author: Some("小明".into()), paragraphs: vec!["被引用的话 ...".into()] }]);
+        assert_eq!(reply.reply_to.as_deref(), Some("11"));
+        assert!(got.posts[0].quotes.is_empty() && got.posts[0].reply_to.is_none());
+        // Without quote=, the old site file's strip= still drops it, as before.
+        let stripped = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+            author="a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]" strip="i.pstatus, div.quote"/>"##;
+        let old = parse_page(&site(stripped), &discuz_reply_quoting());
+        assert_eq!(old.posts[1].paragraphs, reply.paragraphs);
+        assert!(old.posts[1].quotes.is_empty());
+    }
+
+    #[test]
+    fn quote_rules_keep_the_stream_out_so_both_paths_give_the_doms_answer() {
+        let s = site(DISCUZ_QUOTE_RULES);
+        assert_eq!(
+            crate::stream::parse_page_stream(&s, &discuz_reply_quoting(), None).unwrap_err(),
+            crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Quotes)
+        );
+        assert_eq!(parse_page(&s, &discuz_reply_quoting()), parse_page_dom(&s, &discuz_reply_quoting(), None));
     }
 
     #[test]

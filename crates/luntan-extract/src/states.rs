@@ -120,7 +120,7 @@ mod tests {
     use super::*;
 
     fn post(author: &str, text: &str) -> Post {
-        Post { floor: 0, author: author.into(), time: Some("2024-12-01T10:00:00".into()), paragraphs: vec![text.into()] }
+        Post { floor: 0, author: author.into(), time: Some("2024-12-01T10:00:00".into()), paragraphs: vec![text.into()], ..Post::default() }
     }
 
     /// A state's posts by name (author 甲 … and text alike).

@@ -930,6 +930,7 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                     .unwrap_or_default(),
                 time: times[k].clone(),
                 paragraphs: paragraphs_without(body, rules.strip.as_ref(), &excluded_ids),
+                ..Post::default()
             }
         })
         .collect();

@@ -356,6 +356,19 @@ impl Fixture {
         Some(self.thread_truth_of(f, t, list_page))
     }
 
+    /// The quotes the posts of one thread show (`None` if the forum is not
+    /// served or has no such thread): only Discuz! X quotes in a way the
+    /// truth names (its other styles' quotes stay out of the truth, as their
+    /// site files strip them).
+    pub fn quotes(&self, kind: ForumKind, thread: &str) -> Option<Vec<QuoteTruth>> {
+        if let Some(latest) = self.latest() {
+            return latest.quotes(kind, thread);
+        }
+        let f = self.forum(kind)?;
+        let t = f.thread(thread.parse().ok()?)?;
+        Some(if kind == ForumKind::DiscuzX { self.dzx_quotes(f, t) } else { Vec::new() })
+    }
+
     /// The truth about `t`, which its board lists on page `list_page`.
     fn thread_truth_of(&self, f: &ForumModel, t: &ThreadMeta, list_page: usize) -> ThreadTruth {
         let posts = if t.deleted {
@@ -755,6 +768,19 @@ pub struct PostTruth {
     pub time: String,
     /// Paragraphs joined by `\n`, entities decoded. Runs of spaces inside a
     /// paragraph are kept as the page has them.
+    pub text: String,
+}
+
+/// A quote inside a post: another post's words, not the post's own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuoteTruth {
+    /// The quoting post's floor.
+    pub floor: u32,
+    /// The quoted post's id (Discuz!'s `pid`).
+    pub of: String,
+    /// The quoted post's author.
+    pub author: String,
+    /// The quoted words as shown, entities decoded.
     pub text: String,
 }
 

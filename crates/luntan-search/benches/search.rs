@@ -94,12 +94,21 @@ fn to_doc(t: luntan_fixture::ThreadTruth, kind: ForumKind) -> ThreadDoc {
         posts: t
             .posts
             .into_iter()
-            .map(|p| Post { floor: p.floor, author: p.author, time: Some(p.time), paragraphs: p.text.split('\n').map(str::to_string).collect() })
+            .map(|p| Post {
+                floor: p.floor,
+                author: p.author,
+                time: Some(p.time),
+                paragraphs: p.text.split('\n').map(str::to_string).collect(),
+                ..Post::default()
+            })
             .collect(),
         site: t.site.parse().unwrap(),
         board: t.board.parse().unwrap(),
         thread: t.thread.parse().unwrap(),
         title: t.title,
+        board_name: None,
+        replies: None,
+        views: None,
     }
 }
 

@@ -809,6 +809,20 @@ mod tests {
     }
 
     #[test]
+    fn quoted_words_are_not_the_repliers_a_search_finds_who_wrote_them() {
+        // Thread 1 quotes thread 0's words in a reply: a query for them is
+        // thread 0's, not a hit on the reply that only quoted them.
+        let mut docs =
+            vec![thread("s0", "0", "原帖", &[("甲", "独家秘方红烧肉")], None), thread("s0", "1", "回帖", &[("乙", "开头"), ("丙", "我也想学")], None)];
+        docs[1].posts[1].quotes =
+            vec![luntan_core::doc::Quote { of: Some("7".into()), author: Some("甲".into()), paragraphs: vec!["独家秘方红烧肉".into()] }];
+        let (_dir, c) = one_site_catalog(&docs);
+        let found = |q: &str| -> BTreeSet<String> { keys(&c.search_str(q, &everything()).unwrap()) };
+        assert_eq!(found("\"独家秘方红烧肉\""), BTreeSet::from(["s0/0".to_string()]));
+        assert_eq!(found("我也想学"), BTreeSet::from(["s0/1".to_string()]), "the reply's own words are still found");
+    }
+
+    #[test]
     fn a_phrase_with_a_space_finds_the_words_written_together() {
         // "服务 态度" found nothing where 服务态度 found 202 threads: the space
         // asked for a separator gram the text never had.

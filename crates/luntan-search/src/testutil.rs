@@ -33,8 +33,11 @@ pub fn thread(site: &str, id: &str, title: &str, posts: &[(&str, &str)], posted:
         posts: posts
             .iter()
             .enumerate()
-            .map(|(i, (a, t))| Post { floor: i as u32 + 1, author: a.to_string(), time: None, paragraphs: vec![t.to_string()] })
+            .map(|(i, (a, t))| Post { floor: i as u32 + 1, author: a.to_string(), time: None, paragraphs: vec![t.to_string()], ..Post::default() })
             .collect(),
+        board_name: None,
+        replies: None,
+        views: None,
     }
 }
 

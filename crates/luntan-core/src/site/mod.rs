@@ -478,11 +478,48 @@ pub struct ThreadRules {
     pub floor: Option<Pick>,
     /// Elements removed from a body before its text is taken (quotes, signatures).
     pub strip: Option<Selector>,
+    /// Where a body quotes another post (`quote="div.quote"` and its
+    /// `quote-*` attributes): held apart from the post's own paragraphs.
+    pub quote: Option<QuoteRules>,
     /// `time-zone`, minutes east of UTC: the wall clock relative times
     /// ("3分钟前", "昨天 12:30") are read in, against the clock of the page's
     /// fetch when it was kept (`article<T>.fetched`, written in browser
     /// mode). Default +08:00.
     pub utc_offset_minutes: i32,
+}
+
+/// `<thread quote=… quote-head=… quote-of=… quote-of-pattern=…
+/// quote-author=… quote-author-pattern=…>`: a quote inside a post body.
+#[derive(Debug, Clone)]
+pub struct QuoteRules {
+    /// The quote elements inside a body; the outermost of nested matches.
+    pub select: Selector,
+    /// Inside a quote, what names it ("小明 发表于 …" and its link) rather
+    /// than what it quotes: left out of the quoted text.
+    pub head: Option<Selector>,
+    /// The quoted post's id: the first match inside the quote, read as
+    /// [`Pick`] says, then `of_pattern`'s first group (or whole match).
+    pub of: Option<Pick>,
+    pub of_pattern: Option<Regex>,
+    /// The quoted author, likewise.
+    pub author: Option<Pick>,
+    pub author_pattern: Option<Regex>,
+}
+
+impl QuoteRules {
+    /// `pattern`'s first group in `value` (its whole match when it has no
+    /// group), or the trimmed value without a pattern; none when empty or
+    /// not matched.
+    pub fn capture(pattern: Option<&Regex>, value: &str) -> Option<String> {
+        let got = match pattern {
+            None => value.trim().to_owned(),
+            Some(re) => {
+                let c = re.captures(value)?;
+                c.get(1).or_else(|| c.get(0))?.as_str().trim().to_owned()
+            }
+        };
+        (!got.is_empty()).then_some(got)
+    }
 }
 
 // ---------------------------------------------------------------- loading

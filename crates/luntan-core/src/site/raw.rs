@@ -205,6 +205,18 @@ pub(super) struct RawThread {
     pub(super) floor: Option<String>,
     #[serde(rename = "@strip")]
     pub(super) strip: Option<String>,
+    #[serde(rename = "@quote")]
+    pub(super) quote: Option<String>,
+    #[serde(rename = "@quote-head")]
+    pub(super) quote_head: Option<String>,
+    #[serde(rename = "@quote-of")]
+    pub(super) quote_of: Option<String>,
+    #[serde(rename = "@quote-of-pattern")]
+    pub(super) quote_of_pattern: Option<String>,
+    #[serde(rename = "@quote-author")]
+    pub(super) quote_author: Option<String>,
+    #[serde(rename = "@quote-author-pattern")]
+    pub(super) quote_author_pattern: Option<String>,
     #[serde(rename = "@time-zone")]
     pub(super) time_zone: Option<String>,
 }

@@ -216,7 +216,40 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
         time: opt_pick(ctx, "thread@time", &raw.time)?,
         floor: opt_pick(ctx, "thread@floor", &raw.floor)?,
         strip: opt_selector(ctx, "thread@strip", &raw.strip)?,
+        quote: quote_rules(ctx, raw)?,
     })
+}
+
+/// `quote` and its `quote-*` attributes; a `quote-*` without `quote` is a
+/// mistake (it would be silently ignored), and so is a pattern that does
+/// not compile.
+fn quote_rules(ctx: &Ctx, raw: &RawThread) -> Result<Option<super::QuoteRules>, SiteError> {
+    let pattern = |field: &str, p: &Option<String>| -> Result<Option<Regex>, SiteError> {
+        p.as_deref()
+            .map(|p| Regex::new(p).map_err(|e| ctx.err(field, format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim()))))
+            .transpose()
+    };
+    let Some(select) = opt_selector(ctx, "thread@quote", &raw.quote)? else {
+        let given = [
+            ("quote-head", &raw.quote_head),
+            ("quote-of", &raw.quote_of),
+            ("quote-of-pattern", &raw.quote_of_pattern),
+            ("quote-author", &raw.quote_author),
+            ("quote-author-pattern", &raw.quote_author_pattern),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(ctx.err(&format!("thread@{name}"), "needs quote=\"…\" (the quote elements) too"));
+        }
+        return Ok(None);
+    };
+    Ok(Some(super::QuoteRules {
+        select,
+        head: opt_selector(ctx, "thread@quote-head", &raw.quote_head)?,
+        of: opt_pick(ctx, "thread@quote-of", &raw.quote_of)?,
+        of_pattern: pattern("thread@quote-of-pattern", &raw.quote_of_pattern)?,
+        author: opt_pick(ctx, "thread@quote-author", &raw.quote_author)?,
+        author_pattern: pattern("thread@quote-author-pattern", &raw.quote_author_pattern)?,
+    }))
 }
 
 /// `<incremental>`: the interval bounds must leave room for an interval,
@@ -465,6 +498,21 @@ mod tests {
         let e = parse(&DISCUZ.replace(rules, r#"<thread post="div.post"/>"#)).unwrap_err();
         assert_eq!((e.field.as_str(), e.message.as_str()), ("thread", "needs a `body` selector or a `body-id` pattern"));
         assert!(!parse(DISCUZ).unwrap().thread.auto_posts);
+    }
+
+    #[test]
+    fn quote_attributes_need_quote_and_patterns_that_compile() {
+        let rules = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]"/>"##;
+        let with = |attrs: &str| parse(&DISCUZ.replace(rules, &rules.replace("/>", &format!(" {attrs}/>"))));
+        let q = with(r#"quote="div.quote" quote-of="a@href" quote-of-pattern="pid=(\d+)""#).unwrap().thread.quote.unwrap();
+        assert_eq!(super::super::QuoteRules::capture(q.of_pattern.as_ref(), "forum.php?goto=findpost&pid=42&ptid=7").as_deref(), Some("42"));
+        assert!(q.head.is_none() && q.author.is_none());
+        let e = with(r#"quote-of="a@href""#).unwrap_err();
+        assert!(e.field.ends_with("quote-of") && e.message.contains("needs quote="), "{e}");
+        let e = with(r#"quote="div.quote" quote-author-pattern="(""#).unwrap_err();
+        assert!(e.field.ends_with("quote-author-pattern") && e.message.contains("bad regular expression"), "{e}");
+        assert!(parse(DISCUZ).unwrap().thread.quote.is_none());
     }
 
     #[test]

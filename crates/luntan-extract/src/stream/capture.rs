@@ -394,6 +394,7 @@ impl Machine<'_> {
                 author: self.lines(author).unwrap_or_default(),
                 time: self.time(time, Clock::new(rules.utc_offset_minutes, now)),
                 paragraphs: self.caps[body].result.take().unwrap_or_default(),
+                ..Post::default()
             })
             .collect();
         PageExtract { title, posts }

@@ -13,6 +13,8 @@ use scraper::Selector;
 pub enum SelectorError {
     #[error("post=\"auto\" finds the posts in the page's DOM")]
     AutoPosts,
+    #[error("quote=\"…\" reads quotes in the page's DOM")]
+    Quotes,
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -429,6 +431,12 @@ impl Plan {
     pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, SelectorError> {
         if rules.auto_posts {
             return Err(SelectorError::AutoPosts);
+        }
+        // A quote is a body's subtree read apart from the body, with its
+        // own head left out: the stream's one capture per body cannot split
+        // it, so both paths give the DOM's answer rather than two answers.
+        if rules.quote.is_some() {
+            return Err(SelectorError::Quotes);
         }
         let title = Selector::parse("title").expect("static selector");
         let sels: [Option<&Selector>; RULES] = [

@@ -605,6 +605,35 @@ impl Fixture {
         out
     }
 
+    /// What else a Discuz! X body holds, decided per post: an edit note
+    /// (minutes after the post), a quote of an earlier floor; the generator
+    /// goes on to decide a smiley. One decision for the page and the truth.
+    fn dzx_extras(&self, f: &ForumModel, t: &ThreadMeta, p: &Post) -> (Option<u32>, Option<Post>, fastrand::Rng) {
+        let mut r = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0xD2_B0D7]);
+        let edited = (r.u32(0..8) == 0).then(|| r.u32(1..120));
+        let quoted = match p.floor > 1 && r.u32(0..6) == 0 {
+            true => {
+                let q = r.u32(1..p.floor);
+                self.posts(f, t, q..=q).pop()
+            }
+            false => None,
+        };
+        (edited, quoted, r)
+    }
+
+    /// The quotes a Discuz! X thread's posts show, by floor: what the
+    /// truth's posts leave out (it is not their author's text).
+    pub(crate) fn dzx_quotes(&self, f: &ForumModel, t: &ThreadMeta) -> Vec<crate::model::QuoteTruth> {
+        self.posts(f, t, 1..=t.posts)
+            .iter()
+            .filter_map(|p| {
+                let (_, quoted, _) = self.dzx_extras(f, t, p);
+                let q = quoted?;
+                Some(crate::model::QuoteTruth { floor: p.floor, of: q.pid.to_string(), author: q.author.clone(), text: dzx_quoted_text(&q) })
+            })
+            .collect()
+    }
+
     fn dzx_post(&self, out: &mut String, f: &ForumModel, t: &ThreadMeta, p: &Post, page: usize, list_page: usize) {
         let pid = p.pid;
         let fid = &f.boards[t.board as usize].id;
@@ -647,32 +676,22 @@ impl Fixture {
             tid = t.tid,
             when = shown_time(p.time)
         );
-        // What else a body holds, decided per post: an edit note, a quote
-        // of an earlier floor, a smiley.
-        let mut r = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0xD2_B0D7]);
-        if r.u32(0..8) == 0 {
+        let (edited, quoted, mut r) = self.dzx_extras(f, t, p);
+        if let Some(minutes) = edited {
             let _ = write!(out, "<i class=\"pstatus\"> 本帖最后由 ");
             esc(out, &p.author);
-            let _ = write!(out, " 于 {} 编辑 </i><br />\r\n<br />\r\n", civil(p.time + r.u32(1..120)).discuz());
+            let _ = write!(out, " 于 {} 编辑 </i><br />\r\n<br />\r\n", civil(p.time + minutes).discuz());
         }
-        if p.floor > 1 && r.u32(0..6) == 0 {
-            let q = r.u32(1..p.floor);
-            if let Some(quoted) = self.posts(f, t, q..=q).pop() {
-                let _ = write!(
-                    out,
-                    "<div class=\"quote\"><blockquote><font size=\"2\"><a href=\"forum.php?mod=redirect&amp;goto=findpost&amp;pid={}&amp;ptid={}\" target=\"_blank\"><font color=\"#999999\">",
-                    quoted.pid, t.tid
-                );
-                esc(out, &quoted.author);
-                let _ = write!(out, " 发表于 {}</font></a></font><br />\r\n", civil(quoted.time).discuz());
-                let text: String = quoted.paragraphs.join(" ");
-                let cut: String = text.chars().take(40).collect();
-                esc(out, &cut);
-                if cut.len() < text.len() {
-                    out.push_str(" ...");
-                }
-                out.push_str("</blockquote></div><br />\r\n");
-            }
+        if let Some(quoted) = quoted {
+            let _ = write!(
+                out,
+                "<div class=\"quote\"><blockquote><font size=\"2\"><a href=\"forum.php?mod=redirect&amp;goto=findpost&amp;pid={}&amp;ptid={}\" target=\"_blank\"><font color=\"#999999\">",
+                quoted.pid, t.tid
+            );
+            esc(out, &quoted.author);
+            let _ = write!(out, " 发表于 {}</font></a></font><br />\r\n", civil(quoted.time).discuz());
+            esc(out, &dzx_quoted_text(&quoted));
+            out.push_str("</blockquote></div><br />\r\n");
         }
         let sep = if p.variant { "<br />\r\n" } else { "<br />" };
         for (i, para) in p.paragraphs.iter().enumerate() {
@@ -768,4 +787,15 @@ mod tests {
         assert_eq!(extra_page(None), 1);
         assert_eq!(extra_page(Some("junk")), 1);
     }
+}
+
+/// A quote's words as Discuz! X shows them: the quoted post's first 40
+/// characters, and ` ...` when it had more.
+fn dzx_quoted_text(quoted: &Post) -> String {
+    let text: String = quoted.paragraphs.join(" ");
+    let mut cut: String = text.chars().take(40).collect();
+    if cut.len() < text.len() {
+        cut.push_str(" ...");
+    }
+    cut
 }
