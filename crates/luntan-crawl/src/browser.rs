@@ -244,7 +244,20 @@ impl Renderer {
     async fn drive(&self, page: &Page, traffic: &Traffic, url: &Url, kind: PageKind) -> Result<(Vec<String>, u32), BrowserError> {
         let rules = &self.rules;
         let fail = |e: chromiumoxide::error::CdpError| BrowserError::Browser { url: url.clone(), why: e.to_string() };
-        let loaded = tokio::time::timeout(rules.timeout, page.goto(url.as_str())).await;
+        // A long-poll the page starts before its load ends would hold the
+        // load up as it would the settling.
+        let long_poll = self.long_poll_after();
+        let loaded = tokio::time::timeout(rules.timeout, async {
+            let goto = page.goto(url.as_str());
+            tokio::pin!(goto);
+            loop {
+                tokio::select! {
+                    done = &mut goto => break done,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => traffic.let_go_long_polls(long_poll, url),
+                }
+            }
+        })
+        .await;
         // The page's own request failing says more than Chromium's error page.
         if let Some(e) = crate::db::lock(&traffic.document_error).take() {
             return Err(BrowserError::Fetch(e));
@@ -336,7 +349,7 @@ impl Renderer {
         let started = Instant::now();
         // Cleared by a probe that finds the page's next move unforeseeable.
         let mut foreseen = true;
-        let long_poll = self.rules.settle.max(LONG_POLL_AFTER).min(self.rules.timeout / 2);
+        let long_poll = self.long_poll_after();
         loop {
             traffic.let_go_long_polls(long_poll, url);
             // Made before the page is looked at, so that a request starting
@@ -382,6 +395,11 @@ impl Renderer {
                 let _ = tokio::time::timeout(SETTLE_TICK, moved).await;
             }
         }
+    }
+
+    /// How long a request must be held open to be taken for a long-poll.
+    fn long_poll_after(&self) -> Duration {
+        self.rules.settle.max(LONG_POLL_AFTER).min(self.rules.timeout / 2)
     }
 
     async fn wait_for(&self, page: &Page, url: &Url, selector: &str) -> Result<(), BrowserError> {
