@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod browser;
+mod browser_socket;
 mod browser_widget;
 mod common;
 mod crash;

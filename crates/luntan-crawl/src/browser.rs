@@ -17,6 +17,13 @@
 //!   are refused unread; so is anything off the forum's hosts. The page is
 //!   answered with the server's status and headers (its `Date` included:
 //!   scripts count "3小时前" from it), see `response_headers`.
+//! - **WebSockets do not work**: with the Fetch domain on, Chromium fails a
+//!   page's WebSocket at once (close code 1006) without a paused request
+//!   for luntan to see or the server ever being asked; a page that loads
+//!   posts over one shows only what it drew without it.
+//! - **Long-polls** (an XHR the server holds open until it has news,
+//!   socket.io's first transport) are let go once recognised, see
+//!   [`Traffic::let_go_long_polls`].
 //! - **Scripts, stylesheets and config JSON are fetched once** per renderer
 //!   (one crawl stage) and later pages answered from [`AssetCache`]; what is
 //!   cacheable is `cacheable`'s to say.
@@ -94,6 +101,9 @@ pub struct RenderStats {
     pub blocked: AtomicU64,
     /// Browsers started again after one was found dead.
     pub restarts: AtomicU64,
+    /// Long-polls let go: requests held open by the server that luntan
+    /// stopped waiting for (see [`Traffic::let_go_long_polls`]).
+    pub long_polls: AtomicU64,
 }
 
 /// A page rendered: its kept states, first to last, as HTML.
@@ -234,7 +244,20 @@ impl Renderer {
     async fn drive(&self, page: &Page, traffic: &Traffic, url: &Url, kind: PageKind) -> Result<(Vec<String>, u32), BrowserError> {
         let rules = &self.rules;
         let fail = |e: chromiumoxide::error::CdpError| BrowserError::Browser { url: url.clone(), why: e.to_string() };
-        let loaded = tokio::time::timeout(rules.timeout, page.goto(url.as_str())).await;
+        // A long-poll the page starts before its load ends would hold the
+        // load up as it would the settling.
+        let long_poll = self.long_poll_after();
+        let loaded = tokio::time::timeout(rules.timeout, async {
+            let goto = page.goto(url.as_str());
+            tokio::pin!(goto);
+            loop {
+                tokio::select! {
+                    done = &mut goto => break done,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => traffic.let_go_long_polls(long_poll, url),
+                }
+            }
+        })
+        .await;
         // The page's own request failing says more than Chromium's error page.
         if let Some(e) = crate::db::lock(&traffic.document_error).take() {
             return Err(BrowserError::Fetch(e));
@@ -326,7 +349,9 @@ impl Renderer {
         let started = Instant::now();
         // Cleared by a probe that finds the page's next move unforeseeable.
         let mut foreseen = true;
+        let long_poll = self.long_poll_after();
         loop {
+            traffic.let_go_long_polls(long_poll, url);
             // Made before the page is looked at, so that a request starting
             // or ending after the look still wakes this wait.
             let moved = traffic.moved.notified();
@@ -370,6 +395,11 @@ impl Renderer {
                 let _ = tokio::time::timeout(SETTLE_TICK, moved).await;
             }
         }
+    }
+
+    /// How long a request must be held open to be taken for a long-poll.
+    fn long_poll_after(&self) -> Duration {
+        self.rules.settle.max(LONG_POLL_AFTER).min(self.rules.timeout / 2)
     }
 
     async fn wait_for(&self, page: &Page, url: &Url, selector: &str) -> Result<(), BrowserError> {
@@ -432,6 +462,13 @@ impl States {
 /// Run in every document before its own scripts: what the page has yet to
 /// do, for [`Renderer::settle`] (`HORIZON_MS` becomes the site's settle-ms).
 const HOOK: &str = include_str!("browser_hook.js");
+
+/// How long a request the server holds open must have been waiting before
+/// luntan takes it for a long-poll and lets it go (see
+/// [`Traffic::let_go_long_polls`]); at least settle-ms, at most half the
+/// page's timeout. Long-polls are held for tens of seconds (socket.io's 25),
+/// an API answer rarely takes seconds.
+const LONG_POLL_AFTER: Duration = Duration::from_secs(2);
 
 /// Longest wait between two looks of [`Renderer::settle`] while a request
 /// is in flight or settle-ms of quiet is waited for (a request's end wakes
@@ -529,6 +566,29 @@ struct Traffic {
     date: Mutex<Option<String>>,
     /// Told when a request starts or ends, so that `settle` need not poll.
     moved: tokio::sync::Notify,
+    /// The XHRs and fetches in flight, by the interceptor's number.
+    open: Mutex<std::collections::HashMap<u64, Open>>,
+    next: AtomicU64,
+    /// Where the page's XHRs and fetches were answered (scheme, host and
+    /// path): a poll asks the same endpoint again once answered.
+    answered: Mutex<std::collections::HashSet<String>>,
+}
+
+/// An XHR or fetch in flight.
+struct Open {
+    since: Instant,
+    /// Scheme, host and path: what a poll loop asks again.
+    endpoint: String,
+    url: String,
+    /// Told to give the request up.
+    let_go: Arc<tokio::sync::Notify>,
+    told: bool,
+}
+
+/// Scheme, host and path of a URL: one endpoint, whatever its query (a
+/// poll's `sid`, counter and cache-buster change each time).
+fn endpoint(url: &Url) -> String {
+    format!("{}://{}{}", url.scheme(), url.host_str().unwrap_or(""), url.path())
 }
 
 impl Traffic {
@@ -540,6 +600,47 @@ impl Traffic {
             document_error: Mutex::new(None),
             date: Mutex::new(None),
             moved: tokio::sync::Notify::new(),
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+            answered: Mutex::default(),
+        }
+    }
+
+    /// An XHR or fetch starts: its number and what tells it to give up.
+    fn opened(&self, url: &Url) -> (u64, Arc<tokio::sync::Notify>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let let_go = Arc::new(tokio::sync::Notify::new());
+        let open = Open { since: Instant::now(), endpoint: endpoint(url), url: url.to_string(), let_go: let_go.clone(), told: false };
+        crate::db::lock(&self.open).insert(id, open);
+        (id, let_go)
+    }
+
+    /// It ended; `answered` when the page got a response from the server.
+    fn closed(&self, id: u64, answered: bool) {
+        if let Some(open) = crate::db::lock(&self.open).remove(&id) {
+            if answered {
+                crate::db::lock(&self.answered).insert(open.endpoint);
+            }
+        }
+    }
+
+    /// Lets go of the long-polls: requests the server has held open for
+    /// `after` to an endpoint that already answered this page. That is
+    /// how a poll loop looks from here (socket.io's handshake answered at
+    /// once, then the same URL asked again and held until the server has
+    /// news, ~25 s); a page whose first request to an endpoint is slow is
+    /// still waited for. A long-poll would otherwise keep the page from
+    /// ever settling and one of the forum's `concurrency` slots busy while
+    /// the server holds it; let go, its connection is closed and the page's
+    /// script hears an aborted request, as it would from a dropped network.
+    fn let_go_long_polls(&self, after: Duration, page: &Url) {
+        let answered = crate::db::lock(&self.answered);
+        for open in crate::db::lock(&self.open).values_mut() {
+            if !open.told && open.since.elapsed() >= after && answered.contains(&open.endpoint) {
+                open.told = true;
+                tracing::debug!("{page}: {} held open {:.1}s, taken for a long-poll and let go", open.url, open.since.elapsed().as_secs_f32());
+                open.let_go.notify_one();
+            }
         }
     }
 
@@ -597,6 +698,7 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
     // What draws the text is read; images, fonts, media, favicons, pings
     // and prefetches are not.
     if !matches!(event.resource_type, ResourceType::Document | ResourceType::Script | ResourceType::Xhr | ResourceType::Fetch | ResourceType::Stylesheet) {
+        tracing::debug!("{}: blocked unread ({:?})", event.request.url, event.resource_type);
         stats.blocked.fetch_add(1, Ordering::Relaxed);
         let _ = page.execute(refuse(ErrorReason::BlockedByClient)).await;
         return;
@@ -623,7 +725,28 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
         fulfil(page, event, hit.status, response_headers(&hit.headers, hit.content_type.as_deref(), &hit.body), &hit.body).await;
         return;
     }
-    match fetcher.get_resource_step(&url).await {
+    // An XHR or fetch may be a long-poll, let go of by `settle`.
+    let poll = matches!(event.resource_type, ResourceType::Xhr | ResourceType::Fetch).then(|| traffic.opened(&url));
+    let got = match &poll {
+        None => fetcher.get_resource_step(&url).await.map(Some),
+        Some((_, let_go)) => {
+            let let_go = let_go.clone();
+            fetcher.get_resource_step_until(&url, async move { let_go.notified().await }).await
+        }
+    };
+    if let Some((id, _)) = poll {
+        traffic.closed(id, matches!(got, Ok(Some(Outcome::Page(_))) | Err(FetchError::Status { .. })));
+    }
+    let got = match got {
+        Ok(Some(got)) => Ok(got),
+        Err(e) => Err(e),
+        Ok(None) => {
+            stats.long_polls.fetch_add(1, Ordering::Relaxed);
+            let _ = page.execute(refuse(ErrorReason::Aborted)).await;
+            return;
+        }
+    };
+    match got {
         Ok(Outcome::Redirect(to)) => {
             // Chromium follows it and asks again, through this same path: the
             // page then knows where it is, and its relative links resolve
@@ -937,8 +1060,10 @@ async fn launch() -> Result<Live, BrowserError> {
         while let Some(event) = handler.next().await {
             // A closed connection means the browser is gone; other errors
             // (an event chromiumoxide cannot parse) are not fatal.
-            if let Err(chromiumoxide::error::CdpError::Ws(_) | chromiumoxide::error::CdpError::ChannelSendError(_)) = event {
-                break;
+            match event {
+                Err(chromiumoxide::error::CdpError::Ws(_) | chromiumoxide::error::CdpError::ChannelSendError(_)) => break,
+                Err(e) => tracing::debug!("a browser event luntan could not read: {e}"),
+                Ok(()) => {}
             }
         }
         flag.store(false, Ordering::Relaxed);

@@ -67,6 +67,8 @@ pub struct BrowserReport {
     /// Images, fonts and media refused unread.
     pub blocked: u64,
     pub restarts: u64,
+    /// Long-polls the server held open that luntan stopped waiting for.
+    pub long_polls: u64,
 }
 
 impl BrowserReport {
@@ -81,6 +83,7 @@ impl BrowserReport {
             refused: get(&stats.refused),
             blocked: get(&stats.blocked),
             restarts: get(&stats.restarts),
+            long_polls: get(&stats.long_polls),
         }
     }
 }

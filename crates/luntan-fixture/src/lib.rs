@@ -80,7 +80,9 @@
 //!    searching it; the two sites drawn by JavaScript from JSON (S4) and the news site whose
 //!    comments alone are JSON (a hybrid site), served beside the forums.
 //! 7. `sites`: the site files, search and accounts included; [`widget`]: a news site whose
-//!    comments a shared widget script draws (S4 browser mode), with its site file.
+//!    comments a shared widget script draws (S4 browser mode), with its site file; [`socket`]: a
+//!    forum whose thread pages load their later posts over a WebSocket, socket.io's long-poll
+//!    beside it on half of them.
 //! 8. `server`: HTTP, faults on the wire, the request log, search sessions.
 //! 9. [`politeness`]: reading the request log.
 
@@ -97,6 +99,7 @@ pub mod politeness;
 pub mod search;
 mod server;
 mod sites;
+pub mod socket;
 mod text;
 pub mod topics;
 pub mod widget;

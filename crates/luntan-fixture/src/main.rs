@@ -34,7 +34,9 @@ enum Command {
         /// With --sites-out, also write mb.xml and xhr.xml: the microblog and the
         /// XHR forum (always served, under /mb/ and /xhr/), read in protocol mode,
         /// and xhr-browser.xml and mb-browser.xml: both read in Chromium (browser mode),
-        /// and news.xml: the news site under /news/, articles in HTML, comments as JSON (a hybrid site).
+        /// and news.xml: the news site under /news/, articles in HTML, comments as JSON (a hybrid site),
+        /// cw.xml: the comment-widget news site under /cw/ and st.xml: the forum under /st/ whose
+        /// threads load over a WebSocket, both read in Chromium.
         #[arg(long)]
         microblog: bool,
         #[command(flatten)]
@@ -304,6 +306,9 @@ async fn serve_until_signal(
             for (id, text) in [
                 ("xhr-browser", luntan_fixture::browser_site_file(&server.base_url())),
                 ("mb-browser", luntan_fixture::microblog_browser_site_file(&server.base_url())),
+                // The comment-widget news site and the forum whose threads load over a WebSocket.
+                ("cw", luntan_fixture::widget::widget_browser_site_file(&server.base_url())),
+                ("st", luntan_fixture::socket::socket_browser_site_file(&server.base_url())),
             ] {
                 let path = dir.join(format!("{id}.xml"));
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -136,7 +136,7 @@ pub async fn serve_fixture(fixture: Arc<Fixture>, addr: SocketAddr) -> io::Resul
         news: Mutex::new(crate::news::News::new(fixture_seed)),
     });
     crate::growth::spawn_arrivals(shared.fixture.clone(), shared.stopping.subscribe());
-    let app = axum::Router::new().fallback(handle).with_state(shared.clone());
+    let app = axum::Router::new().route("/st/socket", axum::routing::get(socket)).fallback(handle).with_state(shared.clone());
     let (tx, rx) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         axum::serve(FaultListener(listener), app.into_make_service_with_connect_info::<ConnHandle>())
@@ -181,6 +181,11 @@ impl FixtureServer {
     /// What the comment-widget news site holds (see [`crate::widget`]).
     pub fn widget_truth(&self) -> crate::ForumTruth {
         crate::widget::WidgetSite::new(self.shared.fixture.config().seed).truth()
+    }
+
+    /// What the forum whose threads load over a WebSocket holds (see [`crate::socket`]).
+    pub fn socket_truth(&self) -> crate::ForumTruth {
+        crate::socket::SocketSite::new(self.shared.fixture.config().seed).truth()
     }
 
     /// Writes the microblog's and the XHR forum's site files (protocol mode).
@@ -411,6 +416,73 @@ async fn handle(State(shared): State<Arc<Shared>>, ConnectInfo(conn): ConnectInf
     reply.response
 }
 
+/// Logs an arrival that `handle` does not see (the socket's handshake and
+/// frames), already answered; its sequence number.
+fn note(shared: &Shared, method: &str, path_and_query: &str, host: Option<String>, status: u16) -> u64 {
+    let at = Instant::now();
+    let since = at.duration_since(shared.started);
+    let mut log = lock(&shared.log);
+    let seq = log.next_seq;
+    log.next_seq += 1;
+    log.records.push(RequestRecord {
+        seq,
+        at,
+        since_start: since,
+        received: shared.started_wall + since,
+        done: Some(since),
+        ended: Some(since),
+        method: method.to_owned(),
+        path_and_query: path_and_query.to_owned(),
+        host,
+        user_agent: None,
+        status,
+        fault: None,
+    });
+    seq
+}
+
+/// `/st/socket?tid=N` ([`crate::socket`]): each text frame `{"after":K}` is
+/// logged as a request (method `WS`) and answered with the next posts after
+/// the server's think time; anything else closes the socket.
+async fn socket(
+    State(shared): State<Arc<Shared>>,
+    upgrade: Result<axum::extract::ws::WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    req: Request,
+) -> Response {
+    use axum::extract::ws::Message;
+    use axum::response::IntoResponse as _;
+    let path_and_query = req.uri().path_and_query().map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+    let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    // A handshake refused is logged with its status, as any request is.
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(no) => {
+            let response = no.into_response();
+            note(&shared, "GET", &path_and_query, host, response.status().as_u16());
+            return response;
+        }
+    };
+    note(&shared, "GET", &path_and_query, host.clone(), 101);
+    let tid = path_and_query.split(['?', '&']).find_map(|kv| kv.strip_prefix("tid=")?.parse::<u64>().ok()).unwrap_or(0);
+    upgrade.on_upgrade(move |mut ws| async move {
+        let site = crate::socket::SocketSite::new(shared.fixture.config().seed);
+        let mut stopping = shared.stopping.subscribe();
+        loop {
+            let frame = tokio::select! {
+                f = ws.recv() => f,
+                _ = stopping.wait_for(|s| *s) => return,
+            };
+            let Some(Ok(Message::Text(text))) = frame else { return };
+            note(&shared, "WS", &path_and_query, host.clone(), 200);
+            tokio::time::sleep(crate::socket::THINK).await;
+            let Some(answer) = site.frame(tid, text.as_str()) else { return };
+            if ws.send(Message::Text(answer.into())).await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
 /// Search from the end: the record is recent unless the log was cleared.
 fn find(log: &mut Log, seq: u64) -> Option<&mut RequestRecord> {
     log.records.iter_mut().rev().find(|r| r.seq == seq)
@@ -541,6 +613,17 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
     if let Some(to) = shared.fixture.redirect_target(path_and_query) {
         return Reply::plain(redirect(&to), guard);
     }
+    // Socket.io's long-poll: answered at once for a handshake, else held
+    // open with nothing to say, as a server does until it has news.
+    if let Some(query) = path_and_query.strip_prefix("/st/poll?") {
+        let (hold, body) = crate::socket::poll(query);
+        let mut stopping = shared.stopping.subscribe();
+        tokio::select! {
+            _ = tokio::time::sleep(hold) => {}
+            _ = stopping.wait_for(|s| *s) => {}
+        }
+        return Reply::plain(Response::builder().header(header::CONTENT_TYPE, "text/plain; charset=utf-8").body(Body::from(body)).unwrap_or_default(), guard);
+    }
     let page = match path_and_query.starts_with("/news/") {
         true => news_page(shared, path_and_query),
         false => render(shared, path_and_query).await,
@@ -594,6 +677,13 @@ async fn render(shared: &Arc<Shared>, path_and_query: &str) -> crate::FixtureRes
             let (p, q) = path.split_once('?').unwrap_or((path.as_str(), ""));
             let model = crate::microblog::model(fixture.config().seed);
             return match model.get(p, q) {
+                Some((status, content_type, body)) => crate::FixtureResponse { status, content_type, body },
+                None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
+            };
+        }
+        if path.starts_with("/st/") {
+            let p = path.split_once('?').map_or(path.as_str(), |(p, _)| p);
+            return match crate::socket::SocketSite::new(fixture.config().seed).get(p) {
                 Some((status, content_type, body)) => crate::FixtureResponse { status, content_type, body },
                 None => crate::FixtureResponse { status: 404, content_type: "text/html", body: b"<h1>404 Not Found</h1>".to_vec() },
             };

@@ -224,6 +224,32 @@ impl Fetcher {
         .await
     }
 
+    /// [`Fetcher::get_resource_step`], given up when `until` completes
+    /// first: `None` then, the request dropped (its connection closed, its
+    /// place in the gate freed). For a long-poll the browser's page holds
+    /// open, which luntan lets go once it is sure it is one.
+    pub async fn get_resource_step_until(
+        &self,
+        url: &Url,
+        until: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<Option<Outcome>, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move {
+            let step = async {
+                core.check_target(&target)?;
+                if core.site.politeness.robots {
+                    core.check_robots(&target).await?;
+                }
+                core.get_with_retries(&core.client, &target, None, Want::Any, None).await
+            };
+            tokio::select! {
+                got = step => got.map(Some),
+                () = until => Ok(None),
+            }
+        })
+        .await
+    }
+
     /// The runtime that runs luntan's network I/O; long-lived tasks that
     /// serve requests (the browser's event loop) run there too.
     pub fn io_runtime() -> &'static tokio::runtime::Handle {
