@@ -756,6 +756,17 @@ impl Fixture {
     }
 }
 
+/// A quote's words as Discuz! X shows them: the quoted post's first 40
+/// characters, and ` ...` when it had more.
+fn dzx_quoted_text(quoted: &Post) -> String {
+    let text: String = quoted.paragraphs.join(" ");
+    let mut cut: String = text.chars().take(40).collect();
+    if cut.len() < text.len() {
+        cut.push_str(" ...");
+    }
+    cut
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -787,15 +798,4 @@ mod tests {
         assert_eq!(extra_page(None), 1);
         assert_eq!(extra_page(Some("junk")), 1);
     }
-}
-
-/// A quote's words as Discuz! X shows them: the quoted post's first 40
-/// characters, and ` ...` when it had more.
-fn dzx_quoted_text(quoted: &Post) -> String {
-    let text: String = quoted.paragraphs.join(" ");
-    let mut cut: String = text.chars().take(40).collect();
-    if cut.len() < text.len() {
-        cut.push_str(" ...");
-    }
-    cut
 }
