@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+use luntan_core::ids::{BoardId, SaveDate, ThreadId};
 use luntan_core::store::ThreadRow;
 use luntan_core::{Site, ThreadDoc, ThreadState};
 use luntan_extract::{extract_thread, parse_page, RawPage};
@@ -49,14 +50,14 @@ fuzz_target!(|data: &[u8]| {
 
     let row = ThreadRow {
         site: site.id.clone(),
-        thread: "77".into(),
-        board: "2".into(),
+        thread: ThreadId::parse("77").expect("a thread id"),
+        board: BoardId::parse("2").expect("a board id"),
         url: format!("{}?tid=77", site.home),
         title: None,
         replies: None,
         last_post: None,
         post_time: None,
-        save_date: Some("20260101".into()),
+        save_date: Some(SaveDate::parse("20260101").expect("a save date")),
         pages: Some(1),
         content_type: content_type.map(str::to_owned),
         state: ThreadState::Saved,

@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
             for p in [Some(&site.links.board), site.links.board_page.as_ref(), Some(&site.links.thread), site.links.thread_page.as_ref()].into_iter().flatten() {
                 // Captured ids are checked like any other: Ok means safe.
                 if let Some(Ok(m)) = p.captures(home) {
-                    for id in [m.board, m.thread].into_iter().flatten() {
+                    for id in [m.board.map(|b| b.to_string()), m.thread.map(|t| t.to_string())].into_iter().flatten() {
                         check_id(&id).expect("a captured id passed check_id");
                     }
                 }
@@ -33,6 +33,15 @@ fuzz_target!(|data: &[u8]| {
                 for e in [Some(&json.list), json.thread.as_ref(), json.comments.as_ref()].into_iter().flatten() {
                     if let Some(u) = e.page_url("42", &e.first_key()) {
                         assert!(!u.as_str().contains("%7Bboard%7D") && !u.as_str().contains("%7Bthread%7D"), "{u}");
+                    }
+                }
+            }
+            // A hybrid site's comment URL is built from whatever key an
+            // article page holds, percent-encoded, no placeholder left.
+            if let Some(c) = &site.comments {
+                for key in [None, Some("cms-7"), Some("新闻 a/../?&#%")] {
+                    if let Some(u) = c.page_url("42", key, &c.endpoint.first_key()) {
+                        assert!(!u.as_str().contains("%7Bkey%7D") && !u.as_str().contains("%7Bthread%7D"), "{u}");
                     }
                 }
             }
