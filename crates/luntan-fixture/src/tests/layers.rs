@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["model"],
     &["growth", "pages", "search", "microblog", "news"],
-    &["sites", "widget"],
+    &["sites", "widget", "socket"],
     &["server"],
     &["politeness"],
     &["lib", "main", "tests"],
