@@ -753,6 +753,27 @@ pub struct ThreadTruth {
 }
 
 impl ThreadTruth {
+    /// A thread of one page, listed and served, off any topic: what the
+    /// sites drawn by scripts beside the forums hold (an article and its
+    /// comments, a thread loaded over a socket). Its reply count and last
+    /// post come from `posts`, which must not be empty.
+    pub(crate) fn one_page(site: &str, board: &str, thread: String, url_path: String, title: String, posts: Vec<PostTruth>) -> ThreadTruth {
+        ThreadTruth {
+            site: site.into(),
+            board: board.into(),
+            thread,
+            url_path,
+            title,
+            deleted: false,
+            unservable: None,
+            on_topic: false,
+            replies: posts.len() as u32 - 1,
+            last_post: posts.last().map(|p| p.time.clone()).unwrap_or_default(),
+            pages: 1,
+            posts,
+        }
+    }
+
     /// Whether a crawler that retries enough can save this thread.
     pub fn servable(&self) -> bool {
         !self.deleted && self.unservable.is_none()

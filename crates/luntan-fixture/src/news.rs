@@ -151,20 +151,7 @@ impl News {
                 for (i, c) in a.comments.iter().enumerate() {
                     posts.push(crate::PostTruth { floor: i as u32 + 2, author: c.nick.clone(), time: civil(c.time).iso(), text: c.paras.join("\n") });
                 }
-                crate::ThreadTruth {
-                    site: "news".into(),
-                    board: SECTIONS[a.section].0.into(),
-                    thread: a.aid.to_string(),
-                    url_path: format!("/news/article/{}.html", a.aid),
-                    title: a.title.clone(),
-                    deleted: false,
-                    unservable: None,
-                    on_topic: false,
-                    replies: a.comments.len() as u32,
-                    last_post: civil(a.comments.last().map_or(a.time, |c| c.time)).iso(),
-                    pages: 1,
-                    posts,
-                }
+                crate::ThreadTruth::one_page("news", SECTIONS[a.section].0, a.aid.to_string(), format!("/news/article/{}.html", a.aid), a.title.clone(), posts)
             })
             .collect();
         threads.sort_by_key(|t| t.thread.parse::<u64>().unwrap_or(0));

@@ -95,20 +95,7 @@ impl SocketSite {
                     .enumerate()
                     .map(|(i, p)| crate::PostTruth { floor: i as u32 + 1, author: p.author.clone(), time: civil(p.time).iso(), text: p.text.clone() })
                     .collect();
-                crate::ThreadTruth {
-                    site: "st".into(),
-                    board: "1".into(),
-                    thread: t.id.to_string(),
-                    url_path: format!("/st/t/{}", t.id),
-                    title: t.title.clone(),
-                    deleted: false,
-                    unservable: None,
-                    on_topic: false,
-                    replies: posts.len() as u32 - 1,
-                    last_post: posts.last().map(|p| p.time.clone()).unwrap_or_default(),
-                    pages: 1,
-                    posts,
-                }
+                crate::ThreadTruth::one_page("st", "1", t.id.to_string(), format!("/st/t/{}", t.id), t.title.clone(), posts)
             })
             .collect();
         crate::ForumTruth { site: "st".into(), name: "长连接论坛".into(), encoding: "UTF-8".into(), boards: Vec::new(), threads }

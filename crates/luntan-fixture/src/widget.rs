@@ -126,20 +126,7 @@ impl WidgetSite {
                 for c in a.comments.iter().flat_map(|c| std::iter::once(c).chain(&c.replies)) {
                     posts.push(crate::PostTruth { floor: posts.len() as u32 + 1, author: c.author.clone(), time: civil(c.time).iso(), text: c.text.clone() });
                 }
-                crate::ThreadTruth {
-                    site: "cw".into(),
-                    board: "1".into(),
-                    thread: a.id.to_string(),
-                    url_path: format!("/cw/a/{}", a.id),
-                    title: a.title.clone(),
-                    deleted: false,
-                    unservable: None,
-                    on_topic: false,
-                    replies: posts.len() as u32 - 1,
-                    last_post: posts.last().map(|p| p.time.clone()).unwrap_or_default(),
-                    pages: 1,
-                    posts,
-                }
+                crate::ThreadTruth::one_page("cw", "1", a.id.to_string(), format!("/cw/a/{}", a.id), a.title.clone(), posts)
             })
             .collect();
         crate::ForumTruth { site: "cw".into(), name: "挂件新闻".into(), encoding: "UTF-8".into(), boards: Vec::new(), threads }
