@@ -617,10 +617,12 @@ impl Traffic {
 
     /// It ended; `answered` when the page got a response from the server.
     fn closed(&self, id: u64, answered: bool) {
-        if let Some(open) = crate::db::lock(&self.open).remove(&id) {
-            if answered {
-                crate::db::lock(&self.answered).insert(open.endpoint);
-            }
+        // One lock at a time: `let_go_long_polls` holds `answered` while it
+        // takes `open`, so holding `open` here while taking `answered`
+        // deadlocked a download (an `if let` keeps its scrutinee's guard).
+        let open = crate::db::lock(&self.open).remove(&id);
+        if let (Some(open), true) = (open, answered) {
+            crate::db::lock(&self.answered).insert(open.endpoint);
         }
     }
 
@@ -1074,6 +1076,35 @@ async fn launch() -> Result<Live, BrowserError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request ending while the settle loop looked for long-polls took
+    /// the two locks in opposite orders and hung a download for good.
+    #[test]
+    fn a_request_ending_while_long_polls_are_looked_for_does_not_deadlock() {
+        let traffic = Arc::new(Traffic::new(Arc::new(AtomicBool::new(true))));
+        let url = Url::parse("http://127.0.0.1:1/poll?t=1").unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let ending = {
+            let (traffic, url) = (traffic.clone(), url.clone());
+            std::thread::spawn(move || {
+                for _ in 0..20_000 {
+                    let (id, _) = traffic.opened(&url);
+                    traffic.closed(id, true);
+                }
+            })
+        };
+        let looking = std::thread::spawn(move || {
+            for _ in 0..20_000 {
+                traffic.let_go_long_polls(Duration::ZERO, &url);
+            }
+            ending.join().unwrap();
+            done.send(()).unwrap();
+        });
+        // A liveness check, not a speed one: both loops take milliseconds;
+        // deadlocked, they never end.
+        finished.recv_timeout(Duration::from_secs(60)).expect("the two loops deadlocked");
+        looking.join().unwrap();
+    }
 
     #[test]
     fn a_duplicate_state_is_dropped_and_a_new_one_kept() {
