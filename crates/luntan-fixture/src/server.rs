@@ -366,26 +366,8 @@ async fn handle(State(shared): State<Arc<Shared>>, ConnectInfo(conn): ConnectInf
     let (parts, body) = req.into_parts();
     let header_str = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let path_and_query = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned());
-    let seq = {
-        let mut log = lock(&shared.log);
-        let seq = log.next_seq;
-        log.next_seq += 1;
-        log.records.push(RequestRecord {
-            seq,
-            at,
-            since_start: at.duration_since(shared.started),
-            received: shared.started_wall + at.duration_since(shared.started),
-            done: None,
-            ended: None,
-            method: parts.method.to_string(),
-            path_and_query: path_and_query.clone(),
-            host: header_str(header::HOST),
-            user_agent: header_str(header::USER_AGENT),
-            status: 0,
-            fault: None,
-        });
-        seq
-    };
+    let seq =
+        log_arrival(&shared, arrival(&shared, at, parts.method.to_string(), path_and_query.clone(), header_str(header::HOST), header_str(header::USER_AGENT)));
     // Notes the end even when the client goes away and hyper drops this future.
     let guard = EndGuard { shared: shared.clone(), seq };
     let cfg = shared.fixture.config();
@@ -416,29 +398,42 @@ async fn handle(State(shared): State<Arc<Shared>>, ConnectInfo(conn): ConnectInf
     reply.response
 }
 
-/// Logs an arrival that `handle` does not see (the socket's handshake and
-/// frames), already answered; its sequence number.
-fn note(shared: &Shared, method: &str, path_and_query: &str, host: Option<String>, status: u16) -> u64 {
-    let at = Instant::now();
+/// A request arriving at `at`, not yet answered.
+fn arrival(shared: &Shared, at: Instant, method: String, path_and_query: String, host: Option<String>, user_agent: Option<String>) -> RequestRecord {
     let since = at.duration_since(shared.started);
-    let mut log = lock(&shared.log);
-    let seq = log.next_seq;
-    log.next_seq += 1;
-    log.records.push(RequestRecord {
-        seq,
+    RequestRecord {
+        seq: 0,
         at,
         since_start: since,
         received: shared.started_wall + since,
-        done: Some(since),
-        ended: Some(since),
-        method: method.to_owned(),
-        path_and_query: path_and_query.to_owned(),
+        done: None,
+        ended: None,
+        method,
+        path_and_query,
         host,
-        user_agent: None,
-        status,
+        user_agent,
+        status: 0,
         fault: None,
-    });
+    }
+}
+
+/// Appends `record` to the request log under the next sequence number,
+/// which it returns.
+fn log_arrival(shared: &Shared, mut record: RequestRecord) -> u64 {
+    let mut log = lock(&shared.log);
+    let seq = log.next_seq;
+    log.next_seq += 1;
+    record.seq = seq;
+    log.records.push(record);
     seq
+}
+
+/// Logs an arrival that `handle` does not see (the socket's handshake and
+/// frames), already answered; its sequence number.
+fn note(shared: &Shared, method: &str, path_and_query: &str, host: Option<String>, status: u16) -> u64 {
+    let mut r = arrival(shared, Instant::now(), method.to_owned(), path_and_query.to_owned(), host, None);
+    (r.done, r.ended, r.status) = (Some(r.since_start), Some(r.since_start), status);
+    log_arrival(shared, r)
 }
 
 /// `/st/socket?tid=N` ([`crate::socket`]): each text frame `{"after":K}` is
