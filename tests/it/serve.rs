@@ -490,6 +490,38 @@ fn the_thread_page_leads_back_to_its_results_and_on_to_the_hits_beside_it() {
     assert!(!html.contains("返回搜索结果"));
 }
 
+/// An author's page lists exactly their posts (by exact name, across every
+/// forum), each linked to its floor; a page that names nobody is a 400.
+#[test]
+fn an_authors_page_lists_every_post_of_theirs_across_forums_and_no_other() {
+    let s = served();
+    // Every name that wrote in at least two forums, and in few enough threads for one page.
+    let mut by_name: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for d in &s.docs {
+        for p in &d.posts {
+            by_name.entry(p.author.as_str()).or_default().insert(format!("/thread/{}/{}#floor{}", d.site, d.thread, p.floor));
+        }
+    }
+    let sites_of = |links: &BTreeSet<String>| links.iter().map(|l| l.split('/').nth(2).unwrap().to_string()).collect::<BTreeSet<_>>().len();
+    let threads_of = |links: &BTreeSet<String>| links.iter().map(|l| l.split('#').next().unwrap().to_string()).collect::<BTreeSet<_>>().len();
+    let picked: Vec<(&str, &BTreeSet<String>)> =
+        by_name.iter().filter(|(n, l)| !n.trim().is_empty() && sites_of(l) >= 2 && threads_of(l) <= 20).map(|(n, l)| (*n, l)).take(3).collect();
+    assert!(!picked.is_empty(), "no author of the fixture writes in two forums");
+    for (name, want) in picked {
+        let r = get(s.addr, &format!("/author?name={}", enc(name)), &[]);
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let html = r.text();
+        let got: BTreeSet<String> =
+            html.match_indices(r#"class="permalink" href=""#).map(|(at, m)| html[at + m.len()..].split('"').next().unwrap().to_string()).collect();
+        assert_eq!(&got, want, "{name}");
+    }
+    for bad in ["/author", "/author?id=1", "/author?site=..%2Fx&id=1", "/author?name=%20"] {
+        let r = get(s.addr, bad, &[]);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert!(r.header("content-type").is_some_and(|c| c.starts_with("text/html")), "{bad}");
+    }
+}
+
 #[test]
 fn a_deep_or_long_query_on_the_thread_page_shows_the_thread_unmarked_and_the_server_lives() {
     let s = served();

@@ -741,7 +741,7 @@ mod tests {
     }
 
     /// An index as an older luntan wrote it, of schema `old` (today's
-    /// fields but `post_times`, or under the previous analyzers' names),
+    /// fields up to one added later, or under the previous analyzers' names),
     /// holding `docs`.
     fn previous_index(path: &Path, old: &tantivy::schema::Schema, docs: &[ThreadDoc]) {
         let now = LuntanSchema::new();
@@ -754,29 +754,51 @@ mod tests {
             // Today's document less any field that did not exist then.
             let json = now.document(d).to_json(&now.schema);
             let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            if old.get_field(crate::schema::POST_TIMES).is_err() {
-                v.as_object_mut().unwrap().remove(crate::schema::POST_TIMES);
-            }
+            v.as_object_mut().unwrap().retain(|name, _| old.get_field(name).is_ok());
             w.add_document(TantivyDocument::parse_json(old, &v.to_string()).unwrap()).unwrap();
         }
         w.commit().unwrap();
     }
 
-    /// Today's fields but `post_times`.
-    fn schema_before_post_times() -> tantivy::schema::Schema {
+    /// Today's fields before `first_new`, as an index written before it was added has them.
+    fn schema_before(first_new: tantivy::schema::Field) -> tantivy::schema::Schema {
         let now = LuntanSchema::new();
         let mut b = tantivy::schema::Schema::builder();
-        for (field, entry) in now.schema.fields() {
-            if field != now.post_times {
-                b.add_field(entry.clone());
-            }
+        for (_, entry) in now.schema.fields().take_while(|(field, _)| *field != first_new) {
+            b.add_field(entry.clone());
         }
         b.build()
     }
 
     #[test]
     fn an_index_written_before_post_times_is_searched_and_rebuilt_by_the_next_index_run() {
-        searched_then_rebuilt(&schema_before_post_times(), 0);
+        searched_then_rebuilt(&schema_before(LuntanSchema::new().post_times), 0);
+    }
+
+    #[test]
+    fn an_index_written_before_the_conversation_fields_is_searched_and_rebuilt_by_the_next_index_run() {
+        searched_then_rebuilt(&schema_before(LuntanSchema::new().author_ids), 2);
+    }
+
+    /// Regression: a filter on a field an older index lacks asked tantivy
+    /// for that field's entry, out of the old schema's bounds (a panic).
+    #[test]
+    fn a_filter_on_a_field_an_older_index_lacks_matches_nothing_there() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("old.index");
+        let mut doc = thread("old", "1", "帖子", &[("小明", "看这里"), ("小红", "好")], None);
+        doc.posts[0].id = Some("p1".into());
+        doc.posts[0].author_id = Some("42".into());
+        doc.posts[0].links = vec![luntan_core::doc::Link { href: "https://m.weibo.cn/1".into(), text: "微博".into() }];
+        doc.posts[1].reply_to = Some("p1".into());
+        previous_index(&path, &schema_before(LuntanSchema::new().author_ids), &[doc]);
+        let c = Catalog::open_paths(&[path]).unwrap();
+        for q in ["link:weibo.cn", "author:42", "reply-to:42", "reply-to:小明"] {
+            let r = c.search(&crate::query::Query::parse(q).unwrap(), &everything()).unwrap();
+            assert_eq!(r.total, 0, "{q}");
+        }
+        let all = c.search(&crate::query::Query::parse("帖子 author:小明").unwrap(), &everything()).unwrap();
+        assert_eq!(all.total, 1);
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! 考研 OR 保研         either (also `|`); OR binds tighter than AND
 //! (考研 OR 保研) 数学  grouping
 //! site:dz board:2      only that forum / board (exact ids)
-//! author:小明          a poster's name contains 小明
+//! author:小明          a poster's name contains 小明, or a poster's id (the
+//!                      forum's own, as the thread XML keeps it) is 小明
+//! reply-to:小明        a post answers or quotes one of 小明's (name or id)
+//! link:weibo.com       a post links to weibo.com or a host under it
 //! title:经验           the term must be in the title (title:"…" for a phrase)
 //! ```
 //!
@@ -112,6 +115,10 @@ pub enum Node {
     Site(String),
     Board(String),
     Author(String),
+    /// A post answers or quotes this author (name or id).
+    ReplyTo(String),
+    /// A post's own text links to this host (lower-cased) or one under it.
+    Link(String),
     /// Every child must match; [`Node::Not`] children exclude.
     And(Vec<Node>),
     /// At least one child must match.
@@ -182,6 +189,8 @@ impl fmt::Display for Node {
             Node::Site(v) => write!(f, "site:{v}"),
             Node::Board(v) => write!(f, "board:{v}"),
             Node::Author(v) => write!(f, "author:{v}"),
+            Node::ReplyTo(v) => write!(f, "reply-to:{v}"),
+            Node::Link(v) => write!(f, "link:{v}"),
             Node::And(c) | Node::Or(c) => {
                 let sep = if matches!(self, Node::Or(_)) { " OR " } else { " " };
                 f.write_str("(")?;
@@ -213,7 +222,7 @@ struct Token {
     at: usize,
 }
 
-const FIELDS: [(&str, &str); 4] = [("site", "dz"), ("board", "2"), ("author", "小明"), ("title", "经验")];
+const FIELDS: [(&str, &str); 6] = [("site", "dz"), ("board", "2"), ("author", "小明"), ("reply-to", "小明"), ("link", "weibo.com"), ("title", "经验")];
 
 fn closing_quote(c: char) -> Option<char> {
     match c {
@@ -296,6 +305,8 @@ fn lex(text: &str) -> Result<Vec<Token>, QueryError> {
                 "site" => Node::Site(value),
                 "board" => Node::Board(value),
                 "author" => Node::Author(value),
+                "reply-to" => Node::ReplyTo(value),
+                "link" => Node::Link(link_host(&value)),
                 _ if quoted => Node::Phrase { text: value, scope: Scope::Title },
                 _ => Node::Term { text: value, scope: Scope::Title },
             };
@@ -303,6 +314,20 @@ fn lex(text: &str) -> Result<Vec<Token>, QueryError> {
         }
     }
     Ok(out)
+}
+
+/// What `link:` looks for: the host of a URL given whole
+/// (`link:https://weibo.com/u/1`), else the value lower-cased, without a
+/// leading `www.` or a trailing dot, so it matches that host and every one under it.
+fn link_host(value: &str) -> String {
+    let v = value.trim().to_lowercase();
+    let host = match v.split_once("://") {
+        Some((_, rest)) => rest.split(['/', '?', '#']).next().unwrap_or("").rsplit('@').next().unwrap_or("").to_string(),
+        None => v.split(['/', '?', '#']).next().unwrap_or("").to_string(),
+    };
+    let host = host.trim_end_matches('.');
+    let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or(host) };
+    host.strip_prefix("www.").filter(|h| h.contains('.')).unwrap_or(host).to_string()
 }
 
 struct Parser {
@@ -460,6 +485,10 @@ mod tests {
             ),
             ("wi-fi", term("wi-fi")),
             ("SITE：dz", Node::Site("dz".into())),
+            (
+                "reply-to:小明 link:WWW.Weibo.com. link:https://user@m.weibo.cn:8080/u/1?x=1 link:www",
+                Node::And(vec![Node::ReplyTo("小明".into()), Node::Link("weibo.com".into()), Node::Link("m.weibo.cn".into()), Node::Link("www".into())]),
+            ),
         ];
         for (q, want) in cases {
             assert_eq!(Query::parse(q).unwrap().root, want, "{q:?}");

@@ -18,6 +18,15 @@
 //! | `saved`      | not indexed                             | yes    | `YYYYMMDD` the HTML was saved         |
 //! | `tiebreak`   | u64 fast: a stable hash of `key`        | no     | equal scores order the same however threads are split into indexes |
 //! | `post_times` | date (seconds), fast; one value per dated post | no | posts per interval ([`crate::trend`]) |
+//! | `author_ids` | raw; one value per distinct author id   | no     | `author:` by the forum's own id       |
+//! | `replied`    | CJK uni+bigrams, positions; one value per author answered or quoted | no | `reply-to:` by name |
+//! | `replied_ids`| raw; the ids of those authors           | no     | `reply-to:` by id                     |
+//! | `link_hosts` | raw; each linked host and its parent domains | no | `link:weibo.com`                     |
+//!
+//! Fields are only ever added at the end: an index written before one was
+//! added keeps every other field under the same id, so it can be searched
+//! (its documents simply lack the new field, see [`LuntanSchema::is_previous`]
+//! and [`crate::search::IfField`]) until `luntan-index` rebuilds it.
 
 use luntan_core::ThreadDoc;
 use tantivy::schema::{DateOptions, DateTimePrecision, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
@@ -44,6 +53,10 @@ pub struct LuntanSchema {
     pub post_times: Field,
     pub saved: Field,
     pub tiebreak: Field,
+    pub author_ids: Field,
+    pub replied: Field,
+    pub replied_ids: Field,
+    pub link_hosts: Field,
 }
 
 impl Default for LuntanSchema {
@@ -75,13 +88,18 @@ impl LuntanSchema {
         let title_gram = b.add_text_field("title_gram", gram.clone());
         let body = b.add_text_field("body", zh.set_stored());
         let body_gram = b.add_text_field("body_gram", gram.clone());
-        let authors = b.add_text_field("authors", gram.set_stored());
+        let authors = b.add_text_field("authors", gram.clone().set_stored());
         let posted = b.add_date_field("posted", DateOptions::from(INDEXED | STORED | FAST).set_precision(DateTimePrecision::Seconds));
         let saved = b.add_text_field("saved", STORED);
         let tiebreak = b.add_u64_field(TIEBREAK, FAST);
         // Last, so that an index written before it has every other field
         // under the same id and can still be searched (see `is_previous`).
         let post_times = b.add_date_field(POST_TIMES, DateOptions::from(FAST).set_precision(DateTimePrecision::Seconds));
+        // Thread XML version 2's conversation, after `post_times` for the same reason.
+        let author_ids = b.add_text_field("author_ids", STRING);
+        let replied = b.add_text_field("replied", gram);
+        let replied_ids = b.add_text_field("replied_ids", STRING);
+        let link_hosts = b.add_text_field("link_hosts", STRING);
         LuntanSchema {
             schema: b.build(),
             key,
@@ -99,23 +117,30 @@ impl LuntanSchema {
             post_times,
             saved,
             tiebreak,
+            author_ids,
+            replied,
+            replied_ids,
+            link_hosts,
         }
     }
 
     /// Whether `other` is the schema of an index an older luntan wrote:
-    /// today's fields, but without `post_times` (added last), or with the
-    /// previous analysis's analyzer names ([`PREVIOUS_TOKENIZERS`]), or
-    /// both. Such an index answers every search under today's field ids
-    /// (trends count no posts in one without `post_times`; a variant form
-    /// finds only what that analysis folded) until `luntan-index` rebuilds
-    /// it from the XML, which it does on its next run.
+    /// today's fields up to `post_times` or any later one (fields are only
+    /// added at the end), or with the previous analysis's analyzer names
+    /// ([`PREVIOUS_TOKENIZERS`]), or both. Such an index answers every
+    /// search under today's field ids (a filter on a field it lacks matches
+    /// nothing there, trends count no posts in one without `post_times`; a
+    /// variant form finds only what that analysis folded) until
+    /// `luntan-index` rebuilds it from the XML, which it does on its next run.
     pub fn is_previous(&self, other: &Schema) -> bool {
         let theirs: Vec<_> = other.fields().map(|(_, e)| e).collect();
         let previous = LuntanSchema::with_tokenizers(PREVIOUS_TOKENIZERS.0, PREVIOUS_TOKENIZERS.1);
         let found = [&self.schema, &previous.schema].into_iter().any(|schema| {
             let ours: Vec<_> = schema.fields().map(|(_, e)| e).collect();
-            let without_post_times = ours.last().is_some_and(|e| e.name() == POST_TIMES) && theirs[..] == ours[..ours.len() - 1];
-            without_post_times || (schema != &self.schema && theirs == ours)
+            // Every field before `post_times` has been there from the start.
+            let first_added = ours.iter().position(|e| e.name() == POST_TIMES).unwrap_or(ours.len());
+            let prefix = theirs.len() >= first_added && theirs.len() <= ours.len() && theirs[..] == ours[..theirs.len()];
+            prefix && (schema != &self.schema || theirs.len() < ours.len())
         });
         found
     }
@@ -156,8 +181,91 @@ impl LuntanSchema {
         }
         d.add_text(self.saved, doc.saved);
         d.add_u64(self.tiebreak, tiebreak(&doc.site, &doc.thread));
+        let conversation = Conversation::of(doc);
+        for id in &conversation.author_ids {
+            d.add_text(self.author_ids, id);
+        }
+        for name in &conversation.replied {
+            d.add_text(self.replied, name);
+        }
+        for id in &conversation.replied_ids {
+            d.add_text(self.replied_ids, id);
+        }
+        for host in &conversation.link_hosts {
+            d.add_text(self.link_hosts, host);
+        }
         d
     }
+}
+
+/// Who a thread's posts answer and what they link to: the values of the
+/// conversation fields, each distinct, in first-seen order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Conversation {
+    /// The forum's ids of the thread's authors.
+    pub author_ids: Vec<String>,
+    /// Names of the authors whose posts are answered (`reply_to`) or quoted.
+    pub replied: Vec<String>,
+    /// Their ids, where known.
+    pub replied_ids: Vec<String>,
+    /// Every host a post's own text links to, and each of its parent
+    /// domains of two labels or more (`m.weibo.cn` gives `m.weibo.cn`, `weibo.cn`).
+    pub link_hosts: Vec<String>,
+}
+
+impl Conversation {
+    pub fn of(doc: &ThreadDoc) -> Conversation {
+        fn push(list: &mut Vec<String>, v: &str) {
+            let v = v.trim();
+            if !v.is_empty() && !list.iter().any(|x| x == v) {
+                list.push(v.to_owned());
+            }
+        }
+        let mut c = Conversation::default();
+        let by_id = |id: &str| doc.posts.iter().find(|p| p.id.as_deref() == Some(id));
+        for p in &doc.posts {
+            if let Some(id) = &p.author_id {
+                push(&mut c.author_ids, id);
+            }
+            let answered = p.reply_to.as_deref().and_then(by_id);
+            let quoted = p.quotes.iter().map(|q| (q.of.as_deref().and_then(by_id), q.author.as_deref()));
+            for (post, named) in std::iter::once((answered, None)).chain(quoted) {
+                match (post, named) {
+                    (Some(post), _) => {
+                        push(&mut c.replied, &post.author);
+                        if let Some(id) = &post.author_id {
+                            push(&mut c.replied_ids, id);
+                        }
+                    }
+                    (None, Some(name)) => push(&mut c.replied, name),
+                    (None, None) => {}
+                }
+            }
+            for l in &p.links {
+                for host in link_hosts(&l.href) {
+                    push(&mut c.link_hosts, &host);
+                }
+            }
+        }
+        c
+    }
+}
+
+/// A link's host, lower-cased and without a trailing dot, then each parent
+/// domain of two labels or more; none for a link without a host (`mailto:`,
+/// a relative path) or to an IP address's parents.
+pub fn link_hosts(href: &str) -> Vec<String> {
+    let Some(host) = url::Url::parse(href.trim()).ok().and_then(|u| u.host_str().map(|h| h.trim_end_matches('.').to_ascii_lowercase())) else {
+        return Vec::new();
+    };
+    if host.is_empty() {
+        return Vec::new();
+    }
+    if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return vec![host];
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    (0..labels.len().saturating_sub(1).max(1)).map(|i| labels[i..].join(".")).collect()
 }
 
 /// Name of the [`LuntanSchema::key`] field (also a fast field).
@@ -239,6 +347,14 @@ mod tests {
         // Indexes on disk hold these values; a change would need a rebuild.
         assert_eq!(tiebreak("", ""), 0xaf63_a24c_8601_89fe);
         assert_ne!(tiebreak("dz", "1"), tiebreak("dz", "2"));
+    }
+
+    #[test]
+    fn a_link_is_its_host_and_each_parent_domain() {
+        assert_eq!(link_hosts("https://M.Weibo.cn./u/1?x"), ["m.weibo.cn", "weibo.cn"]);
+        assert_eq!(link_hosts("http://localhost:8080/"), ["localhost"]);
+        assert_eq!(link_hosts("http://10.0.0.1/a"), ["10.0.0.1"]);
+        assert!(link_hosts("mailto:a@b.cn").is_empty() && link_hosts("/relative").is_empty() && link_hosts("").is_empty());
     }
 
     #[test]

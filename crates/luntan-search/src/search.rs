@@ -20,7 +20,10 @@ use luntan_core::ids::{BoardId, IdError, SaveDate, SiteId, ThreadId};
 use rayon::prelude::*;
 use serde::Serialize;
 use tantivy::collector::Count;
-use tantivy::query::{AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, EmptyQuery, EnableScoring, Occur, PhraseQuery, Query as TQuery, RangeQuery,
+    TermQuery, Weight,
+};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DateTime, DocAddress, Index, IndexReader, ReloadPolicy, Score, Searcher, TantivyDocument, TantivyError, Term};
 
@@ -140,7 +143,7 @@ impl Bm25StatisticsProvider for GlobalStats {
             return Ok(n);
         }
         let mut n = 0;
-        for s in &self.searchers {
+        for s in self.searchers.iter().filter(|s| has_field(s.schema(), field)) {
             n += Bm25StatisticsProvider::total_num_tokens(s, field)?;
         }
         self.tokens.lock().expect("stats lock").insert(field, n);
@@ -156,7 +159,7 @@ impl Bm25StatisticsProvider for GlobalStats {
             return Ok(n);
         }
         let mut n = 0;
-        for s in &self.searchers {
+        for s in self.searchers.iter().filter(|s| has_field(s.schema(), term.field())) {
             n += s.doc_freq(term)?;
         }
         self.doc_freqs.lock().expect("stats lock").insert(term.clone(), n);
@@ -512,6 +515,55 @@ fn worth_parallel(q: &dyn TQuery, stats: &GlobalStats, opts: &SearchOptions) -> 
 }
 
 /// A constraint that selects without changing scores.
+/// Whether an index of `schema` has `field`: one written before the field
+/// was added (see [`LuntanSchema::is_previous`]) has fewer, and tantivy
+/// indexes its schema's fields by id without a bound check.
+fn has_field(schema: &tantivy::schema::Schema, field: Field) -> bool {
+    (field.field_id() as usize) < schema.num_fields()
+}
+
+/// `inner`, a query on `field` alone, where the index has the field; where
+/// it does not (an index written before the field was added), nothing.
+#[derive(Debug)]
+pub struct IfField {
+    field: Field,
+    inner: Box<dyn TQuery>,
+}
+
+impl Clone for IfField {
+    fn clone(&self) -> Self {
+        IfField { field: self.field, inner: self.inner.box_clone() }
+    }
+}
+
+impl IfField {
+    fn boxed(field: Field, inner: Box<dyn TQuery>) -> Box<dyn TQuery> {
+        Box::new(IfField { field, inner })
+    }
+}
+
+impl TQuery for IfField {
+    fn weight(&self, scoring: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        if has_field(scoring.schema(), self.field) {
+            self.inner.weight(scoring)
+        } else {
+            EmptyQuery.weight(scoring)
+        }
+    }
+
+    fn query_terms<'a>(&'a self, visitor: &mut dyn FnMut(&'a Term, bool)) {
+        self.inner.query_terms(visitor)
+    }
+}
+
+/// `author:`, `reply-to:`: a name (a substring of one, through the gram
+/// field `names`) or an id (exactly, in the raw field `ids`).
+fn person_filter(names: Field, ids: Field, v: &str) -> Option<Box<dyn TQuery>> {
+    let by_id = IfField::boxed(ids, Box::new(TermQuery::new(Term::from_field_text(ids, v.trim()), IndexRecordOption::Basic)));
+    let by_name = gram_query(names, v).map(|q| IfField::boxed(names, q));
+    should(by_name.into_iter().chain([by_id]).collect()).map(filter)
+}
+
 fn filter(q: Box<dyn TQuery>) -> Box<dyn TQuery> {
     Box::new(ConstScoreQuery::new(q, 0.0))
 }
@@ -644,7 +696,9 @@ pub(crate) fn compile(n: &Node, s: &LuntanSchema) -> Option<Box<dyn TQuery>> {
         Node::Phrase { text, scope } => phrase_clause(s, text, *scope),
         Node::Site(v) => Some(raw_term(s.site, v)),
         Node::Board(v) => Some(raw_term(s.board, v)),
-        Node::Author(v) => gram_query(s.authors, v).map(filter),
+        Node::Author(v) => person_filter(s.authors, s.author_ids, v),
+        Node::ReplyTo(v) => person_filter(s.replied, s.replied_ids, v),
+        Node::Link(v) => Some(IfField::boxed(s.link_hosts, raw_term(s.link_hosts, v))),
         Node::Or(children) => should(children.iter().filter_map(|c| compile(c, s)).collect()),
         // Only reachable from a hand-built tree; the parser puts exclusions inside an And.
         Node::Not(child) => {
@@ -820,6 +874,38 @@ mod tests {
         let found = |q: &str| -> BTreeSet<String> { keys(&c.search_str(q, &everything()).unwrap()) };
         assert_eq!(found("\"独家秘方红烧肉\""), BTreeSet::from(["s0/0".to_string()]));
         assert_eq!(found("我也想学"), BTreeSet::from(["s0/1".to_string()]), "the reply's own words are still found");
+    }
+
+    #[test]
+    fn author_by_id_reply_to_and_link_filter_by_the_conversation() {
+        // 甲 (id 42) opens; 乙 answers 甲's post; 丙 quotes 乙 by name only;
+        // a second thread has a 甲 of another id who links to weibo.
+        let mut docs = vec![
+            thread("s0", "0", "原帖", &[("甲", "开头"), ("乙", "回复"), ("丙", "引用")], None),
+            thread("s0", "1", "另帖", &[("甲", "看微博"), ("丁", "嗯")], None),
+        ];
+        for (i, p) in docs[0].posts.iter_mut().enumerate() {
+            p.id = Some(format!("p{i}"));
+        }
+        docs[0].posts[0].author_id = Some("42".into());
+        docs[0].posts[1].author_id = Some("43".into());
+        docs[0].posts[1].reply_to = Some("p0".into());
+        docs[0].posts[2].quotes = vec![luntan_core::doc::Quote { of: None, author: Some("乙".into()), paragraphs: vec!["回复".into()] }];
+        docs[1].posts[0].author_id = Some("7".into());
+        docs[1].posts[0].links = vec![luntan_core::doc::Link { href: "https://M.Weibo.com./u/1".into(), text: "微博".into() }];
+        let (_dir, c) = one_site_catalog(&docs);
+        let found = |q: &str| -> Vec<String> { keys(&c.search_str(q, &everything()).unwrap()).into_iter().collect() };
+        let (t0, t1) = ("s0/0".to_string(), "s0/1".to_string());
+        assert_eq!(found("author:42"), [t0.clone()], "by id: only the 甲 of id 42");
+        assert_eq!(found("author:甲"), [t0.clone(), t1.clone()], "by name: both 甲");
+        assert_eq!(found("reply-to:甲"), [t0.clone()]);
+        assert_eq!(found("reply-to:42"), [t0.clone()]);
+        assert_eq!(found("reply-to:乙"), [t0.clone()], "a quote names whom it answers");
+        assert!(found("reply-to:丙").is_empty() && found("reply-to:7").is_empty());
+        for q in ["link:weibo.com", "link:m.weibo.com", "link:https://www.weibo.com/x", "link:WEIBO.COM"] {
+            assert_eq!(found(q), [t1.clone()], "{q}");
+        }
+        assert!(found("link:bo.com").is_empty() && found("link:com").is_empty(), "a whole label, two at the least");
     }
 
     #[test]

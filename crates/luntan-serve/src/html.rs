@@ -92,6 +92,11 @@ nav.hit-nav { display:flex; flex-wrap:wrap; gap:.3rem 1rem; align-items:baseline
 nav.hit-nav a { max-width:22rem; overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
 nav.hit-nav .place { color:var(--muted); }
 a.permalink { color:var(--muted); text-decoration:none; }
+blockquote.quote { margin:.4rem 0; padding:.2rem .8rem; border-left:3px solid var(--line); color:var(--muted); background:#f7f7f9; }
+blockquote.quote .quote-head { font-size:.85rem; margin:.2rem 0; }
+div.replies { margin-left:1.2rem; border-left:2px solid var(--line); padding-left:.8rem; }
+div.replies article.post:last-child { border-bottom:none; }
+ul.post-links { font-size:.85rem; margin:.3rem 0; padding-left:1.2rem; color:var(--muted); }
 a.permalink:hover { text-decoration:underline; }
 @media (max-width: 40rem) { main { padding:.5rem; } .hide-narrow { display:none; } .results { grid-template-columns:1fr; } aside.facets { order:2; } }
 "#;

@@ -137,6 +137,7 @@ pub fn router(cfg: ServeConfig, bound: SocketAddr) -> Router {
         .route("/export.ndjson", get(pages::export_ndjson))
         .route("/thread/{site}/{id}", get(pages::thread))
         .route("/archive/{site}/{id}", get(pages::archive))
+        .route("/author", get(pages::author))
         .route("/trend", get(pages::trend))
         .route("/status", get(pages::status))
         .route("/static/app.js", get(pages::script))

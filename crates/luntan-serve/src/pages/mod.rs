@@ -2,6 +2,7 @@
 //! JavaScript, in Chinese, readable on a phone.
 
 mod archive;
+mod author;
 mod export;
 mod search;
 mod status;
@@ -16,6 +17,7 @@ use crate::html::{escape, page};
 use crate::params::Params;
 
 pub use archive::archive;
+pub use author::author;
 pub use export::{csv as export_csv, ndjson as export_ndjson};
 pub use search::search;
 pub use status::status;

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use luntan_core::ThreadDoc;
 use luntan_search::snippet::highlight;
 use luntan_search::{Hit, Query, SearchOptions};
 
@@ -21,7 +22,8 @@ use crate::State as AppState;
 /// opened from (`q`, `site` repeated or `a,b`, `board`, `author`, `since`,
 /// `until`, `sort`, `page`) and the hit's 1-based place in its results
 /// (`n`, the hit's rank counting earlier pages). Any other key is ignored.
-pub const THREAD_PARAMS: &[&str] = &["q", "site", "board", "author", "since", "until", "sort", "page", "n"];
+/// `view=floors` shows the posts in floor order, none nested under another.
+pub const THREAD_PARAMS: &[&str] = &["q", "site", "board", "author", "since", "until", "sort", "page", "n", "view"];
 
 /// The search a thread was opened from, as the search page's link carries
 /// it: kept as given, to be handed on in every link this page makes.
@@ -127,6 +129,7 @@ pub async fn thread(
     // unmarked and without neighbours.
     let p = known_params(raw.as_deref(), THREAD_PARAMS).ok();
     let origin = p.as_ref().map(Origin::read).unwrap_or_default();
+    let floors = p.as_ref().and_then(|p| p.get("view")) == Some("floors");
     let query = p.as_ref().filter(|_| !origin.q.is_empty()).and_then(|p| p.query().ok()).map(|(_, q)| q);
     let opts = p.as_ref().and_then(|p| p.search_options(RESULTS_PER_PAGE).ok());
     let n = origin.n;
@@ -159,27 +162,185 @@ pub async fn thread(
         esite = enc(&doc.site),
         eid = enc(&doc.thread),
     );
-    for p in &doc.posts {
-        let time = p.time.as_deref().map(|t| format!(r#" <time datetime="{}">{}</time>"#, escape(t), escape(&readable_time(t)))).unwrap_or_default();
-        let _ = write!(
-            body,
-            r##"<article class="post" id="floor{floor}"><div class="meta"><a class="permalink" href="#floor{floor}" title="本楼链接">#{floor}</a> <span class="author">{author}</span>{time}</div>"##,
-            floor = p.floor,
-            author = escape(&p.author),
-        );
-        for para in &p.paragraphs {
-            let _ = write!(body, "<p>{}</p>", highlight(para, &needles).html());
-        }
-        body.push_str("</article>");
-    }
+    body.push_str(&posts_html(&doc, &needles, floors));
     // The same way on at the end of a long thread.
     body.push_str(&nav);
     html(StatusCode::OK, page(&doc.title, &body))
 }
 
+/// Where each post goes: under the post it answers when that one comes
+/// earlier in the thread (so a loop in `reply_to` cannot nest), else at the
+/// top. `children[i]` are the indexes of post `i`'s answers in thread
+/// order; the result's first list is the top level.
+fn reply_tree(doc: &ThreadDoc) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut children = vec![Vec::new(); doc.posts.len()];
+    let mut top = Vec::new();
+    for (i, p) in doc.posts.iter().enumerate() {
+        let parent = p.reply_to.as_deref().and_then(|to| doc.posts[..i].iter().position(|q| q.id.as_deref() == Some(to)));
+        match parent {
+            Some(at) => children[at].push(i),
+            None => top.push(i),
+        }
+    }
+    (top, children)
+}
+
+/// The posts of a thread as HTML: each an `<article>` with its permalink
+/// (`#floorN`), its quotes as quotes (linked to the quoted post when it is
+/// on the page), its own paragraphs marked with `needles`, and, unless
+/// `floors`, the posts that answer it nested inside it.
+fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
+    let (top, children) = if floors { ((0..doc.posts.len()).collect(), vec![Vec::new(); doc.posts.len()]) } else { reply_tree(doc) };
+    let mut out = String::new();
+    if !floors && top.len() < doc.posts.len() {
+        out.push_str(r#"<p class="meta view">回复显示在所回复的帖子下面 · <a href="?view=floors">按楼层显示</a></p>"#);
+    }
+    // Depth first, without recursion: a long chain of answers must not grow the stack.
+    let mut stack: Vec<Option<usize>> = top.iter().rev().map(|&i| Some(i)).collect();
+    while let Some(next) = stack.pop() {
+        let Some(i) = next else {
+            out.push_str("</div></article>");
+            continue;
+        };
+        post_html(&mut out, doc, i, needles);
+        if children[i].is_empty() {
+            out.push_str("</article>");
+        } else {
+            out.push_str(r#"<div class="replies">"#);
+            stack.push(None);
+            stack.extend(children[i].iter().rev().map(|&c| Some(c)));
+        }
+    }
+    out
+}
+
+/// One post's `<article>`, left open for its answers.
+fn post_html(out: &mut String, doc: &ThreadDoc, i: usize, needles: &[String]) {
+    let p = &doc.posts[i];
+    let floor_of = |id: &str| doc.posts.iter().find(|q| q.id.as_deref() == Some(id)).map(|q| q.floor);
+    let time = |t: &str| format!(r#"<time datetime="{}">{}</time>"#, escape(t), escape(&readable_time(t)));
+    let id = p.id.as_deref().map(|id| format!(r#" data-post-id="{}""#, escape(id))).unwrap_or_default();
+    let author = match (&p.author_id, doc.site.as_str()) {
+        (Some(aid), site) => format!(r#"<a class="author" href="/author?site={}&amp;id={}">{}</a>"#, enc(site), enc(aid), escape(&p.author)),
+        (None, _) if !p.author.trim().is_empty() => format!(r#"<a class="author" href="/author?name={}">{}</a>"#, enc(&p.author), escape(&p.author)),
+        _ => r#"<span class="author">（匿名）</span>"#.to_string(),
+    };
+    let _ = write!(
+        out,
+        r##"<article class="post" id="floor{floor}"{id}><div class="meta"><a class="permalink" href="#floor{floor}" title="本楼链接">#{floor}</a> {author}"##,
+        floor = p.floor,
+    );
+    if let Some(t) = &p.time {
+        let _ = write!(out, " {}", time(t));
+    }
+    if let Some(to) = p.reply_to.as_deref().and_then(floor_of) {
+        let _ = write!(out, r##" <a class="reply-to" href="#floor{to}">回复 #{to}</a>"##);
+    }
+    if let Some(t) = &p.edited {
+        let _ = write!(out, r#" <span class="edited">编辑于 {}</span>"#, time(t));
+    }
+    if let Some(l) = &p.location {
+        let _ = write!(out, r#" <span class="location">IP属地：{}</span>"#, escape(l));
+    }
+    for (n, label) in [(p.likes, "赞"), (p.replies, "回复"), (p.views, "浏览")] {
+        if let Some(n) = n {
+            let _ = write!(out, r#" <span class="count">{label} {n}</span>"#);
+        }
+    }
+    out.push_str("</div>");
+    for q in &p.quotes {
+        let of = q.of.as_deref().map(|of| format!(r#" data-of="{}""#, escape(of))).unwrap_or_default();
+        let _ = write!(out, r#"<blockquote class="quote"{of}>"#);
+        let who = q.author.as_deref().map(|a| format!("{} 的", escape(a))).unwrap_or_default();
+        match q.of.as_deref().and_then(floor_of) {
+            Some(f) => {
+                let _ = write!(out, r##"<p class="quote-head">引用 <a href="#floor{f}">{who}帖子（#{f}）</a></p>"##);
+            }
+            None => {
+                let _ = write!(out, r#"<p class="quote-head">引用{}</p>"#, if who.is_empty() { String::new() } else { format!(" {who}话") });
+            }
+        }
+        for para in &q.paragraphs {
+            let _ = write!(out, "<p>{}</p>", escape(para));
+        }
+        out.push_str("</blockquote>");
+    }
+    for para in &p.paragraphs {
+        let _ = write!(out, "<p>{}</p>", highlight(para, needles).html());
+    }
+    // Links and pictures as links: a page of ours loads nothing remote (see PAGE_CSP).
+    let links: Vec<String> = p
+        .links
+        .iter()
+        .filter_map(|l| safe_href(&l.href).map(|h| (h, &l.text)))
+        .map(|(h, text)| {
+            format!(r#"<li><a href="{}" rel="noopener noreferrer nofollow">{}</a></li>"#, escape(h), escape(if text.trim().is_empty() { h } else { text }))
+        })
+        .chain(p.images.iter().filter_map(|im| safe_href(&im.src).map(|h| (h, &im.alt))).map(|(h, alt)| {
+            format!(
+                r#"<li class="image"><a href="{}" rel="noopener noreferrer nofollow">图片{}</a></li>"#,
+                escape(h),
+                if alt.trim().is_empty() { String::new() } else { format!("：{}", escape(alt)) }
+            )
+        }))
+        .collect();
+    if !links.is_empty() {
+        let _ = write!(out, r#"<ul class="post-links">{}</ul>"#, links.concat());
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use luntan_core::doc::{Link, Post, Quote};
+
     use super::*;
+
+    fn conversation() -> ThreadDoc {
+        let post = |floor: u32, id: &str, author: &str, text: &str, reply_to: Option<&str>| Post {
+            floor,
+            id: Some(id.into()),
+            author: author.into(),
+            paragraphs: vec![text.into()],
+            reply_to: reply_to.map(Into::into),
+            ..Post::default()
+        };
+        let mut doc = ThreadDoc::new("dz".parse().unwrap(), "2".parse().unwrap(), "7".parse().unwrap(), "20261130".parse().unwrap());
+        doc.posts = vec![
+            post(1, "p1", "甲", "主楼", None),
+            post(2, "p2", "乙", "回甲", Some("p1")),
+            post(3, "p3", "丙", "无关", None),
+            post(4, "p4", "甲", "回乙", Some("p2")),
+            // 5 answers a later post, so stays at the top; 6 answers 5
+            // back and nests under it: a loop in `reply_to` cannot nest.
+            post(5, "p5", "丁", "回六", Some("p6")),
+            post(6, "p6", "戊", "回五", Some("p5")),
+        ];
+        doc.posts[3].quotes = vec![Quote { of: Some("p2".into()), author: Some("乙".into()), paragraphs: vec!["<回甲>".into()] }];
+        doc.posts[0].links =
+            vec![Link { href: "https://weibo.com/1".into(), text: "微博".into() }, Link { href: "javascript:alert(1)".into(), text: "x".into() }];
+        doc.posts[0].author_id = Some("42".into());
+        doc
+    }
+
+    #[test]
+    fn answers_nest_under_the_post_they_answer_and_quotes_stand_apart() {
+        let doc = conversation();
+        assert_eq!(reply_tree(&doc), (vec![0, 2, 4], vec![vec![1], vec![3], vec![], vec![], vec![5], vec![]]));
+        let html = posts_html(&doc, &[], false);
+        // 4 sits inside 2, which sits inside 1; 3 comes after 1 closes.
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} in {html}"));
+        assert!(at(r#"id="floor1""#) < at(r#"id="floor2""#) && at(r#"id="floor2""#) < at(r#"id="floor4""#) && at(r#"id="floor4""#) < at(r#"id="floor3""#));
+        assert_eq!(html.matches(r#"<div class="replies">"#).count(), 3);
+        assert_eq!(html.matches("<article").count(), html.matches("</article>").count());
+        assert!(html.contains(r##"<blockquote class="quote" data-of="p2"><p class="quote-head">引用 <a href="#floor2">乙 的帖子（#2）</a></p><p>&lt;回甲&gt;</p></blockquote>"##), "{html}");
+        assert!(html.contains(r#"href="/author?site=dz&amp;id=42""#) && html.contains(r#"href="/author?name=%E4%B9%99""#));
+        assert!(html.contains(r#"href="https://weibo.com/1""#) && !html.contains("javascript:"));
+        // In floor order nothing nests.
+        let flat = posts_html(&doc, &[], true);
+        assert!(!flat.contains(r#"<div class="replies">"#));
+        let order: Vec<usize> = (1..=6).map(|f| flat.find(&format!(r#"id="floor{f}""#)).unwrap()).collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn links_carry_the_search_and_the_place() {
