@@ -91,8 +91,20 @@ fn download(config: &Config) -> anyhow::Result<()> {
     for r in &reports {
         if let Some(b) = &r.browser {
             println!(
-                "download: {} in the browser: {} DOM states kept, {} dropped as duplicates, {} requests, {} scripts/stylesheets fetched, {} served from cache, {} refused off the forum, {} images/fonts/media blocked, {} long-polls let go, {} browser restarts",
-                r.site, b.states_kept, b.states_dropped, b.requests, b.assets, b.cached, b.refused, b.blocked, b.long_polls, b.restarts
+                "download: {} in the browser: {} DOM states kept, {} dropped as duplicates, {} requests, {} scripts/stylesheets fetched, {} served from cache, {} refused off the forum, {} images/fonts/media blocked, {} long-polls let go, {} websockets opened, {} socket frames sent and {} received, {} browser restarts",
+                r.site,
+                b.states_kept,
+                b.states_dropped,
+                b.requests,
+                b.assets,
+                b.cached,
+                b.refused,
+                b.blocked,
+                b.long_polls,
+                b.sockets,
+                b.frames_sent,
+                b.frames_received,
+                b.restarts
             );
         }
     }

@@ -1,8 +1,9 @@
 //! Browser mode (S4) on the fixture's forum whose thread pages load their
 //! later posts over a WebSocket (`st`, see `luntan_fixture::socket`), with
 //! real Chromium over loopback: a long-poll the server holds open does not
-//! keep a page from settling. The WebSocket tests are ignored: luntan's
-//! Chromium cannot open a page's WebSocket yet (see `browser.rs`).
+//! keep a page from settling; the page's WebSocket, which luntan carries
+//! (see `browser/socket.rs`), brings every post, its frames spaced by the
+//! site's delay like requests.
 
 use std::time::Duration;
 
@@ -59,12 +60,9 @@ fn a_long_poll_the_server_holds_open_does_not_keep_its_page_from_settling() {
     assert!(line.contains(&format!(", {} long-polls let go", held.len())), "{line}");
 }
 
-/// What issue 35 asks for and luntan cannot do yet: with CDP's Fetch domain
-/// on (luntan's request interception), Chromium fails every WebSocket a
-/// page opens (close code 1006) before the server is asked, so these
-/// threads stop at their first five posts.
+/// Issue 35: each thread page scrolled until its last post is in, the
+/// posts after the first five coming over the page's WebSocket.
 #[test]
-#[ignore = "WebSockets fail under Fetch interception (see browser.rs): the posts after the first five never load"]
 fn a_thread_that_loads_by_websocket_is_stored_whole_in_order() {
     let server = server();
     let work = Work::new();
@@ -81,10 +79,8 @@ fn a_thread_that_loads_by_websocket_is_stored_whole_in_order() {
     }
 }
 
-/// What issue 35 asks for next: a frame a page sends is a request, spaced
-/// by the site's delay (fails today: no socket connects, no frame is sent).
+/// Issue 35: a frame a page sends is a request, spaced by the site's delay.
 #[test]
-#[ignore = "WebSockets fail under Fetch interception (see browser.rs): no frame is ever sent"]
 fn frames_a_page_sends_over_its_websocket_wait_for_the_sites_delay_like_requests() {
     let server = server();
     let work = Work::new();
@@ -120,4 +116,34 @@ fn frames_a_page_sends_over_its_websocket_wait_for_the_sites_delay_like_requests
         b.path_and_query,
         show(&log)
     );
+}
+
+/// Regression: luntan answers every document a page loads itself (CDP
+/// `Fetch.fulfillRequest`), and Chromium fails at once (close code 1006)
+/// every WebSocket such a document opens, the server never asked; a thread
+/// that loads its later posts over one was stored with its first five.
+/// Not scrolled at all, the page asks once as its socket opens (the end of
+/// its short list is in view), so each thread holds its next batch too.
+#[test]
+fn a_page_whose_document_luntan_answered_opens_its_websocket_instead_of_failing_at_once() {
+    use luntan_fixture::socket::{BATCH, FIRST};
+    let server = server();
+    let work = Work::new();
+    let path = site_file(&work, &server);
+    common::edit_site_file(&path, |s| s.replace(r#"<scroll items="li.post" max="20"/>"#, ""));
+    let truth = server.socket_truth();
+    work.ok("discover", &["--site", SITE, "--all-boards"]);
+    server.clear_requests();
+    let downloaded = work.ok("download", &["--site", SITE]);
+    work.ok("extract", &[]);
+    let log = server.requests();
+
+    let opened = log.iter().filter(|r| r.path_and_query.starts_with("/st/socket?") && r.status == 101).count();
+    assert_eq!(opened, truth.threads.len(), "a socket per thread page: {:#?}", show(&log));
+    for t in &truth.threads {
+        let doc = common::thread_doc(&work, SITE, &t.thread);
+        assert_eq!(doc.posts.len(), t.posts.len().min(FIRST + BATCH), "{SITE}/{}: the first five and, if more, one answer's", t.thread);
+    }
+    let line = downloaded.lines().find(|l| l.contains("in the browser")).expect("the browser's summary line");
+    assert!(line.contains(&format!(", {opened} websockets opened")), "{line}");
 }

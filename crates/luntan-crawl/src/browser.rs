@@ -48,6 +48,7 @@ use chromiumoxide::cdp::browser_protocol::network::DisableParams as NetworkDisab
 use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use chromiumoxide::cdp::browser_protocol::performance::DisableParams as PerformanceDisableParams;
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
 use chromiumoxide::Page;
 use futures_util::StreamExt as _;
 use luntan_core::site::{Action, BrowserRules};
@@ -56,6 +57,8 @@ use url::Url;
 
 use crate::dupstate::{compare_states, DomNode};
 use crate::fetch::{FetchError, Fetcher, Outcome};
+
+mod socket;
 
 /// The Debian package that provides the browser.
 pub const CHROMIUM_PACKAGE: &str = "chromium";
@@ -104,6 +107,12 @@ pub struct RenderStats {
     /// Long-polls let go: requests held open by the server that luntan
     /// stopped waiting for (see [`Traffic::let_go_long_polls`]).
     pub long_polls: AtomicU64,
+    /// WebSockets opened for pages (each handshake is also one of
+    /// `requests`), the frames the pages sent over them (each a request to
+    /// the forum, spaced by its delay) and the frames they received.
+    pub sockets: AtomicU64,
+    pub frames_sent: AtomicU64,
+    pub frames_received: AtomicU64,
 }
 
 /// A page rendered: its kept states, first to last, as HTML.
@@ -191,6 +200,7 @@ impl Renderer {
         let traffic = Arc::new(Traffic::new(live.alive.clone()));
         *crate::db::lock(&tab.traffic) = Some(traffic.clone());
         let outcome = self.drive(&tab.page, &traffic, url, kind).await;
+        traffic.sockets.close_all();
         // The page stays in its tab until the next page replaces it (a
         // navigation to `about:blank` in between cost as much as drawing a
         // page), parked: whatever it still asks for is refused here, so it
@@ -236,7 +246,13 @@ impl Renderer {
         let events = cdp(url, "listening to requests", page.event_listener::<EventRequestPaused>()).await?;
         let answerer = Answerer { fetcher: self.fetcher.clone(), assets: self.assets.clone(), stats: self.stats.clone() };
         let interceptor = Fetcher::io_runtime().spawn(intercept(events, page.clone(), answerer, traffic.clone()));
-        Ok(Tab { page, traffic, interceptor, browser: Arc::downgrade(live) })
+        // The hook's WebSocket stand-in calls luntan through this binding,
+        // in every document the tab loads (see `socket`).
+        let calls = cdp(url, "listening to sockets", page.event_listener::<EventBindingCalled>()).await?;
+        cdp(url, "adding the socket binding", page.execute(AddBindingParams::new(socket::BINDING))).await?;
+        let host = socket::SocketHost { fetcher: self.fetcher.clone(), stats: self.stats.clone(), answer_within: self.long_poll_after() };
+        let carrier = Fetcher::io_runtime().spawn(socket::carry(calls, page.clone(), host, traffic.clone()));
+        Ok(Tab { page, traffic, interceptor, carrier, browser: Arc::downgrade(live) })
     }
 
     /// Load, settle, then each action; returns the kept states' HTML and the
@@ -263,7 +279,7 @@ impl Renderer {
             return Err(BrowserError::Fetch(e));
         }
         match loaded {
-            Err(_) => return Err(BrowserError::NeverSettled { url: url.clone(), after: rules.timeout, inflight: traffic.inflight.load(Ordering::Relaxed) }),
+            Err(_) => return Err(BrowserError::NeverSettled { url: url.clone(), after: rules.timeout, inflight: traffic.in_flight() }),
             Ok(Err(e)) => return Err(fail(e)),
             Ok(Ok(_)) => {}
         }
@@ -359,7 +375,7 @@ impl Renderer {
             // Quiet is counted from the event too: a click's handler may
             // start its request a moment after the click.
             let quiet = last.max(started).elapsed();
-            let inflight = traffic.inflight.load(Ordering::Relaxed);
+            let inflight = traffic.in_flight();
             let whole = quiet >= self.rules.settle;
             if inflight == 0 && (whole || foreseen) {
                 // A renderer starved of CPU looks quiet while its next
@@ -378,7 +394,7 @@ impl Renderer {
                 let probe = eval::<Vec<i64>>(page, url, "window.__luntan ? window.__luntan.probe() : []").await?;
                 let [pending, due, foreseeable, unchanged] = <[i64; 4]>::try_from(probe.as_slice()).unwrap_or([0; 4]);
                 foreseen &= foreseeable == 1;
-                let untouched = *crate::db::lock(&traffic.last) == last && traffic.inflight.load(Ordering::Relaxed) == 0;
+                let untouched = *crate::db::lock(&traffic.last) == last && traffic.in_flight() == 0;
                 if pending <= 0 && untouched && (whole || (foreseen && due <= 0 && unchanged == 1)) {
                     return Ok(());
                 }
@@ -483,6 +499,8 @@ struct Tab {
     /// with it, and every request it still makes is refused unsent.
     traffic: Arc<Mutex<Option<Arc<Traffic>>>>,
     interceptor: tokio::task::JoinHandle<()>,
+    /// Serves the page's WebSockets (see `socket`).
+    carrier: tokio::task::JoinHandle<()>,
     browser: std::sync::Weak<Live>,
 }
 
@@ -494,6 +512,7 @@ impl Tab {
     async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.page.close()).await;
         self.interceptor.abort();
+        self.carrier.abort();
     }
 }
 
@@ -572,6 +591,8 @@ struct Traffic {
     /// Where the page's XHRs and fetches were answered (scheme, host and
     /// path): a poll asks the same endpoint again once answered.
     answered: Mutex<std::collections::HashSet<String>>,
+    /// The page's WebSockets, and its frames awaiting an answer.
+    sockets: socket::Sockets,
 }
 
 /// An XHR or fetch in flight.
@@ -603,7 +624,20 @@ impl Traffic {
             open: Mutex::default(),
             next: AtomicU64::new(0),
             answered: Mutex::default(),
+            sockets: socket::Sockets::default(),
         }
+    }
+
+    /// Requests in flight, a socket's frames awaiting an answer among them.
+    fn in_flight(&self) -> usize {
+        self.inflight.load(Ordering::Relaxed) + self.sockets.in_flight()
+    }
+
+    /// Something happened without a request starting or ending (a frame
+    /// sent or delivered): quiet starts again, and `settle` looks afresh.
+    fn touch(&self) {
+        *crate::db::lock(&self.last) = Instant::now();
+        self.moved.notify_waiters();
     }
 
     /// An XHR or fetch starts: its number and what tells it to give up.
@@ -648,14 +682,12 @@ impl Traffic {
 
     fn started(&self) {
         self.inflight.fetch_add(1, Ordering::Relaxed);
-        *crate::db::lock(&self.last) = Instant::now();
-        self.moved.notify_waiters();
+        self.touch();
     }
 
     fn ended(&self) {
         self.inflight.fetch_sub(1, Ordering::Relaxed);
-        *crate::db::lock(&self.last) = Instant::now();
-        self.moved.notify_waiters();
+        self.touch();
     }
 }
 

@@ -4,8 +4,10 @@
 // have not handled, the timers and frames due within the site's settle-ms
 // (HORIZON_MS, put in by browser.rs), the observers it has watching, and
 // whether it runs anything whose work cannot be foreseen from here
-// (workers, sockets, short intervals, animations). The page's own behaviour is unchanged: every wrapper calls
-// the original and returns what it returns.
+// (workers, event streams, short intervals, animations); and it stands in
+// for WebSocket, whose traffic luntan carries. The page's own behaviour is
+// unchanged: every wrapper calls the original and returns what it returns,
+// and the WebSocket stand-in keeps the original's API.
 (function () {
   if (window.__luntan) return;
   var horizon = HORIZON_MS;
@@ -90,8 +92,132 @@
     C.prototype.disconnect = function () { count(this, -(watching.get(this) || 0)); return disconnect.apply(this, arguments); };
   });
 
+  // WebSockets, carried by luntan (browser/socket.rs): Chromium cannot open
+  // one from a document luntan answered, and a socket of its own would be
+  // outside the site's politeness. The stand-in has WebSocket's API; each
+  // call is a message to luntan through the `__luntanSocket` binding, and
+  // luntan answers through `L.socket` (below). Counted like requests: the
+  // handshake until its open (or error) is handled, each frame sent until
+  // luntan has sent it (its answer, if one comes, luntan counts itself). An
+  // open socket waiting for news counts for nothing, like a let-go
+  // long-poll. Without the binding (a document not luntan's), the original.
+  var NativeSocket = window.WebSocket, sockets = new Map(), lastSocket = 0;
+  var carry = function (m) { window.__luntanSocket(JSON.stringify(m)); };
+  var carried = function () { return typeof window.__luntanSocket === "function"; };
+  var bytesToBase64 = function (buf) {
+    var b = new Uint8Array(buf), s = "";
+    for (var i = 0; i < b.length; i += 0x8000) s += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+    return btoa(s);
+  };
+  var Socket = function (url, protocols) {
+    if (!(this instanceof Socket)) throw new TypeError("Failed to construct 'WebSocket': Please use the 'new' operator.");
+    if (!carried()) return Reflect.construct(NativeSocket, arguments);
+    var u;
+    try { u = new URL(String(url), location.href); } catch (e) { throw new DOMException("Failed to construct 'WebSocket': The URL '" + url + "' is invalid.", "SyntaxError"); }
+    if (u.protocol === "http:") u.protocol = "ws:"; else if (u.protocol === "https:") u.protocol = "wss:";
+    if (u.protocol !== "ws:" && u.protocol !== "wss:") throw new DOMException("Failed to construct 'WebSocket': The URL's scheme must be either 'http', 'https', 'ws', or 'wss'.", "SyntaxError");
+    if (u.hash) throw new DOMException("Failed to construct 'WebSocket': The URL contains a fragment identifier.", "SyntaxError");
+    // An EventTarget of the page's class: listeners, `once` and
+    // `handleEvent` behave as the browser's own.
+    var target = Reflect.construct(EventTarget, [], new.target || Socket);
+    target._id = ++lastSocket; target._on = {}; target._opening = true; target._unsent = 0; target._chain = null;
+    target.url = u.href; target.readyState = 0; target.protocol = ""; target.extensions = "";
+    target.binaryType = "blob"; target.bufferedAmount = 0;
+    sockets.set(target._id, target);
+    L.pending++;
+    carry({ op: "open", id: target._id, url: target.url, protocols: protocols === undefined ? [] : [].concat(protocols).map(String) });
+    return target;
+  };
+  Socket.prototype = Object.create(EventTarget.prototype, { constructor: { value: Socket, writable: true, configurable: true } });
+  Object.setPrototypeOf(Socket, EventTarget);
+  ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (name, i) {
+    Object.defineProperty(Socket, name, { value: i, enumerable: true });
+    Object.defineProperty(Socket.prototype, name, { value: i, enumerable: true });
+  });
+  ["open", "message", "error", "close"].forEach(function (type) {
+    Object.defineProperty(Socket.prototype, "on" + type, {
+      configurable: true, enumerable: true,
+      get: function () { return (this._on[type] && this._on[type].fn) || null; },
+      set: function (fn) {
+        var was = this._on[type], self = this;
+        if (typeof fn !== "function") { if (was) this.removeEventListener(type, was.call); this._on[type] = null; return; }
+        // A handler set again keeps its place among the listeners.
+        if (was) { was.fn = fn; return; }
+        var h = (this._on[type] = { fn: fn, call: function (e) { return h.fn.call(self, e); } });
+        this.addEventListener(type, h.call);
+      },
+    });
+  });
+  Socket.prototype.send = function (data) {
+    if (this.readyState === 0) throw new DOMException("Failed to execute 'send' on 'WebSocket': Still in CONNECTING state.", "InvalidStateError");
+    if (this.readyState !== 1) return;
+    var self = this, m = { op: "send", id: this._id };
+    var go = function (frame) { if (self.readyState === 1) carry(frame); else { self._unsent--; answered(); } };
+    var size;
+    if (typeof data === "string" || !(data instanceof Blob || data instanceof ArrayBuffer || ArrayBuffer.isView(data))) {
+      m.text = String(data); size = new TextEncoder().encode(m.text).length;
+    } else if (data instanceof Blob) {
+      size = data.size;
+    } else {
+      var view = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+      m.binary = bytesToBase64(view); size = view.length;
+    }
+    this.bufferedAmount += size; m.size = size;
+    this._unsent++; L.pending++;
+    // Frames leave in the order sent; a Blob's bytes are read first.
+    if (data instanceof Blob) {
+      this._chain = (this._chain || Promise.resolve()).then(function () { return data.arrayBuffer(); }).then(function (b) { m.binary = bytesToBase64(b); go(m); });
+    } else if (this._chain) {
+      this._chain = this._chain.then(function () { go(m); });
+    } else {
+      go(m);
+    }
+  };
+  Socket.prototype.close = function (code, reason) {
+    if (code !== undefined && code !== 1000 && !(code >= 3000 && code <= 4999)) {
+      throw new DOMException("Failed to execute 'close' on 'WebSocket': The close code must be either 1000, or between 3000 and 4999. " + code + " is neither.", "InvalidAccessError");
+    }
+    reason = reason === undefined ? "" : String(reason);
+    if (new TextEncoder().encode(reason).length > 123) throw new DOMException("Failed to execute 'close' on 'WebSocket': The close reason must not be greater than 123 UTF-8 bytes.", "SyntaxError");
+    if (this.readyState >= 2) return;
+    this.readyState = 2;
+    carry({ op: "close", id: this._id, code: code === undefined ? 1000 : code, reason: reason });
+  };
+  // luntan's word on socket `id`: "open" (protocol), "sent" (bytes),
+  // "message" (data, whether it is base64 of binary), "error", "close"
+  // (code, reason, clean). Listeners' exceptions are reported, not thrown
+  // back at luntan.
+  L.socket = function (id, what, a, b, c) {
+    var s = sockets.get(id);
+    if (!s) return;
+    if (s._opening) { s._opening = false; answered(); }
+    if (what === "open") {
+      // Closed while it connected: luntan closes it at once.
+      if (s.readyState !== 0) return;
+      s.readyState = 1; s.protocol = a || "";
+      s.dispatchEvent(new Event("open"));
+    } else if (what === "sent") {
+      s.bufferedAmount = Math.max(0, s.bufferedAmount - a); s._unsent--; answered();
+    } else if (what === "message") {
+      var data = a;
+      if (b) {
+        var bin = atob(a), bytes = new Uint8Array(bin.length);
+        for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        data = s.binaryType === "arraybuffer" ? bytes.buffer : new Blob([bytes]);
+      }
+      s.dispatchEvent(new MessageEvent("message", { data: data, origin: new URL(s.url).origin }));
+    } else if (what === "error") {
+      s.dispatchEvent(new Event("error"));
+    } else if (what === "close") {
+      for (; s._unsent > 0; s._unsent--) answered();
+      s.readyState = 3; sockets.delete(id);
+      s.dispatchEvent(new CloseEvent("close", { code: a, reason: b || "", wasClean: !!c }));
+    }
+  };
+  if (typeof NativeSocket === "function") window.WebSocket = Socket;
+
   // Work that runs elsewhere or on the server's time.
-  ["Worker", "SharedWorker", "WebSocket", "EventSource"].forEach(function (name) {
+  ["Worker", "SharedWorker", "EventSource"].forEach(function (name) {
     var C = window[name];
     if (typeof C !== "function") return;
     window[name] = new Proxy(C, { construct: function (t, a, nt) { L.opaque = 1; return Reflect.construct(t, a, nt); } });

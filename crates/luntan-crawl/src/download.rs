@@ -69,6 +69,11 @@ pub struct BrowserReport {
     pub restarts: u64,
     /// Long-polls the server held open that luntan stopped waiting for.
     pub long_polls: u64,
+    /// WebSockets the pages opened, and the frames sent and received over
+    /// them (each frame sent a request to the forum).
+    pub sockets: u64,
+    pub frames_sent: u64,
+    pub frames_received: u64,
 }
 
 impl BrowserReport {
@@ -84,6 +89,9 @@ impl BrowserReport {
             blocked: get(&stats.blocked),
             restarts: get(&stats.restarts),
             long_polls: get(&stats.long_polls),
+            sockets: get(&stats.sockets),
+            frames_sent: get(&stats.frames_sent),
+            frames_received: get(&stats.frames_received),
         }
     }
 }

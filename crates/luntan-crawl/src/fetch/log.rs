@@ -13,8 +13,10 @@ use super::{FetchError, Outcome};
 /// log: `pid`, `site`, `url`, `start_us`/`end_us` (when the gate let it go
 /// and when it was over, microseconds on this process's monotonic clock, so
 /// spacing is exact), `unix_us` (its start on the wall clock, to match the
-/// server's log), `outcome` (the status, or the error) and `bytes` (the
-/// body received, after decompression; 0 for a redirect, a 304 or an error).
+/// server's log), `outcome` (the status, or the error; a WebSocket's
+/// handshake is `101`, each frame a page sends over it `frame sent`) and
+/// `bytes` (the body received, after decompression, or the frame sent; 0
+/// for a redirect, a 304 or an error).
 pub(super) struct RequestLog {
     file: Mutex<std::fs::File>,
     epoch: Instant,
@@ -40,8 +42,6 @@ pub(super) fn request_log() -> Option<&'static RequestLog> {
 
 impl RequestLog {
     pub(super) fn record(&self, site: &str, url: &Url, start: Instant, outcome: &Result<Outcome, FetchError>) {
-        use std::io::Write as _;
-        let us = |t: Instant| t.saturating_duration_since(self.epoch).as_micros() as u64;
         let bytes = match outcome {
             Ok(Outcome::Page(f)) => f.body.len(),
             _ => 0,
@@ -52,6 +52,15 @@ impl RequestLog {
             Ok(Outcome::NotModified) => "304".to_owned(),
             Err(e) => e.to_string(),
         };
+        self.record_line(site, url, start, &outcome, bytes);
+    }
+
+    /// One line, its outcome already words: what [`RequestLog::record`]
+    /// writes for a response, and a WebSocket's handshake (`101`) or frame
+    /// (`frame sent`) for itself.
+    pub(super) fn record_line(&self, site: &str, url: &Url, start: Instant, outcome: &str, bytes: usize) {
+        use std::io::Write as _;
+        let us = |t: Instant| t.saturating_duration_since(self.epoch).as_micros() as u64;
         let line = serde_json::json!({
             "pid": std::process::id(),
             "site": site,

@@ -7,13 +7,15 @@
 //! `delay-ms` bound what the forum sees whatever the stage does. Every
 //! request luntan makes goes through it: the stages' page fetches and, through
 //! a [`Session`] (one cookie jar per forum account), keyword monitoring's
-//! logins and searches.
+//! logins and searches, and the WebSockets a browser page opens (each
+//! frame it sends a request, see [`Fetcher::open_socket`]).
 //!
 //! One job per file: `gate` spaces and bounds requests to the site,
 //! `shared` holds that for every worker of a shared crawl, `robots`
 //! reads robots.txt, `retry` tries transient failures again, `request`
-//! makes one request, `session` keeps an account's cookies and `log`
-//! writes `LUNTAN_REQUEST_LOG`. This file holds [`Fetcher`] and what it
+//! makes one request, `session` keeps an account's cookies, `socket` opens
+//! and feeds a browser page's WebSocket and `log` writes
+//! `LUNTAN_REQUEST_LOG`. This file holds [`Fetcher`] and what it
 //! hands back, and follows redirects.
 
 mod error;
@@ -24,6 +26,7 @@ mod retry;
 mod robots;
 mod session;
 mod shared;
+mod socket;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -39,6 +42,9 @@ pub use error::FetchError;
 use gate::Gate;
 use robots::RobotsRule;
 pub use session::Session;
+pub use socket::{http_twin, OpenSocket, SocketFrames, SocketSender};
+/// A WebSocket frame (browser mode's sockets, see [`Fetcher::open_socket`]).
+pub use tokio_tungstenite::tungstenite::Message;
 
 /// Most redirects followed for one page; a longer chain is a trap.
 pub const MAX_REDIRECTS: usize = 10;
