@@ -17,10 +17,18 @@
 //!   are refused unread; so is anything off the forum's hosts. The page is
 //!   answered with the server's status and headers (its `Date` included:
 //!   scripts count "3小时前" from it), see `response_headers`.
-//! - **WebSockets do not work**: with the Fetch domain on, Chromium fails a
-//!   page's WebSocket at once (close code 1006) without a paused request
-//!   for luntan to see or the server ever being asked; a page that loads
-//!   posts over one shows only what it drew without it.
+//! - **WebSockets are carried by luntan** (see `socket`). Chromium fails at
+//!   once (close code 1006), with no paused request and the server never
+//!   asked, every WebSocket opened by a document that was answered with
+//!   `Fetch.fulfillRequest`, as every page here is. Measured with a bare
+//!   CDP client: with Fetch on and the document continued to the network,
+//!   the socket connects; fulfilled with the same bytes, it fails, Network
+//!   domain on or off, opened at once or 500 ms later. So the hook replaces
+//!   the page's `WebSocket` with a stand-in that calls luntan through a
+//!   binding, and luntan opens the socket through the fetcher: the
+//!   handshake and each frame the page sends are requests held to the gate,
+//!   frames the server sends are handed to the page, and `settle` counts a
+//!   frame sent as in flight until answered (within a bound).
 //! - **Long-polls** (an XHR the server holds open until it has news,
 //!   socket.io's first transport) are let go once recognised, see
 //!   [`Traffic::let_go_long_polls`].

@@ -152,7 +152,9 @@
     if (this.readyState === 0) throw new DOMException("Failed to execute 'send' on 'WebSocket': Still in CONNECTING state.", "InvalidStateError");
     if (this.readyState !== 1) return;
     var self = this, m = { op: "send", id: this._id };
-    var go = function (frame) { if (self.readyState === 1) carry(frame); else { self._unsent--; answered(); } };
+    // A frame whose Blob was read after close() is dropped; the close
+    // event releases its count with the others'.
+    var go = function (frame) { if (self.readyState === 1) carry(frame); };
     var size;
     if (typeof data === "string" || !(data instanceof Blob || data instanceof ArrayBuffer || ArrayBuffer.isView(data))) {
       m.text = String(data); size = new TextEncoder().encode(m.text).length;

@@ -338,3 +338,33 @@ async fn cookies(page: &Page, url: &Url) -> Option<String> {
     let header = got.result.cookies.iter().map(|c| format!("{}={}", c.name, c.value)).collect::<Vec<_>>().join("; ");
     (!header.is_empty()).then_some(header)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_frame_sent_is_in_flight_until_its_socket_answers_or_its_bound_passes() {
+        let s = Sockets::default();
+        let (a, b) = ((1, 1), (1, 2));
+        let bound = Duration::from_secs(2);
+        s.asked(a);
+        assert_eq!(s.in_flight(), 1, "waiting for its turn");
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(s.in_flight(), 1, "its turn, however late, is waited for");
+        s.sent(a, Instant::now() + bound);
+        s.answered(b);
+        assert_eq!(s.in_flight(), 1, "a frame on another socket answers nothing of this one's");
+        s.answered(a);
+        assert_eq!(s.in_flight(), 0);
+        s.asked(a);
+        s.sent(a, Instant::now() + bound);
+        tokio::time::advance(bound).await;
+        assert_eq!(s.in_flight(), 0, "no answer within the bound: no longer waited for");
+        s.asked(b);
+        s.answered(b);
+        assert_eq!(s.in_flight(), 1, "a frame not yet sent is not answered by one that comes meanwhile");
+        s.forget(b);
+        assert_eq!(s.in_flight(), 0, "a socket gone takes its frames with it");
+    }
+}
