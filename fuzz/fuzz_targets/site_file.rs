@@ -35,6 +35,15 @@ fuzz_target!(|data: &[u8]| {
                         assert!(!u.as_str().contains("%7Bboard%7D") && !u.as_str().contains("%7Bthread%7D"), "{u}");
                     }
                 }
+                assert!(json.list.conversation.named().is_empty(), "a list's rows are threads: no reply paths");
+            }
+            // A reply names what it answers by id: an endpoint that reads
+            // replies (`parent`, `children`) reads ids.
+            let posts = site.json.iter().flat_map(|j| [j.thread.as_ref(), j.comments.as_ref()]).flatten().chain(site.comments.as_ref().map(|c| &c.endpoint));
+            for e in posts {
+                if e.conversation.parent.is_some() || e.conversation.children.is_some() {
+                    assert!(e.id.is_some(), "{} reads replies without ids", e.element);
+                }
             }
             // A hybrid site's comment URL is built from whatever key an
             // article page holds, percent-encoded, no placeholder left.

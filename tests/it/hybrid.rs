@@ -22,6 +22,17 @@ fn crawl(work: &Work) {
     work.ok("extract", &[]);
 }
 
+/// The news site crawled once, every article checked against its truth.
+fn crawled() -> (luntan_fixture::BlockingFixture, Work, luntan_fixture::ForumTruth) {
+    let server = server();
+    let work = Work::new();
+    server.write_news_site_file(&work.sites()).unwrap();
+    let truth = server.news_truth();
+    crawl(&work);
+    assert_every_article_matches(&work, &truth);
+    (server, work, truth)
+}
+
 /// Every article of the truth is extracted, with its title, its text as
 /// post 1 and every comment once, in order, each field exactly as served.
 fn assert_every_article_matches(work: &Work, truth: &luntan_fixture::ForumTruth) {
@@ -40,6 +51,38 @@ fn assert_every_article_matches(work: &Work, truth: &luntan_fixture::ForumTruth)
     assert_eq!(rows.len(), truth.threads.len(), "rows the fixture does not have");
 }
 
+/// The comments article `aid`'s API pages hold as items (its top-level
+/// ones; replies come nested inside them).
+fn top_level(server: &luntan_fixture::BlockingFixture, aid: &str) -> usize {
+    server.news_conversation(aid).unwrap().iter().filter(|c| !c.nested).count()
+}
+
+/// The comments pages of article `aid`.
+fn comment_pages(server: &luntan_fixture::BlockingFixture, aid: &str) -> usize {
+    top_level(server, aid).div_ceil(luntan_fixture::news::COMMENTS_PAGE)
+}
+
+/// Every comment of every article is stored as the fixture's conversation
+/// says: its id, the id of the comment it answers, its author's id, its
+/// likes and location, at its floor.
+fn assert_conversations_match(work: &Work, server: &luntan_fixture::BlockingFixture, truth: &luntan_fixture::ForumTruth) {
+    type Seen = (u32, Option<String>, Option<String>, Option<String>, Option<u64>, Option<String>);
+    for t in &truth.threads {
+        let doc = common::thread_doc(work, "news", &t.thread);
+        let got: Vec<Seen> =
+            doc.posts[1..].iter().map(|p| (p.floor, p.id.clone(), p.reply_to.clone(), p.author_id.clone(), p.likes, p.location.clone())).collect();
+        let want: Vec<Seen> = server
+            .news_conversation(&t.thread)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.floor, Some(c.id), c.parent, Some(c.author_id), Some(c.likes), c.location))
+            .collect();
+        assert_eq!(got, want, "news/{}", t.thread);
+        let article = &doc.posts[0];
+        assert_eq!((&article.id, &article.reply_to), (&None, &None), "news/{}: the article is read from HTML", t.thread);
+    }
+}
+
 /// Requests for the comment API, by article key, in the order made.
 fn comment_requests(server: &luntan_fixture::BlockingFixture, from: usize) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -54,16 +97,11 @@ fn comment_requests(server: &luntan_fixture::BlockingFixture, from: usize) -> BT
 
 #[test]
 fn every_article_and_comment_of_the_news_site_is_stored_once_in_order() {
-    let server = server();
-    let work = Work::new();
-    server.write_news_site_file(&work.sites()).unwrap();
-    let truth = server.news_truth();
-    crawl(&work);
-    assert_every_article_matches(&work, &truth);
+    let (server, work, truth) = crawled();
 
     // The fixture has what this is about: comments over several pages, and
     // articles without any.
-    let paged: Vec<&luntan_fixture::ThreadTruth> = truth.threads.iter().filter(|t| t.posts.len() - 1 > luntan_fixture::news::COMMENTS_PAGE).collect();
+    let paged: Vec<&luntan_fixture::ThreadTruth> = truth.threads.iter().filter(|t| comment_pages(&server, &t.thread) > 1).collect();
     assert!(paged.len() >= 2, "articles with more than one comments page");
     assert!(truth.threads.iter().any(|t| t.posts.len() == 1));
     // Each comments page was asked for once, through the crawl's fetcher,
@@ -72,7 +110,7 @@ fn every_article_and_comment_of_the_news_site_is_stored_once_in_order() {
     let layout = work.layout();
     let rows = work.all_rows();
     for t in &paged {
-        let pages = (t.posts.len() - 1).div_ceil(luntan_fixture::news::COMMENTS_PAGE);
+        let pages = comment_pages(&server, &t.thread);
         let want: Vec<String> = (1..=pages).map(|p| format!("key=cms-{}&page={p}", t.thread)).collect();
         assert_eq!(asked.get(&t.thread), Some(&want), "news/{}", t.thread);
         let row = rows.iter().find(|r| r.thread.as_str() == t.thread).unwrap();
@@ -91,11 +129,7 @@ fn every_article_and_comment_of_the_news_site_is_stored_once_in_order() {
 /// head the server sent and the bytes kept.
 #[test]
 fn a_warc_export_holds_each_comments_page_with_the_head_it_came_with() {
-    let server = server();
-    let work = Work::new();
-    server.write_news_site_file(&work.sites()).unwrap();
-    let truth = server.news_truth();
-    crawl(&work);
+    let (server, work, truth) = crawled();
     let out = tempfile::tempdir().unwrap();
     let warc = out.path().join("news.warc");
     work.ok("export", &["-q", "--warc", warc.to_str().unwrap()]);
@@ -109,7 +143,7 @@ fn a_warc_export_holds_each_comments_page_with_the_head_it_came_with() {
             .iter()
             .position(|u| u.ends_with(&format!("/news/article/{}.html", t.thread)))
             .unwrap_or_else(|| panic!("news/{}: no record of the article", t.thread));
-        for p in 1..=(t.posts.len() - 1).div_ceil(luntan_fixture::news::COMMENTS_PAGE) {
+        for p in 1..=comment_pages(&server, &t.thread) {
             let at = uris
                 .iter()
                 .position(|u| u.ends_with(&format!("key=cms-{}&page={p}", t.thread)))
@@ -128,16 +162,11 @@ fn a_warc_export_holds_each_comments_page_with_the_head_it_came_with() {
 
 #[test]
 fn a_comment_added_between_rounds_and_a_new_article_are_picked_up() {
-    let server = server();
-    let work = Work::new();
-    server.write_news_site_file(&work.sites()).unwrap();
-    crawl(&work);
-    let before = server.news_truth();
-    assert_every_article_matches(&work, &before);
+    let (server, work, before) = crawled();
 
     // A comment on an article whose comments filled exactly one page, so
     // the new one starts a second; and a new article in section 2.
-    let full = before.threads.iter().find(|t| t.posts.len() - 1 == luntan_fixture::news::COMMENTS_PAGE).expect("an article with one full page");
+    let full = before.threads.iter().find(|t| top_level(&server, &t.thread) == luntan_fixture::news::COMMENTS_PAGE).expect("an article with one full page");
     assert!(server.add_news_comment(&full.thread));
     let fresh = server.add_news_article("2").unwrap();
     let after = server.news_truth();
@@ -167,12 +196,102 @@ fn a_comment_added_between_rounds_and_a_new_article_are_picked_up() {
     want.sort();
     assert_eq!(articles, want);
     let doc = common::thread_doc(&work, "news", &full.thread);
-    assert_eq!(doc.posts.len(), luntan_fixture::news::COMMENTS_PAGE + 2, "the article, its page of comments, and the new one");
+    assert_eq!(doc.posts.len(), full.posts.len() + 1, "the article, its page of comments, and the new one");
+}
+
+/// Replies the comment API nests inside their comments (and replies to
+/// replies, a level deeper) came out as floors of their own with no sign
+/// of what they answered, and no comment said who wrote it (by id), how
+/// liked it was or where from: each now follows its comment, depth first,
+/// once, answering it (or the reply it names), with its author's id,
+/// likes and location.
+#[test]
+fn nested_replies_come_out_after_their_comment_answering_it_each_once() {
+    let (server, work, truth) = crawled();
+    assert_conversations_match(&work, &server, &truth);
+    // What this is about is in the fixture: nested replies, replies nested
+    // two deep, top-level comments answering earlier ones, locations.
+    let all: Vec<luntan_fixture::news::CommentTruth> = truth.threads.iter().flat_map(|t| server.news_conversation(&t.thread).unwrap()).collect();
+    assert!(all.iter().filter(|c| c.nested).count() >= 10);
+    assert!(all.iter().any(|c| !c.nested && c.parent.is_some()), "a flat reply");
+    let nested_ids: Vec<&str> = all.iter().filter(|c| c.nested).map(|c| c.id.as_str()).collect();
+    assert!(all.iter().any(|c| c.parent.as_deref().is_some_and(|p| nested_ids.contains(&p))), "a reply to a reply");
+    assert!(all.iter().any(|c| c.location.is_some()) && all.iter().any(|c| c.location.is_none()));
+
+    // Export's NDJSON carries the same conversation.
+    let out = tempfile::tempdir().unwrap();
+    let ndjson = out.path().join("news.ndjson");
+    work.ok("export", &["-q", "--ndjson", ndjson.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&ndjson).unwrap();
+    let lines: Vec<luntan_core::doc::ThreadJson> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let busiest = truth.threads.iter().max_by_key(|t| t.posts.len()).unwrap();
+    let line = lines.iter().find(|l| l.thread.as_str() == busiest.thread).expect("the busiest article exported");
+    let conv = server.news_conversation(&busiest.thread).unwrap();
+    let got: Vec<(Option<&str>, Option<&str>, Option<&str>)> =
+        line.posts[1..].iter().map(|p| (p.id.as_deref(), p.reply_to.as_deref(), p.author_id.as_deref())).collect();
+    let want: Vec<(Option<&str>, Option<&str>, Option<&str>)> =
+        conv.iter().map(|c| (Some(c.id.as_str()), c.parent.as_deref(), Some(c.author_id.as_str()))).collect();
+    assert_eq!(got, want);
+}
+
+/// A reply added under an old comment between rounds: the comment count
+/// grows, the next round re-reads the article, and the reply is stored
+/// right after its comment's earlier replies, answering it, with the
+/// floors after it moved on by one.
+#[test]
+fn a_reply_to_an_old_comment_is_stored_under_it_in_a_later_round() {
+    let (server, work, before) = crawled();
+    assert_conversations_match(&work, &server, &before);
+
+    let busy = before.threads.iter().find(|t| comment_pages(&server, &t.thread) > 1).expect("an article with several comments pages");
+    let old = server.news_conversation(&busy.thread).unwrap();
+    assert!(server.add_news_reply(&busy.thread));
+    work.ok("discover", &["--all-boards"]);
+    assert_eq!(work.rows()[&("news".to_string(), busy.thread.clone())].0, ThreadState::Discovered, "the grown count re-queued it");
+    work.ok("download", &[]);
+    work.ok("extract", &[]);
+    let after = server.news_truth();
+    assert_every_article_matches(&work, &after);
+    assert_conversations_match(&work, &server, &after);
+
+    let doc = common::thread_doc(&work, "news", &busy.thread);
+    let at = doc.posts.iter().position(|p| p.id.as_deref().is_some_and(|id| !old.iter().any(|c| c.id == id))).expect("the new reply");
+    assert_eq!(doc.posts[at].reply_to.as_deref(), Some(old[0].id.as_str()), "it answers the oldest comment");
+    let siblings = old.iter().take_while(|c| c.floor == 2 || c.nested).count();
+    assert_eq!(at, 1 + siblings, "after the comment and its earlier replies");
+    assert_eq!(doc.posts.len(), busy.posts.len() + 1);
+}
+
+/// A `<comments>` attribute that is no JSONPath, or a reply path with no
+/// id for replies to name their comment by, stops the site file with one
+/// line naming the file, the line and the attribute, before any request.
+#[test]
+fn a_bad_parent_path_is_one_line_naming_the_file_line_and_attribute() {
+    let server = server();
+    let work = Work::new();
+    let file = server.write_news_site_file(&work.sites()).unwrap();
+    let good = std::fs::read_to_string(&file).unwrap();
+    let line = good.lines().position(|l| l.contains("parent=")).unwrap() + 1;
+    for (from, to, field, says) in
+        [(r#"parent="$.parent""#, r#"parent="$.parent[""#, "parent", "bad JSONPath"), (r#"id="$.id" "#, "", "children", "needs an `id` path")]
+    {
+        assert!(good.contains(from), "{from}");
+        std::fs::write(&file, good.replace(from, to)).unwrap();
+        let from_req = server.requests().len();
+        let out = work.stage("discover", &["--all-boards"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("news.xml")).collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        let want = format!("{}: line {line}: {field}: ", file.display());
+        assert!(lines[0].starts_with(&want) && lines[0].contains(says), "{}\nwant {want}… {says}", lines[0]);
+        assert!(server.requests()[from_req..].iter().all(|r| !r.path_and_query.starts_with("/news/")), "nothing asked of the site");
+    }
 }
 
 /// A round asked every saved article for its comment count, however many
 /// a news site keeps; `<comments recheck="N">` bounds it to the N most
-/// recently active articles (newest comment, else the article's time).
+/// recently active articles (the list's last post, else the article's time).
 #[test]
 fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
     let server = server();
@@ -188,9 +307,11 @@ fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
     let from = server.requests().len();
     let out = work.ok("discover", &["--all-boards"]);
     let asked: Vec<String> = comment_requests(&server, from).into_keys().collect();
-    // The truth's latest time per article: its newest comment, else itself.
-    let mut by_activity: Vec<(&str, &str)> =
-        truth.threads.iter().map(|t| (t.posts.iter().map(|p| p.time.as_str()).max().unwrap(), t.thread.as_str())).collect();
+    // The news lists show no last post, and no stage records an article's
+    // newest comment in its row, so its activity is its own time. (The
+    // newest comment stood for it while comments came in time order; with
+    // replies nested under old comments it no longer does.)
+    let mut by_activity: Vec<(&str, &str)> = truth.threads.iter().map(|t| (t.posts[0].time.as_str(), t.thread.as_str())).collect();
     by_activity.sort();
     let mut want: Vec<String> = by_activity.iter().rev().take(2).map(|(_, t)| t.to_string()).collect();
     want.sort();

@@ -4,10 +4,8 @@
 //! HTML rules read them, then each comment once, in the order the pages
 //! give them, by the `<comments>` JSONPaths.
 
-use std::collections::HashSet;
-
 use luntan_core::ids::ThreadLoc;
-use luntan_core::site::{field_text, HtmlComments};
+use luntan_core::site::HtmlComments;
 use luntan_core::{DataDir, Post, Site};
 
 use crate::error::ExtractError;
@@ -26,23 +24,16 @@ pub fn add_comments(data: &DataDir, site: &Site, rules: &HtmlComments, loc: &Thr
     let e = &rules.endpoint;
     let mut bytes = 0;
     let mut comments: Vec<Post> = Vec::new();
-    let mut seen_ids = HashSet::new();
-    let mut seen_posts = HashSet::new();
+    let mut once = crate::json::Once::default();
     for (k, clock) in clocks.into_iter().enumerate() {
         let path = data.comments_path(loc, k as u32 + 1);
         let raw = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
         bytes += raw.len() as u64;
         let value: serde_json::Value =
             serde_json::from_slice(&raw).map_err(|err| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {err}") })?;
-        for (i, item) in e.items(&value).into_iter().enumerate() {
-            let post = crate::json::post(e, item, clock, site.thread.utc_offset_minutes, &path, i)?;
-            // A comment that slid onto the next page between two fetches
-            // is kept once: by its id when the file names one.
-            let fresh = match e.id.as_ref().and_then(|p| field_text(item, p)) {
-                Some(id) => seen_ids.insert(id),
-                None => seen_posts.insert((post.author.clone(), post.time.clone(), post.paragraphs.clone())),
-            };
-            if fresh {
+        let cx = crate::json::PageCtx { site, clock, offset: site.thread.utc_offset_minutes, path: &path };
+        for post in crate::json::page_posts(e, &value, &cx)? {
+            if once.first_time(e, &post) {
                 comments.push(post);
             }
         }

@@ -203,6 +203,17 @@ impl FixtureServer {
         lock(&self.shared.news).add_comment(aid)
     }
 
+    /// One more reply, nested, under the oldest comment of news article
+    /// `aid`; `false` when it has none.
+    pub fn add_news_reply(&self, aid: &str) -> bool {
+        lock(&self.shared.news).add_reply(aid)
+    }
+
+    /// News article `aid`'s comments as a conversation, in thread order.
+    pub fn news_conversation(&self, aid: &str) -> Option<Vec<crate::news::CommentTruth>> {
+        lock(&self.shared.news).conversation(aid)
+    }
+
     /// A new news article in `section`, with two comments; its id.
     pub fn add_news_article(&self, section: &str) -> Option<String> {
         lock(&self.shared.news).add_article(section)

@@ -391,8 +391,10 @@ pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<
 
 /// The news site's file ([`crate::news`]), a hybrid site: sections,
 /// lists and articles read as HTML, each article's comments from the JSON
-/// API its page script calls, the API's key read off the article page,
-/// and the comment count asked for by later rounds.
+/// API its page script calls (with their authors' ids, likes, locations
+/// and the comments they answer, replies nested inside them), the API's
+/// key read off the article page, and the comment count asked for by
+/// later rounds.
 pub fn news_site_file(base_url: &str) -> String {
     let base = base_url.trim_end_matches('/');
     format!(
@@ -408,9 +410,11 @@ pub fn news_site_file(base_url: &str) -> String {
   </links>
   <list row="li.item" title="a.title"/>
   <thread title="h1.headline" post="article.story" body="div.content" author="span.author" time="time@datetime"/>
+  <!-- five top-level comments a page, each with its replies nested inside it -->
   <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
             items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
-            body="$.content" body-format="text"><![CDATA[api/comments?key={{key}}&page={{page}}]]></comments>
+            body="$.content" body-format="text" author-id="$.uid" parent="$.parent" children="$.replies[*]"
+            likes="$.like_count" location="$.ip_location"><![CDATA[api/comments?key={{key}}&page={{page}}]]></comments>
 </site>
 "##
     )

@@ -12,6 +12,10 @@
 //!           body="$.content" body-format="text"><![CDATA[api/comments?key={key}&page={page}]]></comments>
 //! ```
 //!
+//! The conversation attributes of a post endpoint (`author-id`,
+//! `author-url`, `parent`, `children`, `likes`, `replies`, `location`,
+//! `edited`: [`super::json::Conversation`]) read the same here.
+//!
 //! `{thread}` in the URL is the thread id from the article's URL; `{key}`
 //! is read off the article's first page, by `key` (a CSS selector, with
 //! `@attr` for an attribute) or `key-pattern` (a regular expression over
@@ -137,6 +141,22 @@ pub(super) struct RawComments {
     body_format: Option<String>,
     #[serde(rename = "@floor")]
     floor: Option<String>,
+    #[serde(rename = "@replies")]
+    replies: Option<String>,
+    #[serde(rename = "@author-id")]
+    author_id: Option<String>,
+    #[serde(rename = "@author-url")]
+    author_url: Option<String>,
+    #[serde(rename = "@parent")]
+    parent: Option<String>,
+    #[serde(rename = "@children")]
+    children: Option<String>,
+    #[serde(rename = "@likes")]
+    likes: Option<String>,
+    #[serde(rename = "@location")]
+    location: Option<String>,
+    #[serde(rename = "@edited")]
+    edited: Option<String>,
     #[serde(rename = "$text")]
     url: String,
 }
@@ -206,7 +226,14 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
         body: raw.body.clone(),
         body_format: raw.body_format.clone(),
         floor: raw.floor.clone(),
-        replies: None,
+        replies: raw.replies.clone(),
+        author_id: raw.author_id.clone(),
+        author_url: raw.author_url.clone(),
+        parent: raw.parent.clone(),
+        children: raw.children.clone(),
+        likes: raw.likes.clone(),
+        location: raw.location.clone(),
+        edited: raw.edited.clone(),
         url: template.replace("{key}", STAND_IN),
     };
     let id_placeholder = if has_thread { "{thread}" } else { STAND_IN };
@@ -349,6 +376,19 @@ mod tests {
         assert!(e.field == "key-pattern" && e.message.contains("bad regular expression"), "{e}");
         let e = err(r##"key="#comments@data-thread-key""##, r##"key="#comments@data-thread-key" key-pattern="(x)""##);
         assert!(e.message.contains("not both"), "{e}");
+    }
+
+    #[test]
+    fn conversation_paths_compile_in_comments_and_a_bad_one_names_its_line() {
+        let s = parse(&NEWS.replace(r#"body="$.content""#, r#"body="$.content" parent="$.parent" children="$.replies[*]" author-id="$.uid" replies="$.n""#))
+            .unwrap();
+        let e = &s.comments.unwrap().endpoint;
+        assert_eq!(e.conversation.named(), ["author-id", "parent", "children"]);
+        assert!(e.replies.is_some());
+        let e = err(r#"body="$.content""#, r#"body="$.content" parent="$.parent[""#);
+        assert!(e.to_string().starts_with("data/sites/x.xml: line 11: parent: bad JSONPath"), "{e}");
+        let e = err(r#"id="$.id" "#, r#"children="$.replies[*]" "#);
+        assert!(e.field == "children" && e.message.contains("`id` path"), "{e}");
     }
 
     #[test]

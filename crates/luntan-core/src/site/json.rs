@@ -5,7 +5,10 @@
 //! and a comments endpoint, each a URL template with its paging, and the
 //! JSONPath (RFC 9535, `serde_json_path`) of every field. A board is a list
 //! (for a microblog: a user), a post with its comments is a thread, so the
-//! state machine and the page tree stay as they are.
+//! state machine and the page tree stay as they are. A post endpoint's
+//! [`Conversation`] paths say who wrote each item (by id), what it answers
+//! (`parent`) and which replies it carries nested (`children`), for the
+//! thread XML's version 2.
 //!
 //! ```xml
 //! <json time-zone="+08:00">
@@ -15,7 +18,8 @@
 //!   <thread items="$.data" author="$.user.screen_name" time="$.created_at" body="$.text"
 //!           body-format="html"><![CDATA[api/show?id={thread}]]></thread>
 //!   <comments paging="cursor" next="$.data.max_id" items="$.data.comments[*]" author="$.user.screen_name"
-//!             time="$.created_at" body="$.text" body-format="html"><![CDATA[api/comments?id={thread}&max_id={cursor}]]></comments>
+//!             time="$.created_at" body="$.text" body-format="html" id="$.id" author-id="$.user.id"
+//!             children="$.comments[*]" likes="$.like_count"><![CDATA[api/comments?id={thread}&max_id={cursor}]]></comments>
 //!   <users max="40" depth="2" followers="1" activity="0.5">
 //!     <found id="$.id" followers="$.followers_count" activity="$.statuses_count">$..user</found>
 //!     <link><![CDATA[/u/{board}]]></link>
@@ -89,9 +93,37 @@ pub struct Endpoint {
     pub body: Option<JsonPath>,
     pub body_format: BodyFormat,
     pub floor: Option<JsonPath>,
+    /// A count of replies: on a list, the thread's (which later rounds
+    /// compare to notice new comments); on a post endpoint, the post's.
     pub replies: Option<JsonPath>,
+    /// The post's conversation (thread XML version 2); none on a list.
+    pub conversation: Conversation,
     /// The element these rules came from, for messages (`json/comments`).
     pub element: &'static str,
+}
+
+/// Where a post endpoint's items say who wrote them, what they answer and
+/// how they were received; each path is read inside one item, and each is
+/// optional.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// The author's id on the forum (a uid).
+    pub author_id: Option<JsonPath>,
+    /// The author's profile page, joined to the site's home when relative.
+    pub author_url: Option<JsonPath>,
+    /// The id of the item this one answers (`parent`, `to_pid`); `0`, `""`
+    /// and `null` answer no one.
+    pub parent: Option<JsonPath>,
+    /// The item's replies nested inside it (`$.replies[*]`), items of the
+    /// same shape, which may hold replies of their own: each comes right
+    /// after the item it is inside, depth first, answering it unless its
+    /// own `parent` says otherwise.
+    pub children: Option<JsonPath>,
+    pub likes: Option<JsonPath>,
+    /// The location label (`ip_location`), as the forum gives it.
+    pub location: Option<JsonPath>,
+    /// When the item was last edited, read as `time` is.
+    pub edited: Option<JsonPath>,
 }
 
 /// Which users join the crawl and in what order (S4's user discovery).
@@ -188,6 +220,26 @@ pub fn field_text(item: &serde_json::Value, path: &JsonPath) -> Option<String> {
     }
 }
 
+/// The first value `path` finds in `item` as a count: a whole number, or
+/// text as forums show counts (`"1,024"`, `"1.2万"`, `"3k"`); `None` for
+/// anything else, negative numbers included.
+pub fn field_count(item: &serde_json::Value, path: &JsonPath) -> Option<u64> {
+    let text = field_text(item, path)?;
+    let t = text.trim().replace(',', "");
+    let (digits, scale) = match t.char_indices().last()? {
+        (i, '万' | 'w' | 'W') => (&t[..i], 10_000.0),
+        (i, '千' | 'k' | 'K') => (&t[..i], 1_000.0),
+        _ => (t.as_str(), 1.0),
+    };
+    if let Ok(n) = digits.parse::<u64>() {
+        return n.checked_mul(scale as u64);
+    }
+    let f: f64 = digits.trim().parse().ok()?;
+    // Counts are whole and at most what a u64 holds; NaN and "inf" are not counts.
+    let n = (f * scale).round();
+    (n.is_finite() && n >= 0.0 && n < u64::MAX as f64).then_some(n as u64)
+}
+
 /// A time field as the forum's local wall-clock time (`YYYY-MM-DDTHH:MM:SS`):
 /// a number (or a string of digits) is Unix time, in milliseconds when it
 /// is too large for seconds; text is read by [`crate::dates::Clock::read`]
@@ -224,6 +276,9 @@ pub(super) fn json(ctx: &Ctx, raw: &RawJson, home: &Url) -> Result<JsonRules, Si
     let list = endpoint(ctx, "json/list", &raw.list, home, "{board}")?;
     if list.id.is_none() {
         return Err(ctx.err("json/list", "needs an `id` path: rows are known by their thread id"));
+    }
+    if let Some(attr) = list.conversation.named().first() {
+        return Err(ctx.err(&format!("json/list@{attr}"), "a list's rows are threads, not posts: give it on <thread> or <comments>"));
     }
     let thread = raw.thread.as_ref().map(|t| endpoint(ctx, "json/thread", t, home, "{thread}")).transpose()?;
     let comments = raw.comments.as_ref().map(|t| endpoint(ctx, "json/comments", t, home, "{thread}")).transpose()?;
@@ -343,8 +398,46 @@ pub(super) fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home
         body_format,
         floor: opt_path(ctx, &at("floor"), &raw.floor)?,
         replies: opt_path(ctx, &at("replies"), &raw.replies)?,
+        conversation: conversation(ctx, element, raw)?,
         element,
     })
+}
+
+fn conversation(ctx: &Ctx, element: &str, raw: &RawEndpoint) -> Result<Conversation, SiteError> {
+    let at = |attr: &str| format!("{element}@{attr}");
+    let c = Conversation {
+        author_id: opt_path(ctx, &at("author-id"), &raw.author_id)?,
+        author_url: opt_path(ctx, &at("author-url"), &raw.author_url)?,
+        parent: opt_path(ctx, &at("parent"), &raw.parent)?,
+        children: opt_path(ctx, &at("children"), &raw.children)?,
+        likes: opt_path(ctx, &at("likes"), &raw.likes)?,
+        location: opt_path(ctx, &at("location"), &raw.location)?,
+        edited: opt_path(ctx, &at("edited"), &raw.edited)?,
+    };
+    // A reply names what it answers by id: without the items' own ids
+    // `reply-to` would point at nothing in the thread.
+    for (attr, given) in [("children", c.children.is_some()), ("parent", c.parent.is_some())] {
+        if given && raw.id.is_none() {
+            return Err(ctx.err(&at(attr), "needs an `id` path too: a reply names the comment it answers by its id"));
+        }
+    }
+    Ok(c)
+}
+
+impl Conversation {
+    /// The attributes given, as the site file names them.
+    pub fn named(&self) -> Vec<&'static str> {
+        let all = [
+            ("author-id", &self.author_id),
+            ("author-url", &self.author_url),
+            ("parent", &self.parent),
+            ("children", &self.children),
+            ("likes", &self.likes),
+            ("location", &self.location),
+            ("edited", &self.edited),
+        ];
+        all.into_iter().filter(|(_, p)| p.is_some()).map(|(n, _)| n).collect()
+    }
 }
 
 /// The first of luntan's placeholders in `template` that an endpoint with
@@ -558,6 +651,56 @@ mod tests {
         assert_eq!(t(serde_json::json!("昨天 12:30")).as_deref(), Some("2024-11-30T12:30:00"));
         assert_eq!(t(serde_json::json!(null)), None);
         assert_eq!(t(serde_json::json!("很久以前")), None);
+    }
+
+    #[test]
+    fn conversation_paths_compile_on_post_endpoints() {
+        let with = MICROBLOG.replace(
+            r#"<comments paging="page""#,
+            r#"<comments id="$.id" author-id="$.user.id" author-url="$.user.profile_url" parent="$.reply_id" children="$.comments[*]"
+              likes="$.like_count" replies="$.total_number" location="$.source" edited="$.edit_at" paging="page""#,
+        );
+        let s = parse(&with).unwrap();
+        let c = s.json.as_ref().unwrap().comments.as_ref().unwrap();
+        assert_eq!(c.conversation.named(), ["author-id", "author-url", "parent", "children", "likes", "location", "edited"]);
+        assert!(c.replies.is_some());
+        assert!(s.json.as_ref().unwrap().thread.as_ref().unwrap().conversation.named().is_empty());
+    }
+
+    #[test]
+    fn a_reply_path_without_an_id_or_on_a_list_is_refused() {
+        for attr in ["parent", "children"] {
+            let e = parse(&MICROBLOG.replace(r#"<comments paging="page""#, &format!(r#"<comments {attr}="$.x" paging="page""#))).unwrap_err();
+            assert_eq!((e.field.as_str(), e.line), (attr, 11), "{e}");
+            assert!(e.message.contains("`id` path"), "{e}");
+        }
+        let e = parse(&MICROBLOG.replace(r#"<comments paging="page""#, r#"<comments id="$.id" parent="$.x[" paging="page""#)).unwrap_err();
+        assert!(e.to_string().starts_with("data/sites/x.xml: line 11: parent: bad JSONPath"), "{e}");
+        let e = parse(&MICROBLOG.replace(r#"replies="$.comments_count""#, r#"replies="$.comments_count" likes="$.attitudes""#)).unwrap_err();
+        assert_eq!((e.field.as_str(), e.line), ("likes", 8), "{e}");
+        assert!(e.message.contains("threads, not posts"), "{e}");
+    }
+
+    #[test]
+    fn counts_in_every_shape() {
+        let path = JsonPath::parse("$.n").unwrap();
+        let n = |v: serde_json::Value| field_count(&serde_json::json!({ "n": v }), &path);
+        assert_eq!(n(serde_json::json!(12)), Some(12));
+        assert_eq!(n(serde_json::json!("1,024")), Some(1024));
+        assert_eq!(n(serde_json::json!("1.2万")), Some(12_000));
+        assert_eq!(n(serde_json::json!("3k")), Some(3000));
+        assert_eq!(n(serde_json::json!(7.0)), Some(7));
+        for no in [
+            serde_json::json!(-1),
+            serde_json::json!("很多"),
+            serde_json::json!("NaN"),
+            serde_json::json!("inf"),
+            serde_json::json!(null),
+            serde_json::json!(""),
+        ] {
+            assert_eq!(n(no.clone()), None, "{no}");
+        }
+        assert_eq!(n(serde_json::json!("18446744073709551615万")), None, "too large is no count");
     }
 
     #[test]

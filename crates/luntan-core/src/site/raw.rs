@@ -265,6 +265,20 @@ pub(super) struct RawEndpoint {
     pub(super) floor: Option<String>,
     #[serde(rename = "@replies")]
     pub(super) replies: Option<String>,
+    #[serde(rename = "@author-id")]
+    pub(super) author_id: Option<String>,
+    #[serde(rename = "@author-url")]
+    pub(super) author_url: Option<String>,
+    #[serde(rename = "@parent")]
+    pub(super) parent: Option<String>,
+    #[serde(rename = "@children")]
+    pub(super) children: Option<String>,
+    #[serde(rename = "@likes")]
+    pub(super) likes: Option<String>,
+    #[serde(rename = "@location")]
+    pub(super) location: Option<String>,
+    #[serde(rename = "@edited")]
+    pub(super) edited: Option<String>,
     #[serde(rename = "$text")]
     pub(super) url: String,
 }
