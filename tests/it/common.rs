@@ -429,7 +429,11 @@ pub fn list_requests(sites: &[luntan_core::Site], base_url: &str, log: &[luntan_
 }
 
 /// Asserts that the thread XML at `path` holds exactly the fixture's posts
-/// (floor, author, time, text after folding), in order; returns it.
+/// (floor, author, time, text after folding), in order, and every field of
+/// version 2 as the truth has it, absent where the truth has none (post and
+/// author ids, the author's page, what a post answers and quotes, edit
+/// times, links, pictures, likes, locations; the board's name and the
+/// thread's counts); returns it.
 pub fn assert_xml_matches_truth(path: &Path, t: &luntan_fixture::ThreadTruth) -> luntan_core::ThreadDoc {
     let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc = luntan_core::ThreadDoc::from_xml(&xml).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -444,8 +448,44 @@ pub fn assert_xml_matches_truth(path: &Path, t: &luntan_fixture::ThreadTruth) ->
         assert_eq!(got.author, want.author, "{at}");
         assert_eq!(got.time.as_deref(), Some(want.time.as_str()), "{at}");
         assert_eq!(fold(&got.text()), fold(&want.text), "{at}");
+        assert_post_v2_matches(&doc.url, got, want, &at);
     }
+    let at = path.display();
+    assert_eq!(doc.board_name, t.board_name, "{at} board name");
+    assert_eq!((doc.replies, doc.views), (t.shown_replies, t.views), "{at} replies and views");
     doc
+}
+
+/// `d` as a version-1 reader takes it: every field version 2 added left
+/// out (what a site file without version 2's attributes gives).
+pub fn v1_view(d: &luntan_core::ThreadDoc) -> luntan_core::ThreadDoc {
+    let posts = d
+        .posts
+        .iter()
+        .map(|p| luntan_core::Post { floor: p.floor, author: p.author.clone(), time: p.time.clone(), paragraphs: p.paragraphs.clone(), ..Default::default() })
+        .collect();
+    luntan_core::ThreadDoc { posts, board_name: None, replies: None, views: None, ..d.clone() }
+}
+
+/// A post's version 2 fields against the truth's; URLs the truth gives
+/// from the server root are on the server `url` (the thread's) names.
+fn assert_post_v2_matches(url: &str, got: &luntan_core::Post, want: &luntan_fixture::PostTruth, at: &str) {
+    let root = url::Url::parse(url).unwrap_or_else(|e| panic!("{at}: url {url}: {e}"));
+    let on_server = |u: &str| if u.starts_with('/') { root.join(u).unwrap().to_string() } else { u.to_owned() };
+    assert_eq!((&got.id, &got.author_id), (&want.id, &want.author_id), "{at} post and author id");
+    assert_eq!(got.author_url, want.author_path.as_deref().map(on_server), "{at} author's page");
+    assert_eq!(got.reply_to, want.reply_to, "{at} reply to");
+    let quotes: Vec<_> = got.quotes.iter().map(|q| (q.of.clone(), q.author.clone(), fold(&q.paragraphs.join("\n")))).collect();
+    let want_quotes: Vec<_> = want.quotes.iter().map(|q| (q.of.clone(), q.author.clone(), fold(&q.text))).collect();
+    assert_eq!(quotes, want_quotes, "{at} quotes");
+    assert_eq!(got.edited, want.edited, "{at} edited");
+    let links: Vec<_> = got.links.iter().map(|l| (l.href.clone(), fold(&l.text))).collect();
+    let want_links: Vec<_> = want.links.iter().map(|l| (on_server(&l.href), fold(&l.text))).collect();
+    assert_eq!(links, want_links, "{at} links");
+    let images: Vec<_> = got.images.iter().map(|i| (i.src.clone(), i.alt.clone())).collect();
+    let want_images: Vec<_> = want.images.iter().map(|i| (on_server(&i.src), i.alt.clone())).collect();
+    assert_eq!(images, want_images, "{at} images");
+    assert_eq!((got.likes, &got.location), (want.likes, &want.location), "{at} likes and location");
 }
 
 /// Asserts that every fixture thread has its row, a live one in `live`, a

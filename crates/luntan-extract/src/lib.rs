@@ -50,6 +50,7 @@
 //! assert_eq!(page.posts[0].paragraphs, ["朱镕基", "第二段"]);
 //! ```
 
+mod conversation;
 mod dom;
 mod error;
 pub mod hybrid;
@@ -64,6 +65,6 @@ pub mod template;
 mod text;
 
 pub use error::ExtractError;
-pub use page::{PageExtract, PageReport, RawPage, ThreadExtract};
+pub use page::{PageExtract, PageReport, RawPage, ThreadExtract, ThreadFacts};
 pub use parse::{extract_thread, parse_page};
 pub use stage::{run, ExtractConfig, ExtractSummary};

@@ -18,6 +18,27 @@ pub struct PageExtract {
     /// `post="auto"` found floor labels on the page, else the 1-based
     /// position on the page.
     pub posts: Vec<Post>,
+    /// What the page shows of the thread besides its title, by the site
+    /// file's `board-name`, `thread-replies` and `thread-views`.
+    pub facts: ThreadFacts,
+    /// The page's `<base href>` as written, when the site file reads URLs
+    /// (`author-url`, `links`, `images`): what they are relative to.
+    pub base: Option<String>,
+}
+
+/// A thread's board name and counts, as a page shows them (version 2).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThreadFacts {
+    pub board_name: Option<String>,
+    pub replies: Option<u64>,
+    pub views: Option<u64>,
+}
+
+impl ThreadFacts {
+    /// Each fact from `self`, else from `later` (a later page's).
+    pub fn or(self, later: ThreadFacts) -> ThreadFacts {
+        ThreadFacts { board_name: self.board_name.or(later.board_name), replies: self.replies.or(later.replies), views: self.views.or(later.views) }
+    }
 }
 
 /// One saved page: its file (for messages) and its raw bytes.
@@ -59,6 +80,21 @@ pub fn title_of(post: &Post) -> String {
 /// gave. HTML and JSON threads end in the same shape, so index and search
 /// cannot tell them apart.
 pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: SaveDate, encoding: String, pages: u32, posts: Vec<Post>) -> ThreadDoc {
+    thread_doc_with(site, row, title, saved, encoding, pages, posts, ThreadFacts::default())
+}
+
+/// [`thread_doc`] with what the pages showed of the thread.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn thread_doc_with(
+    site: &Site,
+    row: &ThreadRow,
+    title: String,
+    saved: SaveDate,
+    encoding: String,
+    pages: u32,
+    posts: Vec<Post>,
+    facts: ThreadFacts,
+) -> ThreadDoc {
     ThreadDoc {
         site: row.site.clone(),
         board: row.board.clone(),
@@ -71,8 +107,8 @@ pub(crate) fn thread_doc(site: &Site, row: &ThreadRow, title: String, saved: Sav
         encoding,
         pages,
         posts,
-        board_name: None,
-        replies: None,
-        views: None,
+        board_name: facts.board_name,
+        replies: facts.replies,
+        views: facts.views,
     }
 }

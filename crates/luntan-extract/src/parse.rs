@@ -18,14 +18,15 @@ use luntan_core::{Post, Site};
 use luntan_text::encoding::detect_and_decode;
 use scraper::{ElementRef, Html};
 
+use crate::conversation::{self, Scope};
 use crate::dom::{body_in, page_title};
 use crate::error::ExtractError;
-use crate::page::{thread_doc, title_of};
+use crate::page::{thread_doc_with, title_of};
 use crate::text::{fold_line, paragraphs_without, time_at, value_of};
 
 // The page types and text helpers were first defined here; callers still
 // name them by this module.
-pub use crate::page::{PageExtract, PageReport, RawPage, ThreadExtract};
+pub use crate::page::{PageExtract, PageReport, RawPage, ThreadExtract, ThreadFacts};
 pub use crate::text::{floor_number, line_text, paragraphs, time_of};
 
 /// Parses one decoded page with `site.thread`.
@@ -71,7 +72,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
     let rules = &site.thread;
     let title = page_title(&doc, rules);
     if rules.auto_posts {
-        return PageExtract { title, posts: crate::template::auto_posts(&doc, rules, now, None).posts };
+        return PageExtract { title, posts: crate::template::auto_posts(&doc, rules, now, None).posts, ..PageExtract::default() };
     }
 
     let posts = match &rules.post {
@@ -80,7 +81,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             .filter_map(|p| {
                 let body = body_in(rules, p)?;
                 let first = |sel: &Option<Pick>| sel.as_ref().and_then(|s| p.select(s).next());
-                Some((body, first(&rules.author), first(&rules.time), first(&rules.floor)))
+                Some((body, first(&rules.author), first(&rules.time), first(&rules.floor), Some(p)))
             })
             .collect::<Vec<_>>(),
         None => {
@@ -92,41 +93,65 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             };
             let all = |sel: &Option<Pick>| -> Vec<ElementRef> { sel.as_ref().map(|s| doc.select(s).collect()).unwrap_or_default() };
             let (authors, times, floors) = (all(&rules.author), all(&rules.time), all(&rules.floor));
-            bodies.into_iter().enumerate().map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied())).collect()
+            bodies.into_iter().enumerate().map(|(i, b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied(), None)).collect()
         }
     };
 
     let clock = Clock::new(rules.utc_offset_minutes, now);
+    let c = &rules.conversation;
     let posts = posts
         .into_iter()
         .enumerate()
-        .map(|(i, (body, author, time, floor))| {
-            let (paragraphs, quotes) = body_text(body, rules);
-            Post {
+        .map(|(i, (body, author, time, floor, element))| {
+            let text = body_text(body, rules);
+            let mut post = Post {
                 floor: match &rules.floor {
                     Some(pick) => floor.and_then(|f| floor_number(&value_of(f, pick))).unwrap_or(0),
                     None => i as u32 + 1,
                 },
                 author: author.zip(rules.author.as_ref()).map(|(a, pick)| value_of(a, pick)).unwrap_or_default(),
                 time: time.zip(rules.time.as_ref()).and_then(|(t, pick)| time_at(t, pick, clock)),
-                paragraphs,
+                paragraphs: text.paragraphs,
                 // A reply that quotes a post it links to answers that post.
-                reply_to: quotes.iter().find_map(|q| q.of.clone()),
-                quotes,
+                reply_to: text.quotes.iter().find_map(|q| q.of.clone()),
+                quotes: text.quotes,
+                links: text.links,
+                images: text.images,
                 ..Post::default()
+            };
+            if !c.is_empty() {
+                let scope = element.map_or(Scope::Page(&doc, i), Scope::Post);
+                conversation::read_post(&mut post, scope, c, clock);
             }
+            post
         })
         .collect();
-    PageExtract { title, posts }
+    let reads_urls = c.author_url.is_some() || c.links.is_some() || c.images.is_some();
+    PageExtract { title, posts, facts: conversation::read_thread(&doc, c), base: reads_urls.then(|| conversation::base_href(&doc)).flatten() }
 }
 
-/// A body's own paragraphs (without `strip` and without quotes) and its
-/// quotes (without `strip` and without their head), by `rules.quote`.
-pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> (Vec<String>, Vec<Quote>) {
-    let Some(q) = &rules.quote else { return (paragraphs(body, rules.strip.as_ref()), Vec::new()) };
+/// What a post body says, by the site file's rules.
+pub(crate) struct BodyText {
+    /// The body's own paragraphs: without `strip` and without quotes.
+    pub(crate) paragraphs: Vec<String>,
+    /// Its quotes, without `strip` and without their head (`rules.quote`).
+    pub(crate) quotes: Vec<Quote>,
+    /// Links and pictures in its own text (`links`, `images`), URLs as written.
+    pub(crate) links: Vec<luntan_core::doc::Link>,
+    pub(crate) images: Vec<luntan_core::doc::Image>,
+}
+
+/// A body's text, quotes, links and pictures (see [`BodyText`]).
+pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> BodyText {
+    let c = &rules.conversation;
+    let Some(q) = &rules.quote else {
+        let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &HashSet::new());
+        return BodyText { paragraphs: paragraphs(body, rules.strip.as_ref()), quotes: Vec::new(), links, images };
+    };
     let found = outermost(body.select(&q.select).filter(|e| e.id() != body.id()));
     let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).collect();
     let own = paragraphs_without(body, rules.strip.as_ref(), &quoted);
+    let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &quoted);
     let quotes = found
         .into_iter()
         .map(|e| {
@@ -140,7 +165,7 @@ pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> (Vec<String>, 
         })
         .filter(|q| !q.paragraphs.is_empty() || q.of.is_some())
         .collect();
-    (own, quotes)
+    BodyText { paragraphs: own, quotes, links, images }
 }
 
 /// Drops matches nested in an earlier match: a quoted post that reuses the
@@ -201,6 +226,7 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         }
     };
     let mut title: Option<String> = None;
+    let mut facts = ThreadFacts::default();
     let mut posts: Vec<Post> = Vec::new();
     // Browser mode's pages are the states of one page: merged by post
     // identity ([`crate::states`]), not concatenated.
@@ -209,6 +235,8 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         if title.is_none() {
             title = got.title.take();
         }
+        facts = facts.or(std::mem::take(&mut got.facts));
+        conversation::resolve(&mut got.posts, &row.url, got.base.as_deref());
         if by_floor {
             // A post that shows no floor follows the one before it.
             let mut prev = posts.last().map_or(0, |p| p.floor);
@@ -263,7 +291,7 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
         true => title_of(&posts[0]),
         false => title.or_else(|| row.title.as_deref().map(fold_line)).unwrap_or_default(),
     };
-    let doc = thread_doc(site, row, title, saved, names.join(","), pages.len() as u32, posts);
+    let doc = thread_doc_with(site, row, title, saved, names.join(","), pages.len() as u32, posts, facts);
     Ok(ThreadExtract { doc, pages: reports })
 }
 
@@ -360,6 +388,69 @@ pub(crate) mod tests {
             crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Quotes)
         );
         assert_eq!(parse_page(&s, &discuz_reply_quoting()), parse_page_dom(&s, &discuz_reply_quoting(), None));
+    }
+
+    /// Version 2's fields on a Discuz! X page: ids from the post element
+    /// itself and the author's link, the edit note a strip= keeps out of
+    /// the text, a location line, links and pictures of the reply's own
+    /// text (the quote's link and the smiley are neither), the breadcrumb.
+    const CONVERSATION: &str = r##" post-id="div[id^=post_]@id" post-id-pattern="^post_(\d+)$" author-id="a.xw1@href" author-id-pattern="space-uid-(\d+)"
+        author-url="a.xw1@href" edited="i.pstatus" edited-pattern="于 (.+?) 编辑" location="span.iploc" location-pattern="IP属地[：:]\s*(\S+)"
+        links="a[href]" images="img:not([smilieid])" board-name="#pt a.board" thread-views="span.views""##;
+
+    fn discuz_conversation_page() -> String {
+        discuz_reply_quoting()
+            .replace("</title>", "</title><base href=\"/dz/\">")
+            .replace("<div id=\"postlist\">", "<div id=\"pt\"><a href=\"forum.php\">首页</a><a class=\"board\" href=\"forum-2-1.html\">考研交流</a></div><span class=\"views\">1,204</span><div id=\"postlist\">")
+            .replace("<em id=\"authorposton12\">", "<span class=\"iploc\">IP属地：广东</span><em id=\"authorposton12\">")
+            .replace(
+                "第二句",
+                "第二句 <a href=\"http://example.org/a\" target=\"_blank\">看这里</a><img src=\"data/attachment/a.jpg\" alt=\"图一\">\
+                 <img src=\"static/image/smiley/default/smile.gif\" smilieid=\"1\" alt=\"\"><script>document.write('<a href=x>')</script>",
+            )
+    }
+
+    #[test]
+    fn conversation_fields_come_from_the_post_its_own_text_and_the_page() {
+        let s = site(&DISCUZ_QUOTE_RULES.replace("/>", &format!("{CONVERSATION}/>")));
+        let got = parse_page(&s, &discuz_conversation_page());
+        let (first, reply) = (&got.posts[0], &got.posts[1]);
+        assert_eq!((first.id.as_deref(), first.author_id.as_deref(), first.edited.as_deref(), first.location.as_deref()), (Some("11"), Some("11"), None, None));
+        assert!(first.links.is_empty() && first.images.is_empty());
+        assert_eq!((reply.id.as_deref(), reply.author_id.as_deref(), reply.author_url.as_deref()), (Some("12"), Some("12"), Some("space-uid-12")));
+        assert_eq!((reply.edited.as_deref(), reply.location.as_deref(), reply.reply_to.as_deref()), (Some("2024-03-06T08:10:00"), Some("广东"), Some("11")));
+        assert_eq!(reply.paragraphs, ["我自己的回答", "第二句 看这里"], "a link's words stay in its paragraph");
+        assert_eq!(reply.links, [luntan_core::doc::Link { href: "http://example.org/a".into(), text: "看这里".into() }]);
+        assert_eq!(reply.images, [luntan_core::doc::Image { src: "data/attachment/a.jpg".into(), alt: "图一".into() }]);
+        assert_eq!(got.facts, ThreadFacts { board_name: Some("考研交流".into()), replies: None, views: Some(1204) });
+        assert_eq!(got.base.as_deref(), Some("/dz/"));
+
+        // A thread resolves the URLs against its URL and the page's base.
+        let d = extract_thread(&s, &row(1), &[raw("p1.html", &discuz_conversation_page())], None).unwrap().doc;
+        assert_eq!((d.board_name.as_deref(), d.views, d.replies), (Some("考研交流"), Some(1204), None));
+        assert_eq!(d.posts[1].author_url.as_deref(), Some("http://bbs.example/dz/space-uid-12"));
+        assert_eq!(d.posts[1].images[0].src, "http://bbs.example/dz/data/attachment/a.jpg");
+        assert_eq!(ThreadDoc::from_xml(&d.to_xml()).unwrap(), d);
+
+        // Without them, the same page gives version 1's post.
+        let v1 = parse_page(&site(DISCUZ_QUOTE_RULES), &discuz_conversation_page());
+        assert_eq!(
+            v1.posts[1],
+            Post { author_url: None, author_id: None, id: None, edited: None, location: None, links: vec![], images: vec![], ..reply.clone() }
+        );
+        assert_eq!((v1.facts, v1.base), (ThreadFacts::default(), None));
+    }
+
+    #[test]
+    fn conversation_rules_keep_the_stream_out_so_both_paths_give_the_doms_answer() {
+        let s = site(&DISCUZ_RULES.replace("/>", &format!("{CONVERSATION}/>")));
+        let page = discuz_conversation_page();
+        assert_eq!(
+            crate::stream::parse_page_stream(&s, &page, None).unwrap_err(),
+            crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Conversation("post-id"))
+        );
+        assert_eq!(parse_page(&s, &page), parse_page_dom(&s, &page, None));
+        assert_eq!(parse_page(&s, &page).posts[1].id.as_deref(), Some("12"));
     }
 
     #[test]

@@ -215,7 +215,7 @@ pub(crate) fn thread_pages(site: &Site, pages: &[(String, Now)]) -> (Vec<PageExt
     }
     let with_posts = || got.iter().filter(|(_, a)| !a.posts.is_empty());
     let floors = with_posts().count() > 0 && with_posts().all(|(_, a)| a.floors);
-    (got.into_iter().map(|(title, a)| PageExtract { title, posts: a.posts }).collect(), floors)
+    (got.into_iter().map(|(title, a)| PageExtract { title, posts: a.posts, ..PageExtract::default() }).collect(), floors)
 }
 
 // ---------------------------------------------------------------- the index

@@ -108,7 +108,7 @@ pub use config::{Activity, FixtureConfig, SearchMode};
 pub use growth::{Arrivals, Change, ChangeKind};
 pub use hostile::{Hostility, PermanentFault, TransientFault};
 pub use kind::ForumKind;
-pub use model::{BoardTruth, Fixture, ForumTruth, PostTruth, QuoteTruth, ThreadTruth, Truth};
+pub use model::{BoardTruth, Fixture, ForumTruth, ImageTruth, LinkTruth, PostTruth, QuoteTruth, ThreadTruth, Truth};
 pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};

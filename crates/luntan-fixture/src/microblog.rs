@@ -246,6 +246,7 @@ impl Microblog {
             author: self.users[p.user].name.clone(),
             time: civil(p.time).iso(),
             text: p.paras.iter().map(|q| text_of(q, &self.users)).collect::<Vec<_>>().join("\n"),
+            ..Default::default()
         }];
         for (i, c) in p.comments.iter().enumerate() {
             posts.push(crate::PostTruth {
@@ -253,6 +254,7 @@ impl Microblog {
                 author: self.users[c.user].name.clone(),
                 time: civil(c.time).iso(),
                 text: c.paras.iter().map(|q| text_of(q, &self.users)).collect::<Vec<_>>().join("\n"),
+                ..Default::default()
             });
         }
         let user = &self.users[p.user];
@@ -269,6 +271,7 @@ impl Microblog {
             last_post: civil(p.comments.last().map_or(p.time, |c| c.time)).iso(),
             pages: 1 + p.comments.len().div_ceil(COMMENTS_PAGE) as u32,
             posts,
+            ..Default::default()
         }
     }
 
@@ -333,8 +336,15 @@ impl Microblog {
                     .posts
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| crate::PostTruth { floor: i as u32 + 1, author: p.author.clone(), time: civil(p.time).iso(), text: p.paras.join("\n") })
+                    .map(|(i, p)| crate::PostTruth {
+                        floor: i as u32 + 1,
+                        author: p.author.clone(),
+                        time: civil(p.time).iso(),
+                        text: p.paras.join("\n"),
+                        ..Default::default()
+                    })
                     .collect(),
+                ..Default::default()
             })
             .collect();
         let xhr = crate::ForumTruth { site: "xhr".into(), name: "异步论坛".into(), encoding: "UTF-8".into(), boards: Vec::new(), threads: xhr_threads };

@@ -356,17 +356,11 @@ impl Fixture {
         Some(self.thread_truth_of(f, t, list_page))
     }
 
-    /// The quotes the posts of one thread show (`None` if the forum is not
-    /// served or has no such thread): only Discuz! X quotes in a way the
-    /// truth names (its other styles' quotes stay out of the truth, as their
-    /// site files strip them).
+    /// The quotes the posts of one thread show, in floor order (`None` if
+    /// the forum is not served or has no such thread): what its truth's
+    /// posts hold apart from their text (Discuz! X, phpBB and NodeBB quote).
     pub fn quotes(&self, kind: ForumKind, thread: &str) -> Option<Vec<QuoteTruth>> {
-        if let Some(latest) = self.latest() {
-            return latest.quotes(kind, thread);
-        }
-        let f = self.forum(kind)?;
-        let t = f.thread(thread.parse().ok()?)?;
-        Some(if kind == ForumKind::DiscuzX { self.dzx_quotes(f, t) } else { Vec::new() })
+        Some(self.thread_truth(kind, thread)?.posts.into_iter().flat_map(|p| p.quotes).collect())
     }
 
     /// The truth about `t`, which its board lists on page `list_page`.
@@ -376,10 +370,10 @@ impl Fixture {
         } else {
             self.posts(f, t, 1..=t.posts)
                 .into_iter()
-                .map(|p| PostTruth { floor: p.floor, author: p.author, time: civil(p.time).iso(), text: p.paragraphs.join("\n") })
+                .map(|p| PostTruth { floor: p.floor, author: p.author, time: civil(p.time).iso(), text: p.paragraphs.join("\n"), ..PostTruth::default() })
                 .collect()
         };
-        ThreadTruth {
+        let mut truth = ThreadTruth {
             site: f.kind.site_id().to_owned(),
             board: f.boards[t.board as usize].id.clone(),
             thread: t.tid.to_string(),
@@ -392,7 +386,16 @@ impl Fixture {
             last_post: civil(t.last_post).iso(),
             pages: f.thread_pages(t) as u32,
             posts,
+            ..ThreadTruth::default()
+        };
+        // What the styles show of a conversation (thread XML version 2).
+        match f.kind {
+            ForumKind::DiscuzX => self.dzx_truth(f, t, &mut truth),
+            ForumKind::Phpbb => self.phpbb_truth(f, t, &mut truth),
+            ForumKind::Modern => self.md_truth(f, t, &mut truth),
+            ForumKind::Discuz | ForumKind::Bbs | ForumKind::Nexus => {}
         }
+        truth
     }
 
     /// Times of all posts of a thread: strictly increasing, the last one the
@@ -723,7 +726,7 @@ pub struct BoardTruth {
     pub threads: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ThreadTruth {
     pub site: String,
     pub board: String,
@@ -750,6 +753,15 @@ pub struct ThreadTruth {
     pub last_post: String,
     pub pages: u32,
     pub posts: Vec<PostTruth>,
+    /// The board's name as the thread's pages show it (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_name: Option<String>,
+    /// The reply count the thread's pages show, where they show one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_replies: Option<u64>,
+    /// The view count the thread's pages show, where they show one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub views: Option<u64>,
 }
 
 impl ThreadTruth {
@@ -771,6 +783,9 @@ impl ThreadTruth {
             last_post: posts.last().map(|p| p.time.clone()).unwrap_or_default(),
             pages: 1,
             posts,
+            board_name: None,
+            shown_replies: None,
+            views: None,
         }
     }
 
@@ -780,7 +795,7 @@ impl ThreadTruth {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PostTruth {
     /// 1-based position in the thread.
     pub floor: u32,
@@ -788,8 +803,54 @@ pub struct PostTruth {
     /// `YYYY-MM-DDTHH:MM:SS`, forum-local (seconds always 00).
     pub time: String,
     /// Paragraphs joined by `\n`, entities decoded. Runs of spaces inside a
-    /// paragraph are kept as the page has them.
+    /// paragraph are kept as the page has them. Never a quote's words.
     pub text: String,
+    // What the styles that show them show of a post (thread XML version 2);
+    // absent where the page does not show it.
+    /// The forum's id of the post (`pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The forum's id of the author (`uid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author_id: Option<String>,
+    /// The author's profile page: path and query from the server root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author_path: Option<String>,
+    /// The `id` of the post this one answers (the one it quotes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quotes: Vec<QuoteTruth>,
+    /// When it was last edited, as `time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited: Option<String>,
+    /// Links in its own text, in page order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkTruth>,
+    /// Pictures in its own text, in page order (smileys are not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageTruth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likes: Option<u64>,
+    /// The location label, as a reader of `IP属地：广东` takes it (`广东`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+/// A link in a post. `href` is absolute, or a path from the server root
+/// for the fixture's own pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkTruth {
+    pub href: String,
+    /// The link's words as shown (they are in the post's text too).
+    pub text: String,
+}
+
+/// A picture in a post; `src` as [`LinkTruth::href`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageTruth {
+    pub src: String,
+    pub alt: String,
 }
 
 /// A quote inside a post: another post's words, not the post's own.
@@ -797,10 +858,10 @@ pub struct PostTruth {
 pub struct QuoteTruth {
     /// The quoting post's floor.
     pub floor: u32,
-    /// The quoted post's id (Discuz!'s `pid`).
-    pub of: String,
-    /// The quoted post's author.
-    pub author: String,
+    /// The quoted post's id (Discuz!'s `pid`), where the quote names it.
+    pub of: Option<String>,
+    /// The quoted post's author, where the quote names them.
+    pub author: Option<String>,
     /// The quoted words as shown, entities decoded.
     pub text: String,
 }

@@ -275,9 +275,16 @@ impl News {
             .articles
             .iter()
             .map(|a| {
-                let mut posts = vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n") }];
+                let mut posts =
+                    vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n"), ..Default::default() }];
                 for (i, (c, ..)) in News::thread_order(a).into_iter().enumerate() {
-                    posts.push(crate::PostTruth { floor: i as u32 + 2, author: c.nick.clone(), time: civil(c.time).iso(), text: c.paras.join("\n") });
+                    posts.push(crate::PostTruth {
+                        floor: i as u32 + 2,
+                        author: c.nick.clone(),
+                        time: civil(c.time).iso(),
+                        text: c.paras.join("\n"),
+                        ..Default::default()
+                    });
                 }
                 crate::ThreadTruth::one_page("news", SECTIONS[a.section].0, a.aid.to_string(), format!("/news/article/{}.html", a.aid), a.title.clone(), posts)
             })

@@ -43,7 +43,11 @@ fn rules(kind: ForumKind) -> Rules {
             first_page: 0,
             list: r#"<list row="li.row" title="a.topictitle" replies="dd.posts" last-post="dd.lastpost time"/>"#,
             thread_rules: r#"<thread title="h2.topic-title a" post="div.post" body="div.content"
-          author="p.author a.username" time="p.author time"/>"#,
+          author="p.author a.username" time="p.author time"
+          quote="blockquote" quote-head="cite" quote-of="cite a[data-post-id]@data-post-id" quote-author="cite a[href*='viewprofile']"
+          post-id="div.post@id" post-id-pattern="^p(\d+)$" author-id="p.author a.username@href" author-id-pattern="[?&amp;]u=(\d+)"
+          author-url="p.author a.username@href" edited="div.notice" edited-pattern="於 (.+?) 編輯"
+          board-name="p.jumpbox-return a" board-name-pattern="回到「(.+)」"/>"#,
         },
         ForumKind::Bbs => Rules {
             board: r"/bbs/board/{board}/$",
@@ -59,8 +63,10 @@ fn rules(kind: ForumKind) -> Rules {
         // any list page N it was found on, so the patterns let N vary and
         // name ids with digits only (`{thread}` would take the dashes too).
         // Recent times sit in a span's `title` ("3 天前" is the text), which
-        // `time` reads as it reads Discuz!'s own; quotes and edit notes are
-        // stripped from bodies.
+        // `time` reads as it reads Discuz!'s own; quotes are held apart
+        // (the quoted pid from the quote's link), the edit note is stripped
+        // from the text and read as the edit time, an attachment's picture
+        // is in `file` (its `src` a placeholder until a script swaps it).
         ForumKind::DiscuzX => Rules {
             board: r"/dzx/forum-(?P<board>[0-9]+)-1\.html$",
             board_page: r"/dzx/forum-(?P<board>[0-9]+)-{page}\.html$",
@@ -69,8 +75,14 @@ fn rules(kind: ForumKind) -> Rules {
             first_page: 1,
             list: r#"<list row="tbody[id^=normalthread_]" title="a.xst" replies="td.num a" last-post="td.num + td.by em"/>"#,
             thread_rules: r##"<thread title="#thread_subject" post="table[id^=pid]" body-id="postmessage_\d+"
-          author="div.authi a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]"
-          strip="div.quote, i.pstatus"/>"##,
+          author="div.authi a.xw1" time="em[id^=authorposton]" floor="a[id^=postnum]" strip="i.pstatus"
+          quote="div.quote" quote-head="blockquote > font[size]" quote-of="a@href" quote-of-pattern="[?&amp;]pid=(\d+)"
+          quote-author="a font" quote-author-pattern="^(.+?) 发表于"
+          post-id="table[id^=pid]@id" post-id-pattern="^pid(\d+)$" author-id="div.authi a.xw1@href" author-id-pattern="uid=(\d+)"
+          author-url="div.authi a.xw1@href" edited="i.pstatus" edited-pattern="于 (.+?) 编辑"
+          location="div.pti div.authi" location-pattern="IP属地[：:]\s*(\p{Han}+)" links="a[href]" images="img.zoom@file"
+          board-name="#pt a[href^='forum-']" thread-replies="#postlist div.hm" thread-replies-pattern="回复:\s*(\d+)"
+          thread-views="#postlist div.hm" thread-views-pattern="查看:\s*(\d+)"/>"##,
         },
         // A list page from the second on adds `&fpage=N` to its thread
         // links; the thread pattern takes both forms (the URL is kept as found).
@@ -102,7 +114,11 @@ fn rules(kind: ForumKind) -> Rules {
             list: r#"<list row="li[component='category/topic']" title="h2[component='topic/header'] > a" replies="div.stats-replies span.human-readable-number"
         last-post="div[component='topic/teaser'] span.timeago@title"/>"#,
             thread_rules: r#"<thread title="span[component='topic/title']" post="li[component=post]" body="div[component='post/content']"
-          author="a[itemprop=author]" time="span.timeago@title" floor="a.post-index" time-zone="+08:00"/>"#,
+          author="a[itemprop=author]" time="span.timeago@title" floor="a.post-index" time-zone="+08:00"
+          quote="blockquote" reply-to="div[component='post/content'] > p a[href*='/post/']@href" reply-to-pattern="/post/(\d+)$"
+          post-id="li[component=post]@data-pid" author-id="a[itemprop=author]@data-uid" author-url="a[itemprop=author]@href"
+          likes="span[component='post/vote-count']@data-votes" board-name="div.category-item a"
+          thread-views="i.fa-eye + span.human-readable-number@title"/>"#,
         },
     }
 }

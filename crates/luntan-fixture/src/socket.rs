@@ -93,7 +93,13 @@ impl SocketSite {
                     .posts
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| crate::PostTruth { floor: i as u32 + 1, author: p.author.clone(), time: civil(p.time).iso(), text: p.text.clone() })
+                    .map(|(i, p)| crate::PostTruth {
+                        floor: i as u32 + 1,
+                        author: p.author.clone(),
+                        time: civil(p.time).iso(),
+                        text: p.text.clone(),
+                        ..Default::default()
+                    })
                     .collect();
                 crate::ThreadTruth::one_page("st", "1", t.id.to_string(), format!("/st/t/{}", t.id), t.title.clone(), posts)
             })

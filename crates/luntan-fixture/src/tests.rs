@@ -167,6 +167,30 @@ fn path_of(u: &Url) -> String {
     u[url::Position::BeforePath..url::Position::AfterQuery].to_owned()
 }
 
+/// Markup as a reader sees it: tags dropped (entities are still to decode).
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].split_once('>').map_or("", |(_, r)| r);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `body` without its first `<open…` … `close` section (a quote, an
+/// attachment): not the post's own words.
+fn without<'a>(body: &'a str, open: &str, close: &str) -> std::borrow::Cow<'a, str> {
+    match body.find(open) {
+        Some(i) => {
+            let end = body[i..].find(close).map_or(body.len(), |j| i + j + close.len());
+            std::borrow::Cow::Owned(format!("{}{}", &body[..i], &body[end..]))
+        }
+        None => std::borrow::Cow::Borrowed(body),
+    }
+}
+
 #[derive(Debug, PartialEq)]
 struct SeenPost {
     floor: u32,
@@ -198,7 +222,9 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
             .skip(1)
             .map(|c| {
                 let author_p = between(c, "<p class=\"author\">", "</p>").unwrap();
-                let body = between(c, "<div class=\"content\">", "</div>").unwrap();
+                // A quote holds a `</div>` of its own.
+                let content = without(c, "<blockquote", "</blockquote>\n");
+                let body = between(&content, "<div class=\"content\">", "</div>").unwrap();
                 let text = if let Some(inner) = body.strip_prefix("<p>").and_then(|b| b.strip_suffix("</p>")) {
                     inner.split("</p><p>").map(unescape).collect::<Vec<_>>().join("\n")
                 } else {
@@ -228,6 +254,8 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
                     body = body.split_once("</blockquote></div><br />\r\n").unwrap().1;
                 }
                 let body = body.split("<img src=\"static/image/smiley/").next().unwrap();
+                // An attachment's picture, and a link around the words.
+                let body = body.split("<br />\r\n<ignore_js_op>").next().unwrap();
                 let label = between(c, "return false;\">", "</a></strong>").unwrap();
                 let floor = match label {
                     "楼主" => 1,
@@ -242,7 +270,7 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
                     floor,
                     author: unescape(between(c, "class=\"xw1\">", "</a>").unwrap()),
                     time: time(shown),
-                    text: body.split("<br />").map(|p| unescape(p.trim_start_matches("\r\n"))).collect::<Vec<_>>().join("\n"),
+                    text: body.split("<br />").map(|p| unescape(&strip_tags(p.trim_start_matches("\r\n")))).collect::<Vec<_>>().join("\n"),
                 }
             })
             .collect(),
@@ -270,13 +298,15 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
             .split("<li component=\"post\"")
             .skip(1)
             .map(|c| {
-                let body = between(c, "itemprop=\"text\">\n", "</div>").unwrap();
+                let body = without(between(c, "itemprop=\"text\">\n", "</div>").unwrap(), "<blockquote>", "</blockquote>\n");
                 let inner = body.trim_end().strip_prefix("<p>").and_then(|b| b.strip_suffix("</p>")).unwrap();
+
                 SeenPost {
                     floor: between(c, "data-index=\"", "\"").unwrap().parse::<u32>().unwrap() + 1,
                     author: unescape(between(c, "itemprop=\"author\"", "</a>").unwrap().split_once("\">").unwrap().1),
                     time: md_local_time(between(c, "<span class=\"timeago\" title=\"", "\"></span>").unwrap()),
-                    text: inner.split("</p>\n<p>").map(unescape).collect::<Vec<_>>().join("\n"),
+                    // The line before a quote is a mention and a link.
+                    text: inner.split("</p>\n<p>").map(|p| unescape(&strip_tags(p))).collect::<Vec<_>>().join("\n"),
                 }
             })
             .collect(),

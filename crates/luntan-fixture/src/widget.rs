@@ -122,9 +122,16 @@ impl WidgetSite {
             .articles
             .iter()
             .map(|a| {
-                let mut posts = vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n") }];
+                let mut posts =
+                    vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n"), ..Default::default() }];
                 for c in a.comments.iter().flat_map(|c| std::iter::once(c).chain(&c.replies)) {
-                    posts.push(crate::PostTruth { floor: posts.len() as u32 + 1, author: c.author.clone(), time: civil(c.time).iso(), text: c.text.clone() });
+                    posts.push(crate::PostTruth {
+                        floor: posts.len() as u32 + 1,
+                        author: c.author.clone(),
+                        time: civil(c.time).iso(),
+                        text: c.text.clone(),
+                        ..Default::default()
+                    });
                 }
                 crate::ThreadTruth::one_page("cw", "1", a.id.to_string(), format!("/cw/a/{}", a.id), a.title.clone(), posts)
             })

@@ -1185,7 +1185,10 @@ fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
     for (d, g) in bodies {
         let own_text = line_text(*g);
         for e in g.descendent_elements() {
-            let Some(key) = select::own(e).into_iter().find(|o| o.contains('.')) else { continue };
+            // A quote's element may have no class: phpBB's and rendered
+            // Markdown's `<blockquote>` straight in the body say by their tag.
+            let top_quote = e.value().name() == "blockquote" && e.parent().is_some_and(|p| p.id() == g.id());
+            let Some(key) = select::own(e).into_iter().find(|o| o.contains('.') || (top_quote && o == "blockquote")) else { continue };
             let t = line_text(e);
             if t.chars().count() < 4 {
                 continue;

@@ -481,6 +481,9 @@ pub struct ThreadRules {
     /// Where a body quotes another post (`quote="div.quote"` and its
     /// `quote-*` attributes): held apart from the post's own paragraphs.
     pub quote: Option<QuoteRules>,
+    /// Version 2's fields: post and author ids, edits, counts, links and
+    /// images, the board's name (see [`Conversation`]).
+    pub conversation: Conversation,
     /// `time-zone`, minutes east of UTC: the wall clock relative times
     /// ("3分钟前", "昨天 12:30") are read in, against the clock of the page's
     /// fetch when it was kept (`article<T>.fetched`, written in browser
@@ -519,6 +522,105 @@ impl QuoteRules {
             }
         };
         (!got.is_empty()).then_some(got)
+    }
+}
+
+/// A field that names a value, read as [`Pick`] says and then cut by an
+/// optional `-pattern` (`post-id="table[id^=pid]@id"
+/// post-id-pattern="pid(\d+)"`): the pattern's first group, or its whole
+/// match, is the value; unmatched or empty, the field is absent.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub pick: Pick,
+    pub pattern: Option<Regex>,
+}
+
+impl Field {
+    /// The value in `shown` (the element's text or attribute), as
+    /// [`QuoteRules::capture`] cuts it.
+    pub fn capture(&self, shown: &str) -> Option<String> {
+        QuoteRules::capture(self.pattern.as_ref(), shown)
+    }
+
+    /// The value read as a count (`1,234`, `1.2k`, `3万`); none when it
+    /// is not one.
+    pub fn count(&self, shown: &str) -> Option<u64> {
+        count_of(&self.capture(shown)?)
+    }
+}
+
+/// A count as forums show it: digits with thousands separators, or a
+/// number scaled by `k`, `w`/`万`, `m` (`1.2k` is 1200, `3.5万` 35000).
+pub fn count_of(shown: &str) -> Option<u64> {
+    let s: String = shown.trim().chars().filter(|c| *c != ',' && *c != '，').collect();
+    let end = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (number, unit) = s.split_at(end);
+    let scale = match unit.trim() {
+        "" => return number.parse().ok(),
+        "k" | "K" | "千" => 1e3,
+        "w" | "W" | "万" | "萬" => 1e4,
+        "m" | "M" => 1e6,
+        _ => return None,
+    };
+    let n: f64 = number.parse().ok()?;
+    (n.is_finite() && n >= 0.0).then(|| (n * scale).round() as u64)
+}
+
+/// `<thread>`'s attributes for version 2 of the thread XML, each optional.
+/// Per post (looked up inside the post element, the post element itself
+/// included, or paired by order when there is no `post` selector):
+/// `post-id`, `author-id`, `author-url`, `reply-to`, `edited`, `likes`,
+/// `location`, each a [`Field`] with its `-pattern`. In a post's own text
+/// (outside quotes and `strip`): `links` and `images`, the elements that
+/// are links and pictures, their URL in `href`/`src` unless `@attr` names
+/// another attribute (Discuz!'s lazy `img@file`). Per page (the first page
+/// that shows them): `board-name`, `thread-replies`, `thread-views`.
+/// Extract resolves URLs against the thread's URL and the page's `<base>`.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    pub post_id: Option<Field>,
+    pub author_id: Option<Field>,
+    pub author_url: Option<Field>,
+    pub reply_to: Option<Field>,
+    pub edited: Option<Field>,
+    pub likes: Option<Field>,
+    pub location: Option<Field>,
+    pub links: Option<Pick>,
+    pub images: Option<Pick>,
+    pub board_name: Option<Field>,
+    pub thread_replies: Option<Field>,
+    pub thread_views: Option<Field>,
+}
+
+impl Conversation {
+    /// Whether the site file asks for none of them (a version-1 file).
+    pub fn is_empty(&self) -> bool {
+        self.named().next().is_none()
+    }
+
+    /// The attribute names of the fields given, in the order documented.
+    pub fn named(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let given = [("links", self.links.is_some()), ("images", self.images.is_some())];
+        let thread = [("board-name", &self.board_name), ("thread-replies", &self.thread_replies), ("thread-views", &self.thread_views)];
+        self.post_fields()
+            .filter(|(_, f)| f.is_some())
+            .map(|(name, _)| name)
+            .chain(given.into_iter().filter(|(_, g)| *g).map(|(name, _)| name))
+            .chain(thread.into_iter().filter(|(_, f)| f.is_some()).map(|(name, _)| name))
+    }
+
+    /// The per-post fields with their attribute names.
+    pub fn post_fields(&self) -> impl Iterator<Item = (&'static str, Option<&Field>)> {
+        [
+            ("post-id", self.post_id.as_ref()),
+            ("author-id", self.author_id.as_ref()),
+            ("author-url", self.author_url.as_ref()),
+            ("reply-to", self.reply_to.as_ref()),
+            ("edited", self.edited.as_ref()),
+            ("likes", self.likes.as_ref()),
+            ("location", self.location.as_ref()),
+        ]
+        .into_iter()
     }
 }
 

@@ -219,6 +219,51 @@ pub(super) struct RawThread {
     pub(super) quote_author_pattern: Option<String>,
     #[serde(rename = "@time-zone")]
     pub(super) time_zone: Option<String>,
+    // Version 2's fields, each with its `-pattern` (see `Conversation`).
+    #[serde(rename = "@post-id")]
+    pub(super) post_id: Option<String>,
+    #[serde(rename = "@post-id-pattern")]
+    pub(super) post_id_pattern: Option<String>,
+    #[serde(rename = "@author-id")]
+    pub(super) author_id: Option<String>,
+    #[serde(rename = "@author-id-pattern")]
+    pub(super) author_id_pattern: Option<String>,
+    #[serde(rename = "@author-url")]
+    pub(super) author_url: Option<String>,
+    #[serde(rename = "@author-url-pattern")]
+    pub(super) author_url_pattern: Option<String>,
+    #[serde(rename = "@reply-to")]
+    pub(super) reply_to: Option<String>,
+    #[serde(rename = "@reply-to-pattern")]
+    pub(super) reply_to_pattern: Option<String>,
+    #[serde(rename = "@edited")]
+    pub(super) edited: Option<String>,
+    #[serde(rename = "@edited-pattern")]
+    pub(super) edited_pattern: Option<String>,
+    #[serde(rename = "@likes")]
+    pub(super) likes: Option<String>,
+    #[serde(rename = "@likes-pattern")]
+    pub(super) likes_pattern: Option<String>,
+    #[serde(rename = "@location")]
+    pub(super) location: Option<String>,
+    #[serde(rename = "@location-pattern")]
+    pub(super) location_pattern: Option<String>,
+    #[serde(rename = "@links")]
+    pub(super) links: Option<String>,
+    #[serde(rename = "@images")]
+    pub(super) images: Option<String>,
+    #[serde(rename = "@board-name")]
+    pub(super) board_name: Option<String>,
+    #[serde(rename = "@board-name-pattern")]
+    pub(super) board_name_pattern: Option<String>,
+    #[serde(rename = "@thread-replies")]
+    pub(super) thread_replies: Option<String>,
+    #[serde(rename = "@thread-replies-pattern")]
+    pub(super) thread_replies_pattern: Option<String>,
+    #[serde(rename = "@thread-views")]
+    pub(super) thread_views: Option<String>,
+    #[serde(rename = "@thread-views-pattern")]
+    pub(super) thread_views_pattern: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

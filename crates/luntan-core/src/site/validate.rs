@@ -217,18 +217,57 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
         floor: opt_pick(ctx, "thread@floor", &raw.floor)?,
         strip: opt_selector(ctx, "thread@strip", &raw.strip)?,
         quote: quote_rules(ctx, raw)?,
+        conversation: conversation(ctx, raw, auto_posts)?,
     })
+}
+
+/// A regular expression an attribute gives, its error on that attribute.
+fn regex(ctx: &Ctx, field: &str, p: &Option<String>) -> Result<Option<Regex>, SiteError> {
+    p.as_deref()
+        .map(|p| Regex::new(p).map_err(|e| ctx.err(field, format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim()))))
+        .transpose()
+}
+
+/// `name="css[@attr]"` with its `name-pattern`: a pattern without its
+/// field would be silently ignored, so it is a mistake.
+fn field(ctx: &Ctx, name: &str, css: &Option<String>, pattern: &Option<String>) -> Result<Option<super::Field>, SiteError> {
+    let pattern = regex(ctx, &format!("thread@{name}-pattern"), pattern)?;
+    match opt_pick(ctx, &format!("thread@{name}"), css)? {
+        Some(pick) => Ok(Some(super::Field { pick, pattern })),
+        None if pattern.is_some() => Err(ctx.err(&format!("thread@{name}-pattern"), format!("needs {name}=\"…\" (where the value is) too"))),
+        None => Ok(None),
+    }
+}
+
+/// Version 2's fields ([`super::Conversation`]). `post="auto"` does not
+/// read them, so there they are refused rather than ignored.
+fn conversation(ctx: &Ctx, raw: &RawThread, auto_posts: bool) -> Result<super::Conversation, SiteError> {
+    let c = super::Conversation {
+        post_id: field(ctx, "post-id", &raw.post_id, &raw.post_id_pattern)?,
+        author_id: field(ctx, "author-id", &raw.author_id, &raw.author_id_pattern)?,
+        author_url: field(ctx, "author-url", &raw.author_url, &raw.author_url_pattern)?,
+        reply_to: field(ctx, "reply-to", &raw.reply_to, &raw.reply_to_pattern)?,
+        edited: field(ctx, "edited", &raw.edited, &raw.edited_pattern)?,
+        likes: field(ctx, "likes", &raw.likes, &raw.likes_pattern)?,
+        location: field(ctx, "location", &raw.location, &raw.location_pattern)?,
+        links: opt_pick(ctx, "thread@links", &raw.links)?,
+        images: opt_pick(ctx, "thread@images", &raw.images)?,
+        board_name: field(ctx, "board-name", &raw.board_name, &raw.board_name_pattern)?,
+        thread_replies: field(ctx, "thread-replies", &raw.thread_replies, &raw.thread_replies_pattern)?,
+        thread_views: field(ctx, "thread-views", &raw.thread_views, &raw.thread_views_pattern)?,
+    };
+    if auto_posts && !c.is_empty() {
+        let name = c.named().next().unwrap_or("thread");
+        return Err(ctx.err(&format!("thread@{name}"), "is read by post=\"…\" selectors; post=\"auto\" does not read it yet"));
+    }
+    Ok(c)
 }
 
 /// `quote` and its `quote-*` attributes; a `quote-*` without `quote` is a
 /// mistake (it would be silently ignored), and so is a pattern that does
 /// not compile.
 fn quote_rules(ctx: &Ctx, raw: &RawThread) -> Result<Option<super::QuoteRules>, SiteError> {
-    let pattern = |field: &str, p: &Option<String>| -> Result<Option<Regex>, SiteError> {
-        p.as_deref()
-            .map(|p| Regex::new(p).map_err(|e| ctx.err(field, format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim()))))
-            .transpose()
-    };
+    let pattern = |field: &str, p: &Option<String>| regex(ctx, field, p);
     let Some(select) = opt_selector(ctx, "thread@quote", &raw.quote)? else {
         let given = [
             ("quote-head", &raw.quote_head),
@@ -513,6 +552,54 @@ mod tests {
         let e = with(r#"quote="div.quote" quote-author-pattern="(""#).unwrap_err();
         assert!(e.field.ends_with("quote-author-pattern") && e.message.contains("bad regular expression"), "{e}");
         assert!(parse(DISCUZ).unwrap().thread.quote.is_none());
+    }
+
+    #[test]
+    fn conversation_fields_are_read_and_each_mistake_is_named() {
+        let rules = r##"<thread title="#thread_subject" post="div[id^=post_]" body-id="postmessage_\d+"
+          author="a.xw1" time="em[id^=authorposton]"/>"##;
+        let with = |attrs: &str| parse(&DISCUZ.replace(rules, &rules.replace("/>", &format!(" {attrs}/>"))));
+        assert!(parse(DISCUZ).unwrap().thread.conversation.is_empty());
+        let c = with(
+            r##"post-id="table[id^=pid]@id" post-id-pattern="^pid(\d+)$" author-id="a.xw1@href" author-id-pattern="uid=(\d+)"
+            author-url="a.xw1@href" edited="i.pstatus" edited-pattern="于 (.+) 编辑" location="span.iploc" location-pattern="IP属地[：:]\s*(\S+)"
+            likes="span.likes" links="a[href]" images="img.zoom@file" board-name="#pt a[href^='forum-']" thread-replies="span.replies"
+            thread-views="span.views@title""##,
+        )
+        .unwrap()
+        .thread
+        .conversation;
+        assert!(!c.is_empty());
+        assert_eq!(c.post_id.as_ref().unwrap().capture("pid4929").as_deref(), Some("4929"));
+        assert_eq!(c.post_id.as_ref().unwrap().capture("post_4929"), None, "unmatched is absent");
+        assert_eq!(c.location.as_ref().unwrap().capture("IP属地：广东").as_deref(), Some("广东"));
+        assert_eq!(c.edited.as_ref().unwrap().capture(" 本帖最后由 小明 于 2024-3-5 12:30 编辑 ").as_deref(), Some("2024-3-5 12:30"));
+        assert_eq!(c.author_url.as_ref().unwrap().capture(" home.php?mod=space&uid=7 ").as_deref(), Some("home.php?mod=space&uid=7"));
+        assert_eq!(c.images.as_ref().unwrap().attr.as_deref(), Some("file"));
+        assert_eq!(c.links.as_ref().unwrap().attr, None);
+        assert_eq!(c.thread_views.as_ref().unwrap().count("1,204"), Some(1204));
+        for (shown, n) in [("1.2k", Some(1200)), ("3.5万", Some(35000)), (" 42 ", Some(42)), ("两百", None), ("", None), ("1.2x", None)] {
+            assert_eq!(super::super::count_of(shown), n, "{shown:?}");
+        }
+
+        // Each mistake is a SiteError on its attribute, and its line.
+        for (attrs, field, says) in [
+            (r#"post-id-pattern="pid(\d+)""#, "post-id-pattern", "needs post-id="),
+            (r#"location="span" location-pattern="(""#, "location-pattern", "bad regular expression"),
+            (r#"edited="i..pstatus""#, "edited", "bad CSS selector"),
+            (r#"links="a >> b""#, "links", "bad CSS selector"),
+            (r#"images="@src""#, "images", "bad CSS selector"),
+            (r#"thread-views-pattern="\d+""#, "thread-views-pattern", "needs thread-views="),
+            (r#"post-views="span""#, "post-views", "unknown field"),
+        ] {
+            let e = with(attrs).unwrap_err();
+            assert_eq!((e.field.as_str(), e.line), (field, 16), "{attrs}: {e}");
+            assert!(e.message.contains(says), "{attrs}: {e}");
+        }
+        for attrs in [r#"author-id="a@href""#, r##"board-name="#pt a""##] {
+            let e = parse(&DISCUZ.replace(rules, &format!(r##"<thread title="#thread_subject" post="auto" {attrs}/>"##))).unwrap_err();
+            assert!(attrs.starts_with(&e.field) && e.message.contains("post=\"auto\""), "{e}");
+        }
     }
 
     #[test]

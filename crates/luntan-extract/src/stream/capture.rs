@@ -397,7 +397,7 @@ impl Machine<'_> {
                 ..Post::default()
             })
             .collect();
-        PageExtract { title, posts }
+        PageExtract { title, posts, ..PageExtract::default() }
     }
 }
 

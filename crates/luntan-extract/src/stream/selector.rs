@@ -15,6 +15,8 @@ pub enum SelectorError {
     AutoPosts,
     #[error("quote=\"…\" reads quotes in the page's DOM")]
     Quotes,
+    #[error("{0}=\"…\" (thread XML version 2) is read in the page's DOM")]
+    Conversation(&'static str),
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -437,6 +439,11 @@ impl Plan {
         // it, so both paths give the DOM's answer rather than two answers.
         if rules.quote.is_some() {
             return Err(SelectorError::Quotes);
+        }
+        // Likewise version 2's fields: the stream captures a post's body,
+        // author, time and floor, and nothing else of it.
+        if let Some(name) = rules.conversation.named().next() {
+            return Err(SelectorError::Conversation(name));
         }
         let title = Selector::parse("title").expect("static selector");
         let sels: [Option<&Selector>; RULES] = [

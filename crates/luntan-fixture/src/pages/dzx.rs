@@ -18,7 +18,12 @@
 //! time only in a `title` attribute (`<span title="2024-6-28 12:34">`),
 //! older ones `2024-3-5 12:34`. Some bodies open with an edit note
 //! (`<i class="pstatus">本帖最后由 … 编辑</i>`) or quote an earlier floor
-//! (`<div class="quote"><blockquote>…`); neither is the post's text.
+//! (`<div class="quote"><blockquote>…`); neither is the post's text. Every
+//! post's time line shows an `IP属地：…`; some bodies link a pasted URL
+//! (the last paragraph's words linked) or show an attachment's picture
+//! (`<img class="zoom" file="data/attachment/…">`, `src` a placeholder).
+//! The thread's views and replies sit above the first post, its board in
+//! the breadcrumb. [`Fixture::dzx_truth`] puts all of it in the truth.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -621,17 +626,40 @@ impl Fixture {
         (edited, quoted, r)
     }
 
-    /// The quotes a Discuz! X thread's posts show, by floor: what the
-    /// truth's posts leave out (it is not their author's text).
-    pub(crate) fn dzx_quotes(&self, f: &ForumModel, t: &ThreadMeta) -> Vec<crate::model::QuoteTruth> {
-        self.posts(f, t, 1..=t.posts)
-            .iter()
-            .filter_map(|p| {
-                let (_, quoted, _) = self.dzx_extras(f, t, p);
-                let q = quoted?;
-                Some(crate::model::QuoteTruth { floor: p.floor, of: q.pid.to_string(), author: q.author.clone(), text: dzx_quoted_text(&q) })
-            })
-            .collect()
+    /// What Discuz! X's pages show of thread `t` beyond v1's fields, into
+    /// its truth: the breadcrumb's board, the counts above the first post,
+    /// and per post its pid, the author's uid and space, the edit note,
+    /// the quote (and so the post answered), the IP属地 line, the link and
+    /// the attachment picture.
+    pub(crate) fn dzx_truth(&self, f: &ForumModel, t: &ThreadMeta, truth: &mut crate::model::ThreadTruth) {
+        truth.board_name = Some(f.boards[t.board as usize].title.clone());
+        truth.shown_replies = Some(u64::from(t.posts - 1));
+        truth.views = Some(u64::from(t.views));
+        let posts = if t.deleted { Vec::new() } else { self.posts(f, t, 1..=t.posts) };
+        for (want, p) in truth.posts.iter_mut().zip(&posts) {
+            let (edited, quoted, _) = self.dzx_extras(f, t, p);
+            want.id = Some(p.pid.to_string());
+            want.author_id = Some(p.uid.to_string());
+            want.author_path = Some(format!("/dzx/home.php?mod=space&uid={}", p.uid));
+            want.edited = edited.map(|m| civil(p.time + m).iso());
+            if let Some(q) = quoted {
+                want.reply_to = Some(q.pid.to_string());
+                want.quotes =
+                    vec![crate::model::QuoteTruth { floor: p.floor, of: Some(q.pid.to_string()), author: Some(q.author.clone()), text: dzx_quoted_text(&q) }];
+            }
+            want.location = Some(location_of(p.uid).to_owned());
+            let media = dzx_media(self.config().seed, t, p);
+            want.links = media
+                .link
+                .into_iter()
+                .map(|href| crate::model::LinkTruth { href, text: p.paragraphs.last().map(|x| x.to_string()).unwrap_or_default() })
+                .collect();
+            want.images = media
+                .image
+                .into_iter()
+                .map(|aid| crate::model::ImageTruth { src: format!("/dzx/{}", attachment_path(aid)), alt: attachment_name(aid) })
+                .collect();
+        }
     }
 
     fn dzx_post(&self, out: &mut String, f: &ForumModel, t: &ThreadMeta, p: &Post, page: usize, list_page: usize) {
@@ -670,11 +698,12 @@ impl Fixture {
             out,
             "<strong><a href=\"forum.php?mod=redirect&amp;goto=findpost&amp;ptid={tid}&amp;pid={pid}\" id=\"postnum{pid}\" onclick=\"setCopy(this.href, '帖子地址复制成功');return false;\">{label}</a></strong>\n\
 <div class=\"pti\"><div class=\"pdbt\"></div><div class=\"authi\"><img class=\"authicn vm\" id=\"authicon{pid}\" src=\"static/image/common/online_member.gif\" />\
-<em id=\"authorposton{pid}\">发表于 {when}</em><span class=\"pipe\">|</span>\
+<em id=\"authorposton{pid}\">发表于 {when}</em><span class=\"pipe\">|</span><span class=\"xg1\">IP属地：{location}</span><span class=\"pipe\">|</span>\
 <a href=\"forum.php?mod=viewthread&amp;tid={tid}&amp;page=1&amp;authorid={uid}\" rel=\"nofollow\">只看该作者</a></div></div>\n</div>\n\
 <div class=\"pct\"><div class=\"pcb\"><div class=\"t_fsz\">\n<table cellspacing=\"0\" cellpadding=\"0\"><tr><td class=\"t_f\" id=\"postmessage_{pid}\">\n",
             tid = t.tid,
-            when = shown_time(p.time)
+            when = shown_time(p.time),
+            location = location_of(uid)
         );
         let (edited, quoted, mut r) = self.dzx_extras(f, t, p);
         if let Some(minutes) = edited {
@@ -694,11 +723,31 @@ impl Fixture {
             out.push_str("</blockquote></div><br />\r\n");
         }
         let sep = if p.variant { "<br />\r\n" } else { "<br />" };
+        let media = dzx_media(self.config().seed, t, p);
+        let last = p.paragraphs.len().saturating_sub(1);
         for (i, para) in p.paragraphs.iter().enumerate() {
             if i > 0 {
                 out.push_str(sep);
             }
-            esc(out, para);
+            // A link Discuz! made of a pasted URL: the reader's words linked.
+            match &media.link {
+                Some(href) if i == last => {
+                    let _ = write!(out, "<a href=\"{href}\" target=\"_blank\">");
+                    esc(out, para);
+                    out.push_str("</a>");
+                }
+                _ => esc(out, para),
+            }
+        }
+        if let Some(aid) = media.image {
+            // An attachment as Discuz! X shows it: the real file in `file`
+            // and `zoomfile`, `src` a placeholder its script swaps.
+            let _ = write!(
+                out,
+                "<br />\r\n<ignore_js_op>\r\n<img id=\"aimg_{aid}\" aid=\"{aid}\" src=\"static/image/common/none.gif\" zoomfile=\"{file}\" file=\"{file}\" class=\"zoom\" onclick=\"zoom(this, this.src, 0, 0, 0)\" width=\"600\" alt=\"{name}\" title=\"{name}\" w=\"1080\" />\r\n</ignore_js_op>",
+                file = attachment_path(aid),
+                name = attachment_name(aid)
+            );
         }
         if r.u32(0..10) == 0 {
             const SMILIES: [(&str, u32); 4] = [("smile", 1), ("lol", 12), ("titter", 9), ("victory", 13)];
@@ -754,6 +803,40 @@ impl Fixture {
         out.push_str("</a></div>\n</div>\n</body>\n</html>\n");
         out
     }
+}
+
+/// The IP属地 line's province, one per user.
+fn location_of(uid: u64) -> &'static str {
+    const PROVINCES: [&str; 10] = ["广东", "北京", "上海", "四川", "湖北", "浙江", "江苏", "山东", "河南", "海外"];
+    PROVINCES[(uid % PROVINCES.len() as u64) as usize]
+}
+
+/// A post's link and attachment, decided apart from the rest of it (so
+/// the pages' other choices stay as they were): a sixth of posts link a
+/// pasted URL, an eighth show a picture.
+struct Media {
+    link: Option<String>,
+    /// The attachment's id.
+    image: Option<u64>,
+}
+
+fn dzx_media(seed: u64, t: &ThreadMeta, p: &Post) -> Media {
+    let mut r = rng(&[seed, crate::kind::ForumKind::DiscuzX.code(), t.tid, u64::from(p.floor), 0x11_4C5]);
+    let link = (r.u32(0..6) == 0).then(|| match r.u32(0..3) {
+        0 => format!("https://www.bilibili.invalid/video/BV1x{}", p.pid),
+        1 => format!("https://weibo.invalid/{}/{}", p.uid, p.pid),
+        _ => format!("https://www.zhihu.invalid/question/{}", p.pid),
+    });
+    let image = (r.u32(0..8) == 0).then(|| 50_000 + p.pid);
+    Media { link, image }
+}
+
+fn attachment_path(aid: u64) -> String {
+    format!("data/attachment/forum/202406/30/{aid}.jpg")
+}
+
+fn attachment_name(aid: u64) -> String {
+    format!("IMG_{aid}.jpg")
 }
 
 /// A quote's words as Discuz! X shows them: the quoted post's first 40

@@ -24,6 +24,9 @@
 //! posts are `<li component="post" data-index="…" data-pid="…">` with the
 //! author `<a itemprop="author">`, the index `<a class="post-index">#3</a>`
 //! and the Markdown-rendered body in `<div component="post/content">`.
+//! Some replies quote an earlier post on their page as NodeBB's quote
+//! button writes it (a mention and a link to the post, then a Markdown
+//! `<blockquote>`); every post shows its votes ([`Fixture::md_truth`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -58,6 +61,20 @@ fn timeago(out: &mut String, local_minutes: u32) {
 fn number(out: &mut String, n: u32) {
     let shown = if n >= 1000 { format!("{:.1}k", f64::from(n) / 1000.0) } else { n.to_string() };
     let _ = write!(out, "<span class=\"human-readable-number\" title=\"{n}\">{shown}</span>");
+}
+
+/// The line NodeBB's quote button writes before a quote, rendered: the
+/// quoted author mentioned, the topic linked to the quoted post.
+fn said_line(q: &Post, title: &str) -> String {
+    let mut out = String::new();
+    out.push_str("<a class=\"plugin-mentions-user plugin-mentions-a\" href=\"");
+    href(&mut out, &user_path(&q.author));
+    out.push_str("\">@");
+    esc(&mut out, &q.author);
+    let _ = write!(out, "</a> 在 <a href=\"/md/post/{}\">", q.pid);
+    esc(&mut out, title);
+    out.push_str("</a> 中说：");
+    out
 }
 
 /// A user's profile path: the name percent-encoded, as NodeBB slugs keep
@@ -623,6 +640,45 @@ impl Fixture {
         out
     }
 
+    fn md_votes(&self, f: &ForumModel, t: &ThreadMeta, p: &Post) -> u32 {
+        rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0x707E]).u32(0..3)
+    }
+
+    /// The earlier post on the same page that `p` quotes, if it quotes one
+    /// (a sixth of replies that have one before them on their page).
+    fn md_quoted(&self, f: &ForumModel, t: &ThreadMeta, p: &Post) -> Option<Post> {
+        let size = f.kind.thread_page_size() as u32;
+        let page_first = (p.floor - 1) / size * size + 1;
+        let mut r = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0x9D_B0D7]);
+        if p.floor == page_first || r.u32(0..6) != 0 {
+            return None;
+        }
+        let q = r.u32(page_first..p.floor);
+        self.posts(f, t, q..=q).pop()
+    }
+
+    /// What the NodeBB topic pages show of thread `t` beyond v1's fields,
+    /// into its truth: the category, the view count, and per post its pid,
+    /// the author's uid and page, the votes, and the quote with the line
+    /// before it (the reply's own words, naming whom it answers).
+    pub(crate) fn md_truth(&self, f: &ForumModel, t: &ThreadMeta, truth: &mut crate::model::ThreadTruth) {
+        truth.board_name = Some(f.boards[t.board as usize].title.clone());
+        truth.views = Some(u64::from(t.views));
+        let posts = if t.deleted { Vec::new() } else { self.posts(f, t, 1..=t.posts) };
+        for (want, p) in truth.posts.iter_mut().zip(&posts) {
+            want.id = Some(p.pid.to_string());
+            want.author_id = Some(p.uid.to_string());
+            want.author_path = Some(user_path(&p.author));
+            want.likes = Some(u64::from(self.md_votes(f, t, p)));
+            if let Some(q) = self.md_quoted(f, t, p) {
+                let said = format!("@{} 在 {} 中说：", q.author, t.title);
+                want.text = format!("{said}\n{}", want.text);
+                want.reply_to = Some(q.pid.to_string());
+                want.quotes = vec![crate::model::QuoteTruth { floor: p.floor, of: None, author: None, text: q.paragraphs.join("\n") }];
+            }
+        }
+    }
+
     fn md_post(&self, out: &mut String, f: &ForumModel, t: &ThreadMeta, p: &Post, topic: &str) {
         let index = p.floor - 1;
         let user = user_path(&p.author);
@@ -662,13 +718,25 @@ impl Fixture {
         timeago(out, p.time);
         let _ = write!(out, "</a>\n<a href=\"/md/post/{}\" class=\"post-index text-muted\">#{}</a>\n</span>\n</small>\n</div>\n<br />\n", p.pid, p.floor);
         out.push_str("<div class=\"content\" component=\"post/content\" itemprop=\"text\">\n");
+        if let Some(q) = self.md_quoted(f, t, p) {
+            // What NodeBB's quote button writes (`@name said in [topic](/post/pid):`
+            // then `> ` lines), rendered: a mention and a link to the quoted
+            // post, then a Markdown blockquote of its words.
+            let _ = write!(out, "<p>{}</p>\n<blockquote>\n", said_line(&q, &t.title));
+            for para in &q.paragraphs {
+                out.push_str("<p>");
+                esc(out, para);
+                out.push_str("</p>\n");
+            }
+            out.push_str("</blockquote>\n");
+        }
         for para in &p.paragraphs {
             out.push_str("<p>");
             esc(out, para);
             out.push_str("</p>\n");
         }
         out.push_str("</div>\n<div class=\"post-footer\">\n");
-        let votes = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0x707E]).u32(0..3);
+        let votes = self.md_votes(f, t, p);
         let _ = writeln!(
             out,
             "<small class=\"pull-right\"><span class=\"votes\"><a component=\"post/upvote\" href=\"#\"><i class=\"fa fa-chevron-up\"></i></a> <span component=\"post/vote-count\" data-votes=\"{votes}\">{votes}</span></span></small>"

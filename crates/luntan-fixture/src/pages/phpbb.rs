@@ -1,11 +1,16 @@
 //! phpBB 3 (site id `phpbb`): prosilver's lists, `viewforum.php` and
 //! `viewtopic.php` paged by offset, Big5 declared in the header and a meta.
+//! Posts are `div.post` with id `p{pid}`, authors link
+//! `memberlist.php?mode=viewprofile&u={uid}`; some replies quote an earlier
+//! post as phpBB 3.3 does (`<blockquote cite=…><div><cite>` naming the
+//! post and its author, then its words), some posts end with a
+//! `<div class="notice">最後由 … 於 … 編輯…</div>` ([`Fixture::phpbb_truth`]).
 
 use std::fmt::Write as _;
 
 use super::{esc, href, link, pager_parts, PagerPart, Query, Routed, Shown, AD_URL};
-use crate::model::{BoardMeta, Fixture, ForumModel, ThreadMeta};
-use crate::text::civil;
+use crate::model::{BoardMeta, Fixture, ForumModel, Post, QuoteTruth, ThreadMeta, ThreadTruth};
+use crate::text::{civil, rng};
 
 /// phpBB links are `./page.php` relative to `/phpbb/`.
 fn rel(path: &str) -> String {
@@ -109,6 +114,41 @@ pub(super) fn gone(f: &ForumModel) -> String {
 }
 
 impl Fixture {
+    /// What else a phpBB post shows, decided per post: a quote of an
+    /// earlier floor, and a "last edited" notice (minutes after the post,
+    /// how many edits). One decision for the page and the truth.
+    fn phpbb_extras(&self, f: &ForumModel, t: &ThreadMeta, p: &Post) -> (Option<Post>, Option<(u32, u32)>) {
+        let mut r = rng(&[self.config().seed, f.kind.code(), t.tid, u64::from(p.floor), 0x9B_B0D7]);
+        let quoted = match p.floor > 1 && r.u32(0..6) == 0 {
+            true => {
+                let q = r.u32(1..p.floor);
+                self.posts(f, t, q..=q).pop()
+            }
+            false => None,
+        };
+        let edited = (r.u32(0..7) == 0).then(|| (r.u32(1..300), r.u32(1..4)));
+        (quoted, edited)
+    }
+
+    /// What phpBB's topic pages show of thread `t` beyond v1's fields, into
+    /// its truth: the board the "回到" link names, and per post its id, the
+    /// author's profile, the quote and the post it answers, the edit notice.
+    pub(crate) fn phpbb_truth(&self, f: &ForumModel, t: &ThreadMeta, truth: &mut ThreadTruth) {
+        truth.board_name = Some(f.boards[t.board as usize].title.clone());
+        let posts = if t.deleted { Vec::new() } else { self.posts(f, t, 1..=t.posts) };
+        for (want, p) in truth.posts.iter_mut().zip(&posts) {
+            let (quoted, edited) = self.phpbb_extras(f, t, p);
+            want.id = Some(p.pid.to_string());
+            want.author_id = Some(p.uid.to_string());
+            want.author_path = Some(format!("/phpbb/memberlist.php?mode=viewprofile&u={}", p.uid));
+            want.edited = edited.map(|(m, _)| civil(p.time + m).iso());
+            if let Some(q) = quoted {
+                want.reply_to = Some(q.pid.to_string());
+                want.quotes = vec![QuoteTruth { floor: p.floor, of: Some(q.pid.to_string()), author: Some(q.author.clone()), text: q.paragraphs.join("\n") }];
+            }
+        }
+    }
+
     pub(super) fn route_phpbb(&self, f: &ForumModel, rest: &str, q: &Query) -> Routed {
         // phpBB pages by offset; only offsets that start a page exist here.
         let page_of = |start: Option<usize>, size: usize| match start {
@@ -257,6 +297,31 @@ impl Fixture {
             out.push_str("</a></strong> &raquo; </span>");
             time(&mut out, p.time);
             out.push_str("</p>\n<div class=\"content\">");
+            let (quoted, edited) = self.phpbb_extras(f, t, p);
+            if let Some(q) = &quoted {
+                // phpBB 3.3's quote: the quoted post's link and author in a
+                // `<cite>`, then its words.
+                let _ = write!(
+                    out,
+                    "<blockquote cite=\"./viewtopic.php?p={qp}#p{qp}\"><div><cite><a href=\"./memberlist.php?mode=viewprofile&amp;u={}\">",
+                    q.uid,
+                    qp = q.pid
+                );
+                esc(&mut out, &q.author);
+                let _ = write!(
+                    out,
+                    "</a> 寫道： <a href=\"./viewtopic.php?p={qp}#p{qp}\" data-post-id=\"{qp}\" onclick=\"if(document.getElementById(hash.substr(1)))href=hash\">↑</a><span class=\"responsive-hide\">{}</span></cite>",
+                    civil(q.time).chinese(),
+                    qp = q.pid
+                );
+                for (i, para) in q.paragraphs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str("<br>");
+                    }
+                    esc(&mut out, para);
+                }
+                out.push_str("</div></blockquote>\n");
+            }
             for (i, para) in p.paragraphs.iter().enumerate() {
                 if p.variant {
                     out.push_str("<p>");
@@ -269,7 +334,13 @@ impl Fixture {
                     esc(&mut out, para);
                 }
             }
-            out.push_str("</div>\n</div>\n</div>\n<div class=\"back2top\"><a href=\"#top\" class=\"top\" title=\"回到頂端\">頂端</a></div>\n</div>\n</div>\n<hr class=\"divider\" />\n");
+            out.push_str("</div>\n");
+            if let Some((minutes, times)) = edited {
+                let _ = write!(out, "<div class=\"notice\">最後由 <a href=\"./memberlist.php?mode=viewprofile&amp;u={}\" class=\"username\">", p.uid);
+                esc(&mut out, &p.author);
+                let _ = write!(out, "</a> 於 {} 編輯，總共編輯了 {times} 次。</div>\n", civil(p.time + minutes).chinese());
+            }
+            out.push_str("</div>\n</div>\n<div class=\"back2top\"><a href=\"#top\" class=\"top\" title=\"回到頂端\">頂端</a></div>\n</div>\n</div>\n<hr class=\"divider\" />\n");
         }
         out.push_str("<div class=\"action-bar bar-bottom\">");
         pager(&mut out, &label, page, pages, url);
