@@ -505,3 +505,83 @@ fn a_person_narrows_by_facets_and_pages_by_number_in_chromium() {
         close(browser, events).await;
     });
 }
+
+/// Issue 36: a thread read as a conversation. A reply that quotes an earlier
+/// post shows the quote as a quote (apart from its own words, linked to the
+/// quoted floor) and sits under the post it answers; its author's link
+/// opens their page, which leads back to that floor. Checked by the DOM,
+/// with screenshots for a person to look at.
+#[test]
+fn a_person_reads_a_quote_as_a_quote_and_a_reply_under_its_post_then_the_authors_page_in_chromium() {
+    let (s, dir, profile, base) = start();
+    let (d, at, to) = s
+        .docs
+        .iter()
+        .find_map(|d| {
+            d.posts.iter().enumerate().find_map(|(i, p)| {
+                let answered = p.reply_to.as_deref()?;
+                let j = d.posts[..i].iter().position(|q| q.id.as_deref() == Some(answered))?;
+                (!p.quotes.is_empty() && p.author_id.is_some()).then_some((d, i, j))
+            })
+        })
+        .expect("the fixture has a reply that quotes an earlier post of its thread, by an author with an id");
+    let (reply, answered) = (&d.posts[at], &d.posts[to]);
+    let (rf, af) = (reply.floor, answered.floor);
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let (browser, events) = chromium(profile.path(), 1000).await;
+        let page = browser.new_page("about:blank").await.unwrap();
+        page.goto(format!("{base}/thread/{}/{}", d.site, d.thread)).await.unwrap();
+        until(&page, &format!("document.readyState === 'complete' && !!document.getElementById('floor{rf}')")).await;
+        shot(&page, &dir, "thread-conversation").await;
+
+        // The reply's article sits in the answered post's replies.
+        let nested = format!(
+            "(() => {{ const r = document.getElementById('floor{rf}'), a = document.getElementById('floor{af}'); \
+             return r.parentElement.classList.contains('replies') && r.parentElement.parentElement === a; }})()"
+        );
+        assert_eq!(eval(&page, &nested).await, Value::Bool(true), "floor {rf} is not under floor {af}");
+        // Its quotes are blockquotes of its own, holding the quoted words; its
+        // own paragraphs hold only its own words.
+        let quotes = eval(
+            &page,
+            &format!(
+                "Array.from(document.querySelectorAll('#floor{rf} > blockquote.quote')).map(q => \
+                 Array.from(q.querySelectorAll(':scope > p:not(.quote-head)')).map(p => p.textContent))"
+            ),
+        )
+        .await;
+        let want: Vec<Vec<String>> = reply.quotes.iter().map(|q| q.paragraphs.clone()).collect();
+        assert_eq!(quotes, serde_json::json!(want), "floor {rf}'s quotes");
+        let own = eval(&page, &format!("Array.from(document.querySelectorAll('#floor{rf} > p')).map(p => p.textContent)")).await;
+        assert_eq!(own, serde_json::json!(reply.paragraphs), "floor {rf}'s own words");
+        if reply.quotes[0].of.as_deref() == answered.id.as_deref() {
+            let head = eval(&page, &format!("document.querySelector('#floor{rf} > blockquote.quote .quote-head a').getAttribute('href')")).await;
+            assert_eq!(head, Value::String(format!("#floor{af}")), "the quote links the quoted floor");
+        }
+
+        // The reply's author: their page lists this floor.
+        page.find_element(&format!("#floor{rf} > .meta a.author")).await.unwrap().click().await.unwrap();
+        until(&page, "location.pathname === '/author' && document.readyState === 'complete'").await;
+        shot(&page, &dir, "author").await;
+        let links = eval(&page, "Array.from(document.querySelectorAll('a.permalink')).map(a => a.getAttribute('href'))").await;
+        let back = format!("/thread/{}/{}#floor{rf}", d.site, d.thread);
+        assert!(links.as_array().unwrap().iter().any(|l| l.as_str() == Some(back.as_str())), "{back} not on the author page: {links}");
+        // Every post of theirs in that forum is listed, and nothing else (one page holds 20 threads).
+        let theirs: BTreeSet<String> = s
+            .docs
+            .iter()
+            .filter(|x| x.site == d.site)
+            .flat_map(|x| x.posts.iter().filter(|p| p.author_id == reply.author_id).map(move |p| format!("/thread/{}/{}#floor{}", x.site, x.thread, p.floor)))
+            .collect();
+        let threads: BTreeSet<&str> = theirs.iter().map(|l| l.split('#').next().unwrap()).collect();
+        if threads.len() <= 20 {
+            let got: BTreeSet<String> = links.as_array().unwrap().iter().filter_map(|l| l.as_str().map(str::to_string)).collect();
+            assert_eq!(got, theirs);
+        }
+
+        close(browser, events).await;
+    });
+    println!("screenshots in {}", dir.display());
+}

@@ -14,7 +14,7 @@
 //!
 //! The conversation attributes of a post endpoint (`author-id`,
 //! `author-url`, `parent`, `children`, `likes`, `replies`, `location`,
-//! `edited`: [`super::json::Conversation`]) read the same here.
+//! `edited`: [`super::json::JsonConversation`]) read the same here.
 //!
 //! `{thread}` in the URL is the thread id from the article's URL; `{key}`
 //! is read off the article's first page, by `key` (a CSS selector, with

@@ -6,7 +6,7 @@
 //! JSONPath (RFC 9535, `serde_json_path`) of every field. A board is a list
 //! (for a microblog: a user), a post with its comments is a thread, so the
 //! state machine and the page tree stay as they are. A post endpoint's
-//! [`Conversation`] paths say who wrote each item (by id), what it answers
+//! [`JsonConversation`] paths say who wrote each item (by id), what it answers
 //! (`parent`) and which replies it carries nested (`children`), for the
 //! thread XML's version 2.
 //!
@@ -97,7 +97,7 @@ pub struct Endpoint {
     /// compare to notice new comments); on a post endpoint, the post's.
     pub replies: Option<JsonPath>,
     /// The post's conversation (thread XML version 2); none on a list.
-    pub conversation: Conversation,
+    pub conversation: JsonConversation,
     /// The element these rules came from, for messages (`json/comments`).
     pub element: &'static str,
 }
@@ -106,7 +106,7 @@ pub struct Endpoint {
 /// how they were received; each path is read inside one item, and each is
 /// optional.
 #[derive(Debug, Clone, Default)]
-pub struct Conversation {
+pub struct JsonConversation {
     /// The author's id on the forum (a uid).
     pub author_id: Option<JsonPath>,
     /// The author's profile page, joined to the site's home when relative.
@@ -403,9 +403,9 @@ pub(super) fn endpoint(ctx: &Ctx, element: &'static str, raw: &RawEndpoint, home
     })
 }
 
-fn conversation(ctx: &Ctx, element: &str, raw: &RawEndpoint) -> Result<Conversation, SiteError> {
+fn conversation(ctx: &Ctx, element: &str, raw: &RawEndpoint) -> Result<JsonConversation, SiteError> {
     let at = |attr: &str| format!("{element}@{attr}");
-    let c = Conversation {
+    let c = JsonConversation {
         author_id: opt_path(ctx, &at("author-id"), &raw.author_id)?,
         author_url: opt_path(ctx, &at("author-url"), &raw.author_url)?,
         parent: opt_path(ctx, &at("parent"), &raw.parent)?,
@@ -424,7 +424,7 @@ fn conversation(ctx: &Ctx, element: &str, raw: &RawEndpoint) -> Result<Conversat
     Ok(c)
 }
 
-impl Conversation {
+impl JsonConversation {
     /// The attributes given, as the site file names them.
     pub fn named(&self) -> Vec<&'static str> {
         let all = [

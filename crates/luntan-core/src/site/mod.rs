@@ -21,7 +21,7 @@ mod validate;
 
 pub use browser::{Action, BrowserRules};
 pub use hybrid::{CommentKey, HtmlComments};
-pub use json::{field_count, field_text, resolve_time, BodyFormat, Conversation, Endpoint, FoundUsers, JsonRules, PageKey, Paging, UserRules};
+pub use json::{field_count, field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonConversation, JsonRules, PageKey, Paging, UserRules};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
