@@ -895,15 +895,15 @@ mod tests {
         docs[1].posts[0].links = vec![luntan_core::doc::Link { href: "https://M.Weibo.com./u/1".into(), text: "微博".into() }];
         let (_dir, c) = one_site_catalog(&docs);
         let found = |q: &str| -> Vec<String> { keys(&c.search_str(q, &everything()).unwrap()).into_iter().collect() };
-        let (t0, t1) = ("s0/0".to_string(), "s0/1".to_string());
-        assert_eq!(found("author:42"), [t0.clone()], "by id: only the 甲 of id 42");
-        assert_eq!(found("author:甲"), [t0.clone(), t1.clone()], "by name: both 甲");
-        assert_eq!(found("reply-to:甲"), [t0.clone()]);
-        assert_eq!(found("reply-to:42"), [t0.clone()]);
-        assert_eq!(found("reply-to:乙"), [t0.clone()], "a quote names whom it answers");
+        let (t0, t1) = ("s0/0", "s0/1");
+        assert_eq!(found("author:42"), [t0], "by id: only the 甲 of id 42");
+        assert_eq!(found("author:甲"), [t0, t1], "by name: both 甲");
+        assert_eq!(found("reply-to:甲"), [t0]);
+        assert_eq!(found("reply-to:42"), [t0]);
+        assert_eq!(found("reply-to:乙"), [t0], "a quote names whom it answers");
         assert!(found("reply-to:丙").is_empty() && found("reply-to:7").is_empty());
         for q in ["link:weibo.com", "link:m.weibo.com", "link:https://www.weibo.com/x", "link:WEIBO.COM"] {
-            assert_eq!(found(q), [t1.clone()], "{q}");
+            assert_eq!(found(q), [t1], "{q}");
         }
         assert!(found("link:bo.com").is_empty() && found("link:com").is_empty(), "a whole label, two at the least");
     }
