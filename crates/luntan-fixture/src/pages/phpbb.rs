@@ -338,7 +338,7 @@ impl Fixture {
             if let Some((minutes, times)) = edited {
                 let _ = write!(out, "<div class=\"notice\">最後由 <a href=\"./memberlist.php?mode=viewprofile&amp;u={}\" class=\"username\">", p.uid);
                 esc(&mut out, &p.author);
-                let _ = write!(out, "</a> 於 {} 編輯，總共編輯了 {times} 次。</div>\n", civil(p.time + minutes).chinese());
+                let _ = writeln!(out, "</a> 於 {} 編輯，總共編輯了 {times} 次。</div>", civil(p.time + minutes).chinese());
             }
             out.push_str("</div>\n</div>\n<div class=\"back2top\"><a href=\"#top\" class=\"top\" title=\"回到頂端\">頂端</a></div>\n</div>\n</div>\n<hr class=\"divider\" />\n");
         }
