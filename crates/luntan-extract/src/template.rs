@@ -902,6 +902,15 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
     for picks in [&time_picks, &floor_picks, &author_picks] {
         excluded.extend(picks.iter().flatten().copied());
     }
+    // What `strip` takes out is not the post's text either: left in, an
+    // edit notice beside the body (phpBB's `div.notice`) weighed enough to
+    // draw the body up to the whole post, header and all.
+    if let Some(strip) = rules.strip.as_ref() {
+        for &r in records {
+            let stripped: HashSet<NodeId> = dom.nodes[r].el.select(strip).map(|e| e.id()).collect();
+            excluded.extend((r..dom.nodes[r].end).filter(|&i| stripped.contains(&dom.nodes[i].el.id())));
+        }
+    }
     let body_picks = body_elements(dom, records, &excluded, preset.and_then(|f| f.body.as_ref()), &mut fields);
 
     let excluded_ids: HashSet<NodeId> = excluded.iter().map(|&i| dom.nodes[i].el.id()).collect();
