@@ -221,23 +221,11 @@ pub fn field_text(item: &serde_json::Value, path: &JsonPath) -> Option<String> {
 }
 
 /// The first value `path` finds in `item` as a count: a whole number, or
-/// text as forums show counts (`"1,024"`, `"1.2万"`, `"3k"`); `None` for
-/// anything else, negative numbers included.
+/// text as forums show counts (`"1,024"`, `"1.2万"`, `"3k"`, read by
+/// [`super::count_of`] as HTML counts are); `None` for anything else,
+/// negative numbers included.
 pub fn field_count(item: &serde_json::Value, path: &JsonPath) -> Option<u64> {
-    let text = field_text(item, path)?;
-    let t = text.trim().replace(',', "");
-    let (digits, scale) = match t.char_indices().last()? {
-        (i, '万' | 'w' | 'W') => (&t[..i], 10_000.0),
-        (i, '千' | 'k' | 'K') => (&t[..i], 1_000.0),
-        _ => (t.as_str(), 1.0),
-    };
-    if let Ok(n) = digits.parse::<u64>() {
-        return n.checked_mul(scale as u64);
-    }
-    let f: f64 = digits.trim().parse().ok()?;
-    // Counts are whole and at most what a u64 holds; NaN and "inf" are not counts.
-    let n = (f * scale).round();
-    (n.is_finite() && n >= 0.0 && n < u64::MAX as f64).then_some(n as u64)
+    super::count_of(&field_text(item, path)?)
 }
 
 /// A time field as the forum's local wall-clock time (`YYYY-MM-DDTHH:MM:SS`):

@@ -551,19 +551,23 @@ impl Field {
 
 /// A count as forums show it: digits with thousands separators, or a
 /// number scaled by `k`, `w`/`万`, `m` (`1.2k` is 1200, `3.5万` 35000).
+/// None for anything else, and for what a `u64` cannot hold.
 pub fn count_of(shown: &str) -> Option<u64> {
     let s: String = shown.trim().chars().filter(|c| *c != ',' && *c != '，').collect();
     let end = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
     let (number, unit) = s.split_at(end);
-    let scale = match unit.trim() {
-        "" => return number.parse().ok(),
-        "k" | "K" | "千" => 1e3,
-        "w" | "W" | "万" | "萬" => 1e4,
-        "m" | "M" => 1e6,
+    let scale: u64 = match unit.trim() {
+        "" => 1,
+        "k" | "K" | "千" => 1_000,
+        "w" | "W" | "万" | "萬" => 10_000,
+        "m" | "M" => 1_000_000,
         _ => return None,
     };
-    let n: f64 = number.parse().ok()?;
-    (n.is_finite() && n >= 0.0).then(|| (n * scale).round() as u64)
+    if let Ok(n) = number.parse::<u64>() {
+        return n.checked_mul(scale);
+    }
+    let n = (number.parse::<f64>().ok()? * scale as f64).round();
+    (n.is_finite() && n >= 0.0 && n < u64::MAX as f64).then_some(n as u64)
 }
 
 /// `<thread>`'s attributes for version 2 of the thread XML, each optional.

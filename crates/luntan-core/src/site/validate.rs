@@ -578,7 +578,16 @@ mod tests {
         assert_eq!(c.images.as_ref().unwrap().attr.as_deref(), Some("file"));
         assert_eq!(c.links.as_ref().unwrap().attr, None);
         assert_eq!(c.thread_views.as_ref().unwrap().count("1,204"), Some(1204));
-        for (shown, n) in [("1.2k", Some(1200)), ("3.5万", Some(35000)), (" 42 ", Some(42)), ("两百", None), ("", None), ("1.2x", None)] {
+        for (shown, n) in [
+            ("1.2k", Some(1200)),
+            ("3.5万", Some(35000)),
+            (" 42 ", Some(42)),
+            ("两百", None),
+            ("", None),
+            ("1.2x", None),
+            ("7.0", Some(7)),
+            ("18446744073709551615万", None),
+        ] {
             assert_eq!(super::super::count_of(shown), n, "{shown:?}");
         }
 
