@@ -235,7 +235,13 @@ fn print_text(out: &mut impl Write, r: &SearchResults, color: bool, took_ms: f64
         writeln!(out, "    {dim}{}{reset}", clean(&h.url))?;
         let snippet = Snippet { text: clean(&h.snippet.text), highlights: h.snippet.highlights.clone() };
         if !snippet.text.trim().is_empty() {
-            writeln!(out, "    {}", snippet.marked(open, close))?;
+            // Words found only in a quote are never shown as the replier's.
+            let said = match (&h.in_quote, &h.quote_author) {
+                (false, _) => String::new(),
+                (true, Some(a)) => format!("{dim}引用 {}：{reset}", clean(a)),
+                (true, None) => format!("{dim}引用：{reset}"),
+            };
+            writeln!(out, "    {said}{}", snippet.marked(open, close))?;
         }
     }
     Ok(())

@@ -113,17 +113,18 @@ fn committed_version_1_files_are_read_by_index_serve_and_export_and_extract_agai
 }
 
 #[test]
-fn discuz_x_quotes_come_out_as_quotes_of_the_post_they_link_never_as_the_replys_words() {
+fn discuz_x_quotes_come_out_and_are_searched_as_quotes_of_the_post_they_link_never_as_the_replys_words() {
     let server = FixtureServer::start_blocking(FixtureConfig { threads: 40, boards: 2, forums: vec![ForumKind::DiscuzX], ..FixtureConfig::default() })
         .expect("fixture server");
     let work = Work::new();
     // The fixture's own site file reads the quotes (quote="div.quote" and
     // the pid in its link).
     server.write_site_files(&work.sites()).unwrap();
-    for stage in ["discover", "download", "extract"] {
+    for stage in ["discover", "download", "extract", "index"] {
         work.ok(stage, &["-q"]);
     }
     let fold = |s: &str| common::fold(s);
+    let mut searched = 0;
     let (mut quotes, mut threads) = (0, 0);
     for t in server.truth().forums.iter().flat_map(|f| &f.threads).filter(|t| t.servable()) {
         let store = luntan_core::Store::open(&work.layout().db_path()).unwrap();
@@ -145,8 +146,39 @@ fn discuz_x_quotes_come_out_as_quotes_of_the_post_they_link_never_as_the_replys_
                 p.floor
             );
         }
+        // A search for quoted words finds them as the words of the post
+        // that wrote them, never as the replier's: the snippet shows them,
+        // and the thread is not a hit "in a quote", because its own posts
+        // hold them (the quoted floor is in the same thread).
+        for q in doc.posts.iter().flat_map(|p| p.quotes.iter().map(move |q| (p, q))) {
+            let (replier, quote) = q;
+            let Some(run) = common::phrase_not_in(&quote.paragraphs.join("\n"), &[&replier.text()], 6) else { continue };
+            let out = work.ok("search", &["--json", "--limit", "50", &format!("\"{run}\"")]);
+            let hit = out
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .find(|v| v["site"] == t.site.as_str() && v["thread"] == t.thread.as_str())
+                .unwrap_or_else(|| panic!("{}/{}: \"{run}\" (quoted on floor {}) finds not its thread", t.site, t.thread, replier.floor));
+            assert_eq!(hit.get("in_quote"), None, "{}/{} \"{run}\": its own posts hold the words", t.site, t.thread);
+            let snippet = hit["snippet_text"].as_str().unwrap();
+            assert!(
+                common::holds(&common::folded_text(&doc), run.as_str()) && common::holds(&luntan_search::analysis::normalize(snippet), &run),
+                "{}/{} \"{run}\": snippet {snippet:?} shows not the words",
+                t.site,
+                t.thread
+            );
+            let own = doc.posts.iter().filter(|p| common::holds(&luntan_search::analysis::normalize(&p.text()), &run)).map(|p| p.floor).collect::<Vec<_>>();
+            assert!(
+                !own.is_empty() && !own.contains(&replier.floor),
+                "{}/{} \"{run}\": written on floors {own:?}, quoted on {}",
+                t.site,
+                t.thread,
+                replier.floor
+            );
+            searched += 1;
+        }
         quotes += want.len();
         threads += 1;
     }
-    assert!(threads >= 30 && quotes >= 10, "{threads} threads, {quotes} quotes: too few to tell");
+    assert!(threads >= 30 && quotes >= 10 && searched >= 10, "{threads} threads, {quotes} quotes, {searched} searched: too few to tell");
 }

@@ -799,6 +799,10 @@ mod tests {
         }
         let all = c.search(&crate::query::Query::parse("帖子 author:小明").unwrap(), &everything()).unwrap();
         assert_eq!(all.total, 1);
+        // Words are still found where an index has no quote fields, by one gram (a sum of terms) or several.
+        for q in ["好", "看这里", "\"看这里\""] {
+            assert_eq!(c.search_str(q, &everything()).unwrap().total, 1, "{q}");
+        }
     }
 
     #[test]

@@ -8,12 +8,14 @@ use crate::snippet::Snippet;
 
 /// One hit: `title_html` and `snippet` are HTML with `<b>` highlights (text
 /// escaped); `title_highlights` and `highlights` are byte ranges into
-/// `title` and `snippet_text`. With ids only, just rank, score, site, thread.
+/// `title` and `snippet_text`. A hit whose words are only in a quote says
+/// so (`in_quote`, and `quote_author` where known): its snippet is the
+/// quote's. With ids only, just rank, score, site, thread.
 pub fn hit_json(h: &Hit, ids_only: bool) -> Value {
     if ids_only {
         return json!({ "rank": h.rank, "score": h.score, "site": h.site, "thread": h.thread });
     }
-    json!({
+    let mut hit = json!({
         "rank": h.rank,
         "score": h.score,
         "site": h.site,
@@ -31,7 +33,15 @@ pub fn hit_json(h: &Hit, ids_only: bool) -> Value {
         "snippet": h.snippet.html(),
         "snippet_text": h.snippet.text,
         "highlights": h.snippet.highlights,
-    })
+    });
+    // Only on a hit found in a quote, so every other hit's line is as it was.
+    if h.in_quote {
+        hit["in_quote"] = json!(true);
+        if let Some(a) = &h.quote_author {
+            hit["quote_author"] = json!(a);
+        }
+    }
+    hit
 }
 
 /// The counts behind a page of hits; `took_ms` is rounded to 0.1 ms.

@@ -22,6 +22,9 @@
 //! | `replied`    | CJK uni+bigrams, positions; one value per author answered or quoted | no | `reply-to:` by name |
 //! | `replied_ids`| raw; the ids of those authors           | no     | `reply-to:` by id                     |
 //! | `link_hosts` | raw; each linked host and its parent domains | no | `link:weibo.com`                     |
+//! | `quoted`     | jieba, freqs; one value per quote        | yes    | a hit in a quote, said as such        |
+//! | `quoted_gram`| CJK uni+bigrams, positions               | no     |                                       |
+//! | `quoted_by`  | not indexed; the author of each `quoted` value, or empty | yes | whose words a quote hit shows |
 //!
 //! Fields are only ever added at the end: an index written before one was
 //! added keeps every other field under the same id, so it can be searched
@@ -57,6 +60,9 @@ pub struct LuntanSchema {
     pub replied: Field,
     pub replied_ids: Field,
     pub link_hosts: Field,
+    pub quoted: Field,
+    pub quoted_gram: Field,
+    pub quoted_by: Field,
 }
 
 impl Default for LuntanSchema {
@@ -86,6 +92,7 @@ impl LuntanSchema {
         let forum = b.add_text_field("forum", STORED);
         let title = b.add_text_field("title", zh.clone().set_stored());
         let title_gram = b.add_text_field("title_gram", gram.clone());
+        let zh_quoted = zh.clone().set_stored();
         let body = b.add_text_field("body", zh.set_stored());
         let body_gram = b.add_text_field("body_gram", gram.clone());
         let authors = b.add_text_field("authors", gram.clone().set_stored());
@@ -97,9 +104,15 @@ impl LuntanSchema {
         let post_times = b.add_date_field(POST_TIMES, DateOptions::from(FAST).set_precision(DateTimePrecision::Seconds));
         // Thread XML version 2's conversation, after `post_times` for the same reason.
         let author_ids = b.add_text_field("author_ids", STRING);
-        let replied = b.add_text_field("replied", gram);
+        let replied = b.add_text_field("replied", gram.clone());
         let replied_ids = b.add_text_field("replied_ids", STRING);
         let link_hosts = b.add_text_field("link_hosts", STRING);
+        // Quoted words apart from the thread's own (`body`), so that a
+        // query finds the post that wrote them first and a hit found only
+        // in a quote can say so.
+        let quoted = b.add_text_field("quoted", zh_quoted);
+        let quoted_gram = b.add_text_field("quoted_gram", gram);
+        let quoted_by = b.add_text_field("quoted_by", STORED);
         LuntanSchema {
             schema: b.build(),
             key,
@@ -121,6 +134,9 @@ impl LuntanSchema {
             replied,
             replied_ids,
             link_hosts,
+            quoted,
+            quoted_gram,
+            quoted_by,
         }
     }
 
@@ -194,6 +210,11 @@ impl LuntanSchema {
         for host in &conversation.link_hosts {
             d.add_text(self.link_hosts, host);
         }
+        for (author, text) in &conversation.quotes {
+            d.add_text(self.quoted, text);
+            d.add_text(self.quoted_gram, text);
+            d.add_text(self.quoted_by, author);
+        }
         d
     }
 }
@@ -211,6 +232,10 @@ pub struct Conversation {
     /// Every host a post's own text links to, and each of its parent
     /// domains of two labels or more (`m.weibo.cn` gives `m.weibo.cn`, `weibo.cn`).
     pub link_hosts: Vec<String>,
+    /// Each quote with text, in page order: whose words (the quoted post's
+    /// author where the quote links it, else the name it shows, else empty)
+    /// and the words, paragraphs one per line.
+    pub quotes: Vec<(String, String)>,
 }
 
 impl Conversation {
@@ -222,7 +247,9 @@ impl Conversation {
             }
         }
         let mut c = Conversation::default();
-        let by_id = |id: &str| doc.posts.iter().find(|p| p.id.as_deref() == Some(id));
+        // One map per thread: a linear find per reference costs n² on a long thread.
+        let ids: std::collections::HashMap<&str, &luntan_core::Post> = doc.posts.iter().rev().filter_map(|p| Some((p.id.as_deref()?, p))).collect();
+        let by_id = |id: &str| ids.get(id).copied();
         for p in &doc.posts {
             if let Some(id) = &p.author_id {
                 push(&mut c.author_ids, id);
@@ -239,6 +266,13 @@ impl Conversation {
                     }
                     (None, Some(name)) => push(&mut c.replied, name),
                     (None, None) => {}
+                }
+            }
+            for q in &p.quotes {
+                let text = q.paragraphs.join("\n");
+                if !text.trim().is_empty() {
+                    let by = q.of.as_deref().and_then(by_id).map(|p| p.author.as_str()).or(q.author.as_deref()).unwrap_or_default();
+                    c.quotes.push((by.trim().to_owned(), text));
                 }
             }
             for l in &p.links {

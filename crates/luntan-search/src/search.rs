@@ -110,6 +110,14 @@ pub struct Hit {
     /// Posts with text but the first (see `replies` in this module).
     pub replies: usize,
     pub snippet: Snippet,
+    /// The query's words are in this thread only where one of its posts
+    /// quotes another's: `snippet` is then taken from the quote, never
+    /// from the replier's own words. Set only with `snippet_chars` above 0.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_quote: bool,
+    /// Whose words that quote holds, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote_author: Option<String>,
 }
 
 /// A page of hits and the counts behind it.
@@ -199,6 +207,10 @@ const TITLE_WORD: Score = 3.0;
 const BODY_WORD: Score = 1.5;
 const TITLE_GRAM: Score = 1.5;
 const BODY_GRAM: Score = 1.0;
+/// Quoted words weigh a fifth of a thread's own: a thread that only quotes
+/// them is found, below the one that wrote them (see `Hit::in_quote`).
+const QUOTE_WORD: Score = BODY_WORD / 5.0;
+const QUOTE_GRAM: Score = BODY_GRAM / 5.0;
 /// Weight of the bonus for the words of a query occurring near each other.
 const PROXIMITY: Score = 2.0;
 
@@ -427,6 +439,8 @@ impl Catalog {
                 authors: Vec::new(),
                 replies: 0,
                 snippet: Snippet::default(),
+                in_quote: false,
+                quote_author: None,
             });
         }
         Ok(hits)
@@ -439,6 +453,18 @@ impl Catalog {
         let title = text(s.title);
         let title_highlights = highlight(&title, needles).highlights;
         let body = text(s.body);
+        let mut snippet = if snippet_chars == 0 { Snippet::default() } else { make_snippet(&body, needles, snippet_chars) };
+        let mut quote_author = None;
+        let in_quote = snippet_chars > 0 && !needles.is_empty() && snippet.highlights.is_empty() && title_highlights.is_empty() && {
+            match quote_snippet(s, doc, needles, snippet_chars) {
+                Some((by, found)) => {
+                    snippet = found;
+                    quote_author = Some(by).filter(|a| !a.is_empty());
+                    true
+                }
+                None => false,
+            }
+        };
         Ok(Hit {
             rank,
             score,
@@ -453,9 +479,27 @@ impl Catalog {
             saved: Some(SaveDate::parse(&text(s.saved))?),
             authors: doc.get_all(s.authors).filter_map(|v| v.as_str().map(str::to_string)).collect(),
             replies: replies(&body),
-            snippet: if snippet_chars == 0 { Snippet::default() } else { make_snippet(&body, needles, snippet_chars) },
+            snippet,
+            in_quote,
+            quote_author,
         })
     }
+}
+
+/// The snippet of the quote holding the most of `needles` (then the
+/// first), with whose words it holds; none when no quote holds any.
+fn quote_snippet(s: &LuntanSchema, doc: &TantivyDocument, needles: &[String], snippet_chars: usize) -> Option<(String, Snippet)> {
+    let texts = doc.get_all(s.quoted).filter_map(|v| v.as_str());
+    let mut authors = doc.get_all(s.quoted_by).filter_map(|v| v.as_str());
+    let mut best: Option<(usize, &str, &str)> = None;
+    for text in texts {
+        let by = authors.next().unwrap_or_default();
+        let n = highlight(text, needles).highlights.len();
+        if n > 0 && best.is_none_or(|(m, _, _)| n > m) {
+            best = Some((n, by, text));
+        }
+    }
+    best.map(|(_, by, text)| (by.to_owned(), make_snippet(text, needles, snippet_chars)))
 }
 
 /// Replies in a thread's stored body: its posts but the first. A post
@@ -518,7 +562,7 @@ fn worth_parallel(q: &dyn TQuery, stats: &GlobalStats, opts: &SearchOptions) -> 
 /// Whether an index of `schema` has `field`: one written before the field
 /// was added (see [`LuntanSchema::is_previous`]) has fewer, and tantivy
 /// indexes its schema's fields by id without a bound check.
-fn has_field(schema: &tantivy::schema::Schema, field: Field) -> bool {
+pub(crate) fn has_field(schema: &tantivy::schema::Schema, field: Field) -> bool {
     (field.field_id() as usize) < schema.num_fields()
 }
 
@@ -606,6 +650,7 @@ fn substring_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dy
     qs.extend(gram_query(s.title_gram, text).map(|q| boost(q, TITLE_GRAM)));
     if scope == Scope::TitleOrBody {
         qs.extend(gram_query(s.body_gram, text).map(|q| boost(q, BODY_GRAM)));
+        qs.extend(gram_query(s.quoted_gram, text).map(|q| boost(IfField::boxed(s.quoted_gram, q), QUOTE_GRAM)));
     }
     should(qs)
 }
@@ -619,6 +664,7 @@ fn phrase_clause(s: &LuntanSchema, text: &str, scope: Scope) -> Option<Box<dyn T
     qs.extend(in_field(s.title_gram).map(|q| boost(q, TITLE_GRAM)));
     if scope == Scope::TitleOrBody {
         qs.extend(in_field(s.body_gram).map(|q| boost(q, BODY_GRAM)));
+        qs.extend(in_field(s.quoted_gram).map(|q| boost(IfField::boxed(s.quoted_gram, q), QUOTE_GRAM)));
     }
     should(qs)
 }
@@ -641,6 +687,7 @@ pub(crate) fn nested_term_clause(s: &LuntanSchema, text: &str, scope: Scope) -> 
         let mut qs = vec![boost(word_query(s.title, &w), TITLE_WORD)];
         if scope == Scope::TitleOrBody {
             qs.push(boost(word_query(s.body, &w), BODY_WORD));
+            qs.push(boost(IfField::boxed(s.quoted, word_query(s.quoted, &w)), QUOTE_WORD));
         }
         clauses.extend(should(qs).map(|q| (Occur::Should, q)));
     }
@@ -660,10 +707,12 @@ pub(crate) fn single_gram_clause(s: &LuntanSchema, text: &str, scope: Scope) -> 
     let mut clauses = vec![clause(s.title_gram, TITLE_GRAM, true)];
     if scope == Scope::TitleOrBody {
         clauses.push(clause(s.body_gram, BODY_GRAM, true));
+        clauses.push(clause(s.quoted_gram, QUOTE_GRAM, true));
     }
     clauses.push(clause(s.title, TITLE_WORD, false));
     if scope == Scope::TitleOrBody {
         clauses.push(clause(s.body, BODY_WORD, false));
+        clauses.push(clause(s.quoted, QUOTE_WORD, false));
     }
     Some(Box::new(TermSum::new(clauses)))
 }
@@ -864,16 +913,41 @@ mod tests {
 
     #[test]
     fn quoted_words_are_not_the_repliers_a_search_finds_who_wrote_them() {
-        // Thread 1 quotes thread 0's words in a reply: a query for them is
-        // thread 0's, not a hit on the reply that only quoted them.
-        let mut docs =
-            vec![thread("s0", "0", "原帖", &[("甲", "独家秘方红烧肉")], None), thread("s0", "1", "回帖", &[("乙", "开头"), ("丙", "我也想学")], None)];
-        docs[1].posts[1].quotes =
-            vec![luntan_core::doc::Quote { of: Some("7".into()), author: Some("甲".into()), paragraphs: vec!["独家秘方红烧肉".into()] }];
+        // Thread 1 quotes thread 0's words in a reply: a query for them
+        // finds thread 0 first, as its own words, and thread 1 below it,
+        // saying the words are a quote of 甲's, with the quote as snippet.
+        let mut docs = vec![
+            thread("s0", "0", "原帖", &[("甲", "独家秘方红烧肉")], None),
+            thread("s0", "1", "回帖", &[("乙", "开头"), ("丙", "我也想学")], None),
+            thread("s0", "2", "又一帖", &[("丁", "独家秘方红烧肉我也会做")], None),
+        ];
+        docs[1].posts[0].id = Some("7".into());
+        docs[1].posts[1].quotes = vec![luntan_core::doc::Quote { of: None, author: Some("甲".into()), paragraphs: vec!["独家秘方红烧肉".into()] }];
+        // Thread 2 quotes its own first post, which wrote the words: not a hit in a quote.
+        docs[2].posts.push(luntan_core::Post { floor: 2, author: "戊".into(), paragraphs: vec!["同意".into()], ..Default::default() });
+        docs[2].posts[1].quotes = vec![luntan_core::doc::Quote { of: None, author: Some("丁".into()), paragraphs: vec!["独家秘方红烧肉".into()] }];
         let (_dir, c) = one_site_catalog(&docs);
-        let found = |q: &str| -> BTreeSet<String> { keys(&c.search_str(q, &everything()).unwrap()) };
-        assert_eq!(found("\"独家秘方红烧肉\""), BTreeSet::from(["s0/0".to_string()]));
-        assert_eq!(found("我也想学"), BTreeSet::from(["s0/1".to_string()]), "the reply's own words are still found");
+        for q in ["\"独家秘方红烧肉\"", "独家秘方红烧肉", "红烧肉", "烧"] {
+            let r = c.search_str(q, &everything()).unwrap();
+            let got: Vec<(String, bool, Option<&str>)> = r.hits.iter().map(|h| (h.thread.to_string(), h.in_quote, h.quote_author.as_deref())).collect();
+            assert_eq!(got.len(), 3, "{q}: {got:?}");
+            assert!(got[..2].iter().all(|(t, quoted, _)| t != "1" && !quoted), "{q}: the threads that wrote the words come first, as their own: {got:?}");
+            assert_eq!(got[2], ("1".to_string(), true, Some("甲")), "{q}");
+            let quoted = &r.hits[2].snippet;
+            assert_eq!(quoted.text, "独家秘方红烧肉", "{q}: the snippet is the quote's, never the replier's words");
+            assert!(!quoted.highlights.is_empty(), "{q}");
+        }
+        let own = c.search_str("我也想学", &everything()).unwrap();
+        assert_eq!(keys(&own), BTreeSet::from(["s0/1".to_string()]), "the reply's own words are still found");
+        assert!(!own.hits[0].in_quote && own.hits[0].quote_author.is_none());
+        // A quote of a post the thread holds names that post's author, whatever the quote shows.
+        docs[1].posts[1].quotes[0] =
+            luntan_core::doc::Quote { of: Some("7".into()), author: Some("别名".into()), paragraphs: vec!["独家秘方红烧肉".into()] };
+        let (_dir, c) = one_site_catalog(&docs);
+        let r = c.search_str("红烧肉", &everything()).unwrap();
+        assert_eq!(r.hits.iter().find(|h| h.thread.as_str() == "1").and_then(|h| h.quote_author.as_deref()), Some("乙"));
+        // Words only in a title's scope never match a quote.
+        assert_eq!(keys(&c.search_str("title:红烧肉", &everything()).unwrap()), BTreeSet::new());
     }
 
     #[test]

@@ -82,6 +82,18 @@ impl TermSum {
         let mut parts = Vec::with_capacity(self.clauses.len());
         let mut maxima = Vec::with_capacity(self.clauses.len());
         for c in self.clauses.iter().filter(|c| scored || c.selects) {
+            // A field an older index lacks (see `LuntanSchema::is_previous`)
+            // matches nothing there; tantivy would index past its fields.
+            if !crate::search::has_field(scoring.schema(), c.term.field()) {
+                continue;
+            }
+            // A field with no words in any index matches nothing, and its
+            // BM25 average length (0) would make every bound NaN.
+            if let EnableScoring::Enabled { statistics_provider, .. } = scoring {
+                if statistics_provider.total_num_tokens(c.term.field())? == 0 {
+                    continue;
+                }
+            }
             parts.push((TermQuery::new(c.term.clone(), option).weight(scoring)?, c.boost, c.selects));
             // The BM25 weight TermQuery scores with (boosted as its scorer is), so its maximum bounds every score.
             if let EnableScoring::Enabled { statistics_provider, .. } = scoring {

@@ -61,6 +61,8 @@ fieldset { border:1px solid var(--line); border-radius:.4rem; padding:.3rem .6re
 ol.hits { list-style:none; padding:0; }
 ol.hits li { padding:.6rem 0; border-bottom:1px solid var(--line); }
 .hit-title { font-size:1.1rem; }
+.snippet.in-quote { border-left:3px solid var(--line); padding-left:.5rem; }
+.quote-label { color:var(--muted); }
 .meta { color:var(--muted); font-size:.85rem; }
 .meta a { margin-left:.5rem; }
 b, mark { color:var(--accent); background:none; font-weight:700; }

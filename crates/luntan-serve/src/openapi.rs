@@ -80,7 +80,9 @@ pub fn openapi() -> Value {
                     "replies": { "type": "integer", "minimum": 0, "description": "posts after the first, counting those with text (a post of only an image or a quote is not in the index)" },
                     "snippet": { "type": "string", "description": "snippet_text, HTML-escaped, highlights in <b>" },
                     "snippet_text": { "type": "string" },
-                    "highlights": { "description": "byte ranges into snippet_text", "type": ranges["type"], "items": ranges["items"] } } },
+                    "highlights": { "description": "byte ranges into snippet_text", "type": ranges["type"], "items": ranges["items"] },
+                    "in_quote": { "type": "boolean", "const": true, "description": "present when the query's words are in this thread only inside a quote of another's post: the snippet is the quote's" },
+                    "quote_author": { "type": "string", "description": "with in_quote: whose words the quote holds, where known" } } },
             "SearchResults": { "type": "object", "additionalProperties": false,
                 "required": ["hits", "total", "per_site", "offset", "limit", "returned", "took_ms", "skipped"],
                 "properties": {

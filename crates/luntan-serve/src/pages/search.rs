@@ -170,13 +170,19 @@ fn hit_html(h: &Hit, c: &Current, boards: &HashMap<(String, String), String>) ->
     let posted = h.posted.as_deref().unwrap_or("");
     let authors = h.authors.iter().take(3).map(|a| escape(a).into_owned()).collect::<Vec<_>>().join("、");
     format!(
-        r#"<li class="hit" data-site="{site}" data-thread="{thread}" data-board="{board_id}" data-replies="{replies}"><div class="hit-title"><a href="{thread_link}">{title}</a></div><div class="snippet">{snippet}</div><div class="meta"><span class="forum">{forum}</span> · <span class="board">{board}</span> · <time class="posted" datetime="{posted}">{posted_text}</time> · <span class="replies">{replies} 回复</span> · <span class="authors">{authors}</span>{original}{archive}</div></li>"#,
+        r#"<li class="hit" data-site="{site}" data-thread="{thread}" data-board="{board_id}" data-replies="{replies}"><div class="hit-title"><a href="{thread_link}">{title}</a></div><div class="snippet{in_quote}">{said}{snippet}</div><div class="meta"><span class="forum">{forum}</span> · <span class="board">{board}</span> · <time class="posted" datetime="{posted}">{posted_text}</time> · <span class="replies">{replies} 回复</span> · <span class="authors">{authors}</span>{original}{archive}</div></li>"#,
         site = escape(&h.site),
         thread = escape(&h.thread),
         board_id = escape(board_id),
         replies = h.replies,
         thread_link = escape(&thread_link),
         snippet = h.snippet.html(),
+        in_quote = if h.in_quote { " in-quote" } else { "" },
+        said = match (h.in_quote, &h.quote_author) {
+            (false, _) => String::new(),
+            (true, Some(a)) => format!(r#"<span class="quote-label">引用 {}：</span>"#, escape(a)),
+            (true, None) => r#"<span class="quote-label">引用：</span>"#.to_string(),
+        },
         forum = escape(&forum),
         board = escape(&board),
         posted = escape(posted),
@@ -423,5 +429,36 @@ mod tests {
         assert!(html.contains(r#"aria-current="page" data-page="6""#) && html.contains("上一页") && html.contains("下一页"));
         let one = pager_html(&c, 1, 1);
         assert!(!one.contains("上一页") && !one.contains("下一页") && one.contains(r#"data-page="1""#));
+    }
+
+    #[test]
+    fn a_hit_found_in_a_quote_says_whose_words_it_shows() {
+        let c = current("q=a");
+        let mut h = Hit {
+            rank: 1,
+            score: 1.0,
+            site: "dz".parse().unwrap(),
+            forum: String::new(),
+            board: Some("1".parse().unwrap()),
+            thread: "2".parse().unwrap(),
+            url: String::new(),
+            title: "t".into(),
+            title_highlights: Vec::new(),
+            posted: None,
+            saved: Some("20261130".parse().unwrap()),
+            authors: vec!["乙".into()],
+            replies: 1,
+            snippet: luntan_search::Snippet { text: "<红烧肉>".into(), highlights: vec![(1, 10)] },
+            in_quote: false,
+            quote_author: None,
+        };
+        let own = hit_html(&h, &c, &HashMap::new());
+        assert!(own.contains(r#"<div class="snippet">&lt;<b>红烧肉</b>&gt;</div>"#) && !own.contains("引用"), "{own}");
+        h.in_quote = true;
+        h.quote_author = Some("<甲>".into());
+        let quoted = hit_html(&h, &c, &HashMap::new());
+        assert!(quoted.contains(r#"<div class="snippet in-quote"><span class="quote-label">引用 &lt;甲&gt;：</span>&lt;<b>红烧肉</b>&gt;</div>"#), "{quoted}");
+        h.quote_author = None;
+        assert!(hit_html(&h, &c, &HashMap::new()).contains(r#"<span class="quote-label">引用：</span>"#));
     }
 }

@@ -172,11 +172,11 @@ pub async fn thread(
 /// earlier in the thread (so a loop in `reply_to` cannot nest), else at the
 /// top. `children[i]` are the indexes of post `i`'s answers in thread
 /// order; the result's first list is the top level.
-fn reply_tree(doc: &ThreadDoc) -> (Vec<usize>, Vec<Vec<usize>>) {
+fn reply_tree(doc: &ThreadDoc, ids: &PostIds) -> (Vec<usize>, Vec<Vec<usize>>) {
     let mut children = vec![Vec::new(); doc.posts.len()];
     let mut top = Vec::new();
     for (i, p) in doc.posts.iter().enumerate() {
-        let parent = p.reply_to.as_deref().and_then(|to| doc.posts[..i].iter().position(|q| q.id.as_deref() == Some(to)));
+        let parent = p.reply_to.as_deref().and_then(|to| ids.get(to).copied()).filter(|&at| at < i);
         match parent {
             Some(at) => children[at].push(i),
             None => top.push(i),
@@ -190,7 +190,8 @@ fn reply_tree(doc: &ThreadDoc) -> (Vec<usize>, Vec<Vec<usize>>) {
 /// on the page), its own paragraphs marked with `needles`, and, unless
 /// `floors`, the posts that answer it nested inside it.
 fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
-    let (top, children) = if floors { ((0..doc.posts.len()).collect(), vec![Vec::new(); doc.posts.len()]) } else { reply_tree(doc) };
+    let ids = post_ids(doc);
+    let (top, children) = if floors { ((0..doc.posts.len()).collect(), vec![Vec::new(); doc.posts.len()]) } else { reply_tree(doc, &ids) };
     let mut out = String::new();
     if !floors && top.len() < doc.posts.len() {
         out.push_str(r#"<p class="meta view">回复显示在所回复的帖子下面 · <a href="?view=floors">按楼层显示</a></p>"#);
@@ -202,7 +203,7 @@ fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
             out.push_str("</div></article>");
             continue;
         };
-        post_html(&mut out, doc, i, needles);
+        post_html(&mut out, doc, &ids, i, needles);
         if children[i].is_empty() {
             out.push_str("</article>");
         } else {
@@ -214,14 +215,29 @@ fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
     out
 }
 
+/// Each post id's first post: one map per thread, where a find per
+/// reference would cost n² on a long thread.
+type PostIds<'a> = std::collections::HashMap<&'a str, usize>;
+
+fn post_ids(doc: &ThreadDoc) -> PostIds<'_> {
+    let mut ids = PostIds::with_capacity(doc.posts.len());
+    for (i, p) in doc.posts.iter().enumerate() {
+        if let Some(id) = p.id.as_deref() {
+            ids.entry(id).or_insert(i);
+        }
+    }
+    ids
+}
+
 /// One post's `<article>`, left open for its answers.
-fn post_html(out: &mut String, doc: &ThreadDoc, i: usize, needles: &[String]) {
+fn post_html(out: &mut String, doc: &ThreadDoc, ids: &PostIds, i: usize, needles: &[String]) {
     let p = &doc.posts[i];
-    let floor_of = |id: &str| doc.posts.iter().find(|q| q.id.as_deref() == Some(id)).map(|q| q.floor);
+    let floor_of = |id: &str| ids.get(id).map(|&at| doc.posts[at].floor);
     let time = |t: &str| format!(r#"<time datetime="{}">{}</time>"#, escape(t), escape(&readable_time(t)));
     let id = p.id.as_deref().map(|id| format!(r#" data-post-id="{}""#, escape(id))).unwrap_or_default();
+    let name = if p.author.trim().is_empty() { "（匿名）".into() } else { escape(&p.author) };
     let author = match (&p.author_id, doc.site.as_str()) {
-        (Some(aid), site) => format!(r#"<a class="author" href="/author?site={}&amp;id={}">{}</a>"#, enc(site), enc(aid), escape(&p.author)),
+        (Some(aid), site) => format!(r#"<a class="author" href="/author?site={}&amp;id={}">{name}</a>"#, enc(site), enc(aid)),
         (None, _) if !p.author.trim().is_empty() => format!(r#"<a class="author" href="/author?name={}">{}</a>"#, enc(&p.author), escape(&p.author)),
         _ => r#"<span class="author">（匿名）</span>"#.to_string(),
     };
@@ -325,7 +341,7 @@ mod tests {
     #[test]
     fn answers_nest_under_the_post_they_answer_and_quotes_stand_apart() {
         let doc = conversation();
-        assert_eq!(reply_tree(&doc), (vec![0, 2, 4], vec![vec![1], vec![3], vec![], vec![], vec![5], vec![]]));
+        assert_eq!(reply_tree(&doc, &post_ids(&doc)), (vec![0, 2, 4], vec![vec![1], vec![3], vec![], vec![], vec![5], vec![]]));
         let html = posts_html(&doc, &[], false);
         // 4 sits inside 2, which sits inside 1; 3 comes after 1 closes.
         let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} in {html}"));
@@ -340,6 +356,18 @@ mod tests {
         assert!(!flat.contains(r#"<div class="replies">"#));
         let order: Vec<usize> = (1..=6).map(|f| flat.find(&format!(r#"id="floor{f}""#)).unwrap()).collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn an_author_known_by_id_alone_links_as_anonymous_not_as_an_empty_link() {
+        let mut doc = conversation();
+        doc.posts[2].author = " ".into();
+        doc.posts[2].author_id = Some("9".into());
+        doc.posts[4].author = String::new();
+        let html = posts_html(&doc, &[], true);
+        assert!(html.contains(r#"<a class="author" href="/author?site=dz&amp;id=9">（匿名）</a>"#), "{html}");
+        assert!(html.contains(r#"<span class="author">（匿名）</span>"#), "{html}");
+        assert!(!html.contains("\"></a>"), "{html}");
     }
 
     #[test]
