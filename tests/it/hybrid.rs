@@ -291,7 +291,9 @@ fn a_bad_parent_path_is_one_line_naming_the_file_line_and_attribute() {
 
 /// A round asked every saved article for its comment count, however many
 /// a news site keeps; `<comments recheck="N">` bounds it to the N most
-/// recently active articles (the list's last post, else the article's time).
+/// recently active articles: their newest comment, nested replies included,
+/// recorded at download (the news lists show no last post), else the
+/// article's own time.
 #[test]
 fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
     let server = server();
@@ -307,14 +309,15 @@ fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
     let from = server.requests().len();
     let out = work.ok("discover", &["--all-boards"]);
     let asked: Vec<String> = comment_requests(&server, from).into_keys().collect();
-    // The news lists show no last post, and no stage records an article's
-    // newest comment in its row, so its activity is its own time. (The
-    // newest comment stood for it while comments came in time order; with
-    // replies nested under old comments it no longer does.)
-    let mut by_activity: Vec<(&str, &str)> = truth.threads.iter().map(|t| (t.posts[0].time.as_str(), t.thread.as_str())).collect();
-    by_activity.sort();
-    let mut want: Vec<String> = by_activity.iter().rev().take(2).map(|(_, t)| t.to_string()).collect();
-    want.sort();
-    assert_eq!(asked, want, "asked {asked:?}; by activity {by_activity:?}");
+    let top2 = |mut by: Vec<(&str, &str)>| {
+        by.sort();
+        let mut top: Vec<String> = by.iter().rev().take(2).map(|(_, t)| t.to_string()).collect();
+        top.sort();
+        top
+    };
+    let by_activity = top2(truth.threads.iter().map(|t| (t.posts.iter().map(|p| p.time.as_str()).max().unwrap(), t.thread.as_str())).collect());
+    let by_article = top2(truth.threads.iter().map(|t| (t.posts[0].time.as_str(), t.thread.as_str())).collect());
+    assert_ne!(by_activity, by_article, "the fixture must tell the two orders apart for this test to mean anything");
+    assert_eq!(asked, by_activity, "asked {asked:?}; the newest articles are {by_article:?}");
     assert!(out.contains(&format!("2 articles asked for their comment count, {} less recently active ones not asked", truth.threads.len() - 2)), "{out}");
 }

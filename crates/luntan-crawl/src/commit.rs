@@ -41,6 +41,8 @@ pub(crate) struct Commit {
     pub boards: Vec<(BoardId, String, Option<String>)>,
     /// A hybrid site's comment count (see [`Update::replies`]).
     pub replies: Option<i64>,
+    /// Its newest comment's time (see [`Update::last_post`]).
+    pub last_post: Option<String>,
 }
 
 /// Why a thread was not committed; its row is as it was.
@@ -160,6 +162,7 @@ fn write_batch(store: &Mutex<Store>, batch: Vec<(Commit, Reply)>) {
                 content_type: c.content_type.as_deref(),
                 states: c.states,
                 replies: c.replies,
+                last_post: c.last_post.as_deref(),
                 ..Default::default()
             };
             s.transition(site, thread, ThreadState::Discovered, ThreadState::Saved, &up)?;
@@ -208,7 +211,7 @@ mod tests {
         let row = lock(store).thread("dz", thread).unwrap().unwrap();
         let loc = row.location(SaveDate::parse("20261202").unwrap());
         let files = vec![(data.html_path(&loc, 1), format!("page 1 of {thread}").into_bytes()), (data.http_path(&loc), Vec::new())];
-        Commit { loc, files, pages: 1, content_type: Some("text/html; charset=gbk".into()), states: None, boards: Vec::new(), replies: None }
+        Commit { loc, files, pages: 1, content_type: Some("text/html; charset=gbk".into()), states: None, boards: Vec::new(), replies: None, last_post: None }
     }
 
     fn store_with(data: &DataDir, ids: &[&str]) -> Arc<Mutex<Store>> {

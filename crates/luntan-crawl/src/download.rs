@@ -419,6 +419,7 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
     // outlives its page.
     files.push((data.http_path(&loc), capture::to_lines(&html.captures).into_bytes()));
     let mut bytes = bytes;
+    let newest = html.comments.as_ref().and_then(|c| c.newest.clone());
     let replies = html.comments.map(|c| {
         // The list is written even when empty, so no page of an earlier save is read.
         files.push((data.comments_list_path(&loc), c.list().into_bytes()));
@@ -430,7 +431,16 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
         c.count
     });
     let boards = html.boards.into_iter().map(|b| (b.id, b.url.to_string(), b.title)).collect();
-    let commit = Commit { loc, files, pages: n as u32, content_type: html.content_type, states: html.dropped.map(|d| (n as u32, d)), boards, replies };
+    let commit = Commit {
+        loc,
+        files,
+        pages: n as u32,
+        content_type: html.content_type,
+        states: html.dropped.map(|d| (n as u32, d)),
+        boards,
+        replies,
+        last_post: newest,
+    };
     committer.commit(commit).await?;
     Ok(Saved { pages: n, kept: 0, bytes })
 }
@@ -508,7 +518,8 @@ async fn save_json_thread(
     let mut files: Vec<_> = pages.into_iter().enumerate().map(|(i, page)| (data.json_path(&loc, i as u32 + 1), page.fetched.body)).collect();
     files.push((data.fetched_path(&loc), fetched.into_bytes()));
     files.push((data.http_path(&loc), captures.into_bytes()));
-    let commit = Commit { loc, files, pages: n as u32, content_type: Some("application/json".into()), states: None, boards: users, replies: None };
+    let commit =
+        Commit { loc, files, pages: n as u32, content_type: Some("application/json".into()), states: None, boards: users, replies: None, last_post: None };
     committer.commit(commit).await?;
     Ok(Saved { pages: n, kept: 0, bytes })
 }

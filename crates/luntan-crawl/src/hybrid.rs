@@ -50,6 +50,10 @@ impl From<JsonPageError> for CommentsError {
 pub struct CommentPages {
     pub pages: Vec<JsonPage>,
     pub count: i64,
+    /// The newest comment's time (replies nested in comments included),
+    /// as extract reads it, where the site's lists show no last-post time
+    /// of their own: what orders the articles a round rechecks.
+    pub newest: Option<String>,
 }
 
 impl CommentPages {
@@ -107,7 +111,31 @@ pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &st
             None => break,
         }
     }
-    Ok(CommentPages { pages, count: count.unwrap_or(items_read as i64) })
+    let site = fetcher.site();
+    let newest = if site.list.as_ref().is_some_and(|l| l.last_post.is_some()) { None } else { newest_time(&endpoint, &pages, site.thread.utc_offset_minutes) };
+    Ok(CommentPages { pages, count: count.unwrap_or(items_read as i64), newest })
+}
+
+/// The newest time among the items of `pages` and the replies nested in
+/// them, each read against its page's clock as extract reads it.
+fn newest_time(endpoint: &luntan_core::site::Endpoint, pages: &[JsonPage], offset: i32) -> Option<String> {
+    let time = endpoint.time.as_ref()?;
+    let mut newest: Option<String> = None;
+    for page in pages {
+        let mut stack = endpoint.items(&page.value);
+        while let Some(item) = stack.pop() {
+            if let Some(children) = &endpoint.conversation.children {
+                stack.extend(children.query(item).all());
+            }
+            // Normalized times (`YYYY-MM-DDTHH:MM:SS`) compare as strings.
+            if let Some(t) = time.query(item).first().and_then(|v| luntan_core::site::resolve_time(v, page.at, offset)) {
+                if newest.as_ref().is_none_or(|n| t > *n) {
+                    newest = Some(t);
+                }
+            }
+        }
+    }
+    newest
 }
 
 /// Whether a round asks saved articles for their comment counts: the site

@@ -2,8 +2,9 @@
 //! passed through (a "更多评论" click, replies revealed inside an earlier
 //! comment, a tab) are merged by post identity, not by position.
 //!
-//! - A post is known by its element's `id` where the page gives one (a
-//!   comment widget's `id="comment-123"`), else by its author, time and
+//! - A post is known by the forum's own post id where the site file reads
+//!   one (`post-id`), else by its element's `id` where the page gives one
+//!   (a comment widget's `id="comment-123"`), else by its author, time and
 //!   text; two posts alike in all three within one state are two posts.
 //! - A post seen in any state is kept once, its latest version (a reply's
 //!   text expanded in place is the one kept), in the order the latest
@@ -27,8 +28,16 @@ use scraper::Html;
 /// text; and which of the posts alike it is within its state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Identity {
+    /// The forum's own post id (thread XML version 2's `id`).
+    Post(String),
+    /// The post element's `id` attribute.
     Id(String),
-    Content { author: String, time: Option<String>, paragraphs: Vec<String>, nth: usize },
+    Content {
+        author: String,
+        time: Option<String>,
+        paragraphs: Vec<String>,
+        nth: usize,
+    },
 }
 
 /// The elements' ids of a state's posts (see [`post_ids`]).
@@ -68,9 +77,10 @@ fn identify(posts: Vec<Post>, ids: PostIds) -> Vec<(Identity, Post)> {
         .into_iter()
         .map(|p| {
             let id = ids.as_mut().and_then(Iterator::next).flatten();
-            let identity = match id {
-                Some(id) => Identity::Id(id),
-                None => {
+            let identity = match (p.id.clone(), id) {
+                (Some(post), _) => Identity::Post(post),
+                (None, Some(id)) => Identity::Id(id),
+                (None, None) => {
                     let key = (p.author.clone(), p.time.clone(), p.paragraphs.clone());
                     let n = alike.entry(key.clone()).or_default();
                     *n += 1;
@@ -198,5 +208,17 @@ mod tests {
         // state, and the same two in the next.
         let got = merge(vec![state(&["甲", "乙", "乙"]), state(&["甲", "乙", "乙", "丙"])]);
         assert_eq!(names(&got), ["甲", "乙", "乙", "丙"]);
+    }
+
+    #[test]
+    fn the_forums_post_id_knows_a_post_whose_element_has_no_id_and_whose_text_changed() {
+        let with_id = |id: &str, who: &str, text: &str| Post { id: Some(id.into()), ..post(who, text) };
+        let first = vec![with_id("41", "甲", "太长了…"), with_id("42", "乙", "顶")];
+        let second = vec![with_id("41", "甲", "太长了，全文在此"), with_id("43", "丙", "回复甲"), with_id("42", "乙", "顶")];
+        let got = merge(vec![(first, None), (second, None)]);
+        assert_eq!(got.iter().map(|p| p.text()).collect::<Vec<_>>(), ["太长了，全文在此", "回复甲", "顶"]);
+        // Two posts alike in author, time and text are still two with two ids.
+        let got = merge(vec![(vec![with_id("1", "乙", "顶"), with_id("2", "乙", "顶")], None), (vec![with_id("2", "乙", "顶")], None)]);
+        assert_eq!(got.iter().filter_map(|p| p.id.as_deref()).collect::<Vec<_>>(), ["1", "2"]);
     }
 }

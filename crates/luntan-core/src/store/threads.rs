@@ -122,6 +122,10 @@ pub struct Update<'a> {
     /// A hybrid site: the comment count the comment API gave at download,
     /// which a later round's count is compared with.
     pub replies: Option<i64>,
+    /// A hybrid site whose lists show no last-post time: its newest
+    /// comment's time at download, which orders the articles a round
+    /// asks for their counts (the most recently active first).
+    pub last_post: Option<&'a str>,
 }
 
 /// The columns a [`ThreadRow`] is read from, in its fields' order.
@@ -266,6 +270,7 @@ impl Store {
                 states_kept = COALESCE(?11, states_kept),
                 states_dropped = COALESCE(?12, states_dropped),
                 replies = COALESCE(?14, replies),
+                last_post = COALESCE(?15, last_post),
                 fail_stage = CASE WHEN ?10 = 1 THEN NULL ELSE fail_stage END,
                 fail_reason = CASE WHEN ?10 = 1 THEN NULL ELSE fail_reason END,
                 lease_owner = NULL, lease_until = NULL,
@@ -285,7 +290,8 @@ impl Store {
                 update.states.map(|s| s.0),
                 update.states.map(|s| s.1),
                 self.worker.as_str(),
-                update.replies
+                update.replies,
+                update.last_post
             ],
         )?;
         Ok(n == 1)
