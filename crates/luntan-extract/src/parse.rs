@@ -381,13 +381,12 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn quote_rules_keep_the_stream_out_so_both_paths_give_the_doms_answer() {
+    fn the_stream_reads_quotes_as_the_dom_does() {
         let s = site(DISCUZ_QUOTE_RULES);
-        assert_eq!(
-            crate::stream::parse_page_stream(&s, &discuz_reply_quoting(), None).unwrap_err(),
-            crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Quotes)
-        );
-        assert_eq!(parse_page(&s, &discuz_reply_quoting()), parse_page_dom(&s, &discuz_reply_quoting(), None));
+        let page = discuz_reply_quoting();
+        let streamed = crate::stream::parse_page_stream(&s, &page, None).expect("quote rules stream");
+        assert_eq!(streamed, parse_page_dom(&s, &page, None));
+        assert_eq!(streamed.posts[1].quotes[0].of.as_deref(), Some("11"));
     }
 
     /// Version 2's fields on a Discuz! X page: ids from the post element
@@ -442,15 +441,23 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn conversation_rules_keep_the_stream_out_so_both_paths_give_the_doms_answer() {
-        let s = site(&DISCUZ_RULES.replace("/>", &format!("{CONVERSATION}/>")));
+    fn the_stream_reads_version_2s_fields_as_the_dom_does_and_declines_only_the_form_it_cannot() {
+        // `img:not(…)` is a pseudo-class: that rule keeps the page in the DOM.
+        let s = site(&DISCUZ_QUOTE_RULES.replace("/>", &format!("{CONVERSATION}/>")));
         let page = discuz_conversation_page();
-        assert_eq!(
-            crate::stream::parse_page_stream(&s, &page, None).unwrap_err(),
-            crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Conversation("post-id"))
-        );
+        match crate::stream::parse_page_stream(&s, &page, None).unwrap_err() {
+            crate::stream::Unstreamed::Rules(crate::stream::SelectorError::Rule { rule, .. }) => assert_eq!(rule, "images"),
+            other => panic!("{other}"),
+        }
         assert_eq!(parse_page(&s, &page), parse_page_dom(&s, &page, None));
-        assert_eq!(parse_page(&s, &page).posts[1].id.as_deref(), Some("12"));
+        // The same fields with a picture rule the stream reads.
+        let s = site(&DISCUZ_QUOTE_RULES.replace("/>", &format!("{}/>", CONVERSATION.replace("img:not([smilieid])", "img[alt]"))));
+        let streamed = crate::stream::parse_page_stream(&s, &page, None).expect("streams");
+        assert_eq!(streamed, parse_page_dom(&s, &page, None));
+        let reply = &streamed.posts[1];
+        assert_eq!((reply.id.as_deref(), reply.author_id.as_deref(), reply.edited.as_deref()), (Some("12"), Some("12"), Some("2024-03-06T08:10:00")));
+        assert_eq!((reply.location.as_deref(), reply.reply_to.as_deref(), reply.links.len(), reply.images.len()), (Some("广东"), Some("11"), 1, 2));
+        assert_eq!((streamed.facts.views, streamed.base.as_deref()), (Some(1204), Some("/dz/")));
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The streaming reader (`stream.rs`) against the DOM path, page by page:
-//! every page of every thread of the three fixture forums, hostile pages
+//! every page of every thread of the six fixture forums, hostile pages
 //! included (lying charsets, invalid bytes, pages padded with hidden
 //! blocks, trap links), read both ways with each forum's hand-written site
-//! file. Where the stream answers, its answer must be the DOM's exactly;
-//! where it refuses, the page goes to the DOM. Run with `--nocapture` to
-//! see how many pages each way took, and why.
+//! file, thread XML version 2's fields and quotes included. Where the
+//! stream answers, its answer must be the DOM's exactly; where it refuses,
+//! the page goes to the DOM. Run with `--nocapture` to see how many pages
+//! each way took, and why.
 
 #[allow(dead_code)]
 mod common;
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use luntan_core::Site;
-use luntan_extract::parse::parse_page_dom;
+use luntan_extract::parse::{parse_page_dom, PageExtract};
 use luntan_extract::stream::{parse_page_stream, streamable, Unstreamed};
 use luntan_fixture::{site_file, Fixture, FixtureConfig, ForumKind, Hostility, ThreadTruth};
 use luntan_text::encoding::detect_and_decode;
@@ -36,15 +37,38 @@ fn thread_pages(fixture: &Fixture, kind: ForumKind, t: &ThreadTruth) -> Vec<(Str
         .collect()
 }
 
-/// `kind`'s hand-written site file less what the stream leaves to the DOM
-/// (quotes and thread XML version 2's fields, which `parse`'s tests read
-/// both ways): what the stream reads of every page is still compared with
-/// the DOM, on pages that show all of those.
+/// `kind`'s hand-written site file, as the fixture writes it.
 fn stream_rules(cfg: &FixtureConfig, kind: ForumKind) -> Site {
-    let mut site = Site::parse(&site_file(cfg, kind, "http://127.0.0.1:1/").unwrap(), Path::new("fixture.xml")).unwrap();
-    site.thread.quote = None;
-    site.thread.conversation = Default::default();
-    site
+    Site::parse(&site_file(cfg, kind, "http://127.0.0.1:1/").unwrap(), Path::new("fixture.xml")).unwrap()
+}
+
+/// How often each of version 2's fields was found on the pages (by the
+/// DOM), so that a comparison that covers none of them fails.
+#[derive(Default)]
+struct Seen(BTreeMap<&'static str, usize>);
+
+impl Seen {
+    fn add(&mut self, page: &PageExtract) {
+        let mut count = |name: &'static str, n: usize| *self.0.entry(name).or_default() += n;
+        for p in &page.posts {
+            count("post-id", usize::from(p.id.is_some()));
+            count("author-id", usize::from(p.author_id.is_some()));
+            count("author-url", usize::from(p.author_url.is_some()));
+            count("reply-to", usize::from(p.reply_to.is_some()));
+            count("edited", usize::from(p.edited.is_some()));
+            count("likes", usize::from(p.likes.is_some()));
+            count("location", usize::from(p.location.is_some()));
+            count("links", p.links.len());
+            count("images", p.images.len());
+            count("quotes", p.quotes.len());
+            count("quote-of", p.quotes.iter().filter(|q| q.of.is_some()).count());
+            count("quote-author", p.quotes.iter().filter(|q| q.author.is_some()).count());
+        }
+        count("board-name", usize::from(page.facts.board_name.is_some()));
+        count("thread-replies", usize::from(page.facts.replies.is_some()));
+        count("thread-views", usize::from(page.facts.views.is_some()));
+        count("base", usize::from(page.base.is_some()));
+    }
 }
 
 #[derive(Default)]
@@ -57,7 +81,7 @@ struct Tally {
     differ: Vec<String>,
 }
 
-fn compare(cfg: FixtureConfig, label: &str, tally: &mut BTreeMap<String, Tally>) {
+fn compare(cfg: FixtureConfig, label: &str, tally: &mut BTreeMap<String, Tally>, seen: &mut Seen) {
     let fixture = Fixture::new(cfg.clone());
     let truth = fixture.truth();
     // Noon on a fixed day, so that relative times resolve one way.
@@ -73,6 +97,7 @@ fn compare(cfg: FixtureConfig, label: &str, tally: &mut BTreeMap<String, Tally>)
                 let (_, decoded) = detect_and_decode(bytes, content_type.as_deref(), site.encoding, None);
                 let now = (k % 2 == 1).then_some(noon);
                 let dom = parse_page_dom(&site, &decoded.text, now);
+                seen.add(&dom);
                 t_all.pages += 1;
                 t_all.posts += dom.posts.len();
                 // The page damaged, read both ways too (no share asked of these).
@@ -160,14 +185,16 @@ fn damaged(text: &str, n: usize) -> String {
 #[test]
 fn the_stream_reads_every_fixture_page_as_the_dom_does() {
     let mut tally = BTreeMap::new();
-    compare(FixtureConfig { threads: 120, boards: 3, ..FixtureConfig::default() }, "plain", &mut tally);
+    let mut seen = Seen::default();
+    compare(FixtureConfig { threads: 120, boards: 3, ..FixtureConfig::default() }, "plain", &mut tally, &mut seen);
     let hostility = Hostility { mislabel_percent: 10, invalid_bytes_percent: 10, big_percent: 10, big_bytes: 300 << 10, ..Hostility::percent(5) };
-    compare(FixtureConfig { threads: 120, boards: 3, seed: 7, hostility: hostility.clone(), ..FixtureConfig::default() }, "hostile", &mut tally);
+    compare(FixtureConfig { threads: 120, boards: 3, seed: 7, hostility: hostility.clone(), ..FixtureConfig::default() }, "hostile", &mut tally, &mut seen);
     // The extra templates: Discuz! X (times in a span's title), a
     // PHPWind-style forum and a NodeBB-style one.
     let extra = ForumKind::EXTRA.to_vec();
-    compare(FixtureConfig { threads: 80, boards: 2, forums: extra.clone(), ..FixtureConfig::default() }, "plain", &mut tally);
-    compare(FixtureConfig { threads: 80, boards: 2, seed: 7, forums: extra, hostility, ..FixtureConfig::default() }, "hostile", &mut tally);
+    compare(FixtureConfig { threads: 80, boards: 2, forums: extra.clone(), ..FixtureConfig::default() }, "plain", &mut tally, &mut seen);
+    compare(FixtureConfig { threads: 80, boards: 2, seed: 7, forums: extra, hostility, ..FixtureConfig::default() }, "hostile", &mut tally, &mut seen);
+    eprintln!("version 2's fields found: {:?}", seen.0);
     let (mut pages, mut streamed) = (0, 0);
     let mut differ = Vec::new();
     for (forum, t) in &tally {
@@ -180,6 +207,11 @@ fn the_stream_reads_every_fixture_page_as_the_dom_does() {
     }
     eprintln!("all (undamaged)        {pages:>5} pages: {streamed:>5} streamed ({:.1} %), {} differ", 100.0 * streamed as f64 / pages as f64, differ.len());
     assert!(differ.is_empty(), "{} pages differ; the first:\n{}", differ.len(), differ.iter().take(3).cloned().collect::<Vec<_>>().join("\n"));
+    // Every field a fixture site file reads was on the pages compared
+    // (`Seen::add` names each, found or not).
+    for (field, n) in &seen.0 {
+        assert!(*n > 0, "no {field} on any fixture page: {:?}", seen.0);
+    }
     for (forum, t) in tally.iter().filter(|(forum, _)| !forum.ends_with("damaged")) {
         assert!(t.pages > 50 && t.posts > 5 * t.pages, "{forum}: {} pages, {} posts", t.pages, t.posts);
         assert!(t.streamed * 100 >= t.pages * 95, "{forum}: only {} of {} pages streamed: {:?}", t.streamed, t.pages, t.fell_back);
@@ -233,4 +265,53 @@ fn stream_against_dom_speed() {
     };
     let (d, s) = (median(&mut dom), median(&mut stream));
     eprintln!("{} pages, {mb:.1} MB of text: DOM {d:.3} s ({:.1} MB/s), stream {s:.3} s ({:.1} MB/s): {:.2}x", pages.len(), mb / d, mb / s, d / s);
+}
+
+/// What extract's page reader does with each fixture forum's own site file
+/// (the stream where it reads the rules and the page, else the DOM), per
+/// forum, in MB of decoded text per second, five rounds, median; the same
+/// measure on two builds says what a change to either reader did:
+/// `cargo test --release -p luntan-extract --test stream_identity -- --ignored --nocapture extract_speed_by_forum`.
+#[test]
+#[ignore = "a measurement: run in release"]
+fn extract_speed_by_forum() {
+    let mut forums: Vec<(String, Site, Vec<String>)> = Vec::new();
+    for (cfg, kinds) in [
+        (FixtureConfig { threads: 300, boards: 3, ..FixtureConfig::default() }, ForumKind::ALL.to_vec()),
+        (FixtureConfig { threads: 300, boards: 3, forums: ForumKind::EXTRA.to_vec(), ..FixtureConfig::default() }, ForumKind::EXTRA.to_vec()),
+    ] {
+        let fixture = Fixture::new(cfg.clone());
+        let truth = fixture.truth();
+        for kind in kinds {
+            let forum = truth.forums.iter().find(|f| f.site == kind.site_id()).unwrap();
+            let site = stream_rules(&cfg, kind);
+            let mut texts = Vec::new();
+            for t in forum.threads.iter().filter(|t| !t.deleted && t.unservable.is_none()) {
+                for (_, content_type, bytes) in thread_pages(&fixture, kind, t) {
+                    texts.push(detect_and_decode(&bytes, content_type.as_deref(), site.encoding, None).1.text);
+                }
+            }
+            forums.push((forum.site.clone(), site, texts));
+        }
+    }
+    let mut total = (0.0, 0.0);
+    for (id, site, texts) in &forums {
+        let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+        let mut secs = Vec::new();
+        for _ in 0..5 {
+            let start = std::time::Instant::now();
+            let posts: usize = texts.iter().map(|t| luntan_extract::parse::parse_page_at(site, t, None).posts.len()).sum();
+            secs.push(start.elapsed().as_secs_f64());
+            assert!(posts > 0);
+        }
+        secs.sort_by(f64::total_cmp);
+        let s = secs[secs.len() / 2];
+        total = (total.0 + mb, total.1 + s);
+        let way = match streamable(&site.thread) {
+            Ok(()) => "stream".to_owned(),
+            Err(e) => format!("DOM ({e})"),
+        };
+        eprintln!("{id:<6} {:>5} pages, {mb:>6.1} MB: {s:.3} s, {:>6.1} MB/s  {way}", texts.len(), mb / s);
+    }
+    eprintln!("all    {:>6.1} MB: {:.3} s, {:.1} MB/s", total.0, total.1, total.0 / total.1);
 }

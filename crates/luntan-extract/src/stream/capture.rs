@@ -1,15 +1,20 @@
 //! What the stream takes from the page: which rule an element about to be
 //! inserted matches, the captures (text of a title, body, author, time,
-//! floor) it starts and feeds, and the posts they make at the end.
+//! floor, version 2's fields; a body's quotes and the text of its links)
+//! it starts and feeds, and the posts they make at the end.
 
 use html5ever::{local_name, Attribute, LocalName};
 use luntan_core::dates::Clock;
-use luntan_core::site::Pick;
+use luntan_core::doc::{Image, Link, Quote};
+use luntan_core::site::{Field, Pick, QuoteRules};
 use luntan_core::Post;
 
 use super::machine::{Machine, Open};
-use super::selector::{attr, Comb, Complex, AUTHOR, BODY, FLOOR, POST, STRIP, TIME, TITLE};
-use crate::page::PageExtract;
+use super::selector::{
+    attr, Comb, Complex, AUTHOR, BODY, FLOOR, IMAGES, LINKS, POST, POST_FIELD, POST_FIELDS, QUOTE, QUOTE_AUTHOR, QUOTE_HEAD, QUOTE_OF, STRIP, THREAD_FIELD,
+    TIME, TITLE,
+};
+use crate::page::{PageExtract, ThreadFacts};
 use crate::text::{floor_number, read_time, Paragraphs, BLOCKS, CELLS, SKIPPED};
 
 /// How an element acts on a paragraph builder.
@@ -47,23 +52,51 @@ pub(super) struct Capture {
     pub(super) para: Paragraphs,
     pub(super) skipping: Option<u32>,
     pub(super) pre: usize,
-    /// Skip the elements that match `strip` (a body).
-    pub(super) strip: bool,
+    /// The rules (bits) whose elements the text leaves out: a body's
+    /// `strip` and its quotes, a quote's `strip` and its head.
+    pub(super) skip: u32,
     /// `datetime` and `title` of the element and its descendants (a time).
     pub(super) attrs: Option<Vec<[Option<String>; 2]>>,
     pub(super) result: Option<Vec<String>>,
     /// A field read from an attribute (`css@attr`): its value, folded
     /// (empty when the element has no such attribute); no text is taken.
     pub(super) value: Option<String>,
+    /// A body's quotes, links and pictures.
+    pub(super) body: Option<Box<BodyParts>>,
+}
+
+/// What a body holds besides its own words, found as it is read.
+#[derive(Default)]
+pub(super) struct BodyParts {
+    /// Its outermost quotes, in page order.
+    pub(super) quotes: Vec<QuoteRec>,
+    /// The quote being read (its root): quotes inside it are its words.
+    pub(super) open_quote: Option<u32>,
+    /// Links of its own text: the URL as written, the capture of the text.
+    pub(super) links: Vec<(String, usize)>,
+    pub(super) images: Vec<Image>,
+}
+
+/// One quote's captures: its words, and its first `quote-of` and
+/// `quote-author` inside it.
+pub(super) struct QuoteRec {
+    pub(super) text: usize,
+    pub(super) of: Option<usize>,
+    pub(super) author: Option<usize>,
 }
 
 impl Capture {
-    pub(super) fn open(&mut self, uid: u32, kind: Kind, stripped: bool) {
+    fn new(root: u32, skip: u32) -> Capture {
+        Capture { root, para: Paragraphs::default(), skipping: None, pre: 0, skip, attrs: None, result: None, value: None, body: None }
+    }
+
+    /// `skipped`: the element matches a rule of `self.skip`.
+    pub(super) fn open(&mut self, uid: u32, kind: Kind, skipped: bool) {
         if self.skipping.is_some() {
             return;
         }
         let root = uid == self.root;
-        if !root && (kind == Kind::Skipped || (self.strip && stripped)) {
+        if !root && (kind == Kind::Skipped || skipped) {
             self.skipping = Some(uid);
         } else if matches!(kind, Kind::Break | Kind::Block | Kind::Pre) {
             self.para.end();
@@ -119,6 +152,26 @@ pub(super) struct PostRec {
     pub(super) author: Option<usize>,
     pub(super) time: Option<usize>,
     pub(super) floor: Option<usize>,
+    /// Version 2's fields: the post element itself or its first match inside.
+    pub(super) fields: [Option<usize>; POST_FIELDS],
+}
+
+const fn bit(k: u8) -> u32 {
+    1 << k
+}
+
+/// A body's text leaves out what `strip` names and its quotes; a quote's,
+/// what `strip` names and its head.
+const BODY_SKIPS: u32 = bit(STRIP) | bit(QUOTE);
+const QUOTE_SKIPS: u32 = bit(STRIP) | bit(QUOTE_HEAD);
+
+/// The value of attribute `name` (no namespace), as written.
+fn attr_named<'t>(attrs: &'t [Attribute], name: &str) -> Option<&'t str> {
+    attrs.iter().find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == name).map(|a| &*a.value)
+}
+
+fn folded(v: &str) -> String {
+    v.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Machine<'_> {
@@ -141,6 +194,15 @@ impl Machine<'_> {
                 }
                 self.match_left(cx, i - 1, pos - 1)
             }
+            // The previous sibling stands where the element stands: the
+            // same ancestors (`read_list` allows no `+` to its left).
+            Comb::Next => {
+                let prev = if pos == self.stack.len() { self.stack.last().map_or(self.doc_last_child, |e| e.last_child) } else { self.stack[pos].prev };
+                if prev & want == 0 {
+                    return Err(false);
+                }
+                self.match_left(cx, i - 1, pos)
+            }
             Comb::Descendant => {
                 for p in (0..pos).rev() {
                     if self.stack[p].cmask & want != 0 {
@@ -162,28 +224,24 @@ impl Machine<'_> {
         list.iter().any(|cx| cmask & (1u64 << cx.parts[cx.parts.len() - 1]) != 0 && self.match_left(cx, cx.parts.len() - 1, self.stack.len()).is_ok())
     }
 
-    pub(super) fn start(&mut self, uid: u32, kind: Kind, strip: bool, time: bool, attrs: &[Attribute], from: Option<&str>) -> usize {
+    /// Starts a capture rooted at the element being inserted: its text
+    /// (leaving out the elements of the rules in `skip`), or with `from`
+    /// the value of that attribute. `body`: it collects quotes, links and
+    /// pictures as well.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start(&mut self, uid: u32, kind: Kind, skip: u32, time: bool, attrs: &[Attribute], from: Option<&str>, body: bool) -> usize {
         if let Some(name) = from {
-            let value = attrs
-                .iter()
-                .find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == name)
-                .map(|a| a.value.split_whitespace().collect::<Vec<_>>().join(" "));
-            let c = Capture {
-                root: uid,
-                para: Paragraphs::default(),
-                skipping: None,
-                pre: 0,
-                strip,
-                attrs: None,
-                result: None,
-                value: Some(value.unwrap_or_default()),
-            };
+            let mut c = Capture::new(uid, skip);
+            c.value = Some(attr_named(attrs, name).map(folded).unwrap_or_default());
             self.caps.push(c);
             return self.caps.len() - 1;
         }
-        let mut c = Capture { root: uid, para: Paragraphs::default(), skipping: None, pre: 0, strip, attrs: time.then(Vec::new), result: None, value: None };
-        if let Some(list) = &mut c.attrs {
-            list.push([attr(attrs, &local_name!("datetime")).map(str::to_owned), attr(attrs, &local_name!("title")).map(str::to_owned)]);
+        let mut c = Capture::new(uid, skip);
+        if time {
+            c.attrs = Some(vec![[attr(attrs, &local_name!("datetime")).map(str::to_owned), attr(attrs, &local_name!("title")).map(str::to_owned)]]);
+        }
+        if body && self.body_parts {
+            c.body = Some(Box::default());
         }
         c.open(uid, kind, false);
         self.caps.push(c);
@@ -210,63 +268,151 @@ impl Machine<'_> {
         let mut kind_slot: Option<Kind> = None;
         let mut kind = |name: &LocalName| *kind_slot.get_or_insert_with(|| kind_of(name));
         let rules = self.rules;
-        let mut rmask = 0u8;
+        let (mut rmask, mut asked) = (0u32, 0u32);
         let mut ask = |m: &Self, k: u8| {
-            if m.rule(k, cmask) {
-                rmask |= 1 << k;
-                true
-            } else {
-                false
+            if asked & bit(k) == 0 {
+                asked |= bit(k);
+                if m.rule(k, cmask) {
+                    rmask |= bit(k);
+                }
             }
+            rmask & bit(k) != 0
         };
-        let stripping = self.active.iter().any(|&c| self.caps[c].strip);
-        let stripped = stripping && ask(self, STRIP);
         // Captures already open see the element open.
+        let skips = self.active.iter().fold(0, |m, &c| m | self.caps[c].skip);
+        let mut skipped = 0u32;
+        for k in [STRIP, QUOTE, QUOTE_HEAD] {
+            if skips & bit(k) != 0 && ask(self, k) {
+                skipped |= bit(k);
+            }
+        }
         let k = if self.active.is_empty() { Kind::Other } else { kind(&name) };
         for &c in &self.active {
             let cap = &mut self.caps[c];
             if let Some(list) = &mut cap.attrs {
                 list.push([attr(attrs, &local_name!("datetime")).map(str::to_owned), attr(attrs, &local_name!("title")).map(str::to_owned)]);
             }
-            cap.open(uid, k, stripped);
+            cap.open(uid, k, skipped & cap.skip != 0);
+        }
+        // Inside a body: its quotes (and what they name), links, pictures.
+        if self.body_parts {
+            let open = self.active.len();
+            for i in 0..open {
+                let c = self.active[i];
+                let Some(parts) = &self.caps[c].body else { continue };
+                if self.caps[c].root == uid {
+                    continue;
+                }
+                let own = self.caps[c].skipping.is_none();
+                match parts.open_quote {
+                    None => {
+                        if ask(self, QUOTE) {
+                            let text = self.start(uid, kind(&name), QUOTE_SKIPS, false, attrs, None, false);
+                            let parts = self.caps[c].body.as_mut().expect("a body");
+                            parts.quotes.push(QuoteRec { text, of: None, author: None });
+                            parts.open_quote = Some(uid);
+                        }
+                    }
+                    Some(_) => {
+                        let q = parts.quotes.last().expect("an open quote");
+                        let (need_of, need_author) = (q.of.is_none(), q.author.is_none());
+                        let quote = rules.quote.as_ref().expect("quote rules");
+                        if need_of && ask(self, QUOTE_OF) {
+                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
+                            self.caps[c].body.as_mut().and_then(|p| p.quotes.last_mut()).expect("an open quote").of = Some(cap);
+                        }
+                        if need_author && ask(self, QUOTE_AUTHOR) {
+                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.author), false);
+                            self.caps[c].body.as_mut().and_then(|p| p.quotes.last_mut()).expect("an open quote").author = Some(cap);
+                        }
+                    }
+                }
+                if own {
+                    let conv = &rules.conversation;
+                    if ask(self, LINKS) {
+                        let href = attr_named(attrs, from(&conv.links).unwrap_or("href")).map(str::trim).filter(|h| !h.is_empty());
+                        if let Some(href) = href {
+                            let text = self.start(uid, kind(&name), 0, false, attrs, None, false);
+                            self.caps[c].body.as_mut().expect("a body").links.push((href.to_owned(), text));
+                        }
+                    }
+                    if ask(self, IMAGES) {
+                        let src = attr_named(attrs, from(&conv.images).unwrap_or("src")).map(str::trim).filter(|s| !s.is_empty());
+                        if let Some(src) = src {
+                            let alt = attr_named(attrs, "alt").map(folded).unwrap_or_default();
+                            self.caps[c].body.as_mut().expect("a body").images.push(Image { src: src.to_owned(), alt });
+                        }
+                    }
+                }
+            }
         }
         if !self.title_seen && ask(self, TITLE) {
             self.title_seen = true;
-            self.title = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.title)));
+            self.title = Some(self.start(uid, kind(&name), 0, false, attrs, from(&rules.title), false));
+        }
+        // The thread's fields: the page's first match of each.
+        if self.facts_left != 0 {
+            let fields = [&rules.conversation.board_name, &rules.conversation.thread_replies, &rules.conversation.thread_views];
+            for (j, f) in fields.into_iter().enumerate() {
+                if self.facts_left & (1 << j) != 0 && ask(self, THREAD_FIELD + j as u8) {
+                    self.facts_left &= !(1 << j);
+                    let pick = f.as_ref().map(|f| &f.pick).expect("a thread field given");
+                    self.facts[j] = Some(self.start(uid, kind(&name), 0, false, attrs, pick.attr.as_deref(), false));
+                }
+            }
+        }
+        if self.reads_urls && !self.base_seen && name == local_name!("base") {
+            if let Some(href) = attr(attrs, &local_name!("href")) {
+                self.base_seen = true;
+                self.base = Some(href.trim().to_owned());
+            }
         }
         let id_matches = |m: &Self| m.rules.body_id.as_ref().is_some_and(|re| attr(attrs, &local_name!("id")).is_some_and(|id| re.is_match(id)));
+        let field_pick = |j: usize| rules.conversation.post_fields().nth(j).and_then(|(_, f)| f).and_then(|f| f.pick.attr.as_deref());
         if rules.post.is_some() {
             match self.open_post {
                 Some(p) => {
                     let post = &self.posts[p];
                     let (need_body, need_id) = (post.body_sel.is_none(), post.body_sel.is_none() && post.body_id.is_none());
                     let (need_a, need_t, need_f) = (post.author.is_none(), post.time.is_none(), post.floor.is_none());
+                    let fields = post.fields;
                     if need_body && ask(self, BODY) {
-                        let cap = self.start(uid, kind(&name), true, false, attrs, None);
+                        let cap = self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true);
                         if let Some(old) = self.posts[p].body_id.take() {
                             self.stop(old);
                         }
                         self.posts[p].body_sel = Some(cap);
                     } else if need_id && id_matches(self) {
-                        self.posts[p].body_id = Some(self.start(uid, kind(&name), true, false, attrs, None));
+                        self.posts[p].body_id = Some(self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true));
                     }
                     if need_a && ask(self, AUTHOR) {
-                        self.posts[p].author = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.author)));
+                        self.posts[p].author = Some(self.start(uid, kind(&name), 0, false, attrs, from(&rules.author), false));
                     }
                     if need_t && ask(self, TIME) {
-                        self.posts[p].time = Some(self.start(uid, kind(&name), false, true, attrs, from(&rules.time)));
+                        self.posts[p].time = Some(self.start(uid, kind(&name), 0, true, attrs, from(&rules.time), false));
                     }
                     if need_f && ask(self, FLOOR) {
-                        self.posts[p].floor = Some(self.start(uid, kind(&name), false, false, attrs, from(&rules.floor)));
+                        self.posts[p].floor = Some(self.start(uid, kind(&name), 0, false, attrs, from(&rules.floor), false));
+                    }
+                    for (j, found) in fields.iter().enumerate() {
+                        if found.is_none() && self.post_fields & (1 << j) != 0 && ask(self, POST_FIELD + j as u8) {
+                            self.posts[p].fields[j] = Some(self.start(uid, kind(&name), 0, false, attrs, field_pick(j), false));
+                        }
                     }
                 }
                 None => {
                     if ask(self, POST) {
                         let mut rec = PostRec { uid, ..PostRec::default() };
                         if ask(self, BODY) {
-                            rec.body_sel = Some(self.start(uid, kind(&name), true, false, attrs, None));
+                            rec.body_sel = Some(self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true));
                         } else if id_matches(self) {
-                            rec.body_id = Some(self.start(uid, kind(&name), true, false, attrs, None));
+                            rec.body_id = Some(self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true));
+                        }
+                        // A post's own element is where its fields are looked for first.
+                        for j in 0..POST_FIELDS {
+                            if self.post_fields & (1 << j) != 0 && ask(self, POST_FIELD + j as u8) {
+                                rec.fields[j] = Some(self.start(uid, kind(&name), 0, false, attrs, field_pick(j), false));
+                            }
                         }
                         self.posts.push(rec);
                         self.open_post = Some(self.posts.len() - 1);
@@ -281,26 +427,37 @@ impl Machine<'_> {
                     (None, None) => false,
                 };
                 if is_body {
-                    let cap = self.start(uid, kind(&name), true, false, attrs, None);
+                    let cap = self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true);
                     self.bodies.push(cap);
                     self.open_body = Some(uid);
                 }
             }
             if rules.author.is_some() && ask(self, AUTHOR) {
-                let cap = self.start(uid, kind(&name), false, false, attrs, from(&rules.author));
+                let cap = self.start(uid, kind(&name), 0, false, attrs, from(&rules.author), false);
                 self.authors.push(cap);
             }
             if rules.time.is_some() && ask(self, TIME) {
-                let cap = self.start(uid, kind(&name), false, true, attrs, from(&rules.time));
+                let cap = self.start(uid, kind(&name), 0, true, attrs, from(&rules.time), false);
                 self.times.push(cap);
             }
             if rules.floor.is_some() && ask(self, FLOOR) {
-                let cap = self.start(uid, kind(&name), false, false, attrs, from(&rules.floor));
+                let cap = self.start(uid, kind(&name), 0, false, attrs, from(&rules.floor), false);
                 self.floors.push(cap);
+            }
+            // Every match of each field, paired with the bodies by order.
+            for j in 0..POST_FIELDS {
+                if self.post_fields & (1 << j) != 0 && ask(self, POST_FIELD + j as u8) {
+                    let cap = self.start(uid, kind(&name), 0, false, attrs, field_pick(j), false);
+                    self.field_lists[j].push(cap);
+                }
             }
         }
         let kind = if self.active.is_empty() { Kind::Other } else { kind(&name) };
-        let open = Open { uid, name, kind, cmask, rmask };
+        let prev = match self.stack.last_mut() {
+            Some(parent) => std::mem::replace(&mut parent.last_child, cmask),
+            None => std::mem::replace(&mut self.doc_last_child, cmask),
+        };
+        let open = Open { uid, name, kind, cmask, rmask, prev, last_child: 0 };
         self.stack.push(open);
         if void {
             self.pop();
@@ -322,11 +479,22 @@ impl Machine<'_> {
         if self.open_body == Some(e.uid) {
             self.open_body = None;
         }
+        // Elements may still go into the <head> after it closed.
+        if let Some(head) = &mut self.head {
+            if head.uid == e.uid {
+                head.last_child = e.last_child;
+            }
+        }
         let mut k = 0;
         while k < self.active.len() {
             let c = self.active[k];
             let cap = &mut self.caps[c];
             cap.close(e.uid, e.kind);
+            if let Some(parts) = &mut cap.body {
+                if parts.open_quote == Some(e.uid) {
+                    parts.open_quote = None;
+                }
+            }
             if cap.root == e.uid {
                 let para = std::mem::take(&mut cap.para);
                 cap.result = Some(para.finish());
@@ -366,38 +534,105 @@ impl Machine<'_> {
         read_time(&text, &attrs, clock)
     }
 
+    /// A field's value as its element shows it, cut by its pattern.
+    fn field(&mut self, cap: Option<usize>, f: Option<&Field>) -> Option<String> {
+        let f = f?;
+        f.capture(&self.lines(cap)?)
+    }
+
+    fn count(&mut self, cap: Option<usize>, f: Option<&Field>) -> Option<u64> {
+        let f = f?;
+        f.count(&self.lines(cap)?)
+    }
+
+    /// A body's words, quotes, links and pictures, as `parse::body_text`
+    /// gives them.
+    fn body(&mut self, cap: usize) -> (Vec<String>, Vec<Quote>, Vec<Link>, Vec<Image>) {
+        let paragraphs = self.caps[cap].result.take().unwrap_or_default();
+        let Some(parts) = self.caps[cap].body.take() else { return (paragraphs, Vec::new(), Vec::new(), Vec::new()) };
+        let q = self.rules.quote.as_ref();
+        let quotes = parts
+            .quotes
+            .into_iter()
+            .filter_map(|rec| {
+                let q = q?;
+                let of = self.lines(rec.of).and_then(|v| QuoteRules::capture(q.of_pattern.as_ref(), &v));
+                let author = self.lines(rec.author).and_then(|v| QuoteRules::capture(q.author_pattern.as_ref(), &v));
+                let paragraphs = self.caps[rec.text].result.take().unwrap_or_default();
+                (!paragraphs.is_empty() || of.is_some()).then_some(Quote { of, author, paragraphs })
+            })
+            .collect();
+        let links = parts.links.into_iter().map(|(href, text)| Link { href, text: self.lines(Some(text)).unwrap_or_default() }).collect();
+        (paragraphs, quotes, links, parts.images)
+    }
+
     pub(super) fn extract(&mut self, now: Option<time::PrimitiveDateTime>) -> PageExtract {
         let title = self.lines(self.title).filter(|t| !t.is_empty());
         let rules = self.rules;
-        // Per post: the captures of its body, author, time and floor.
-        type Found = (usize, Option<usize>, Option<usize>, Option<usize>);
+        let c = &rules.conversation;
+        // Per post: the captures of its body, author, time, floor and fields.
+        type Found = (usize, Option<usize>, Option<usize>, Option<usize>, [Option<usize>; POST_FIELDS]);
         let found: Vec<Found> = if rules.post.is_some() {
             std::mem::take(&mut self.posts)
                 .into_iter()
                 .filter_map(|p| {
                     let body = p.body_sel.or(if rules.body_id.is_some() { p.body_id } else { None })?;
-                    Some((body, p.author, p.time, p.floor))
+                    Some((body, p.author, p.time, p.floor, p.fields))
                 })
                 .collect()
         } else {
-            let (authors, times, floors) = (&self.authors, &self.times, &self.floors);
-            self.bodies.iter().enumerate().map(|(i, &b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied())).collect()
+            let (authors, times, floors, lists) = (&self.authors, &self.times, &self.floors, &self.field_lists);
+            self.bodies
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied(), std::array::from_fn(|j| lists[j].get(i).copied())))
+                .collect()
         };
+        let clock = Clock::new(rules.utc_offset_minutes, now);
+        let fields: Vec<Option<&Field>> = c.post_fields().map(|(_, f)| f).collect();
         let posts = found
             .into_iter()
             .enumerate()
-            .map(|(i, (body, author, time, floor))| Post {
-                floor: match rules.floor {
-                    Some(_) => self.lines(floor).and_then(|f| floor_number(&f)).unwrap_or(0),
-                    None => i as u32 + 1,
-                },
-                author: self.lines(author).unwrap_or_default(),
-                time: self.time(time, Clock::new(rules.utc_offset_minutes, now)),
-                paragraphs: self.caps[body].result.take().unwrap_or_default(),
-                ..Post::default()
+            .map(|(i, (body, author, time, floor, found))| {
+                let (paragraphs, quotes, links, images) = self.body(body);
+                let mut post = Post {
+                    floor: match rules.floor {
+                        Some(_) => self.lines(floor).and_then(|f| floor_number(&f)).unwrap_or(0),
+                        None => i as u32 + 1,
+                    },
+                    author: self.lines(author).unwrap_or_default(),
+                    time: self.time(time, clock),
+                    paragraphs,
+                    // A reply that quotes a post it links to answers that post.
+                    reply_to: quotes.iter().find_map(|q| q.of.clone()),
+                    quotes,
+                    links,
+                    images,
+                    ..Post::default()
+                };
+                if !c.is_empty() {
+                    // As `conversation::read_post` reads them.
+                    let [id, author_id, author_url, reply_to, edited, likes, location] = found;
+                    post.id = self.field(id, fields[0]);
+                    post.author_id = self.field(author_id, fields[1]);
+                    post.author_url = self.field(author_url, fields[2]);
+                    if let Some(to) = self.field(reply_to, fields[3]) {
+                        post.reply_to = Some(to);
+                    }
+                    post.edited = self.field(edited, fields[4]).and_then(|shown| clock.attribute(&shown));
+                    post.likes = self.count(likes, fields[5]);
+                    post.location = self.field(location, fields[6]);
+                }
+                post
             })
             .collect();
-        PageExtract { title, posts, ..PageExtract::default() }
+        let [board, replies, views] = self.facts;
+        let facts = ThreadFacts {
+            board_name: self.field(board, c.board_name.as_ref()),
+            replies: self.count(replies, c.thread_replies.as_ref()),
+            views: self.count(views, c.thread_views.as_ref()),
+        };
+        PageExtract { title, posts, facts, base: self.base.take() }
     }
 }
 

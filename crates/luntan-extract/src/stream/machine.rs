@@ -9,7 +9,7 @@ use html5ever::{Attribute, LocalName};
 use luntan_core::site::ThreadRules;
 
 use super::capture::{Capture, Kind, PostRec};
-use super::selector::Plan;
+use super::selector::{Plan, IMAGES, LINKS, POST_FIELD, POST_FIELDS, QUOTE, THREAD_FIELD, THREAD_FIELDS};
 use super::tags::doctype_quirks;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,11 @@ pub(super) struct Open {
     /// Which compounds it matches.
     pub(super) cmask: u64,
     /// Which rules it matches (only those asked about).
-    pub(super) rmask: u8,
+    pub(super) rmask: u32,
+    /// The compounds of its previous element sibling (0: none), and of its
+    /// last element child so far: for `+`.
+    pub(super) prev: u64,
+    pub(super) last_child: u64,
 }
 
 pub(super) enum Fmt {
@@ -74,6 +78,8 @@ pub(super) struct Machine<'a> {
     pub(super) ignore_lf: bool,
     pub(super) pending: Vec<StrTendril>,
     pub(super) next_uid: u32,
+    /// The compounds of the document's last element child (for `+`).
+    pub(super) doc_last_child: u64,
     pub(super) failed: Option<&'static str>,
 
     pub(super) caps: Vec<Capture>,
@@ -88,6 +94,19 @@ pub(super) struct Machine<'a> {
     pub(super) authors: Vec<usize>,
     pub(super) times: Vec<usize>,
     pub(super) floors: Vec<usize>,
+    /// Page-wide mode: every match of each of version 2's post fields.
+    pub(super) field_lists: [Vec<usize>; POST_FIELDS],
+    /// Which post fields the site file gives (bits by field).
+    pub(super) post_fields: u8,
+    /// Bodies collect quotes, links or pictures (the site file asks).
+    pub(super) body_parts: bool,
+    /// The thread's fields: their captures, and which are still looked for.
+    pub(super) facts: [Option<usize>; THREAD_FIELDS],
+    pub(super) facts_left: u8,
+    /// The page's `<base href>`, when the site file reads URLs.
+    pub(super) reads_urls: bool,
+    pub(super) base: Option<String>,
+    pub(super) base_seen: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -105,6 +124,7 @@ impl<'a> Machine<'a> {
             ignore_lf: false,
             pending: Vec::new(),
             next_uid: 0,
+            doc_last_child: 0,
             failed: None,
             caps: Vec::new(),
             active: Vec::new(),
@@ -117,6 +137,17 @@ impl<'a> Machine<'a> {
             authors: Vec::new(),
             times: Vec::new(),
             floors: Vec::new(),
+            field_lists: Default::default(),
+            post_fields: (0..POST_FIELDS).filter(|&j| plan.has(POST_FIELD + j as u8)).fold(0, |m, j| m | 1 << j),
+            body_parts: plan.has(QUOTE) || plan.has(LINKS) || plan.has(IMAGES),
+            facts: [None; THREAD_FIELDS],
+            facts_left: (0..THREAD_FIELDS).filter(|&j| plan.has(THREAD_FIELD + j as u8)).fold(0, |m, j| m | 1 << j),
+            reads_urls: {
+                let c = &rules.conversation;
+                c.author_url.is_some() || c.links.is_some() || c.images.is_some()
+            },
+            base: None,
+            base_seen: false,
         }
     }
 

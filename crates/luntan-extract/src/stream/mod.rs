@@ -27,11 +27,14 @@
 //!
 //! Selectors are read back from their CSS ([`streamable`]): compound
 //! selectors of a type (or `*`), `#id`, `.class` and attribute tests, joined
-//! by descendant and child combinators, in `,` lists; matched with the rules
-//! scraper gives the `selectors` crate (no quirks mode: ids and classes are
-//! case-sensitive; attribute values case-insensitive for HTML's list of such
-//! attributes). Anything else (pseudo-classes, sibling combinators) and
-//! `post="auto"` keep the DOM.
+//! by descendant and child combinators and `+` (not two in a row), in `,`
+//! lists; matched with the rules scraper gives the `selectors` crate (no
+//! quirks mode: ids and classes are case-sensitive; attribute values
+//! case-insensitive for HTML's list of such attributes). Anything else
+//! (pseudo-classes, `~`) and `post="auto"` keep the DOM. Every rule of
+//! `<thread>` is read: quotes (each a capture of its own, left out of its
+//! body's), version 2's fields, a body's links and pictures, the thread's
+//! board name and counts, the page's `<base>`.
 //!
 //! The reading is in parts: `selector.rs` reads the selectors back,
 //! `machine.rs` holds the replay's state and takes each token, `modes.rs`
@@ -186,7 +189,7 @@ mod tests {
         assert_eq!(compounds[1].ids, ["u12"]);
         assert_eq!(compounds[2].attrs[0].value, "a\"b");
         assert_eq!(list[1].combs, [Comb::Descendant]);
-        for bad in ["div:not(.x)", "a + b", "a ~ b", "li:nth-child(2)", "svg|a"] {
+        for bad in ["div:not(.x)", "a + b + c", "a ~ b", "li:nth-child(2)", "svg|a"] {
             assert!(read_list(bad, &mut Vec::new()).is_err(), "{bad}");
         }
         let s = site(r#"<thread post="div.card:not(.retweet)" body="div.b"/>"#);
@@ -327,6 +330,74 @@ mod tests {
         assert_eq!(got.posts.len(), 2);
     }
 
+    /// Version 2's rules: quotes held apart (and the quotes and links
+    /// inside what `strip` or a skipped element holds), a post's fields on
+    /// its own element, links and pictures of its own text only, the
+    /// thread's first match, the page's `<base>`, `+`.
+    const V2_RULES: &str = r##"<thread title="h1 span" post="div.post" body="div.body" author="span.author" time="time" strip="i.note"
+        quote="blockquote, div.quote" quote-head="cite" quote-of="a@href" quote-of-pattern="pid=(\d+)" quote-author="cite b"
+        post-id="div.post@id" post-id-pattern="^p(\d+)$" author-id="span.author@data-uid" author-url="span.author a@href"
+        reply-to="div.body > p a.to@href" reply-to-pattern="#p(\d+)" edited="i.note" edited-pattern="于 (.+) 编辑"
+        likes="em.up + b" location="span.loc" links="a[href]" images="img@data-src"
+        board-name="nav a + a" thread-replies="span.stats" thread-replies-pattern="回复 (\S+)" thread-views="span.stats" thread-views-pattern="查看 (\S+)"/>"##;
+
+    fn v2_post(id: u32, body: &str) -> String {
+        format!(
+            r#"<div class="post" id="p{id}"><span class="author" data-uid="u{id}"><a href="/u/{id}">甲</a></span><time>2024-03-05 12:34</time>
+            <em class="up"></em><b>1.2万</b><span class="loc">IP 北京</span><div class="body">{body}</div></div>"#
+        )
+    }
+
+    #[test]
+    fn version_2s_fields_stream_as_the_dom_reads_them() {
+        let bodies = [
+            r#"<blockquote><cite><a href="?pid=7">引</a> <b>乙</b> 说</cite>被引的话<blockquote>套着的</blockquote></blockquote><p>我的 <a class="to" href="/t#p7">回</a></p>"#,
+            r#"<i class="note">本帖 于 2024-3-6 08:10 编辑 <a href="/edit">看</a><div class="quote">删去的引文 <a href="?pid=9">9</a></div></i>正文<img data-src=" /a.png " alt=" 图 一 "><img src="b.png">"#,
+            r#"<object><div class="quote">物件里的引文</div><a href="/in-object">不算</a></object><script>document.write('<a href=x>')</script><a href="">空</a><a href="/ok"><b>粗</b><div>块</div></a>"#,
+            r#"<div class="quote"><cite>头</cite></div><div class="quote"><a href="?pid=3"></a></div><p>一<a href=/a>链<p>二</a>三"#,
+            r#"<blockquote><cite>只有头</cite><i class="note">和注</i></blockquote><pre>
+甲 <a href="/pre">乙</a></pre>"#,
+        ];
+        let posts: String = bodies.iter().enumerate().map(|(i, b)| v2_post(i as u32 + 1, b)).collect();
+        let html = format!(
+            r#"<html><head><base href=" /forum/ "><base href="/second/"></head><body><nav><a href="/">首页</a><a href="/b/2">考研</a><a>次</a></nav>
+            <h1><span>题</span></h1><span class="stats">回复 1,204 查看 3.5万</span>{posts}</body></html>"#
+        );
+        let got = both(V2_RULES, &html).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.posts.len(), 5);
+        let p = &got.posts[0];
+        assert_eq!((p.id.as_deref(), p.author_id.as_deref(), p.author_url.as_deref(), p.likes), (Some("1"), Some("u1"), Some("/u/1"), Some(12000)));
+        assert_eq!((p.reply_to.as_deref(), p.quotes.len(), p.quotes[0].of.as_deref(), p.quotes[0].author.as_deref()), (Some("7"), 1, Some("7"), Some("乙")));
+        assert_eq!(got.posts[1].edited.as_deref(), Some("2024-03-06T08:10:00"));
+        assert_eq!(got.posts[1].images.len(), 1);
+        assert!(got.posts[1].quotes.len() == 1 && got.posts[2].quotes.len() == 1, "quotes inside strip and <object> are quotes");
+        assert_eq!(got.posts[2].links.iter().map(|l| l.href.as_str()).collect::<Vec<_>>(), ["/ok"]);
+        assert_eq!((got.facts.board_name.as_deref(), got.facts.replies, got.facts.views), (Some("考研"), Some(1204), Some(35000)));
+        assert_eq!(got.base.as_deref(), Some("/forum/"));
+        // Without a post selector the fields pair with the bodies by order.
+        let page_wide = V2_RULES.replace(r#"post="div.post" "#, "");
+        assert_ne!(page_wide, V2_RULES);
+        let got = both(&page_wide, &html).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got.posts.iter().map(|p| p.id.clone().unwrap_or_default()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5"]);
+        // `+` twice in a row, or `~`, keeps the DOM.
+        for css in ["em + b + i", "em ~ b"] {
+            let rules = V2_RULES.replace("em.up + b", css);
+            assert!(matches!(both(&rules, &html), Err(Unstreamed::Rules(SelectorError::Rule { rule: "likes", .. }))), "{css}");
+        }
+    }
+
+    /// Regression: `+` reads each element's previous sibling from its
+    /// parent's record of its last child; an element put into the `<head>`
+    /// after `</head>` follows the head's last child, which the record
+    /// taken when the head opened does not know.
+    #[test]
+    fn an_element_put_into_the_head_after_it_closed_follows_the_heads_last_child() {
+        let rules = r#"<thread post="div.post" body="div.body" board-name="meta + link@rel" thread-views="title + meta@content"/>"#;
+        let html = format!(r#"<html><head><title>题</title><meta content="12"><meta name="a"></head><link rel="版块"><body>{}</body></html>"#, post("正文"));
+        let got = both(rules, &html).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((got.facts.board_name.as_deref(), got.facts.views), (Some("版块"), Some(12)));
+    }
+
     #[test]
     fn what_the_stream_leaves_to_the_dom() {
         for (body, why) in [
@@ -443,6 +514,9 @@ mod tests {
                 " title=\"2024-3-6 08:00\"",
                 " class=\"post body\"",
                 " type=\"hidden\"",
+                " href=\"/t?pid=3#p3\"",
+                " src=\"a.png\" alt=\"图\"",
+                " class=\"to\" href=\"#p2\"",
             ];
             const TEXT: &[&str] =
                 &["字", " ", "\n", "&nbsp;", "&amp;x", "😀", "\t文 本\n", "3#", "2024-03-05 12:34", "&#0;", "\r\n", "楼主", "<!-- c -->", "a&lt;b"];
@@ -480,7 +554,15 @@ mod tests {
             r#"<thread post="body > div.post, li.post" body="div.post > div.body, td.body" author="span.author" time="time"/>"#,
             r#"<thread body="div.body" author=".author" time="time" floor=".floor" strip=".quote"/>"#,
             r#"<thread title="title" post="div[id^=post_]" body-id="postmessage_\d+" body="p.body" author="a" time="time"/>"#,
+            r#"<thread post="div.post" body=".body" author=".author" strip=".note" quote=".quote, blockquote" quote-head="b, .when" quote-of="a@href"
+                quote-author="i" post-id="div.post@id" author-id=".author" reply-to="a.to@href" edited="time" likes="em + span" location="span"
+                links="a" images="img" board-name="h1" thread-replies="b + i" thread-views="td > .floor"/>"#,
+            r#"<thread body-id="postmessage_\d+" body=".body" author="a" strip="blockquote" quote=".quote" quote-of=".floor" post-id="li + li"
+                author-url="a@href" likes=".floor" links="a[href]" images="img@alt" board-name="title + *"/>"#,
         ];
+        for rules in rule_sets {
+            assert_eq!(streamable(&site(rules).thread), Ok(()), "{rules}");
+        }
         let mut soup = Soup(0x9E37_79B9_7F4A_7C15);
         let (mut streamed, mut total) = (0, 0);
         let rounds = std::env::var("LUNTAN_SOUP_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(3000);

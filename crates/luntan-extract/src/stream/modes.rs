@@ -192,8 +192,9 @@ impl Machine<'_> {
                     let at = self.stack.len();
                     self.stack.push(head);
                     let r = self.step(Mode::InHead, Tk::Tag(tag));
-                    // The head closed already: no capture sees it again.
-                    self.stack.remove(at);
+                    // The head closed already: no capture sees it again
+                    // (but the next element put in it follows this one).
+                    self.head = Some(self.stack.remove(at));
                     r
                 }
                 (TagKind::EndTag, &local_name!("template")) => self.fail("<template>"),

@@ -13,10 +13,6 @@ use scraper::Selector;
 pub enum SelectorError {
     #[error("post=\"auto\" finds the posts in the page's DOM")]
     AutoPosts,
-    #[error("quote=\"…\" reads quotes in the page's DOM")]
-    Quotes,
-    #[error("{0}=\"…\" (thread XML version 2) is read in the page's DOM")]
-    Conversation(&'static str),
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -86,6 +82,8 @@ pub(super) struct Compound {
 pub(super) enum Comb {
     Descendant,
     Child,
+    /// The next-sibling combinator `+`.
+    Next,
 }
 
 /// A complex selector: compounds left to right (indexes into the plan's
@@ -397,6 +395,15 @@ pub(super) fn read_list(css: &str, compounds: &mut Vec<Compound>) -> Result<Vec<
                     r.skip_space();
                     cx.combs.push(Comb::Child);
                 }
+                // `a + b`: the element just before, as the stream knows it
+                // (each open element keeps its previous sibling's
+                // compounds); not two in a row, which would need the one
+                // before that, nor `~`, which would need them all.
+                Some(b'+') if cx.combs.last() != Some(&Comb::Next) => {
+                    r.i += 1;
+                    r.skip_space();
+                    cx.combs.push(Comb::Next);
+                }
                 Some(b'+' | b'~') => return Err(CssError::SiblingCombinator { at: r.rest() }),
                 Some(_) if spaced => cx.combs.push(Comb::Descendant),
                 Some(_) => return Err(CssError::Unexpected { at: r.rest() }),
@@ -419,8 +426,47 @@ pub(super) const AUTHOR: u8 = 3;
 pub(super) const TIME: u8 = 4;
 pub(super) const FLOOR: u8 = 5;
 pub(super) const STRIP: u8 = 6;
-pub(super) const RULES: usize = 7;
-pub(super) const RULE_NAMES: [&str; RULES] = ["title", "post", "body", "author", "time", "floor", "strip"];
+/// A quote inside a body, what names it (left out of its words), and the
+/// quoted post's id and author inside it.
+pub(super) const QUOTE: u8 = 7;
+pub(super) const QUOTE_HEAD: u8 = 8;
+pub(super) const QUOTE_OF: u8 = 9;
+pub(super) const QUOTE_AUTHOR: u8 = 10;
+/// The links and pictures of a body's own text.
+pub(super) const LINKS: u8 = 11;
+pub(super) const IMAGES: u8 = 12;
+/// Version 2's per-post fields, in `Conversation::post_fields`' order.
+pub(super) const POST_FIELD: u8 = 13;
+pub(super) const POST_FIELDS: usize = 7;
+/// The thread's board name, replies and views: the page's first match.
+pub(super) const THREAD_FIELD: u8 = 20;
+pub(super) const THREAD_FIELDS: usize = 3;
+pub(super) const RULES: usize = 23;
+pub(super) const RULE_NAMES: [&str; RULES] = [
+    "title",
+    "post",
+    "body",
+    "author",
+    "time",
+    "floor",
+    "strip",
+    "quote",
+    "quote-head",
+    "quote-of",
+    "quote-author",
+    "links",
+    "images",
+    "post-id",
+    "author-id",
+    "author-url",
+    "reply-to",
+    "edited",
+    "likes",
+    "location",
+    "board-name",
+    "thread-replies",
+    "thread-views",
+];
 
 /// A site's thread rules, compiled for the stream.
 #[derive(Debug)]
@@ -434,27 +480,29 @@ impl Plan {
         if rules.auto_posts {
             return Err(SelectorError::AutoPosts);
         }
-        // A quote is a body's subtree read apart from the body, with its
-        // own head left out: the stream's one capture per body cannot split
-        // it, so both paths give the DOM's answer rather than two answers.
-        if rules.quote.is_some() {
-            return Err(SelectorError::Quotes);
-        }
-        // Likewise version 2's fields: the stream captures a post's body,
-        // author, time and floor, and nothing else of it.
-        if let Some(name) = rules.conversation.named().next() {
-            return Err(SelectorError::Conversation(name));
-        }
         let title = Selector::parse("title").expect("static selector");
-        let sels: [Option<&Selector>; RULES] = [
-            Some(rules.title.as_deref().unwrap_or(&title)),
-            rules.post.as_ref(),
-            rules.body.as_ref(),
-            rules.author.as_deref(),
-            rules.time.as_deref(),
-            rules.floor.as_deref(),
-            rules.strip.as_ref(),
-        ];
+        let q = rules.quote.as_ref();
+        let c = &rules.conversation;
+        let mut sels: [Option<&Selector>; RULES] = [None; RULES];
+        sels[TITLE as usize] = Some(rules.title.as_deref().unwrap_or(&title));
+        sels[POST as usize] = rules.post.as_ref();
+        sels[BODY as usize] = rules.body.as_ref();
+        sels[AUTHOR as usize] = rules.author.as_deref();
+        sels[TIME as usize] = rules.time.as_deref();
+        sels[FLOOR as usize] = rules.floor.as_deref();
+        sels[STRIP as usize] = rules.strip.as_ref();
+        sels[QUOTE as usize] = q.map(|q| &q.select);
+        sels[QUOTE_HEAD as usize] = q.and_then(|q| q.head.as_ref());
+        sels[QUOTE_OF as usize] = q.and_then(|q| q.of.as_deref());
+        sels[QUOTE_AUTHOR as usize] = q.and_then(|q| q.author.as_deref());
+        sels[LINKS as usize] = c.links.as_deref();
+        sels[IMAGES as usize] = c.images.as_deref();
+        for (j, (_, f)) in c.post_fields().enumerate() {
+            sels[POST_FIELD as usize + j] = f.map(|f| &f.pick.sel);
+        }
+        for (j, f) in [&c.board_name, &c.thread_replies, &c.thread_views].into_iter().enumerate() {
+            sels[THREAD_FIELD as usize + j] = f.as_ref().map(|f| &f.pick.sel);
+        }
         let mut compounds = Vec::new();
         let mut out: [Option<Vec<Complex>>; RULES] = Default::default();
         for (k, sel) in sels.iter().enumerate() {
@@ -468,6 +516,11 @@ impl Plan {
             return Err(SelectorError::TooMany(compounds.len()));
         }
         Ok(Plan { compounds, rules: out })
+    }
+
+    /// Whether the site file gives rule `k`.
+    pub(super) fn has(&self, k: u8) -> bool {
+        self.rules[k as usize].is_some()
     }
 }
 
