@@ -128,6 +128,19 @@ fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none
         let head = String::from_utf8_lossy(r.http_head().unwrap()).to_ascii_lowercase();
         assert!(head.starts_with("http/1.1 200 ok\r\n") && head.contains("content-type: image/jpeg\r\n"), "{head}");
     }
+    // luntan-serve shows an archived picture from its own /media/ route.
+    let addr = crate::serve::start_server(luntan_serve::ServeConfig::new(work.index(), work.data()));
+    let (url, body) = ok.iter().next().unwrap();
+    let hash = rows[*url].sha256.clone().unwrap();
+    let got = crate::serve::get(addr, &format!("/media/{hash}"), &[]);
+    assert_eq!((got.status, got.header("content-type"), &got.body), (200, Some("image/jpeg"), body));
+    for bad in [format!("/media/{}", "0".repeat(64)), "/media/..%2f..%2fluntan.db".into(), format!("/media/{}", hash.to_uppercase())] {
+        assert_eq!(crate::serve::get(addr, &bad, &[]).status, 404, "{bad}");
+    }
+    let shows = truth.forums[0].threads.iter().find(|t| t.posts.iter().any(|p| p.images.iter().any(|i| server.url(&i.src) == **url))).unwrap();
+    let page = crate::serve::get(addr, &format!("/thread/dzx/{}", shows.thread), &[]).text();
+    assert!(page.contains(&format!(r#"<img src="/media/{hash}""#)), "{page}");
+
     let failed_in_warc = records.iter().filter(|r| r.header("WARC-Target-URI").is_some_and(|u| gone.contains(&u.to_string()))).count();
     assert_eq!(failed_in_warc, 0, "a picture never archived has a record");
 }
