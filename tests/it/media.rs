@@ -15,22 +15,29 @@ use common::{edit_site_file, set_politeness, Work};
 use luntan_core::ids::MediaHash;
 use luntan_core::store::{MediaRow, MediaStatus};
 use luntan_core::Store;
-use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
+use luntan_fixture::{BlockingFixture, FixtureConfig, FixtureServer, ForumKind};
 
 fn media_rows(work: &Work) -> BTreeMap<String, MediaRow> {
     let store = Store::open(&work.layout().db_path()).unwrap();
     store.media_rows(None).unwrap().into_iter().map(|r| (r.url.clone(), r)).collect()
 }
 
-#[test]
-fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none() {
-    let cfg = FixtureConfig { threads: 60, boards: 2, forums: vec![ForumKind::DiscuzX], ..FixtureConfig::default() };
+/// A Discuz! X fixture forum of `threads` threads on `boards` boards,
+/// discovered, downloaded and extracted with its own site file.
+fn extracted(threads: usize, boards: usize) -> (BlockingFixture, Work) {
+    let cfg = FixtureConfig { threads, boards, forums: vec![ForumKind::DiscuzX], ..FixtureConfig::default() };
     let server = FixtureServer::start_blocking(cfg).expect("fixture server");
     let work = Work::new();
     server.write_site_files(&work.sites()).unwrap();
     for stage in ["discover", "download", "extract"] {
         work.ok(stage, &[]);
     }
+    (server, work)
+}
+
+#[test]
+fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none() {
+    let (server, work) = extracted(60, 2);
     // Pictures, and the links to weibo as attachments: another host's,
     // which the forum's fetcher never asks.
     let site_file = work.sites().join("dzx.xml");
@@ -147,13 +154,7 @@ fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none
 
 #[test]
 fn a_site_file_without_media_archives_nothing() {
-    let cfg = FixtureConfig { threads: 20, boards: 1, forums: vec![ForumKind::DiscuzX], ..FixtureConfig::default() };
-    let server = FixtureServer::start_blocking(cfg).expect("fixture server");
-    let work = Work::new();
-    server.write_site_files(&work.sites()).unwrap();
-    for stage in ["discover", "download", "extract"] {
-        work.ok(stage, &[]);
-    }
+    let (server, work) = extracted(20, 1);
     let truth = server.truth();
     assert!(truth.forums[0].threads.iter().flat_map(|t| &t.posts).any(|p| !p.images.is_empty()), "no picture to leave alone");
     server.clear_requests();
