@@ -866,7 +866,7 @@ pub(crate) fn attachment_bytes(aid: u64) -> Option<Vec<u8>> {
         return None;
     }
     let picture = aid % PICTURES;
-    let mut r = rng(&[0x11_4C5_1A6E, picture]);
+    let mut r = rng(&[0x1_14C5_1A6E, picture]);
     // A JPEG's start (SOI, a JFIF APP0 segment) and end (EOI) around
     // bytes that differ per picture; sizes between 1.5 and 6 KB.
     let mut out = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00];
