@@ -10,7 +10,7 @@ SITEARG := $(if $(SITE),--site $(SITE),)
 
 WATCH_SECS ?= 60
 
-.PHONY: all build demo test check-warc lint learn discover download extract index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
+.PHONY: all build demo test check-warc lint learn discover download extract media index reextract reindex search status watch bench-search bench-serve serve chromium clean-demo
 
 all: build
 
@@ -66,6 +66,10 @@ download: build
 
 extract: build
 	$(BIN)/luntan-extract --data $(DATA) $(SITEARG)
+
+# Pictures and attachments, for the forums whose site file has <media>.
+media: build
+	$(BIN)/luntan-media --data $(DATA) $(SITEARG)
 
 index: build
 	$(BIN)/luntan-index --data $(DATA) --index-dir $(INDEX) $(SITEARG)

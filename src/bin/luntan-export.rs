@@ -157,11 +157,12 @@ fn summary(opts: &ExportOptions, r: &ExportReport, start: Instant) -> String {
     let mut parts = vec![format!("export: {} threads", r.threads)];
     if let Some(path) = &opts.warc {
         parts.push(format!(
-            "{}: {} pages with the head the forum sent, {} saved before heads were kept (minimal head), {} browser states, {:.1} MB",
+            "{}: {} pages with the head the forum sent, {} saved before heads were kept (minimal head), {} browser states, {} media, {:.1} MB",
             path.display(),
             r.responses,
             r.synthesized,
             r.snapshots,
+            r.media,
             r.warc_bytes as f64 / 1e6
         ));
     }

@@ -24,6 +24,7 @@ pub fn bin(name: &str) -> PathBuf {
         "export" => env!("CARGO_BIN_EXE_luntan-export"),
         "state" => env!("CARGO_BIN_EXE_luntan-state"),
         "learn" => env!("CARGO_BIN_EXE_luntan-learn"),
+        "media" => env!("CARGO_BIN_EXE_luntan-media"),
         other => panic!("no binary {other}"),
     };
     PathBuf::from(path)

@@ -18,6 +18,7 @@ mod keywords;
 mod learn;
 mod links_unscripted;
 mod local_faults;
+mod media;
 mod pipeline;
 mod protocol;
 mod recovery;

@@ -267,9 +267,58 @@ pub struct ThreadLoc {
     pub saved: SaveDate,
 }
 
+/// The SHA-256 of a media file's content, 64 lower-case hex digits: the
+/// name it is archived under (`media/<first 2>/<all 64>`), so checked like
+/// the ids that name files.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MediaHash(String);
+
+impl MediaHash {
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> MediaHash {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(bytes);
+        let mut hex = String::with_capacity(64);
+        for b in digest.iter() {
+            hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+            hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+        }
+        MediaHash(hex)
+    }
+
+    /// A hash as a row or a URL gives it: 64 lower-case hex digits or nothing.
+    pub fn parse(s: &str) -> Result<MediaHash, IdError> {
+        if s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(MediaHash(s.to_owned()))
+        } else {
+            Err(IdError::new(s, "is not a SHA-256 in lower-case hex"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MediaHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn media_hashes_are_sha256_hex_and_nothing_else() {
+        let h = MediaHash::of(b"abc");
+        assert_eq!(h.as_str(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(MediaHash::parse(h.as_str()).unwrap(), h);
+        for bad in ["", "../x", &h.as_str().to_uppercase(), &h.as_str()[1..], &format!("{}/", &h.as_str()[1..])] {
+            assert!(MediaHash::parse(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn traversal_and_odd_bytes_are_refused() {

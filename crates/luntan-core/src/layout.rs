@@ -8,6 +8,7 @@
 //!       article<T>.html  article<T>_p2.html …   raw bytes as served
 //!       article<T>.http                         each page's URL, time, status and headers
 //!       article<T>.xml                          normalized thread
+//!   media/<ab>/<sha256>                         a picture or attachment, once per content (`luntan-media`)
 //! index/<site>.index/                           one tantivy index per forum
 //! ```
 //!
@@ -120,6 +121,18 @@ impl DataDir {
         self.thread_dir(loc).join(format!("article{}.xml", loc.thread))
     }
 
+    /// Where `luntan-media` keeps pictures and attachments.
+    pub fn media_dir(&self) -> PathBuf {
+        self.root.join("media")
+    }
+
+    /// `media/<first 2 hex>/<sha256>`: one file per content, whatever
+    /// URLs and forums showed it; 256 directories keep each one small.
+    pub fn media_path(&self, hash: &crate::ids::MediaHash) -> PathBuf {
+        let hex = hash.as_str();
+        self.media_dir().join(&hex[..2]).join(hex)
+    }
+
     /// The forums with a `pages/<site>/` directory, sorted; directories
     /// whose names are not ids are skipped (nothing luntan wrote).
     pub fn page_sites(&self) -> Result<Vec<SiteId>, PathError> {
@@ -179,7 +192,15 @@ impl DataDir {
     /// temp file untouched that long.
     pub fn sweep_stale_temp_files(&self, ext: &str, age: Duration) -> Result<usize, PathError> {
         let pages = self.root.join("pages");
-        sweep_stale(&pages, ext, age).map_err(PathError::at(&pages))
+        sweep_stale(&pages, &format!(".{ext}."), age).map_err(PathError::at(&pages))
+    }
+
+    /// Removes the temp files a killed `luntan-media` left under `media/`
+    /// (`<sha256>.<pid>.luntan-tmp`) last written at least `age` ago: it
+    /// takes no lock, so a younger one may be another run's, still writing.
+    pub fn sweep_media_temp_files(&self, age: Duration) -> Result<usize, PathError> {
+        let media = self.media_dir();
+        sweep_stale(&media, ".", age).map_err(PathError::at(&media))
     }
 }
 
@@ -356,11 +377,12 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// only its own kind, under its own lock, so it never deletes a temp file
 /// another stage is writing at that moment.
 pub fn sweep_temp_files(dir: &Path, ext: &str) -> io::Result<usize> {
-    sweep_stale(dir, ext, Duration::ZERO)
+    sweep_stale(dir, &format!(".{ext}."), Duration::ZERO)
 }
 
-fn sweep_stale(dir: &Path, ext: &str, age: Duration) -> io::Result<usize> {
-    let infix = format!(".{ext}.");
+/// Removes the temp files under `dir` whose names hold `infix` (the final
+/// name's `.ext.`) and are at least `age` old (any age when zero).
+fn sweep_stale(dir: &Path, infix: &str, age: Duration) -> io::Result<usize> {
     let mut n = 0;
     if !dir.exists() {
         return Ok(0);
@@ -384,7 +406,7 @@ fn sweep_stale(dir: &Path, ext: &str, age: Duration) -> io::Result<usize> {
             let Ok(ty) = entry.file_type() else { continue };
             if ty.is_dir() {
                 stack.push(entry.path());
-            } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) && entry.file_name().to_string_lossy().contains(&infix) {
+            } else if entry.file_name().to_string_lossy().ends_with(TEMP_SUFFIX) && entry.file_name().to_string_lossy().contains(infix) {
                 if !age.is_zero() {
                     let modified = match entry.metadata().and_then(|m| m.modified()) {
                         Err(e) if e.kind() == io::ErrorKind::NotFound => continue,

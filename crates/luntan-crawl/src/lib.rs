@@ -15,6 +15,9 @@
 //! - [`keywords::monitor_site`]: keyword monitoring through the forum's own
 //!   search (S0), one worker and session per account, adaptive page budgets,
 //!   search ids followed by their next-page links, busy pages waited out.
+//! - [`media::archive_site`]: the pictures and attachments extracted
+//!   threads show, fetched through the forum's fetcher and archived once
+//!   per content hash (`luntan-media`).
 //! - [`links`]: link resolution and matching against the site file's patterns.
 //! - [`hrefs`] (luntan-text's, re-exported): the `href`s of a raw page without a DOM (html5ever's
 //!   tokenizer rules over the bytes), so download reads a thread's pager
@@ -52,6 +55,7 @@ pub mod focus;
 pub mod hybrid;
 pub mod keywords;
 pub mod links;
+pub mod media;
 pub mod protocol;
 /// Moved down to luntan-text, which export shares; kept here under its old path.
 pub use luntan_text::hrefs;

@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 
 use luntan_core::capture::{self, Exchange, PageCapture};
 use luntan_core::contract::{Progress, Stop};
-use luntan_core::ids::{SiteId, ThreadLoc};
+use luntan_core::ids::{MediaHash, SiteId, ThreadLoc};
 use luntan_core::layout::AtomicFile;
-use luntan_core::store::{StoreError, ThreadRow};
+use luntan_core::store::{MediaStatus, StoreError, ThreadRow};
 use luntan_core::{DataDir, Site, Store, ThreadDoc, ThreadState};
 use luntan_text::encoding;
 
@@ -83,6 +83,9 @@ pub struct ExportReport {
     pub synthesized: usize,
     /// DOM states from a browser, written as `resource` records.
     pub snapshots: usize,
+    /// Archived pictures and attachments (`luntan-media`), one `response`
+    /// record per URL.
+    pub media: usize,
     /// Threads written as NDJSON lines.
     pub lines: usize,
     /// Records left out, each with why.
@@ -163,6 +166,11 @@ pub fn export(data: &DataDir, store: &Store, opts: &ExportOptions, stop: &Stop, 
         }
         progress.advance(1);
     }
+    if let Some(w) = &mut warc {
+        if !write_media(data, store, &opts.sites, w, stop, &mut report)? {
+            return Ok(report);
+        }
+    }
     if let Some(w) = warc {
         report.warc_bytes = w.finish()?;
     }
@@ -194,6 +202,59 @@ fn rows(store: &Store, sites: &[SiteId]) -> Result<Vec<ThreadRow>, ExportError> 
     rows.sort_by(|a, b| (&a.site, a.thread.len(), &a.thread).cmp(&(&b.site, b.thread.len(), &b.thread)));
     rows.dedup_by(|a, b| a.site == b.site && a.thread == b.thread);
     Ok(rows)
+}
+
+/// Every archived media URL of the chosen forums as a `response` record:
+/// its URL, the type it was served with, its bytes from `media/`, and the
+/// time it was fetched, so a replay of a thread shows its pictures. The
+/// head is written from the row (status 200, Content-Type and -Length): the
+/// archive keeps content once per hash, not each response's headers.
+/// `false` when stopped (nothing is published then).
+fn write_media(data: &DataDir, store: &Store, sites: &[SiteId], w: &mut WarcOut, stop: &Stop, report: &mut ExportReport) -> Result<bool, ExportError> {
+    let mut rows = Vec::new();
+    match sites {
+        [] => rows = store.media_rows(None)?,
+        sites => {
+            for site in sites {
+                rows.extend(store.media_rows(Some(site.as_str()))?);
+            }
+        }
+    }
+    for row in rows.iter().filter(|r| r.status == MediaStatus::Archived) {
+        if stop.is_set() {
+            report.stopped = true;
+            return Ok(false);
+        }
+        let key = || PathBuf::from(format!("{}: {}", row.site, row.url));
+        let Some(hash) = row.sha256.as_deref().and_then(|h| MediaHash::parse(h).ok()) else {
+            report.bad.push(BadRecord { path: key(), what: format!("media row holds no hash ({:?})", row.sha256) });
+            continue;
+        };
+        let path = data.media_path(&hash);
+        let body = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                report.bad.push(BadRecord { path, what: format!("{e} (archived for {})", row.url) });
+                continue;
+            }
+        };
+        let date = match time::OffsetDateTime::parse(&row.fetched_at, &time::format_description::well_known::Rfc3339) {
+            Ok(t) => warc_date(t),
+            Err(e) => {
+                report.bad.push(BadRecord { path: key(), what: format!("fetched_at {:?}: {e}", row.fetched_at) });
+                continue;
+            }
+        };
+        if let Err(e) = check_url(&row.url) {
+            report.bad.push(BadRecord { path: key(), what: e.to_string() });
+            continue;
+        }
+        let content_type = row.content_type.as_deref().unwrap_or("application/octet-stream");
+        let head = http_head("HTTP/1.1", 200, &[("Content-Type".into(), content_type.into()), ("Content-Length".into(), body.len().to_string())]);
+        w.write(Record::response(&row.url, &date, &head, &body))?;
+        report.media += 1;
+    }
+    Ok(true)
 }
 
 /// Why a file's record is left out. The file's path is not in it: the

@@ -88,6 +88,7 @@ impl Fixture {
             Routed::Page(html, _) => encode(kind, 200, &html),
             Routed::Gone(html) => encode(kind, 404, &html),
             Routed::Redirect(html) => encode(kind, 302, &html),
+            Routed::File(content_type, body) => FixtureResponse { status: 200, content_type, body },
             Routed::NotFound => not_found(),
         }
     }
@@ -299,6 +300,8 @@ enum Routed {
     Gone(String),
     /// A `302`'s body; the server sends it with [`Fixture::redirect_target`] as `Location`.
     Redirect(String),
+    /// A file served as it is (an attachment's picture), of this type.
+    File(&'static str, Vec<u8>),
     NotFound,
 }
 

@@ -58,6 +58,19 @@ pub fn load_thread(st: &crate::AppState, site: &SiteId, id: &ThreadId) -> Result
     Ok((row, doc))
 }
 
+/// The pictures of `doc` that `luntan-media` archived, by URL: the hash
+/// `/media/<sha256>` serves each from. Empty without a crawl database.
+pub fn archived_images(st: &crate::AppState, doc: &ThreadDoc) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(store) = open_store(st) else { return out };
+    for src in doc.posts.iter().flat_map(|p| &p.images).map(|i| &i.src) {
+        if let Ok(Some(hash)) = store.media_hash_of(&doc.site, src) {
+            out.insert(src.clone(), hash);
+        }
+    }
+    out
+}
+
 /// Opens the crawl database for one read; never creates it.
 pub fn open_store(st: &crate::AppState) -> Result<Store, ApiError> {
     let db = st.data.db_path();

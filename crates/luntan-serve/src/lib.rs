@@ -141,6 +141,7 @@ pub fn router(cfg: ServeConfig, bound: SocketAddr) -> Router {
         .route("/trend", get(pages::trend))
         .route("/status", get(pages::status))
         .route("/static/app.js", get(pages::script))
+        .route("/media/{hash}", get(pages::media))
         .fallback(api::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host::check_host))

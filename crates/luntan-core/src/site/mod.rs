@@ -16,12 +16,14 @@ mod browser;
 mod hybrid;
 mod json;
 mod locate;
+mod media;
 mod raw;
 mod validate;
 
 pub use browser::{Action, BrowserRules};
 pub use hybrid::{CommentKey, HtmlComments};
 pub use json::{field_count, field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonConversation, JsonRules, PageKey, Paging, UserRules};
+pub use media::{MediaRules, DEFAULT_MEDIA_MAX_BYTES};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -82,6 +84,9 @@ pub struct Site {
     /// A hybrid site: each HTML thread's comments come as JSON from the
     /// endpoint this names (see [`HtmlComments`]).
     pub comments: Option<HtmlComments>,
+    /// What `luntan-media` archives of the threads' pictures and
+    /// attachments; `None` (no `<media>`): nothing.
+    pub media: Option<MediaRules>,
     /// The file it came from.
     pub path: PathBuf,
 }

@@ -31,6 +31,8 @@ pub(super) struct RawSite {
     pub(super) browser: Option<super::browser::RawBrowser>,
     /// A hybrid site's comments: JSON under HTML articles.
     pub(super) comments: Option<super::hybrid::RawComments>,
+    /// Which pictures and attachments `luntan-media` archives.
+    pub(super) media: Option<super::media::RawMedia>,
 }
 
 impl RawSite {

@@ -46,6 +46,7 @@ impl RawSite {
         let search = self.search.as_ref().map(|s| search(ctx, s, &home, encoding)).transpose()?;
         let accounts = accounts(ctx, &self.account, &home)?;
         let comments = self.comments.as_ref().map(|c| super::hybrid::comments(ctx, c, &home, json.is_some(), browser.is_some())).transpose()?;
+        let media = self.media.as_ref().map(|m| super::media::media(ctx, m)).transpose()?;
         let max_board_pages = self.max_board_pages.unwrap_or(100);
         if max_board_pages == 0 {
             return Err(ctx.err("max-board-pages", "must be at least 1"));
@@ -68,6 +69,7 @@ impl RawSite {
             json,
             browser,
             comments,
+            media,
             path: ctx.path.to_owned(),
         })
     }

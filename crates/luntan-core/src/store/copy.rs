@@ -365,6 +365,16 @@ const TABLES: &[Table] = &[
         stored: None,
         order_checked: false
     ),
+    table!(
+        "media",
+        ("media URL", "media URLs"),
+        "site, url, sha256, content_type, bytes, status, reason, fetched_at",
+        key: 2,
+        values: "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8",
+        by_key: by_text!("media", "site, url, sha256, content_type, bytes, status, reason, fetched_at", "site", "url"),
+        stored: None,
+        order_checked: false
+    ),
 ];
 
 /// On PostgreSQL, after ids were inserted as they were: each identity
@@ -808,6 +818,27 @@ mod tests {
         s.set_last_search("dz", "用户'1", 1_700_000_000_456).unwrap();
         s.set_validators("dz", "http://h/dz/b/9", &Validators { etag: Some("W/\"abc\"".into()), last_modified: None }).unwrap();
         s.set_validators("dz", "http://h/dz/b/10?页=2", &Validators { etag: None, last_modified: Some("Tue, 01 Mar 2024 10:00:00 GMT".into()) }).unwrap();
+        let archived = super::super::MediaRow {
+            site: "dz".into(),
+            url: "http://h/dz/data/attachment/图.jpg".into(),
+            sha256: Some("ab".repeat(32)),
+            content_type: Some("image/jpeg".into()),
+            bytes: Some(5_000_000_000),
+            status: super::super::MediaStatus::Archived,
+            reason: None,
+            fetched_at: "2024-06-30T23:10:00Z".into(),
+        };
+        s.media_record(&archived).unwrap();
+        let failed = super::super::MediaRow {
+            url: "http://h/dz/a.png".into(),
+            sha256: None,
+            content_type: None,
+            bytes: None,
+            status: super::super::MediaStatus::Failed,
+            reason: Some("HTTP 404".into()),
+            ..archived
+        };
+        s.media_record(&failed).unwrap();
     }
 
     /// Every way the copy could lose something, read through the store's own API.
@@ -821,6 +852,7 @@ mod tests {
         for state in ThreadState::ALL {
             assert_eq!(a.threads(None, state).unwrap(), b.threads(None, state).unwrap());
         }
+        assert_eq!(a.media_rows(None).unwrap(), b.media_rows(None).unwrap());
     }
 
     fn copy(from: &Store, to: &mut Store, page: usize) -> CopyReport {
@@ -848,11 +880,12 @@ mod tests {
             ("keyword_rounds", 3),
             ("search_accounts", 2),
             ("validators", 2),
+            ("media", 2),
         ];
         assert_eq!(report.tables, expect);
         assert_eq!(
             report.to_string(),
-            "2 sites, 4 boards, 3 skipped links, 3 discover rounds, 6 threads, 2 keywords, 3 keyword rounds, 2 search accounts, 2 page validators"
+            "2 sites, 4 boards, 3 skipped links, 3 discover rounds, 6 threads, 2 keywords, 3 keyword rounds, 2 search accounts, 2 page validators, 2 media URLs"
         );
         assert_same_crawl(&src, &pg);
         assert_eq!(leases(&src), (1, 1));

@@ -20,7 +20,8 @@
 //! counted in the database); `sql` runs a statement on either engine; the
 //! statements live beside their tables: `threads` (rows, claims,
 //! transitions, counts), `boards` (sites, boards, rounds, skipped links) and
-//! `keywords` (keyword records, rounds and search accounts).
+//! `keywords` (keyword records, rounds and search accounts) and `media`
+//! (the media archive's URLs).
 //!
 //! ```
 //! use luntan_core::store::{StateUrl, Store};
@@ -47,6 +48,7 @@ mod claims;
 mod copy;
 mod gates;
 mod keywords;
+mod media;
 #[cfg(any(test, feature = "scratch"))]
 pub mod scratch;
 mod sql;
@@ -67,6 +69,7 @@ pub use boards::{BoardRow, BoardSchedule, RoundRecord, Validators};
 pub use claims::{Claims, LeaseKeeper};
 pub use copy::{CopyError, CopyReport};
 pub use keywords::{KeywordRound, KeywordState};
+pub use media::{MediaRow, MediaStatus};
 pub use sql::DbError;
 pub use threads::{Listing, NewThread, SiteCounts, SiteStatus, ThreadRow, Update};
 
@@ -196,6 +199,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_validators.sql"),
     include_str!("migrations/0006_leases.sql"),
     include_str!("migrations/0007_claim_order.sql"),
+    include_str!("migrations/0008_media.sql"),
 ];
 const POSTGRES_MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0001_tables.sql"),
@@ -205,6 +209,7 @@ const POSTGRES_MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0005_validators.sql"),
     include_str!("migrations/postgres/0006_leases.sql"),
     include_str!("migrations/postgres/0007_claim_order.sql"),
+    include_str!("migrations/postgres/0008_media.sql"),
 ];
 const _: () = assert!(MIGRATIONS.len() == POSTGRES_MIGRATIONS.len());
 

@@ -331,4 +331,38 @@ fn transitions_follow_the_machine_and_are_compare_and_set() {
     assert_eq!(s.transition_many(&[("dz".parse().unwrap(), "1".parse().unwrap())], ThreadState::Saved, ThreadState::Extracted).unwrap(), 1);
 }
 
+#[test]
+fn media_rows_are_one_per_url_and_failed_ones_can_be_forgotten() {
+    let (_db, s) = store_with(&[]);
+    let hash = "0f".repeat(32);
+    let archived = |site: &str, url: &str| MediaRow {
+        site: site.into(),
+        url: url.into(),
+        sha256: Some(hash.clone()),
+        content_type: Some("image/jpeg".into()),
+        bytes: Some(4096),
+        status: MediaStatus::Archived,
+        reason: None,
+        fetched_at: "2026-12-06T11:20:03.120Z".into(),
+    };
+    let failed = MediaRow { sha256: None, content_type: None, bytes: None, status: MediaStatus::Failed, reason: Some("HTTP 404".into()), ..archived("dz", "http://h/b.jpg") };
+    s.media_record(&failed).unwrap();
+    s.media_record(&archived("dz", "http://h/a.jpg")).unwrap();
+    s.media_record(&archived("bbs", "http://h/图.png")).unwrap();
+    assert_eq!(s.media_known("dz").unwrap(), ["http://h/a.jpg".to_string(), "http://h/b.jpg".to_string()].into_iter().collect());
+    assert_eq!(s.media_rows(Some("dz")).unwrap(), [archived("dz", "http://h/a.jpg"), failed.clone()]);
+    assert_eq!(s.media_rows(None).unwrap().len(), 3);
+    assert_eq!(s.media_hash_of("dz", "http://h/a.jpg").unwrap(), Some(hash.clone()));
+    assert_eq!(s.media_hash_of("dz", "http://h/b.jpg").unwrap(), None, "a failed URL has no file");
+    assert_eq!(s.media_type_of(&hash).unwrap().as_deref(), Some("image/jpeg"));
+    assert_eq!(s.media_type_of(&"1".repeat(64)).unwrap(), None);
+    // Recording a URL again replaces its row: a retried URL that now succeeds.
+    s.media_record(&archived("dz", "http://h/b.jpg")).unwrap();
+    assert_eq!(s.media_rows(Some("dz")).unwrap().len(), 2);
+    s.media_record(&failed).unwrap();
+    assert_eq!(s.media_retry_failed(Some("bbs")).unwrap(), 0);
+    assert_eq!(s.media_retry_failed(None).unwrap(), 1);
+    assert_eq!(s.media_known("dz").unwrap().len(), 1);
+}
+
 }

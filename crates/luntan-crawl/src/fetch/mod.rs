@@ -256,6 +256,16 @@ impl Fetcher {
         .await
     }
 
+    /// GETs a picture or attachment (`luntan-media`) exactly as
+    /// [`Fetcher::get_html`] gets a page (hosts, robots.txt, gate, retries,
+    /// redirects), of any type, its body capped at `max_bytes` instead of
+    /// the site's page cap: media are larger than pages, and an archive may
+    /// want smaller ones.
+    pub async fn get_media(&self, url: &Url, max_bytes: u64) -> Result<Fetched, FetchError> {
+        let (core, target) = (self.core.clone(), url.clone());
+        on_io(url, async move { core.fetch_as(&core.client, &target, None, Want::Media(max_bytes)).await }).await
+    }
+
     /// The runtime that runs luntan's network I/O; long-lived tasks that
     /// serve requests (the browser's event loop) run there too.
     pub fn io_runtime() -> &'static tokio::runtime::Handle {
@@ -281,6 +291,8 @@ enum Want {
     Json,
     /// robots.txt: whatever it is labelled.
     Any,
+    /// A media file: whatever it is labelled, at most this many bytes.
+    Media(u64),
 }
 
 impl Core {

@@ -57,7 +57,7 @@ impl Core {
         if let Some(ct) = &content_type {
             let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             let accepted = match want {
-                Want::Any => true,
+                Want::Any | Want::Media(_) => true,
                 Want::Html => matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain" | ""),
                 // APIs label JSON in many ways; the body is parsed later anyway.
                 Want::Json => {
@@ -75,7 +75,10 @@ impl Core {
         let date = header(reqwest::header::DATE);
         let validators = Validators { etag: header(ETAG), last_modified: header(LAST_MODIFIED) };
         let head = ResponseHead::of(&resp, arrived);
-        let limit = p.max_body_bytes;
+        let limit = match want {
+            Want::Media(cap) => cap,
+            _ => p.max_body_bytes,
+        };
         if resp.content_length().is_some_and(|n| n > limit) {
             return Err(FetchError::TooLarge { url: url.clone(), limit });
         }

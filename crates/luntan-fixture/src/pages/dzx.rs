@@ -22,6 +22,10 @@
 //! post's time line shows an `IP属地：…`; some bodies link a pasted URL
 //! (the last paragraph's words linked) or show an attachment's picture
 //! (`<img class="zoom" file="data/attachment/…">`, `src` a placeholder).
+//! The pictures are served (`image/jpeg`): one of a few, since people post
+//! the same picture again; some are gone (404, the file deleted); some are
+//! album pictures (`data/attachment/album/`), which robots.txt keeps
+//! crawlers out of, as it does all of `data/` but the forum's attachments.
 //! The thread's views and replies sit above the first post, its board in
 //! the breadcrumb. [`Fixture::dzx_truth`] puts all of it in the truth.
 
@@ -36,6 +40,7 @@ use crate::text::{civil, minutes_of, rng};
 /// What stock Discuz! X's robots.txt keeps crawlers out of (its
 /// redirects, forms, search and member pages), under `/dzx/`.
 pub(super) const ROBOTS_TXT: &str = "Disallow: /dzx/api/\n\
+Allow: /dzx/data/attachment/forum/\n\
 Disallow: /dzx/data/\n\
 Disallow: /dzx/source/\n\
 Disallow: /dzx/static/\n\
@@ -241,6 +246,12 @@ fn extra_page(extra: Option<&str>) -> usize {
 
 impl Fixture {
     pub(super) fn route_dzx(&self, f: &ForumModel, rest: &str, q: &Query) -> Routed {
+        if let Some(file) = rest.strip_prefix("data/attachment/") {
+            return match attachment_of(file) {
+                Some(aid) if q.is_empty() && attachment_path(aid) == rest => attachment_bytes(aid).map_or(Routed::NotFound, |b| Routed::File("image/jpeg", b)),
+                _ => Routed::NotFound,
+            };
+        }
         if let Some(name) = rest.strip_prefix("forum-").and_then(|r| r.strip_suffix(".html")) {
             let Some((fid, page)) = name.rsplit_once('-') else { return Routed::NotFound };
             if !q.is_empty() {
@@ -831,8 +842,38 @@ fn dzx_media(seed: u64, t: &ThreadMeta, p: &Post) -> Media {
     Media { link, image }
 }
 
+/// Where an attachment's picture is: the forum's attachments, or now and
+/// then a picture from the poster's album.
 fn attachment_path(aid: u64) -> String {
-    format!("data/attachment/forum/202406/30/{aid}.jpg")
+    let dir = if aid % 7 == 3 { "album" } else { "forum" };
+    format!("data/attachment/{dir}/202406/30/{aid}.jpg")
+}
+
+/// The attachment id an attachment path names (under `data/attachment/`).
+fn attachment_of(file: &str) -> Option<u64> {
+    let name = file.rsplit('/').next()?.strip_suffix(".jpg")?;
+    name.parse().ok().filter(|_| !name.starts_with('0') && !name.starts_with('+'))
+}
+
+/// How many different pictures the attachments show.
+const PICTURES: u64 = 5;
+
+/// The bytes of attachment `aid`'s picture, or `None` when its file was
+/// deleted (404). Attachments whose ids agree modulo [`PICTURES`] show the
+/// same picture, byte for byte: the same meme or screenshot posted again.
+pub(crate) fn attachment_bytes(aid: u64) -> Option<Vec<u8>> {
+    if aid % 11 == 5 {
+        return None;
+    }
+    let picture = aid % PICTURES;
+    let mut r = rng(&[0x1_14C5_1A6E, picture]);
+    // A JPEG's start (SOI, a JFIF APP0 segment) and end (EOI) around
+    // bytes that differ per picture; sizes between 1.5 and 6 KB.
+    let mut out = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00];
+    let len = 1536 + 1024 * picture as usize + r.usize(0..512);
+    out.extend((0..len).map(|_| r.u8(..)));
+    out.extend_from_slice(&[0xFF, 0xD9]);
+    Some(out)
 }
 
 fn attachment_name(aid: u64) -> String {

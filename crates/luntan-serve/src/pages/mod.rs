@@ -9,6 +9,7 @@ mod status;
 mod thread;
 mod trend;
 
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -71,6 +72,37 @@ pub async fn not_found(uri: axum::http::Uri) -> Response {
         escape(uri.path())
     );
     html(StatusCode::NOT_FOUND, page("找不到页面", &body))
+}
+
+/// An archived picture or attachment, `/media/<sha256>`, as `luntan-media`
+/// stored it, with the type it was served with. Pictures show inline;
+/// anything else (and SVG, which can carry script) is sent as a download.
+/// The content never changes under its hash, so it may be cached for good.
+pub async fn media(State(st): State<crate::State>, Path(hash): Path<String>) -> Response {
+    let Ok(hash) = luntan_core::ids::MediaHash::parse(&hash) else { return error_page(&ApiError::NotFound("no such media".into())) };
+    let found = crate::catalog::blocking(move || {
+        let store = crate::data::open_store(&st)?;
+        let content_type = store.media_type_of(hash.as_str()).map_err(|e| ApiError::Unavailable(e.to_string()))?;
+        let content_type = content_type.ok_or_else(|| ApiError::NotFound(format!("no archived media {hash}")))?;
+        let bytes = std::fs::read(st.data.media_path(&hash)).map_err(|_| ApiError::NotFound(format!("no archived media {hash}")))?;
+        Ok((content_type, bytes))
+    })
+    .await;
+    let (content_type, bytes) = match found {
+        Ok(x) => x,
+        Err(e) => return error_page(&e),
+    };
+    let inline = content_type.starts_with("image/") && content_type != "image/svg+xml";
+    let mut r = bytes.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_str(&content_type).unwrap_or(HeaderValue::from_static("application/octet-stream")));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
+    if !inline {
+        h.insert(header::CONTENT_DISPOSITION, HeaderValue::from_static("attachment"));
+    }
+    r
 }
 
 pub async fn script() -> Response {

@@ -12,11 +12,14 @@ use luntan_search::{Hit, Query, SearchOptions};
 
 use super::{error_page, html, known_params, RESULTS_PER_PAGE};
 use crate::catalog::{blocking, check_skipped};
-use crate::data::{load_thread, thread_ids};
+use crate::data::{archived_images, load_thread, thread_ids};
 use crate::error::ApiError;
 use crate::html::{enc, escape, page, readable_time, safe_href};
 use crate::params::Params;
 use crate::State as AppState;
+
+/// A thread's archived pictures: URL → SHA-256.
+type Media = std::collections::HashMap<String, String>;
 
 /// What the thread page reads from its query string: the search it was
 /// opened from (`q`, `site` repeated or `a,b`, `board`, `author`, `since`,
@@ -135,15 +138,16 @@ pub async fn thread(
     let n = origin.n;
     let loaded = blocking(move || {
         let (_, doc) = load_thread(&st, &site, &id)?;
+        let media = archived_images(&st, &doc);
         let needles = query.as_ref().map(luntan_search::search::needles).unwrap_or_default();
         let nb = match (&query, &opts, n) {
             (Some(q), Some(o), Some(n)) => st.catalog.searchable().ok().and_then(|c| neighbours(&c, q, o, n).ok()),
             _ => None,
         };
-        Ok((doc, needles, nb))
+        Ok((doc, media, needles, nb))
     })
     .await;
-    let (doc, needles, nb) = match loaded {
+    let (doc, media, needles, nb) = match loaded {
         Ok(x) => x,
         Err(e) => return error_page(&e),
     };
@@ -162,7 +166,7 @@ pub async fn thread(
         esite = enc(&doc.site),
         eid = enc(&doc.thread),
     );
-    body.push_str(&posts_html(&doc, &needles, floors));
+    body.push_str(&posts_html(&doc, &media, &needles, floors));
     // The same way on at the end of a long thread.
     body.push_str(&nav);
     html(StatusCode::OK, page(&doc.title, &body))
@@ -188,8 +192,10 @@ fn reply_tree(doc: &ThreadDoc, ids: &PostIds) -> (Vec<usize>, Vec<Vec<usize>>) {
 /// The posts of a thread as HTML: each an `<article>` with its permalink
 /// (`#floorN`), its quotes as quotes (linked to the quoted post when it is
 /// on the page), its own paragraphs marked with `needles`, and, unless
-/// `floors`, the posts that answer it nested inside it.
-fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
+/// `floors`, the posts that answer it nested inside it. A picture in
+/// `media` (URL → the hash it is archived under) is shown from
+/// `/media/<sha256>`; any other stays a link.
+fn posts_html(doc: &ThreadDoc, media: &Media, needles: &[String], floors: bool) -> String {
     let ids = post_ids(doc);
     let (top, children) = if floors { ((0..doc.posts.len()).collect(), vec![Vec::new(); doc.posts.len()]) } else { reply_tree(doc, &ids) };
     let mut out = String::new();
@@ -203,7 +209,7 @@ fn posts_html(doc: &ThreadDoc, needles: &[String], floors: bool) -> String {
             out.push_str("</div></article>");
             continue;
         };
-        post_html(&mut out, doc, &ids, i, needles);
+        post_html(&mut out, doc, &ids, i, media, needles);
         if children[i].is_empty() {
             out.push_str("</article>");
         } else {
@@ -230,7 +236,7 @@ fn post_ids(doc: &ThreadDoc) -> PostIds<'_> {
 }
 
 /// One post's `<article>`, left open for its answers.
-fn post_html(out: &mut String, doc: &ThreadDoc, ids: &PostIds, i: usize, needles: &[String]) {
+fn post_html(out: &mut String, doc: &ThreadDoc, ids: &PostIds, i: usize, media: &Media, needles: &[String]) {
     let p = &doc.posts[i];
     let floor_of = |id: &str| ids.get(id).map(|&at| doc.posts[at].floor);
     let time = |t: &str| format!(r#"<time datetime="{}">{}</time>"#, escape(t), escape(&readable_time(t)));
@@ -284,7 +290,8 @@ fn post_html(out: &mut String, doc: &ThreadDoc, ids: &PostIds, i: usize, needles
     for para in &p.paragraphs {
         let _ = write!(out, "<p>{}</p>", highlight(para, needles).html());
     }
-    // Links and pictures as links: a page of ours loads nothing remote (see PAGE_CSP).
+    // Links and pictures as links: a page of ours loads nothing remote (see
+    // PAGE_CSP), only the pictures luntan archived, from its own /media/.
     let links: Vec<String> = p
         .links
         .iter()
@@ -292,12 +299,18 @@ fn post_html(out: &mut String, doc: &ThreadDoc, ids: &PostIds, i: usize, needles
         .map(|(h, text)| {
             format!(r#"<li><a href="{}" rel="noopener noreferrer nofollow">{}</a></li>"#, escape(h), escape(if text.trim().is_empty() { h } else { text }))
         })
-        .chain(p.images.iter().filter_map(|im| safe_href(&im.src).map(|h| (h, &im.alt))).map(|(h, alt)| {
-            format!(
+        .chain(p.images.iter().filter_map(|im| safe_href(&im.src).map(|h| (h, &im.alt))).map(|(h, alt)| match media.get(h) {
+            Some(hash) => format!(
+                r#"<li class="image archived"><img src="/media/{}" alt="{}" loading="lazy"> <a href="{}" rel="noopener noreferrer nofollow">原图</a></li>"#,
+                enc(hash),
+                escape(alt),
+                escape(h)
+            ),
+            None => format!(
                 r#"<li class="image"><a href="{}" rel="noopener noreferrer nofollow">图片{}</a></li>"#,
                 escape(h),
                 if alt.trim().is_empty() { String::new() } else { format!("：{}", escape(alt)) }
-            )
+            ),
         }))
         .collect();
     if !links.is_empty() {
@@ -342,7 +355,7 @@ mod tests {
     fn answers_nest_under_the_post_they_answer_and_quotes_stand_apart() {
         let doc = conversation();
         assert_eq!(reply_tree(&doc, &post_ids(&doc)), (vec![0, 2, 4], vec![vec![1], vec![3], vec![], vec![], vec![5], vec![]]));
-        let html = posts_html(&doc, &[], false);
+        let html = posts_html(&doc, &Media::new(), &[], false);
         // 4 sits inside 2, which sits inside 1; 3 comes after 1 closes.
         let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} in {html}"));
         assert!(at(r#"id="floor1""#) < at(r#"id="floor2""#) && at(r#"id="floor2""#) < at(r#"id="floor4""#) && at(r#"id="floor4""#) < at(r#"id="floor3""#));
@@ -352,7 +365,7 @@ mod tests {
         assert!(html.contains(r#"href="/author?site=dz&amp;id=42""#) && html.contains(r#"href="/author?name=%E4%B9%99""#));
         assert!(html.contains(r#"href="https://weibo.com/1""#) && !html.contains("javascript:"));
         // In floor order nothing nests.
-        let flat = posts_html(&doc, &[], true);
+        let flat = posts_html(&doc, &Media::new(), &[], true);
         assert!(!flat.contains(r#"<div class="replies">"#));
         let order: Vec<usize> = (1..=6).map(|f| flat.find(&format!(r#"id="floor{f}""#)).unwrap()).collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]));
@@ -364,7 +377,7 @@ mod tests {
         doc.posts[2].author = " ".into();
         doc.posts[2].author_id = Some("9".into());
         doc.posts[4].author = String::new();
-        let html = posts_html(&doc, &[], true);
+        let html = posts_html(&doc, &Media::new(), &[], true);
         assert!(html.contains(r#"<a class="author" href="/author?site=dz&amp;id=9">（匿名）</a>"#), "{html}");
         assert!(html.contains(r#"<span class="author">（匿名）</span>"#), "{html}");
         assert!(!html.contains("\"></a>"), "{html}");
