@@ -56,6 +56,12 @@ pub(crate) struct Learned {
     pub(crate) quote: Option<String>,
 }
 
+/// A post's author and words: what tells one post from another.
+type Key = (String, String);
+
+/// A body's own pictures, each with whether it is decoration.
+type Pictures<'a> = Vec<(ElementRef<'a>, bool)>;
+
 /// One post as the learned rules find it.
 struct P<'a> {
     page: usize,
@@ -214,7 +220,8 @@ fn forms(e: ElementRef, scope: NodeId) -> Vec<String> {
 /// With `both` false, only that a value names one key: two posts that
 /// read alike (one author's "顶" twice) still have ids of their own.
 fn one_to_one<'k>(pairs: impl IntoIterator<Item = (&'k (String, String), String)>, least: usize, both: bool) -> bool {
-    let (mut by_key, mut by_value): (HashMap<&(String, String), String>, HashMap<String, &(String, String)>) = (HashMap::new(), HashMap::new());
+    let mut by_key: HashMap<&Key, String> = HashMap::new();
+    let mut by_value: HashMap<String, &Key> = HashMap::new();
     for (k, v) in pairs {
         if by_key.insert(k, v.clone()).is_some_and(|old| both && old != v) || by_value.insert(v, k).is_some_and(|old| old != k) {
             return false;
@@ -351,7 +358,7 @@ fn media(posts: &[P], pages: &[Page], quotes: &[QuoteAt], strip: Option<&Selecto
     let imgs = Selector::parse("img").expect("static selector");
     let mut off_host = 0;
     // Per body: its own pictures, and which are decoration.
-    let mut pictures: Vec<(usize, ElementRef, Vec<(ElementRef, bool)>)> = Vec::new();
+    let mut pictures: Vec<(usize, ElementRef, Pictures)> = Vec::new();
     for (i, p) in posts.iter().enumerate() {
         let Some(b) = p.body else { continue };
         let page = &pages[p.page];
@@ -394,18 +401,18 @@ fn media(posts: &[P], pages: &[Page], quotes: &[QuoteAt], strip: Option<&Selecto
     fields.push(Field { attr: "images", css, examples: shown.iter().take(3).map(|i| crate::learn::describe(*i)).collect() });
 }
 
-/// `post-id`: an attribute of the post element holding a number (all of
-/// it, or after a fixed prefix: `id="pid4929"`) that names one post and
-/// no other across the sample (a floor index repeats from thread to
-/// thread; a user id from post to post). Attributes that say `pid` or
-/// `post` first. Returns each post's id, by its index in `posts`.
-fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usize, String> {
+/// Rules reading a number out of an attribute of `els` (each read by
+/// `css`): its last digit run, or every one with `every_run`; those whose
+/// attribute's name holds one of `named` first, then `next`, then the rest.
+fn number_rules<'a>(els: impl Iterator<Item = ElementRef<'a>>, css: &str, every_run: bool, named: &[&str], next: &str) -> Vec<Rule> {
     let mut cands: Vec<Rule> = Vec::new();
-    for p in posts.iter().take(3) {
-        for (name, value) in p.el.value().attrs() {
-            if let Some(&(s, e)) = digit_runs(value).last() {
+    for el in els {
+        for (name, value) in el.value().attrs() {
+            let runs = digit_runs(value);
+            let runs = if every_run { runs } else { runs.last().copied().into_iter().collect() };
+            for (s, e) in runs {
                 if let Some((pattern, _)) = number_pattern(value, s, e) {
-                    let r = Rule { css: post_css.to_owned(), attr: Some(name.to_owned()), pattern };
+                    let r = Rule { css: css.to_owned(), attr: Some(name.to_owned()), pattern };
                     if !cands.contains(&r) {
                         cands.push(r);
                     }
@@ -415,15 +422,25 @@ fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usiz
     }
     let rank = |r: &Rule| {
         let a = r.attr.as_deref().unwrap_or_default();
-        if a.contains("pid") || a.contains("post") {
+        if named.iter().any(|n| a.contains(n)) {
             0
-        } else if a == "id" {
+        } else if a == next {
             1
         } else {
             2
         }
     };
     cands.sort_by_key(rank);
+    cands
+}
+
+/// `post-id`: an attribute of the post element holding a number (all of
+/// it, or after a fixed prefix: `id="pid4929"`) that names one post and
+/// no other across the sample (a floor index repeats from thread to
+/// thread; a user id from post to post). Attributes that say `pid` or
+/// `post` first. Returns each post's id, by its index in `posts`.
+fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usize, String> {
+    let cands = number_rules(posts.iter().take(3).map(|p| p.el), post_css, false, &["pid", "post"], "id");
     for r in cands {
         let Some((sel, re)) = r.compiled() else { continue };
         let got: Vec<Option<String>> = posts.iter().map(|p| in_post(p.el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
@@ -492,30 +509,7 @@ fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &
     }
     // The id: an attribute of the link holding a number, then a number in
     // its href; user ids by the attribute's name first.
-    let mut cands: Vec<Rule> = Vec::new();
-    for (_, a) in links.iter().take(3) {
-        for (name, value) in a.value().attrs() {
-            for (s, e) in digit_runs(value) {
-                if let Some((pattern, _)) = number_pattern(value, s, e) {
-                    let r = Rule { css: link_css.clone(), attr: Some(name.to_owned()), pattern };
-                    if !cands.contains(&r) {
-                        cands.push(r);
-                    }
-                }
-            }
-        }
-    }
-    let rank = |r: &Rule| {
-        let a = r.attr.as_deref().unwrap_or_default();
-        if a.contains("uid") || a.contains("user") {
-            0
-        } else if a == "href" {
-            1
-        } else {
-            2
-        }
-    };
-    cands.sort_by_key(rank);
+    let cands = number_rules(links.iter().take(3).map(|(_, a)| *a), &link_css, true, &["uid", "user"], "href");
     for r in cands {
         let Some((sel, re)) = r.compiled() else { continue };
         let got: Vec<Option<String>> = links.iter().map(|(i, _)| in_post(posts[*i].el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
