@@ -57,7 +57,7 @@ pub(crate) struct Seen<'s> {
     pub(crate) page: &'s Page,
     pub(crate) split: Split,
     pub(crate) shape: Shape,
-    doc: Html,
+    pub(crate) doc: Html,
     /// Posts as the template finds them, and whether they repeat.
     found: Vec<FoundRecord>,
     grouped: bool,
@@ -336,11 +336,81 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
         what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
     }
+    // 7. Thread XML version 2's fields, where the posts have selectors.
+    conversation(&read, &thread_pages, &threads, boards.as_ref(), &list_pages, &mut what);
     // The forum's name: the part of the titles every page shares.
     if what.name.is_empty() {
         what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
     }
     Ok((what, failed))
+}
+
+/// Step 7: the conversation fields ([`crate::converse`]) from the thread
+/// pages, with what the lists say of boards: the board whose list links
+/// a thread (none where lists of two boards link it), and each board's
+/// name as the home page links it. The quote selector learned leaves
+/// `strip`, which would otherwise take the quotes out whole.
+fn conversation(read: &Read, thread_pages: &[&Seen], threads: &Scheme, boards: Option<&Scheme>, list_pages: &[usize], what: &mut Learned) {
+    let css = |name: &str| what.thread.iter().find(|f| f.attr == name).map(|f| f.css.clone());
+    let (Some(post), Some(body)) = (css("post"), css("body")) else { return };
+    if post == "auto" {
+        return;
+    }
+    let (author, strip) = (css("author"), css("strip"));
+    let shapes = &read.shapes;
+    let board_of = |u: &Url| -> Option<String> {
+        let b = boards?;
+        let sp = Split::of(u);
+        b.fam.member(&sp, shapes).then(|| sp.get(&b.id).map(str::to_owned)).flatten()
+    };
+    let mut thread_board: HashMap<String, Option<String>> = HashMap::new();
+    for &i in list_pages {
+        let s = &read.seen[i];
+        let Some(board) = board_of(&s.page.url) else { continue };
+        for l in &s.page.links {
+            if let Some(t) = threads.thread_of(&Split::of(&l.url), shapes) {
+                let e = thread_board.entry(t).or_insert_with(|| Some(board.clone()));
+                if e.as_ref() != Some(&board) {
+                    *e = None;
+                }
+            }
+        }
+    }
+    let mut board_names: HashMap<String, String> = HashMap::new();
+    for s in read.seen.iter().filter(|s| s.page.depth == 0) {
+        for l in &s.page.links {
+            if let Some(id) = board_of(&l.url) {
+                let t = fold(&l.text);
+                let e = board_names.entry(id).or_default();
+                if t.chars().count() > e.chars().count() && t.chars().any(char::is_alphabetic) {
+                    *e = t;
+                }
+            }
+        }
+    }
+    board_names.retain(|_, n| !n.is_empty());
+    let pages: Vec<crate::converse::Page> = thread_pages
+        .iter()
+        .map(|s| {
+            let thread = s.split.get(&threads.id).map(str::to_owned);
+            let board = thread.as_ref().and_then(|t| thread_board.get(t).cloned().flatten());
+            crate::converse::Page { doc: &s.doc, url: &s.page.url, thread, board }
+        })
+        .collect();
+    let known =
+        crate::converse::Known { post: &post, body: &body, author: author.as_deref(), strip: strip.as_deref(), board_of: &board_of, board_names: &board_names };
+    let learned = crate::converse::learn(&pages, &known);
+    if let Some(q) = &learned.quote {
+        if let Some(at) = what.thread.iter().position(|f| f.attr == "strip") {
+            let left: Vec<&str> = what.thread[at].css.split(',').map(str::trim).filter(|c| c != q).collect();
+            if left.is_empty() {
+                what.thread.remove(at);
+            } else {
+                what.thread[at].css = left.join(", ");
+            }
+        }
+    }
+    what.thread.extend(learned.fields);
 }
 
 /// `post="auto"`: the template finds the posts and their fields.
@@ -1243,7 +1313,7 @@ fn title_rule(titled: &[(&Seen, String)]) -> Option<Field> {
 }
 
 /// `tag#id.class` and the first words of its text, for `--explain`.
-fn describe(e: ElementRef) -> String {
+pub(crate) fn describe(e: ElementRef) -> String {
     let mut s = e.value().name().to_owned();
     if let Some(id) = e.value().id() {
         s.push('#');

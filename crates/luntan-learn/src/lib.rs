@@ -35,6 +35,7 @@ use scraper::Html;
 use url::Url;
 
 pub mod aside;
+mod converse;
 pub mod diagnose;
 pub mod learn;
 pub mod sample;

@@ -85,6 +85,21 @@ pub fn outermost(doc: &Html, sel: &Selector) -> Vec<NodeId> {
     out
 }
 
+/// Matches of `sel` inside `scope` (not `scope` itself), those nested in
+/// an earlier match dropped, as extract takes quotes from a body.
+pub fn outermost_in<'a>(scope: ElementRef<'a>, sel: &Selector) -> Vec<ElementRef<'a>> {
+    let mut kept: HashSet<NodeId> = HashSet::new();
+    let mut out = Vec::new();
+    for e in scope.select(sel).filter(|e| e.id() != scope.id()) {
+        if e.ancestors().any(|a| kept.contains(&a.id())) {
+            continue;
+        }
+        kept.insert(e.id());
+        out.push(e);
+    }
+    out
+}
+
 /// The first of `candidates` (in order, each tried once) that `fits`.
 pub fn first_fitting(candidates: impl IntoIterator<Item = String>, mut fits: impl FnMut(&Selector) -> bool) -> Option<String> {
     let mut tried = HashSet::new();

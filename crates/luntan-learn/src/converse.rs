@@ -1,0 +1,1085 @@
+//! Version 2's conversation fields, learned from the sampled thread pages
+//! once the post, body and author selectors are known: each post's id,
+//! its author's id and profile page, its quotes (what they quote, whom,
+//! from which post), what it answers, its edit time, likes and IP属地, and
+//! the thread's board name.
+//!
+//! Each rule is the forum styles' convention checked against the sample:
+//! an id is a number on the post element that names one post and no other
+//! across every sampled page; an author id names one author and no other;
+//! a quote is a `blockquote` or an element of a `quote` class whose words
+//! another sampled post wrote, and what it says of that post (its id, its
+//! author) must read that post's on every quote whose post was sampled. A
+//! rule that fails on one sampled post that shows the field is not
+//! written: a missing field is fine, a wrong one is not.
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use luntan_core::dates::{normalize_time, Clock};
+use luntan_core::site::count_of;
+use luntan_extract::parse::paragraphs;
+use regex::Regex;
+use scraper::{ElementRef, Html, Selector};
+use url::Url;
+
+use crate::select::{self, first_fitting, line_text};
+use crate::Field;
+
+/// One sampled thread page.
+pub(crate) struct Page<'a> {
+    pub(crate) doc: &'a Html,
+    pub(crate) url: &'a Url,
+    /// The thread's id, and the board whose list links it (where a sampled
+    /// list does).
+    pub(crate) thread: Option<String>,
+    pub(crate) board: Option<String>,
+}
+
+/// The rules learned before, and what the sample says of boards.
+pub(crate) struct Known<'a> {
+    pub(crate) post: &'a str,
+    pub(crate) body: &'a str,
+    pub(crate) author: Option<&'a str>,
+    pub(crate) strip: Option<&'a str>,
+    /// The board a URL is a list page of.
+    pub(crate) board_of: &'a dyn Fn(&Url) -> Option<String>,
+    /// A board's name as the home page and lists link it.
+    pub(crate) board_names: &'a HashMap<String, String>,
+}
+
+/// What was learned: the `<thread>` attributes, and the quote selector
+/// (which `strip` must no longer take out whole).
+#[derive(Default)]
+pub(crate) struct Learned {
+    pub(crate) fields: Vec<Field>,
+    pub(crate) quote: Option<String>,
+}
+
+/// A post's author and words: what tells one post from another.
+type Key = (String, String);
+
+/// A body's own pictures, each with whether it is decoration.
+type Pictures<'a> = Vec<(ElementRef<'a>, bool)>;
+
+/// One post as the learned rules find it.
+struct P<'a> {
+    page: usize,
+    el: ElementRef<'a>,
+    body: Option<ElementRef<'a>>,
+    author: String,
+    /// Who wrote it and its words: the same post on two pages read.
+    key: (String, String),
+}
+
+/// Fewest posts (or quotes, edits) a field is learned from.
+const EVIDENCE: usize = 2;
+
+fn letters(s: &str) -> String {
+    s.chars().filter(|c| c.is_alphanumeric()).collect()
+}
+
+fn parse(css: &str) -> Option<Selector> {
+    select::parse(css)
+}
+
+/// The element a field's selector takes in a post: the post itself when it
+/// matches, else the first match inside (as extract reads post fields).
+fn in_post<'a>(post: ElementRef<'a>, sel: &Selector) -> Option<ElementRef<'a>> {
+    if sel.matches(&post) {
+        Some(post)
+    } else {
+        post.select(sel).next()
+    }
+}
+
+/// `css@attr` read as extract reads it, cut by `pattern`.
+fn read(e: ElementRef, attr: Option<&str>, pattern: Option<&Regex>) -> Option<String> {
+    let shown = match attr {
+        Some(a) => e.value().attr(a)?.split_whitespace().collect::<Vec<_>>().join(" "),
+        None => line_text(e),
+    };
+    luntan_core::site::QuoteRules::capture(pattern, &shown)
+}
+
+/// One candidate rule: a selector, an attribute or the text, a pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Rule {
+    css: String,
+    attr: Option<String>,
+    pattern: Option<String>,
+}
+
+impl Rule {
+    fn compiled(&self) -> Option<(Selector, Option<Regex>)> {
+        let sel = parse(&self.css)?;
+        let re = match &self.pattern {
+            Some(p) => Some(Regex::new(p).ok()?),
+            None => None,
+        };
+        Some((sel, re))
+    }
+
+    fn fields(&self, name: &'static str, pattern_name: &'static str, examples: Vec<String>) -> Vec<Field> {
+        let css = match &self.attr {
+            Some(a) => format!("{}@{a}", self.css),
+            None => self.css.clone(),
+        };
+        let mut out = vec![Field { attr: name, css, examples }];
+        if let Some(p) = &self.pattern {
+            out.push(Field { attr: pattern_name, css: p.clone(), examples: Vec::new() });
+        }
+        out
+    }
+}
+
+/// A pattern whose first group is the number at `start..end` of `value`,
+/// by what comes before it: a query key (`[?&]pid=(\d+)`), the path
+/// segment before it (`/post/(\d+)`), its own prefix (`^pid(\d+)$` for a
+/// whole value), or none when the value is the number. With the literal
+/// a link's `href` holds before the number (`/post/`, `pid=`).
+fn number_pattern(value: &str, start: usize, end: usize) -> Option<(Option<String>, String)> {
+    let before = &value[..start];
+    if start == 0 && end == value.len() {
+        return Some((None, String::new()));
+    }
+    if let Some(k) = before.strip_suffix('=') {
+        let key = &k[k.rfind(['?', '&'])? + 1..];
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return None;
+        }
+        return Some((Some(format!("[?&]{}=(\\d+)", regex::escape(key))), format!("{key}=")));
+    }
+    if end == value.len() && !before.contains(['/', '?', '&', '#', '=']) && !before.chars().any(|c| c.is_ascii_digit() || c.is_whitespace()) {
+        return Some((Some(format!("^{}(\\d+)$", regex::escape(before))), before.to_owned()));
+    }
+    let lit = match before.rfind(['/', '?', '&', '#']) {
+        Some(i) if i + 1 == before.len() => &before[before[..i].rfind('/').unwrap_or(i)..],
+        Some(i) => &before[i..],
+        None => return None,
+    };
+    if lit.is_empty() || lit.contains(['\'', '"', ' ']) {
+        return None;
+    }
+    Some((Some(format!("{}(\\d+)", regex::escape(lit))), lit.to_owned()))
+}
+
+/// The digit runs of `value` as byte ranges.
+fn digit_runs(value: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let b = value.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push((s, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Selectors for `e` by the attributes modern forums draw with
+/// (`span[component='post/vote-count']`, `a[data-post-id]`), beside
+/// [`select::own`]'s tag, class and id forms.
+fn attr_forms(e: ElementRef) -> Vec<String> {
+    let tag = e.value().name();
+    let mut out = Vec::new();
+    for (name, value) in e.value().attrs() {
+        let plain = |s: &str| !s.is_empty() && s.len() <= 40 && !s.contains(['\'', '"', '\\', '\n']);
+        if matches!(name, "component" | "itemprop" | "data-component") && plain(value) {
+            out.push(format!("{tag}[{name}='{value}']"));
+        } else if name.starts_with("data-") && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            out.push(format!("{tag}[{name}]"));
+        }
+    }
+    out
+}
+
+/// [`select::inside`] and [`attr_forms`], the latter also under the
+/// element's ancestors below `scope`.
+fn forms(e: ElementRef, scope: NodeId) -> Vec<String> {
+    let mut out = select::own(e);
+    out.extend(attr_forms(e));
+    for anc in e.ancestors().filter_map(ElementRef::wrap).take_while(|a| a.id() != scope).take(3) {
+        for a in select::own(anc).into_iter().chain(attr_forms(anc)) {
+            for o in select::own(e).into_iter().chain(attr_forms(e)) {
+                out.push(format!("{a} {o}"));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `pairs` (a key and the value read for it) name each other one
+/// to one, with at least `least` keys.
+/// With `both` false, only that a value names one key: two posts that
+/// read alike (one author's "顶" twice) still have ids of their own.
+fn one_to_one<'k>(pairs: impl IntoIterator<Item = (&'k (String, String), String)>, least: usize, both: bool) -> bool {
+    let mut by_key: HashMap<&Key, String> = HashMap::new();
+    let mut by_value: HashMap<String, &Key> = HashMap::new();
+    for (k, v) in pairs {
+        if by_key.insert(k, v.clone()).is_some_and(|old| both && old != v) || by_value.insert(v, k).is_some_and(|old| old != k) {
+            return false;
+        }
+    }
+    by_key.len() >= least
+}
+
+/// Learns the conversation fields from `pages` under the rules `k`.
+pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
+    let mut out = Learned::default();
+    let (Some(post_sel), Some(body_sel)) = (parse(k.post), parse(k.body)) else { return out };
+    let author_sel = k.author.and_then(parse);
+    let strip = k.strip.and_then(parse);
+    let mut posts: Vec<P> = Vec::new();
+    for (i, pg) in pages.iter().enumerate() {
+        for id in select::outermost(pg.doc, &post_sel) {
+            let el = ElementRef::wrap(pg.doc.tree.get(id).expect("a node of this page")).expect("an element");
+            let body = if body_sel.matches(&el) { Some(el) } else { el.select(&body_sel).next() };
+            let author = author_sel.as_ref().and_then(|s| el.select(s).next()).map(line_text).unwrap_or_default();
+            let words = body.map(|b| letters(&paragraphs(b, strip.as_ref()).join(""))).unwrap_or_default();
+            posts.push(P { page: i, el, body, key: (author.clone(), words), author });
+        }
+    }
+    if posts.len() < 2 * EVIDENCE {
+        return out;
+    }
+    let ids = post_id(&posts, k.post, &mut out.fields);
+    author_link(&posts, author_sel.as_ref(), pages, &mut out.fields);
+    let quotes = quotes(&posts, pages, &ids, strip.as_ref(), &mut out);
+    reply_links(&posts, pages, &ids, &quotes, k.body, strip.as_ref(), &mut out.fields);
+    edited(&posts, &quotes, &mut out.fields);
+    likes(&posts, &mut out.fields);
+    location(&posts, &mut out.fields);
+    media(&posts, pages, &quotes, strip.as_ref(), &mut out.fields);
+    board_name(pages, &post_sel, k, &mut out.fields);
+    thread_counts(pages, &post_sel, &mut out.fields);
+    out
+}
+
+/// `thread-views` and `thread-replies` where a thread page shows them
+/// labelled, outside its posts ("查看: 1204 | 回复: 41"): the tightest
+/// element holding the label and its number, read by one selector and the
+/// label's pattern on every sampled thread page, the same on every page of
+/// a thread and not one number for all threads.
+fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
+    const COUNTS: [(&str, &str, &[&str]); 2] = [
+        ("thread-views", "thread-views-pattern", &["查看", "浏览", "瀏覽", "阅读", "閱讀", "点击", "Views", "views"]),
+        ("thread-replies", "thread-replies-pattern", &["回复", "回覆", "Replies", "replies"]),
+    ];
+    let all = Selector::parse("body *").expect("static selector");
+    for (name, pattern_name, labels) in COUNTS {
+        let outside: Vec<HashSet<NodeId>> = pages.iter().map(|pg| select::outermost(pg.doc, post).into_iter().collect()).collect();
+        let mut done = false;
+        for label in labels {
+            let re = Regex::new(&format!(r"{}\s*[:：]?\s*([0-9][0-9,.]*[kKwW万萬]?)", regex::escape(label))).expect("escaped label");
+            let shows = |e: ElementRef| re.is_match(&line_text(e));
+            let at: Vec<Option<ElementRef>> = pages
+                .iter()
+                .zip(&outside)
+                .map(|(pg, posts)| {
+                    pg.doc
+                        .select(&all)
+                        .filter(|e| !e.ancestors().any(|a| posts.contains(&a.id())) && shows(*e) && !e.children().filter_map(ElementRef::wrap).any(shows))
+                        .find(|_| true)
+                })
+                .collect();
+            if at.iter().any(Option::is_none) || pages.len() < EVIDENCE {
+                continue;
+            }
+            let cands = at.iter().flatten().take(3).flat_map(|e| {
+                let mut out = select::own(*e);
+                for anc in e.ancestors().filter_map(ElementRef::wrap).filter(|x| !matches!(x.value().name(), "html" | "body")).take(2) {
+                    for a in select::own(anc) {
+                        for o in select::own(*e) {
+                            out.push(format!("{a} {o}"));
+                        }
+                    }
+                }
+                out
+            });
+            let value = |e: ElementRef| read(e, None, Some(&re)).and_then(|v| count_of(&v));
+            let fits = |sel: &Selector| {
+                let got: Vec<Option<u64>> = pages.iter().map(|pg| pg.doc.select(sel).next().and_then(value)).collect();
+                let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
+                let agree = pages.iter().zip(&got).all(|(pg, v)| v.is_some_and(|v| *by_thread.entry(&pg.thread).or_insert(v) == v));
+                agree && got.iter().flatten().collect::<HashSet<_>>().len() >= EVIDENCE
+            };
+            if let Some(css) = first_fitting(cands, fits) {
+                let examples = at.iter().flatten().take(3).map(|e| line_text(*e)).collect();
+                fields.push(Field { attr: name, css, examples });
+                fields.push(Field {
+                    attr: pattern_name,
+                    css: format!(r"{}\s*[:：]?\s*([0-9][0-9,.]*[kKwW万萬]?)", regex::escape(label)),
+                    examples: Vec::new(),
+                });
+                done = true;
+            }
+            if done {
+                break;
+            }
+        }
+    }
+}
+
+/// Where a picture's file is kept when `src` is a placeholder a script
+/// swaps (Discuz!'s `file`, lazy loaders' `data-src`).
+const LAZY_SRC: [&str; 5] = ["file", "zoomfile", "data-original", "data-src", "data-lazy-src"];
+
+/// Whether a picture is a smiley or an icon rather than one the author
+/// shows: Discuz!'s `smilieid`, a path of smileys or emoji.
+fn decoration(img: ElementRef) -> bool {
+    let src = img.value().attr("src").unwrap_or_default().to_lowercase();
+    img.value().attr("smilieid").is_some() || ["smil", "emot", "emoji", "/face/", "/icon"].iter().any(|w| src.contains(w))
+}
+
+/// `links` and `images` in a post's own text (outside its quotes and
+/// `strip`): `links="a[href]"` where bodies link pages off the forum's
+/// host (a body's links to the forum itself are mentions and permalinks
+/// more often than what the author shares); `images` the pictures that are
+/// no smiley, by the simplest selector that takes exactly them, from the
+/// attribute that holds the file where `src` is a placeholder.
+fn media(posts: &[P], pages: &[Page], quotes: &[QuoteAt], strip: Option<&Selector>, fields: &mut Vec<Field>) {
+    // Node ids are a page's own: a quote is known by its post and its node.
+    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let own = |i: usize, b: ElementRef, e: &ElementRef| {
+        !e.ancestors()
+            .filter_map(ElementRef::wrap)
+            .take_while(|x| x.id() != b.id())
+            .any(|x| in_quote.contains(&(i, x.id())) || strip.is_some_and(|s| s.matches(&x)))
+            && !strip.is_some_and(|s| s.matches(e))
+    };
+    let anchors = Selector::parse("a[href]").expect("static selector");
+    let imgs = Selector::parse("img").expect("static selector");
+    let mut off_host = 0;
+    // Per body: its own pictures, and which are decoration.
+    let mut pictures: Vec<(usize, ElementRef, Pictures)> = Vec::new();
+    for (i, p) in posts.iter().enumerate() {
+        let Some(b) = p.body else { continue };
+        let page = &pages[p.page];
+        off_host += b
+            .select(&anchors)
+            .filter(|a| own(i, b, a))
+            .filter(|a| {
+                page.url
+                    .join(a.value().attr("href").unwrap_or_default().trim())
+                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host() != page.url.host())
+            })
+            .count();
+        pictures.push((i, b, b.select(&imgs).filter(|e| own(i, b, e)).map(|e| (e, decoration(e))).collect()));
+    }
+    if off_host >= EVIDENCE {
+        fields.push(Field { attr: "links", css: "a[href]".into(), examples: Vec::new() });
+    }
+    let shown: Vec<ElementRef> = pictures.iter().flat_map(|(_, _, v)| v.iter().filter(|(_, d)| !d).map(|(i, _)| *i)).collect();
+    if shown.len() < EVIDENCE {
+        return;
+    }
+    let cands = shown.iter().take(3).flat_map(|i| select::own(*i).into_iter().chain(attr_forms(*i)).collect::<Vec<_>>());
+    let fits = |sel: &Selector| {
+        pictures.iter().all(|(i, b, v)| {
+            let picked: Vec<NodeId> = b.select(sel).filter(|e| own(*i, *b, e)).map(|e| e.id()).collect();
+            picked == v.iter().filter(|(_, d)| !d).map(|(i, _)| i.id()).collect::<Vec<_>>()
+        })
+    };
+    let Some(css) = first_fitting(cands, fits) else { return };
+    // `src` as a placeholder: one value for pictures of different files.
+    let srcs: HashSet<&str> = shown.iter().filter_map(|i| i.value().attr("src")).collect();
+    let lazy = LAZY_SRC.iter().find(|a| {
+        let files: HashSet<&str> = shown.iter().filter_map(|i| i.value().attr(a)).collect();
+        shown.iter().all(|i| i.value().attr(a).is_some()) && files.len() > srcs.len()
+    });
+    let css = match lazy {
+        Some(a) => format!("{css}@{a}"),
+        None => css,
+    };
+    fields.push(Field { attr: "images", css, examples: shown.iter().take(3).map(|i| crate::learn::describe(*i)).collect() });
+}
+
+/// Rules reading a number out of an attribute of `els` (each read by
+/// `css`): its last digit run, or every one with `every_run`; those whose
+/// attribute's name holds one of `named` first, then `next`, then the rest.
+fn number_rules<'a>(els: impl Iterator<Item = ElementRef<'a>>, css: &str, every_run: bool, named: &[&str], next: &str) -> Vec<Rule> {
+    let mut cands: Vec<Rule> = Vec::new();
+    for el in els {
+        for (name, value) in el.value().attrs() {
+            let runs = digit_runs(value);
+            let runs = if every_run { runs } else { runs.last().copied().into_iter().collect() };
+            for (s, e) in runs {
+                if let Some((pattern, _)) = number_pattern(value, s, e) {
+                    let r = Rule { css: css.to_owned(), attr: Some(name.to_owned()), pattern };
+                    if !cands.contains(&r) {
+                        cands.push(r);
+                    }
+                }
+            }
+        }
+    }
+    let rank = |r: &Rule| {
+        let a = r.attr.as_deref().unwrap_or_default();
+        if named.iter().any(|n| a.contains(n)) {
+            0
+        } else if a == next {
+            1
+        } else {
+            2
+        }
+    };
+    cands.sort_by_key(rank);
+    cands
+}
+
+/// `post-id`: an attribute of the post element holding a number (all of
+/// it, or after a fixed prefix: `id="pid4929"`) that names one post and
+/// no other across the sample (a floor index repeats from thread to
+/// thread; a user id from post to post). Attributes that say `pid` or
+/// `post` first. Returns each post's id, by its index in `posts`.
+fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usize, String> {
+    let cands = number_rules(posts.iter().take(3).map(|p| p.el), post_css, false, &["pid", "post"], "id");
+    for r in cands {
+        let Some((sel, re)) = r.compiled() else { continue };
+        let got: Vec<Option<String>> = posts.iter().map(|p| in_post(p.el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
+        if got.iter().any(Option::is_none) {
+            continue;
+        }
+        let distinct: HashSet<&(String, String)> = posts.iter().map(|p| &p.key).collect();
+        if !one_to_one(posts.iter().zip(&got).map(|(p, v)| (&p.key, v.clone().unwrap_or_default())), distinct.len().max(2 * EVIDENCE), false) {
+            continue;
+        }
+        let examples = got.iter().flatten().take(3).cloned().collect();
+        fields.extend(r.fields("post-id", "post-id-pattern", examples));
+        return got.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
+    }
+    HashMap::new()
+}
+
+/// The author's link in a post: the author element when it is a link,
+/// else the link around it, else the one link inside it.
+fn author_anchor<'a>(post: ElementRef<'a>, author: &Selector) -> Option<ElementRef<'a>> {
+    let a = post.select(author).next()?;
+    let is_link = |e: &ElementRef| e.value().name() == "a" && e.value().attr("href").is_some();
+    if is_link(&a) {
+        return Some(a);
+    }
+    if let Some(up) = a.ancestors().filter_map(ElementRef::wrap).take_while(|x| x.id() != post.id()).find(is_link) {
+        return Some(up);
+    }
+    let inner: Vec<ElementRef> = a.descendent_elements().filter(is_link).collect();
+    (inner.len() == 1).then(|| inner[0])
+}
+
+/// `author-url` and `author-id`: the author's link, its page resolved,
+/// and a number in it (or in an attribute of the link, `data-uid`) that
+/// names one author and no other across the sample.
+fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &mut Vec<Field>) {
+    let Some(author) = author else { return };
+    let links: Vec<(usize, ElementRef)> = posts.iter().enumerate().filter_map(|(i, p)| author_anchor(p.el, author).map(|a| (i, a))).collect();
+    let names: HashSet<&str> = links.iter().map(|(i, _)| posts[*i].author.as_str()).filter(|n| !n.is_empty()).collect();
+    if names.len() < EVIDENCE {
+        return;
+    }
+    let name_key = |i: usize| (posts[i].author.clone(), String::new());
+    let keys: Vec<(String, String)> = links.iter().map(|(i, _)| name_key(*i)).collect();
+    // The link's selector: one that takes, in every post, its author's link.
+    let cands = links.iter().take(3).flat_map(|(i, a)| forms(*a, posts[*i].el.id()));
+    let link_css = first_fitting(cands, |sel| {
+        posts.iter().enumerate().all(|(i, p)| {
+            let want = links.iter().find(|(j, _)| *j == i).map(|(_, a)| a.id());
+            in_post(p.el, sel).map(|e| e.id()) == want
+        })
+    });
+    let Some(link_css) = link_css else { return };
+    // The profile page, one per author.
+    let urls: Vec<Option<String>> = links
+        .iter()
+        .map(|(i, a)| {
+            let href = a.value().attr("href")?.trim();
+            let u = pages[posts[*i].page].url.join(href).ok().filter(|u| matches!(u.scheme(), "http" | "https"))?;
+            (u.as_str() != pages[posts[*i].page].url.as_str()).then(|| u.to_string())
+        })
+        .collect();
+    if urls.iter().all(Option::is_some) && one_to_one(keys.iter().zip(urls.iter().flatten().cloned()), EVIDENCE, true) {
+        let examples = urls.iter().flatten().take(3).cloned().collect();
+        fields.push(Field { attr: "author-url", css: format!("{link_css}@href"), examples });
+    }
+    // The id: an attribute of the link holding a number, then a number in
+    // its href; user ids by the attribute's name first.
+    let cands = number_rules(links.iter().take(3).map(|(_, a)| *a), &link_css, true, &["uid", "user"], "href");
+    for r in cands {
+        let Some((sel, re)) = r.compiled() else { continue };
+        let got: Vec<Option<String>> = links.iter().map(|(i, _)| in_post(posts[*i].el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
+        if got.iter().all(Option::is_some) && one_to_one(keys.iter().zip(got.iter().flatten().cloned()), EVIDENCE, true) {
+            let examples = got.iter().flatten().take(3).cloned().collect();
+            fields.extend(r.fields("author-id", "author-id-pattern", examples));
+            return;
+        }
+    }
+}
+
+/// A quote found: its element, the post it is in, and the sampled post
+/// whose words it quotes (by index in `posts`), where one was found.
+struct QuoteAt<'a> {
+    el: ElementRef<'a>,
+    post: usize,
+    of: Option<usize>,
+}
+
+/// How many texts of `quote` of six letters or more (its dots and spaces
+/// aside) are among `words`, a post's letters.
+fn quotes_words(quote: ElementRef, words: &str) -> usize {
+    quote.text().map(letters).filter(|t| t.chars().count() >= 6 && words.contains(t.as_str())).count()
+}
+
+/// `quote` and its `quote-head`, `quote-of`, `quote-author`: see the
+/// module doc. Returns the quotes found, for the fields that read beside
+/// them (what a post answers; its edit note is no quote's).
+fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, strip: Option<&Selector>, out: &mut Learned) -> Vec<QuoteAt<'a>> {
+    // Candidates: blockquotes and elements of a quote class in bodies.
+    let mut keys: Vec<String> = Vec::new();
+    for p in posts {
+        let Some(b) = p.body else { continue };
+        for e in b.descendent_elements().filter(|e| e.id() != b.id()) {
+            let v = e.value();
+            let key = if let Some(c) = v.classes().find(|c| c.to_lowercase().contains("quote")) {
+                format!("{}.{c}", v.name())
+            } else if v.name() == "blockquote" {
+                "blockquote".to_owned()
+            } else {
+                continue;
+            };
+            if parse(&key).is_some() && !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    let thread_of = |i: usize| pages[posts[i].page].thread.as_deref();
+    // Per key: its quotes, each with the post it quotes where found.
+    let mut best: Option<(String, Vec<QuoteAt>)> = None;
+    for key in keys {
+        let sel = parse(&key).expect("parsed above");
+        let found: Vec<(usize, ElementRef)> = posts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.body.map(|b| (i, b)))
+            .flat_map(|(i, b)| select::outermost_in(b, &sel).into_iter().map(move |q| (i, q)))
+            .collect();
+        // Node ids are a page's own: a quote is known by its post and its node.
+        let in_quote: HashSet<(usize, NodeId)> = found.iter().map(|(i, q)| (*i, q.id())).collect();
+        // Each post's own words, its quotes left out.
+        let own: Vec<String> = posts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let Some(b) = p.body else { return String::new() };
+                // `strip` as extract applies it: inside the body, not to it.
+                let stripped = |n: &ego_tree::NodeRef<scraper::Node>| {
+                    strip.is_some_and(|s| n.ancestors().take_while(|a| a.id() != b.id()).filter_map(ElementRef::wrap).any(|a| s.matches(&a)))
+                };
+                b.descendants()
+                    .filter(|n| !n.ancestors().any(|a| in_quote.contains(&(i, a.id()))) && !stripped(n))
+                    .filter_map(|n| n.value().as_text().map(|t| letters(t)))
+                    .collect()
+            })
+            .collect();
+        let quotes: Vec<QuoteAt> = found
+            .iter()
+            .map(|&(i, q)| {
+                // The post of its thread that wrote most of its words (a
+                // forum's posts may share a line); of equals, the nearest
+                // before it on its page, then the first elsewhere.
+                let long = q.text().map(letters).filter(|t| t.chars().count() >= 6).count();
+                let same_thread = |j: usize| j != i && (posts[j].page == posts[i].page || (thread_of(j).is_some() && thread_of(j) == thread_of(i)));
+                let near = |j: usize| if posts[j].page == posts[i].page && j < i { (1, j) } else { (0, usize::MAX - j) };
+                let of = (0..posts.len())
+                    .filter(|&j| same_thread(j))
+                    .map(|j| (quotes_words(q, &own[j]), near(j), j))
+                    // All its lines but one (the head naming the post).
+                    .filter(|(n, _, _)| *n > 0 && *n + 1 >= long)
+                    .max()
+                    .map(|(_, _, j)| j);
+                QuoteAt { el: q, post: i, of }
+            })
+            .collect();
+        let verified = quotes.iter().filter(|q| q.of.is_some()).count();
+        tracing::debug!("quote {key}: {} found, {verified} quote a sampled post", quotes.len());
+        if verified < EVIDENCE || verified * 2 < quotes.len() {
+            continue;
+        }
+        // The most quotes of sampled posts; of two keys for one quote
+        // (`div.quote` around a `blockquote`), the outer one.
+        let outer = |a: &[QuoteAt], b: &[QuoteAt]| b.iter().all(|q| a.iter().any(|o| q.el.ancestors().any(|x| x.id() == o.el.id())));
+        let better = match &best {
+            None => true,
+            Some((_, b)) => {
+                let theirs = b.iter().filter(|q| q.of.is_some()).count();
+                verified > theirs || (verified == theirs && outer(&quotes, b))
+            }
+        };
+        if better {
+            best = Some((key, quotes));
+        }
+    }
+    let Some((key, quotes)) = best else { return Vec::new() };
+    out.fields.push(Field { attr: "quote", css: key.clone(), examples: quotes.iter().take(3).map(|q| crate::learn::describe(q.el)).collect() });
+    out.quote = Some(key);
+    let verified: Vec<(&QuoteAt, &P)> = quotes.iter().filter_map(|q| q.of.map(|j| (q, &posts[j]))).collect();
+    // The head: what a quote says beside the words it quotes.
+    let quoted_words = |q: ElementRef, p: &P, head: Option<&Selector>| -> bool {
+        let paras = paragraphs(q, head);
+        !paras.is_empty() && paras.iter().all(|t| letters(t).is_empty() || p.key.1.contains(&letters(t)) || p.key.1.contains(letters(t).trim_end_matches('.')))
+    };
+    let needs_head = verified.iter().any(|(q, p)| !quoted_words(q.el, p, None));
+    if needs_head {
+        let cands = verified.iter().take(3).flat_map(|(q, _)| q.el.descendent_elements().flat_map(|e| forms(e, q.el.id())).collect::<Vec<_>>());
+        let fits =
+            |sel: &Selector| verified.iter().all(|(q, p)| quoted_words(q.el, p, Some(sel))) && quotes.iter().all(|q| !paragraphs(q.el, Some(sel)).is_empty());
+        match first_fitting(cands, fits) {
+            Some(css) => out.fields.push(Field { attr: "quote-head", css, examples: Vec::new() }),
+            None => {
+                // The quotes' words could not be told from what names them:
+                // no quote rule, so strip keeps taking them out whole.
+                out.fields.retain(|f| f.attr != "quote");
+                out.quote = None;
+                return Vec::new();
+            }
+        }
+    }
+    // The quoted post's id, where the quote links it.
+    let with_id: Vec<(&QuoteAt, &String)> = quotes.iter().filter_map(|q| q.of.and_then(|j| ids.get(&j)).map(|id| (q, id))).collect();
+    if with_id.len() >= EVIDENCE {
+        let mut cands: Vec<Rule> = Vec::new();
+        for (q, id) in with_id.iter().take(3) {
+            for e in q.el.descendent_elements() {
+                for (name, value) in e.value().attrs() {
+                    for (s, end) in digit_runs(value).into_iter().filter(|&(s, end)| &value[s..end] == id.as_str()) {
+                        if let Some((pattern, _)) = number_pattern(value, s, end) {
+                            for css in select::own(e).into_iter().chain(attr_forms(e)) {
+                                let r = Rule { css, attr: Some(name.to_owned()), pattern: pattern.clone() };
+                                if !cands.contains(&r) {
+                                    cands.push(r);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for r in cands {
+            let Some((sel, re)) = r.compiled() else { continue };
+            let reads = |q: &QuoteAt| q.el.select(&sel).next().and_then(|e| read(e, r.attr.as_deref(), re.as_ref()));
+            if with_id.iter().all(|(q, id)| reads(q).as_deref() == Some(id.as_str())) {
+                out.fields.extend(r.fields("quote-of", "quote-of-pattern", with_id.iter().take(3).map(|(_, id)| (*id).clone()).collect()));
+                break;
+            }
+        }
+    }
+    // The quoted author: an element of the quote that shows the name, alone
+    // or before the words that follow it ("小明 发表于 …", "小明 寫道：").
+    let named: Vec<(&QuoteAt, &P)> = verified.iter().copied().filter(|(_, p)| !p.author.is_empty()).collect();
+    if named.len() >= EVIDENCE {
+        let mut cands: Vec<Rule> = Vec::new();
+        for (q, p) in named.iter().take(3) {
+            for e in q.el.descendent_elements() {
+                let t = line_text(e);
+                let pattern = if t == p.author {
+                    None
+                } else if let Some(rest) = t.strip_prefix(p.author.as_str()).filter(|r| r.starts_with(|c: char| !c.is_alphanumeric())) {
+                    // The white space after the name and the word after it
+                    // ("发表于", "寫道："), not what follows (a date, an arrow).
+                    let space: String = rest.chars().take_while(|c| c.is_whitespace()).collect();
+                    let word: String = rest[space.len()..].chars().take_while(|c| !c.is_whitespace() && !c.is_ascii_digit()).collect();
+                    if word.is_empty() {
+                        continue;
+                    }
+                    Some(format!("^(.+?){}", regex::escape(&format!("{space}{word}"))))
+                } else {
+                    continue;
+                };
+                for css in forms(e, q.el.id()) {
+                    let r = Rule { css, attr: None, pattern: pattern.clone() };
+                    if !cands.contains(&r) {
+                        cands.push(r);
+                    }
+                }
+            }
+        }
+        // The name alone before the name inside words.
+        cands.sort_by_key(|r| r.pattern.is_some());
+        for r in cands {
+            let Some((sel, re)) = r.compiled() else { continue };
+            let reads = |q: &QuoteAt| q.el.select(&sel).next().and_then(|e| read(e, None, re.as_ref()));
+            if named.iter().all(|(q, p)| reads(q).as_deref() == Some(p.author.as_str())) {
+                out.fields.extend(r.fields("quote-author", "quote-author-pattern", named.iter().take(3).map(|(_, p)| p.author.clone()).collect()));
+                break;
+            }
+        }
+    }
+    quotes
+}
+
+/// `reply-to` where a post's own words link the post it answers ("@小明
+/// 在 [标题](/post/4929) 中说", "回复 #3"): a link on the forum's host,
+/// outside quotes, holding the id of another sampled post of its thread,
+/// in one form on every post that has one. Learned only where it says
+/// more than the quotes' own links (which `reply-to` defaults to) and
+/// never against them.
+fn reply_links(
+    posts: &[P],
+    pages: &[Page],
+    ids: &HashMap<usize, String>,
+    quotes: &[QuoteAt],
+    body_css: &str,
+    strip: Option<&Selector>,
+    fields: &mut Vec<Field>,
+) {
+    if ids.is_empty() {
+        return;
+    }
+    let quoted_of_known = fields.iter().any(|f| f.attr == "quote-of");
+    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let id_at: HashMap<(Option<&str>, &str), usize> = ids.iter().map(|(i, id)| ((pages[posts[*i].page].thread.as_deref(), id.as_str()), *i)).collect();
+    let anchors = Selector::parse("a[href]").expect("static selector");
+    // The literal each answering link holds before the id, with its pattern.
+    let mut forms_seen: HashMap<(Option<String>, String), usize> = HashMap::new();
+    for (i, p) in posts.iter().enumerate() {
+        let Some(b) = p.body else { continue };
+        let page = &pages[p.page];
+        for a in b.select(&anchors) {
+            let skipped = a
+                .ancestors()
+                .filter_map(ElementRef::wrap)
+                .take_while(|x| x.id() != b.id())
+                .any(|x| in_quote.contains(&(i, x.id())) || strip.is_some_and(|s| s.matches(&x)));
+            let href = a.value().attr("href").unwrap_or_default();
+            let on_forum = page.url.join(href.trim()).is_ok_and(|u| u.host() == page.url.host());
+            if skipped || !on_forum {
+                continue;
+            }
+            for (s, e) in digit_runs(href) {
+                let other = id_at.get(&(page.thread.as_deref(), &href[s..e])).is_some_and(|&j| j != i);
+                if let (true, Some((Some(pattern), lit))) = (other, number_pattern(href, s, e)) {
+                    *forms_seen.entry((Some(pattern), lit)).or_default() += 1;
+                }
+            }
+        }
+    }
+    let Some(((Some(pattern), lit), n)) = forms_seen.into_iter().max_by_key(|(k, n)| (*n, std::cmp::Reverse(k.clone()))) else { return };
+    if n < EVIDENCE || lit.contains(['\'', '"']) {
+        return;
+    }
+    let rule = Rule { css: format!("{body_css} a[href*='{lit}']"), attr: Some("href".into()), pattern: Some(format!("{pattern}$")) };
+    let Some((sel, re)) = rule.compiled() else { return };
+    let (mut known, mut adds) = (0, 0);
+    for (i, p) in posts.iter().enumerate() {
+        let Some(got) = in_post(p.el, &sel).and_then(|e| read(e, Some("href"), re.as_ref())) else { continue };
+        let quoted = quotes.iter().find(|q| q.post == i).and_then(|q| q.of).and_then(|j| ids.get(&j));
+        match id_at.get(&(pages[p.page].thread.as_deref(), got.as_str())) {
+            Some(&j) if j == i => return,
+            Some(_) => known += 1,
+            None => {}
+        }
+        if quoted.is_some_and(|q| *q != got) {
+            return;
+        }
+        adds += (quoted.is_none() || !quoted_of_known) as usize;
+    }
+    if known >= EVIDENCE && adds > 0 {
+        fields.extend(rule.fields("reply-to", "reply-to-pattern", Vec::new()));
+    }
+}
+
+/// Words that say a post was edited.
+const EDIT_WORDS: [&str; 6] = ["编辑", "編輯", "edited", "Edited", "修改", "EDITED"];
+
+fn is_edit_note(e: ElementRef) -> bool {
+    let t = line_text(e);
+    t.chars().count() <= 120 && EDIT_WORDS.iter().any(|w| t.contains(w)) && normalize_time(&t).is_some()
+}
+
+/// `edited`: the element of a post (outside its quotes) that says when it
+/// was edited, "本帖最后由 … 于 2024-3-5 12:30 编辑" and the like: the
+/// tightest, and a selector that takes it in every post that shows one
+/// and nothing in a post that does not.
+fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
+    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let note = |(i, p): (usize, &P)| -> Option<NodeId> {
+        p.el.descendent_elements()
+            .filter(|e| !e.ancestors().any(|a| in_quote.contains(&(i, a.id()))) && is_edit_note(*e))
+            .filter(|e| !e.descendent_elements().any(|c| c.id() != e.id() && is_edit_note(c)))
+            .map(|e| e.id())
+            .next()
+    };
+    let notes: Vec<Option<NodeId>> = posts.iter().enumerate().map(note).collect();
+    let shown: Vec<(usize, NodeId)> = notes.iter().enumerate().filter_map(|(i, n)| n.map(|n| (i, n))).collect();
+    if shown.len() < EVIDENCE {
+        return;
+    }
+    let el_of = |i: usize, n: NodeId| el_of_post(&posts[i], n);
+    let cands = shown.iter().take(3).flat_map(|&(i, n)| forms(el_of(i, n), posts[i].el.id()));
+    let clock = Clock::CHINA;
+    let fits = |sel: &Selector| {
+        posts.iter().zip(&notes).all(|(p, n)| match (in_post(p.el, sel), n) {
+            (Some(e), Some(n)) => clock.attribute(&line_text(e)).is_some() && clock.attribute(&line_text(e)) == clock.attribute(&line_text(el_of_post(p, *n))),
+            (None, None) => true,
+            _ => false,
+        })
+    };
+    let found = first_fitting(cands, fits);
+    if let Some(css) = found {
+        let examples = shown.iter().take(3).map(|&(i, n)| line_text(el_of(i, n))).collect();
+        fields.push(Field { attr: "edited", css, examples });
+    }
+}
+
+fn el_of_post<'a>(p: &P<'a>, n: NodeId) -> ElementRef<'a> {
+    ElementRef::wrap(p.el.tree().get(n).expect("a node")).expect("an element")
+}
+
+/// Words in a class, a component or an attribute's name that say an
+/// element counts likes or votes.
+fn likes_named(e: ElementRef) -> bool {
+    const WORDS: [&str; 6] = ["vote", "like", "zan", "digg", "upvote", "agree"];
+    e.value().attrs().any(|(name, value)| {
+        let (n, v) = (name.to_lowercase(), value.to_lowercase());
+        WORDS.iter().any(|w| n.contains(w) || (matches!(name, "class" | "component" | "id" | "data-component") && v.contains(w)))
+    })
+}
+
+/// `likes`: an element of every post named for likes or votes whose text,
+/// or a `data-` attribute, is a count.
+fn likes(posts: &[P], fields: &mut Vec<Field>) {
+    let mut cands: Vec<Rule> = Vec::new();
+    for p in posts.iter().take(3) {
+        for e in p.el.descendent_elements().filter(|e| likes_named(*e)) {
+            let mut attrs: Vec<Option<String>> =
+                e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| Some(n.to_owned())).collect();
+            if count_of(&line_text(e)).is_some() {
+                attrs.push(None);
+            }
+            for attr in attrs {
+                for css in forms(e, p.el.id()) {
+                    let r = Rule { css, attr: attr.clone(), pattern: None };
+                    if !cands.contains(&r) {
+                        cands.push(r);
+                    }
+                }
+            }
+        }
+    }
+    for r in cands {
+        let Some((sel, _)) = r.compiled() else { continue };
+        let got: Vec<Option<u64>> = posts
+            .iter()
+            .map(|p| in_post(p.el, &sel).filter(|e| likes_named(*e)).and_then(|e| read(e, r.attr.as_deref(), None)).and_then(|v| count_of(&v)))
+            .collect();
+        if got.iter().all(Option::is_some) {
+            fields.extend(r.fields("likes", "likes-pattern", got.iter().flatten().take(3).map(u64::to_string).collect()));
+            return;
+        }
+    }
+}
+
+/// The IP属地 label Chinese forums have shown since 2022.
+const LOCATION: &str = r"IP属地[：:]\s*(\p{Han}+)";
+
+/// `location`: the tightest element of a post that shows "IP属地：广东",
+/// taken by one selector in every post that shows one.
+fn location(posts: &[P], fields: &mut Vec<Field>) {
+    let re = Regex::new(LOCATION).expect("static pattern");
+    let shows = |e: ElementRef| re.is_match(&line_text(e));
+    let tightest = |p: &P| -> Option<NodeId> {
+        p.el.descendent_elements().filter(|e| shows(*e) && !e.children().filter_map(ElementRef::wrap).any(shows)).map(|e| e.id()).next()
+    };
+    let at: Vec<Option<NodeId>> = posts.iter().map(tightest).collect();
+    let shown: Vec<(usize, NodeId)> = at.iter().enumerate().filter_map(|(i, n)| n.map(|n| (i, n))).collect();
+    if shown.len() < EVIDENCE {
+        return;
+    }
+    let value = |e: ElementRef| read(e, None, Some(&re));
+    let cands = shown.iter().take(3).flat_map(|&(i, n)| forms(el_of_post(&posts[i], n), posts[i].el.id()));
+    let fits = |sel: &Selector| {
+        posts.iter().zip(&at).all(|(p, n)| {
+            let got = in_post(p.el, sel).and_then(value);
+            got == n.and_then(|n| value(el_of_post(p, n)))
+        })
+    };
+    if let Some(css) = first_fitting(cands, fits) {
+        let examples = shown.iter().take(3).filter_map(|&(i, n)| value(el_of_post(&posts[i], n))).collect();
+        fields.push(Field { attr: "location", css, examples });
+        fields.push(Field { attr: "location-pattern", css: LOCATION.to_owned(), examples: Vec::new() });
+    }
+}
+
+/// `board-name`: a link outside the posts (the breadcrumb, "回到「…」")
+/// to the list of the board that lists the thread, whose text shows the
+/// name the home page gives that board, alone or inside words every page
+/// repeats (a pattern).
+fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field>) {
+    let anchors = Selector::parse("a[href]").expect("static selector");
+    // Per page whose board is known: the links to that board.
+    let mut evidence: Vec<(&Page, Vec<ElementRef>)> = Vec::new();
+    for pg in pages.iter().filter(|p| p.board.is_some()) {
+        let posts: HashSet<NodeId> = select::outermost(pg.doc, post).into_iter().collect();
+        let links: Vec<ElementRef> = pg
+            .doc
+            .select(&anchors)
+            .filter(|a| !a.ancestors().any(|x| posts.contains(&x.id())))
+            .filter(|a| pg.url.join(a.value().attr("href").unwrap_or_default().trim()).ok().and_then(|u| (k.board_of)(&u)) == pg.board)
+            .collect();
+        if !links.is_empty() {
+            evidence.push((pg, links));
+        }
+    }
+    if evidence.len() < EVIDENCE {
+        return;
+    }
+    let name_of = |pg: &Page| pg.board.as_ref().and_then(|b| k.board_names.get(b));
+    let mut cands: Vec<Rule> = Vec::new();
+    for (pg, links) in evidence.iter().take(3) {
+        let Some(name) = name_of(pg) else { continue };
+        for a in links {
+            let t = line_text(*a);
+            let pattern = if t == *name {
+                None
+            } else if let Some(at) = t.find(name.as_str()).filter(|_| !name.is_empty()) {
+                let (pre, post) = (&t[..at], &t[at + name.len()..]);
+                Some(format!("{}(.+){}", regex::escape(pre.trim_start()), regex::escape(post.trim_end())))
+            } else {
+                continue;
+            };
+            let href = a.value().attr("href").unwrap_or_default();
+            let prefix: String = href.chars().take_while(|c| !c.is_ascii_digit()).collect();
+            let mut own = select::own(*a);
+            if !prefix.is_empty() && !prefix.contains(['\'', '"', '\\']) {
+                own.insert(0, format!("a[href^='{prefix}']"));
+            }
+            let mut css = own.clone();
+            for anc in a.ancestors().filter_map(ElementRef::wrap).filter(|x| !matches!(x.value().name(), "html" | "body")).take(3) {
+                for f in select::own(anc) {
+                    for o in &own {
+                        css.push(format!("{f} {o}"));
+                    }
+                }
+            }
+            for c in css {
+                let r = Rule { css: c, attr: None, pattern: pattern.clone() };
+                if !cands.contains(&r) {
+                    cands.push(r);
+                }
+            }
+        }
+    }
+    for r in cands {
+        let Some((sel, re)) = r.compiled() else { continue };
+        let fits = evidence.iter().all(|(pg, _)| {
+            let Some(e) = pg.doc.select(&sel).next() else { return false };
+            let to_board = pg.url.join(e.value().attr("href").unwrap_or_default().trim()).ok().and_then(|u| (k.board_of)(&u)) == pg.board;
+            let got = read(e, None, re.as_ref());
+            to_board && got.is_some() && name_of(pg).is_none_or(|n| got.as_deref() == Some(n.as_str()))
+        });
+        if fits {
+            let examples = evidence.iter().filter_map(|(pg, _)| name_of(pg).cloned()).take(3).collect();
+            fields.extend(r.fields("board-name", "board-name-pattern", examples));
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A phpBB-like thread page: posts `(pid, uid, name, words)`, the third
+    /// quoting the first when `quote`, the second edited; `index` numbers
+    /// the posts from 0 on every page, as NodeBB's `data-index` does.
+    fn page(tid: u32, posts: &[(u32, u32, &str, &str)], quote: bool) -> String {
+        let mut out =
+            format!("<html><body><p class=\"crumbs\"><a href=\"./index.php\">首頁</a> <a href=\"./viewforum.php?f=2\">詩詞</a></p><h2>主題{tid}</h2>");
+        for (i, (pid, uid, name, words)) in posts.iter().enumerate() {
+            out.push_str(&format!(
+                "<div class=\"post\" id=\"p{pid}\" data-index=\"{i}\"><p class=\"author\"><a class=\"username\" href=\"./memberlist.php?mode=viewprofile&amp;u={uid}\">{name}</a> <time>2024-03-0{} 12:3{i}</time></p><div class=\"content\">",
+                i + 1
+            ));
+            if quote && i == 2 {
+                let (qp, qu, qn, qw) = posts[0];
+                out.push_str(&format!(
+                    "<blockquote><div><cite><a href=\"./memberlist.php?mode=viewprofile&amp;u={qu}\">{qn}</a> 寫道：<a href=\"./viewtopic.php?p={qp}#p{qp}\" data-post-id=\"{qp}\">↑</a></cite>{qw}</div></blockquote>"
+                ));
+            }
+            out.push_str(words);
+            out.push_str("</div>");
+            if i == 1 {
+                out.push_str(&format!("<div class=\"notice\">最後由 {name} 於 2024-03-05 13:0{tid} 編輯，總共編輯了 1 次。</div>"));
+            }
+            out.push_str("</div>");
+        }
+        out.push_str("</body></html>");
+        out
+    }
+
+    fn learned(pages: &[(u32, String)]) -> HashMap<&'static str, String> {
+        let docs: Vec<(u32, Html, Url)> = pages
+            .iter()
+            .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/viewtopic.php?t={tid}")).unwrap()))
+            .collect();
+        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+        let board_of = |u: &Url| u.path().ends_with("viewforum.php").then(|| u.query_pairs().find(|(k, _)| k == "f").map(|(_, v)| v.into_owned())).flatten();
+        let names = HashMap::from([("2".to_owned(), "詩詞".to_owned())]);
+        let k =
+            Known { post: "div.post", body: "div.content", author: Some("a.username"), strip: Some("blockquote"), board_of: &board_of, board_names: &names };
+        learn(&pages, &k).fields.into_iter().map(|f| (f.attr, f.css)).collect()
+    }
+
+    #[test]
+    fn a_phpbb_like_thread_teaches_ids_quotes_edits_and_the_board() {
+        let a = page(1, &[(101, 7, "小明", "春眠不觉晓处处闻啼鸟"), (102, 8, "小红", "夜来风雨声花落知多少"), (103, 9, "阿强", "我也喜欢这首诗的意境")], true);
+        let b = page(2, &[(201, 8, "小红", "床前明月光疑是地上霜"), (202, 7, "小明", "举头望明月低头思故乡"), (203, 9, "阿强", "静夜思写尽了游子心")], true);
+        let got = learned(&[(1, a), (2, b)]);
+        assert_eq!(got.get("post-id").map(String::as_str), Some("div.post@id"), "{got:?}");
+        assert_eq!(got.get("post-id-pattern").map(String::as_str), Some("^p(\\d+)$"));
+        assert_eq!(got.get("author-url").map(String::as_str), Some("a.username@href"));
+        assert_eq!(got.get("author-id").map(String::as_str), Some("a.username@href"));
+        assert_eq!(got.get("author-id-pattern").map(String::as_str), Some("[?&]u=(\\d+)"));
+        assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"));
+        assert_eq!(got.get("quote-head").map(String::as_str), Some("cite"));
+        assert!(got.get("quote-of").is_some_and(|c| c.ends_with("@data-post-id") || got.contains_key("quote-of-pattern")), "{got:?}");
+        assert_eq!(got.get("quote-author").map(String::as_str), Some("a"));
+        assert_eq!(got.get("edited").map(String::as_str), Some("div.notice"));
+        assert_eq!(got.get("board-name").map(String::as_str), Some("a[href^='./viewforum.php?f=']"));
+        // Nothing on these pages counts likes, shows a location or links a post.
+        for absent in ["likes", "location", "reply-to"] {
+            assert!(!got.contains_key(absent), "{absent}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_that_do_not_name_one_post_or_one_author_are_not_ids() {
+        // The id attribute repeats from thread to thread (a floor index),
+        // and one name links two user numbers: neither is learned.
+        let a = page(1, &[(1, 7, "小明", "春眠不觉晓处处闻啼鸟"), (2, 8, "小红", "夜来风雨声花落知多少"), (3, 9, "阿强", "我也喜欢这首诗的意境")], false);
+        let b = page(2, &[(1, 8, "小红", "床前明月光疑是地上霜"), (2, 17, "小明", "举头望明月低头思故乡"), (3, 9, "阿强", "静夜思写尽了游子心")], false);
+        let got = learned(&[(1, a), (2, b)]);
+        for absent in ["post-id", "author-id", "quote"] {
+            assert!(!got.contains_key(absent), "{absent}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_cut_by_what_comes_before_them() {
+        let at = |v: &str, n: &str| {
+            let s = v.find(n).unwrap();
+            number_pattern(v, s, s + n.len()).map(|(p, l)| (p.unwrap_or_default(), l))
+        };
+        assert_eq!(at("4929", "4929"), Some((String::new(), String::new())));
+        assert_eq!(at("pid4929", "4929"), Some(("^pid(\\d+)$".into(), "pid".into())));
+        assert_eq!(at("home.php?mod=space&uid=17", "17"), Some(("[?&]uid=(\\d+)".into(), "uid=".into())));
+        assert_eq!(at("/md/post/4929", "4929"), Some(("/post/(\\d+)".into(), "/post/".into())));
+        assert_eq!(at("space-uid-17.html", "17"), None, "no separator before: not a pattern luntan can trust");
+        assert_eq!(at("/u/space-uid-17.html", "17"), Some(("/space\\-uid\\-(\\d+)".into(), "/space-uid-".into())));
+    }
+}
