@@ -246,12 +246,13 @@ fn a_database_from_before_schema_versions_migrates_and_keeps_every_row() {
 
     let mut s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 7);
+    assert_eq!(SCHEMA_VERSION, 8);
     assert_claim_index(&watch);
     assert!(has_column(&watch, "keyword_rounds", "error"), "migration 2 ran");
     assert!(has_table(&watch, "search_accounts"), "migration 3 ran");
     assert!(has_column(&watch, "threads", "states_kept") && has_column(&watch, "threads", "states_dropped"), "migration 4 ran");
     assert!(has_table(&watch, "validators"), "migration 5 ran");
+    assert!(has_table(&watch, "media"), "migration 8 ran");
     assert_fixture_rows(&s);
 
     // The new column works on the old rows' table.
@@ -304,7 +305,12 @@ fn a_database_made_by_the_release_that_added_keyword_errors_is_taken_as_version_
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
     let after = schema(&watch);
     // Migration 7 replaced one index of threads by another.
-    assert_eq!(after.len(), before.len() + 5, "only migrations 3 to 7 ran (search_accounts, validators, site_locks, gates, gate_slots): {after:?}");
+    // Migration 8 added the media table and its index.
+    assert_eq!(
+        after.len(),
+        before.len() + 7,
+        "only migrations 3 to 8 ran (search_accounts, validators, site_locks, gates, gate_slots, media and media_by_hash): {after:?}"
+    );
     assert!(unlike_threads(&before).iter().all(|sql| after.contains(sql)), "nothing made anew");
     assert_claim_index(&watch);
     assert!(has_table(&watch, "search_accounts"));
@@ -331,10 +337,12 @@ fn a_database_made_by_the_release_with_search_accounts_is_taken_as_version_3_and
 
     let s = Store::open(&db).unwrap();
     assert_eq!(user_version(&watch), SCHEMA_VERSION);
-    // Recognised as version 3: only migration 4's and 6's columns, 5's and 6's tables and 7's index are new.
-    let new_tables = ["validators", "site_locks", "gates", "gate_slots"];
-    let after: Vec<String> =
-        unlike_threads(&schema(&watch)).into_iter().filter(|sql| !new_tables.iter().any(|t| sql.starts_with(&format!("CREATE TABLE {t} ")))).collect();
+    // Recognised as version 3: only migration 4's and 6's columns, 5's, 6's and 8's tables, 7's index and 8's index are new.
+    let new_tables = ["validators", "site_locks", "gates", "gate_slots", "media"];
+    let after: Vec<String> = unlike_threads(&schema(&watch))
+        .into_iter()
+        .filter(|sql| !new_tables.iter().any(|t| sql.starts_with(&format!("CREATE TABLE {t} "))) && !sql.contains(" ON media "))
+        .collect();
     assert_eq!(after, unlike_threads(&before), "recognised, not migrated again or made anew");
     assert!(has_table(&watch, "validators"), "migration 5 ran");
     assert!(has_column(&watch, "threads", "states_kept"), "migration 4 ran");
