@@ -183,19 +183,20 @@ pub async fn archive_site(
                 // Written on the blocking pool, one file at a time (the
                 // stream hands results over in turn), so two URLs of one
                 // content never race on its temp file.
-                let new = store_file(path, body.clone()).await.map_err(MediaError::Local)?;
+                let bytes = body.len() as u64;
+                let new = store_file(path, body).await.map_err(MediaError::Local)?;
                 report.archived += 1;
-                report.fetched_bytes += body.len() as u64;
+                report.fetched_bytes += bytes;
                 if new && stored.insert(hash.clone()) {
                     report.new_files += 1;
-                    report.new_bytes += body.len() as u64;
+                    report.new_bytes += bytes;
                 }
                 MediaRow {
                     site: site_id.clone(),
                     url: url.clone(),
                     sha256: Some(hash.to_string()),
                     content_type: Some(mime),
-                    bytes: Some(body.len() as i64),
+                    bytes: Some(bytes as i64),
                     status: MediaStatus::Archived,
                     reason: None,
                     fetched_at,
@@ -267,7 +268,7 @@ fn reason(e: &FetchError, url: &str) -> String {
 /// when the server names none or only `application/octet-stream`, what the
 /// first bytes say (the kinds forums serve: JPEG, PNG, GIF, WebP, PDF, ZIP).
 pub fn mime_of(content_type: Option<&str>, body: &[u8]) -> String {
-    let said = content_type.and_then(|c| c.split(';').next()).map(|c| c.trim().to_ascii_lowercase()).unwrap_or_default();
+    let said = content_type.map(crate::fetch::mime_type).unwrap_or_default();
     if !said.is_empty() && said != "application/octet-stream" {
         return said;
     }

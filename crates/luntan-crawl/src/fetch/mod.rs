@@ -22,6 +22,7 @@ mod error;
 mod gate;
 mod log;
 mod request;
+pub(crate) use request::mime_type;
 mod retry;
 mod robots;
 mod session;

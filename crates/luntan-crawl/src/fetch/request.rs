@@ -55,7 +55,7 @@ impl Core {
         }
         let content_type = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         if let Some(ct) = &content_type {
-            let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let mime = mime_type(ct);
             let accepted = match want {
                 Want::Any | Want::Media(_) => true,
                 Want::Html => matches!(mime.as_str(), "text/html" | "application/xhtml+xml" | "text/plain" | ""),
@@ -109,4 +109,10 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
+}
+
+/// A `Content-Type`'s type and subtype, lowercased, its parameters dropped
+/// (`Text/HTML; charset=gbk` is `text/html`).
+pub(crate) fn mime_type(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
