@@ -2,14 +2,15 @@
 //!
 //! This package holds the binaries (`luntan-discover`, `luntan-download`,
 //! `luntan-extract`, `luntan-index`, `luntan-search`, `luntan-status`,
-//! `luntan-serve`, `luntan-export`, `luntan-learn`, `luntan-state`; the
+//! `luntan-serve`, `luntan-export`, `luntan-learn`, `luntan-state`,
+//! `luntan-media`; the
 //! fixture forum's `luntan-fixture` is built by its own crate) and the
 //! little they share ([`cli`]).
 //! The work is done by the library crates:
 //!
 //! - `luntan-core`: site files, the thread state machine, crawl state, layout, thread XML;
 //! - `luntan-text`: encoding detection, traditional → simplified folding, the shared jieba;
-//! - `luntan-crawl`: polite fetching, discover and download;
+//! - `luntan-crawl`: polite fetching, discover, download and the media step;
 //! - `luntan-extract`: decoded HTML → normalized XML;
 //! - `luntan-search`: per-forum tantivy indexes and search across them;
 //! - `luntan-serve`: the search page and JSON API;
