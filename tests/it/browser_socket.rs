@@ -73,9 +73,7 @@ fn a_thread_that_loads_by_websocket_is_stored_whole_in_order() {
     work.ok("extract", &[]);
     let rows = work.rows();
     for t in &truth.threads {
-        let (state, reason, save_date, _) = rows.get(&(SITE.to_owned(), t.thread.clone())).unwrap_or_else(|| panic!("{SITE}/{}: never discovered", t.thread));
-        assert_eq!(*state, ThreadState::Extracted, "{SITE}/{}: {reason:?}", t.thread);
-        common::assert_xml_matches_truth(&work.layout().xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), t);
+        common::assert_extracted_matches_truth(&rows, &work.layout(), t);
     }
 }
 

@@ -6,7 +6,6 @@
 use crate::common;
 
 use common::Work;
-use luntan_core::ThreadState;
 use luntan_fixture::{FixtureConfig, FixtureServer, ForumKind};
 
 const SITE: &str = "cw";
@@ -33,12 +32,10 @@ fn a_comment_widget_reading_the_date_header_is_stored_with_the_servers_times_eac
     work.ok("extract", &[]);
 
     let rows = work.rows();
+    // Every comment once, in the opened page's order, with the time the
+    // server's clock gives its age (not 刚刚 at the render time).
     for t in &truth.threads {
-        let (state, reason, save_date, _) = rows.get(&(SITE.to_owned(), t.thread.clone())).unwrap_or_else(|| panic!("{SITE}/{}: never discovered", t.thread));
-        assert_eq!(*state, ThreadState::Extracted, "{SITE}/{}: {reason:?}", t.thread);
-        // Every comment once, in the opened page's order, with the time the
-        // server's clock gives its age (not 刚刚 at the render time).
-        common::assert_xml_matches_truth(&work.layout().xml_path(&common::loc(SITE, &t.board, save_date.as_deref().unwrap(), &t.thread)), t);
+        common::assert_extracted_matches_truth(&rows, &work.layout(), t);
     }
     // The first article's replies open under three comments: its states
     // nest (initial, one, two, three comments open), then one closes and

@@ -507,6 +507,14 @@ pub fn assert_rows_match_truth(rows: &Rows, threads: &[&luntan_fixture::ThreadTr
     assert_eq!(rows.len(), threads.len(), "threads found that the fixture does not have");
 }
 
+/// Asserts that `t` was extracted (its row says so, or why not) and that
+/// its XML holds exactly the fixture's posts.
+pub fn assert_extracted_matches_truth(rows: &Rows, layout: &DataDir, t: &luntan_fixture::ThreadTruth) {
+    let (state, reason, save_date, _) = rows.get(&(t.site.clone(), t.thread.clone())).unwrap_or_else(|| panic!("{}/{}: never discovered", t.site, t.thread));
+    assert_eq!(*state, ThreadState::Extracted, "{}/{}: {reason:?}", t.site, t.thread);
+    assert_xml_matches_truth(&layout.xml_path(&loc(&t.site, &t.board, save_date.as_deref().unwrap(), &t.thread)), t);
+}
+
 /// Asserts that a live thread's row counts its pages and that its XML holds
 /// exactly the fixture's posts; returns the XML's path and document.
 pub fn assert_saved_matches_truth(rows: &Rows, layout: &DataDir, t: &luntan_fixture::ThreadTruth) -> (PathBuf, luntan_core::ThreadDoc) {

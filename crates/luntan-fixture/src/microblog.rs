@@ -241,21 +241,10 @@ impl Microblog {
     // ------------------------------------------------------------ truth
 
     fn post_truth(&self, p: &MbPost) -> crate::ThreadTruth {
-        let mut posts = vec![crate::PostTruth {
-            floor: 1,
-            author: self.users[p.user].name.clone(),
-            time: civil(p.time).iso(),
-            text: p.paras.iter().map(|q| text_of(q, &self.users)).collect::<Vec<_>>().join("\n"),
-            ..Default::default()
-        }];
+        let text = |paras: &[Para]| paras.iter().map(|q| text_of(q, &self.users)).collect::<Vec<_>>().join("\n");
+        let mut posts = vec![crate::PostTruth::plain(1, &self.users[p.user].name, p.time, text(&p.paras))];
         for (i, c) in p.comments.iter().enumerate() {
-            posts.push(crate::PostTruth {
-                floor: i as u32 + 2,
-                author: self.users[c.user].name.clone(),
-                time: civil(c.time).iso(),
-                text: c.paras.iter().map(|q| text_of(q, &self.users)).collect::<Vec<_>>().join("\n"),
-                ..Default::default()
-            });
+            posts.push(crate::PostTruth::plain(i as u32 + 2, &self.users[c.user].name, c.time, text(&c.paras)));
         }
         let user = &self.users[p.user];
         crate::ThreadTruth {
@@ -332,18 +321,7 @@ impl Microblog {
                 replies: t.posts.len() as u32 - 1,
                 last_post: civil(t.posts.last().map_or(0, |p| p.time)).iso(),
                 pages: 1 + (t.posts.len() - 1).div_ceil(XHR_REPLIES_PAGE) as u32,
-                posts: t
-                    .posts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| crate::PostTruth {
-                        floor: i as u32 + 1,
-                        author: p.author.clone(),
-                        time: civil(p.time).iso(),
-                        text: p.paras.join("\n"),
-                        ..Default::default()
-                    })
-                    .collect(),
+                posts: t.posts.iter().enumerate().map(|(i, p)| crate::PostTruth::plain(i as u32 + 1, &p.author, p.time, p.paras.join("\n"))).collect(),
                 ..Default::default()
             })
             .collect();

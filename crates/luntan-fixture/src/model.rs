@@ -368,10 +368,7 @@ impl Fixture {
         let posts = if t.deleted {
             Vec::new()
         } else {
-            self.posts(f, t, 1..=t.posts)
-                .into_iter()
-                .map(|p| PostTruth { floor: p.floor, author: p.author, time: civil(p.time).iso(), text: p.paragraphs.join("\n"), ..PostTruth::default() })
-                .collect()
+            self.posts(f, t, 1..=t.posts).into_iter().map(|p| PostTruth::plain(p.floor, &p.author, p.time, p.paragraphs.join("\n"))).collect()
         };
         let mut truth = ThreadTruth {
             site: f.kind.site_id().to_owned(),
@@ -582,6 +579,16 @@ impl ForumModel {
 
     pub fn board(&self, id: &str) -> Option<&BoardMeta> {
         self.boards.iter().find(|b| b.id == id)
+    }
+
+    /// Posts of all the board's threads, as board indexes show it.
+    pub fn board_posts(&self, b: &BoardMeta) -> u32 {
+        b.order.iter().map(|&i| self.threads[i as usize].posts).sum()
+    }
+
+    /// The board's thread with the newest post, as a board index names it.
+    pub fn board_newest(&self, b: &BoardMeta) -> Option<&ThreadMeta> {
+        b.order.first().map(|&i| &self.threads[i as usize])
     }
 
     pub fn list_pages(&self, b: &BoardMeta) -> usize {
@@ -835,6 +842,14 @@ pub struct PostTruth {
     /// The location label, as a reader of `IP属地：广东` takes it (`广东`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+}
+
+impl PostTruth {
+    /// A post as the styles without version-2 fields show it: floor,
+    /// author, time (minutes on the fixture's clock) and text.
+    pub(crate) fn plain(floor: u32, author: &str, minutes: u32, text: String) -> PostTruth {
+        PostTruth { floor, author: author.to_owned(), time: civil(minutes).iso(), text, ..PostTruth::default() }
+    }
 }
 
 /// A link in a post. `href` is absolute, or a path from the server root

@@ -275,16 +275,9 @@ impl News {
             .articles
             .iter()
             .map(|a| {
-                let mut posts =
-                    vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n"), ..Default::default() }];
+                let mut posts = vec![crate::PostTruth::plain(1, &a.author, a.time, a.paras.join("\n"))];
                 for (i, (c, ..)) in News::thread_order(a).into_iter().enumerate() {
-                    posts.push(crate::PostTruth {
-                        floor: i as u32 + 2,
-                        author: c.nick.clone(),
-                        time: civil(c.time).iso(),
-                        text: c.paras.join("\n"),
-                        ..Default::default()
-                    });
+                    posts.push(crate::PostTruth::plain(i as u32 + 2, &c.nick, c.time, c.paras.join("\n")));
                 }
                 crate::ThreadTruth::one_page("news", SECTIONS[a.section].0, a.aid.to_string(), format!("/news/article/{}.html", a.aid), a.title.clone(), posts)
             })

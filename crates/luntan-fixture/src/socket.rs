@@ -89,18 +89,8 @@ impl SocketSite {
             .threads
             .iter()
             .map(|t| {
-                let posts: Vec<crate::PostTruth> = t
-                    .posts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| crate::PostTruth {
-                        floor: i as u32 + 1,
-                        author: p.author.clone(),
-                        time: civil(p.time).iso(),
-                        text: p.text.clone(),
-                        ..Default::default()
-                    })
-                    .collect();
+                let posts: Vec<crate::PostTruth> =
+                    t.posts.iter().enumerate().map(|(i, p)| crate::PostTruth::plain(i as u32 + 1, &p.author, p.time, p.text.clone())).collect();
                 crate::ThreadTruth::one_page("st", "1", t.id.to_string(), format!("/st/t/{}", t.id), t.title.clone(), posts)
             })
             .collect();

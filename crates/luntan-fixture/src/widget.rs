@@ -122,16 +122,9 @@ impl WidgetSite {
             .articles
             .iter()
             .map(|a| {
-                let mut posts =
-                    vec![crate::PostTruth { floor: 1, author: a.author.clone(), time: civil(a.time).iso(), text: a.paras.join("\n"), ..Default::default() }];
+                let mut posts = vec![crate::PostTruth::plain(1, &a.author, a.time, a.paras.join("\n"))];
                 for c in a.comments.iter().flat_map(|c| std::iter::once(c).chain(&c.replies)) {
-                    posts.push(crate::PostTruth {
-                        floor: posts.len() as u32 + 1,
-                        author: c.author.clone(),
-                        time: civil(c.time).iso(),
-                        text: c.text.clone(),
-                        ..Default::default()
-                    });
+                    posts.push(crate::PostTruth::plain(posts.len() as u32 + 1, &c.author, c.time, c.text.clone()));
                 }
                 crate::ThreadTruth::one_page("cw", "1", a.id.to_string(), format!("/cw/a/{}", a.id), a.title.clone(), posts)
             })

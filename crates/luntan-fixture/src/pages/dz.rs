@@ -155,7 +155,7 @@ impl Fixture {
 <div class=\"bm_c\"><table cellspacing=\"0\" cellpadding=\"0\" class=\"fl_tb\">\n",
         );
         for b in &f.boards {
-            let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+            let posts = f.board_posts(b);
             out.push_str("<tr><td class=\"fl_g\" width=\"100%\"><dl><dt><a href=\"");
             href(&mut out, rel(&f.board_path(b, 1)));
             out.push_str("\">");

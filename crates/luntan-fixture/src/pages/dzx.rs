@@ -417,7 +417,7 @@ impl Fixture {
 <h2><a href=\"forum.php?gid={gid}\">{name}</a></h2></div>\n<div id=\"category_{gid}\" class=\"bm_c\"><table cellspacing=\"0\" cellpadding=\"0\" class=\"fl_tb\">\n"
             );
             for b in &f.boards[range] {
-                let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+                let posts = f.board_posts(b);
                 let _ = write!(
                     out,
                     "<tr><td class=\"fl_icn\"><a href=\"forum-{id}-1.html\"><img src=\"static/image/common/forum.gif\" alt=\"\" /></a></td>\n<td><h2><a href=\"forum-{id}-1.html\">",
@@ -429,7 +429,7 @@ impl Fixture {
                     "</a></h2></td>\n<td class=\"fl_i\"><span class=\"xi2\">{}</span><span class=\"xg1\"> / {posts}</span></td>\n<td class=\"fl_by\"><div>",
                     b.order.len()
                 );
-                match b.order.first().map(|&i| &f.threads[i as usize]) {
+                match f.board_newest(b) {
                     Some(t) => {
                         let (last, last_uid) = self.author(f, t, t.posts);
                         let _ = write!(out, "<a href=\"forum.php?mod=redirect&amp;tid={}&amp;goto=lastpost#lastpost\" class=\"xi2\">", t.tid);

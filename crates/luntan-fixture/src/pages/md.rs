@@ -422,7 +422,7 @@ impl Fixture {
         out.push_str("！提问前请先搜索，发帖请遵守社区规范。</div></div>\n<h1 class=\"categories-title\">版块</h1>\n<ul class=\"categories\" itemscope itemtype=\"http://www.schema.org/ItemList\">\n");
         for b in &f.boards {
             let path = f.board_path(b, 1);
-            let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+            let posts = f.board_posts(b);
             let _ = write!(
                 out,
                 "<li component=\"categories/category\" data-cid=\"{id}\" class=\"row clearfix category-{id}\">\n<meta itemprop=\"name\" content=\"",
@@ -440,7 +440,7 @@ impl Fixture {
             out.push_str("<br /><small>主题</small></div>\n<div class=\"col-md-1 hidden-sm hidden-xs stats\">");
             number(&mut out, posts);
             out.push_str("<br /><small>帖子</small></div>\n<div class=\"col-md-3 col-sm-3 teaser hidden-xs\" component=\"topic/teaser\">");
-            if let Some(t) = b.order.first().map(|&i| &f.threads[i as usize]) {
+            if let Some(t) = f.board_newest(b) {
                 let (last, uid) = self.author(f, t, t.posts);
                 out.push_str("<div class=\"card\"><p><a href=\"");
                 href(&mut out, &user_path(&last));

@@ -263,7 +263,7 @@ impl Fixture {
             }
             let _ = writeln!(out, "<div class=\"cate\" id=\"cate_{cid}\"><div class=\"cate-head\"><h2><a href=\"index.php?cateid={cid}\">{cname}</a></h2></div>\n<div class=\"forums\">");
             for b in &f.boards[range] {
-                let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+                let posts = f.board_posts(b);
                 let _ = write!(
                     out,
                     "<div class=\"forum-row\" id=\"fid_{id}\"><div class=\"forum-name\"><h3><a href=\"thread.php?fid={id}\" class=\"forum-link\">",
@@ -277,7 +277,7 @@ impl Fixture {
                     "版块，欢迎交流</p></div><div class=\"forum-stat\"><em>{}</em> 主题 / <em>{posts}</em> 帖子</div><div class=\"forum-last\">",
                     b.order.len()
                 );
-                if let Some(t) = b.order.first().map(|&i| &f.threads[i as usize]) {
+                if let Some(t) = f.board_newest(b) {
                     let (last, last_uid) = self.author(f, t, t.posts);
                     let c = civil(t.last_post);
                     let _ = write!(out, "<a href=\"read.php?tid={}&amp;page=e#a\" title=\"", t.tid);
@@ -317,7 +317,7 @@ impl Fixture {
         let mut out = String::with_capacity(24 * 1024);
         head(&mut out, f, &format!("{}|{} - Powered by phpwind", b.title, f.kind.name()));
         crumbs(&mut out, f, Some((b, 1)), None);
-        let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+        let posts = f.board_posts(b);
         out.push_str("<div class=\"board-head\"><h1 class=\"board-title\">");
         esc(&mut out, &b.title);
         let _ = write!(

@@ -186,7 +186,7 @@ impl Fixture {
 <dd class=\"lastpost\"><span>最後發表</span></dd></dl></li></ul>\n<ul class=\"topiclist forums\">\n",
         );
         for b in &f.boards {
-            let posts: u32 = b.order.iter().map(|&i| f.threads[i as usize].posts).sum();
+            let posts = f.board_posts(b);
             out.push_str("<li class=\"row\"><dl class=\"row-item forum_read\"><dt title=\"沒有未讀文章\"><div class=\"list-inner\"><a href=\"");
             href(&mut out, &rel(&f.board_path(b, 1)));
             out.push_str("\" class=\"forumtitle\">");
