@@ -30,8 +30,7 @@ pub(crate) enum Scope<'a> {
 impl<'a> Scope<'a> {
     fn first(self, pick: &Pick) -> Option<ElementRef<'a>> {
         match self {
-            Scope::Post(p) if pick.matches(&p) => Some(p),
-            Scope::Post(p) => p.select(pick).next(),
+            Scope::Post(p) => first_in_post(p, pick),
             Scope::Page(doc, n) => doc.select(pick).nth(n),
         }
     }
@@ -46,6 +45,32 @@ impl<'a> Scope<'a> {
         let f = field?;
         f.count(&value_of(self.first(&f.pick)?, &f.pick))
     }
+}
+
+// The learner checks its candidate rules with the three readers below, so
+// a rule it writes reads exactly what extract will read.
+
+/// The element a post field's selector takes: the post element itself
+/// when it matches (`table[id^=pid]@id`), else the first match inside.
+pub fn first_in_post<'a>(post: ElementRef<'a>, sel: &Selector) -> Option<ElementRef<'a>> {
+    if sel.matches(&post) {
+        Some(post)
+    } else {
+        post.select(sel).next()
+    }
+}
+
+/// A post field's value: its element (as [`first_in_post`] finds it), its
+/// text or `css@attr`, cut by the field's pattern.
+pub fn read_in_post(post: ElementRef, field: &Field) -> Option<String> {
+    Scope::Post(post).read(Some(field))
+}
+
+/// What a field shows inside `el` (a quote's `quote-of`, `quote-author`,
+/// before its pattern cuts it): the first match below it, its text or
+/// attribute.
+pub fn shown_inside(el: ElementRef, pick: &Pick) -> Option<String> {
+    Some(value_of(el.select(pick).next()?, pick))
 }
 
 /// Fills `post`'s version 2 fields found in `scope`. An explicit

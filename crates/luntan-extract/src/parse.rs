@@ -22,12 +22,13 @@ use crate::conversation::{self, Scope};
 use crate::dom::{body_in, page_title};
 use crate::error::ExtractError;
 use crate::page::{thread_doc_with, title_of};
-use crate::text::{fold_line, paragraphs_without, time_at, value_of};
+use crate::text::{fold_line, paragraphs_without, time_at};
 
 // The page types and text helpers were first defined here; callers still
 // name them by this module.
+pub use crate::conversation::{first_in_post, read_in_post, shown_inside};
 pub use crate::page::{PageExtract, PageReport, RawPage, ThreadExtract, ThreadFacts};
-pub use crate::text::{floor_number, line_text, paragraphs, time_of};
+pub use crate::text::{floor_number, line_text, paragraphs, time_of, value_of};
 
 /// Parses one decoded page with `site.thread`.
 pub fn parse_page(site: &Site, html: &str) -> PageExtract {
@@ -156,10 +157,7 @@ pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> BodyText {
         .into_iter()
         .map(|e| {
             let head: HashSet<NodeId> = q.head.as_ref().map(|h| e.select(h).map(|x| x.id()).collect()).unwrap_or_default();
-            let read = |pick: &Option<Pick>, pattern| {
-                let pick = pick.as_ref()?;
-                QuoteRules::capture(pattern, &value_of(e.select(pick).next()?, pick))
-            };
+            let read = |pick: &Option<Pick>, pattern| QuoteRules::capture(pattern, &conversation::shown_inside(e, pick.as_ref()?)?);
             let (of, author) = (read(&q.of, q.of_pattern.as_ref()), read(&q.author, q.author_pattern.as_ref()));
             Quote { of, author, paragraphs: paragraphs_without(e, rules.strip.as_ref(), &head) }
         })

@@ -17,8 +17,8 @@ use std::collections::{HashMap, HashSet};
 
 use ego_tree::NodeId;
 use luntan_core::dates::{normalize_time, Clock};
-use luntan_core::site::count_of;
-use luntan_extract::parse::paragraphs;
+use luntan_core::site::{self, count_of, Pick, QuoteRules};
+use luntan_extract::parse::{first_in_post, paragraphs, read_in_post, shown_inside, value_of};
 use regex::Regex;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
@@ -83,23 +83,16 @@ fn parse(css: &str) -> Option<Selector> {
     select::parse(css)
 }
 
-/// The element a field's selector takes in a post: the post itself when it
-/// matches, else the first match inside (as extract reads post fields).
-fn in_post<'a>(post: ElementRef<'a>, sel: &Selector) -> Option<ElementRef<'a>> {
-    if sel.matches(&post) {
-        Some(post)
-    } else {
-        post.select(sel).next()
-    }
+/// An element's text cut by `pattern`, as extract reads a field without
+/// `@attr`.
+fn text_read(e: ElementRef, pattern: &Regex) -> Option<String> {
+    QuoteRules::capture(Some(pattern), &line_text(e))
 }
 
-/// `css@attr` read as extract reads it, cut by `pattern`.
-fn read(e: ElementRef, attr: Option<&str>, pattern: Option<&Regex>) -> Option<String> {
-    let shown = match attr {
-        Some(a) => e.value().attr(a)?.split_whitespace().collect::<Vec<_>>().join(" "),
-        None => line_text(e),
-    };
-    luntan_core::site::QuoteRules::capture(pattern, &shown)
+/// `e`'s value as extract reads `field` on it: its text or attribute, cut
+/// by the field's pattern.
+fn read(e: ElementRef, field: &site::Field) -> Option<String> {
+    field.capture(&value_of(e, &field.pick))
 }
 
 /// One candidate rule: a selector, an attribute or the text, a pattern.
@@ -111,13 +104,15 @@ struct Rule {
 }
 
 impl Rule {
-    fn compiled(&self) -> Option<(Selector, Option<Regex>)> {
+    /// The rule as the site file will hold it, so that the learner reads
+    /// it with extract's own readers.
+    fn compiled(&self) -> Option<site::Field> {
         let sel = parse(&self.css)?;
-        let re = match &self.pattern {
+        let pattern = match &self.pattern {
             Some(p) => Some(Regex::new(p).ok()?),
             None => None,
         };
-        Some((sel, re))
+        Some(site::Field { pick: Pick { sel, attr: self.attr.clone() }, pattern })
     }
 
     fn fields(&self, name: &'static str, pattern_name: &'static str, examples: Vec<String>) -> Vec<Field> {
@@ -303,7 +298,7 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
                 }
                 out
             });
-            let value = |e: ElementRef| read(e, None, Some(&re)).and_then(|v| count_of(&v));
+            let value = |e: ElementRef| text_read(e, &re).and_then(|v| count_of(&v));
             let fits = |sel: &Selector| {
                 let got: Vec<Option<u64>> = pages.iter().map(|pg| pg.doc.select(sel).next().and_then(value)).collect();
                 let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
@@ -442,8 +437,8 @@ fn number_rules<'a>(els: impl Iterator<Item = ElementRef<'a>>, css: &str, every_
 fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usize, String> {
     let cands = number_rules(posts.iter().take(3).map(|p| p.el), post_css, false, &["pid", "post"], "id");
     for r in cands {
-        let Some((sel, re)) = r.compiled() else { continue };
-        let got: Vec<Option<String>> = posts.iter().map(|p| in_post(p.el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
+        let Some(f) = r.compiled() else { continue };
+        let got: Vec<Option<String>> = posts.iter().map(|p| read_in_post(p.el, &f)).collect();
         if got.iter().any(Option::is_none) {
             continue;
         }
@@ -490,7 +485,7 @@ fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &
     let link_css = first_fitting(cands, |sel| {
         posts.iter().enumerate().all(|(i, p)| {
             let want = links.iter().find(|(j, _)| *j == i).map(|(_, a)| a.id());
-            in_post(p.el, sel).map(|e| e.id()) == want
+            first_in_post(p.el, sel).map(|e| e.id()) == want
         })
     });
     let Some(link_css) = link_css else { return };
@@ -511,8 +506,8 @@ fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &
     // its href; user ids by the attribute's name first.
     let cands = number_rules(links.iter().take(3).map(|(_, a)| *a), &link_css, true, &["uid", "user"], "href");
     for r in cands {
-        let Some((sel, re)) = r.compiled() else { continue };
-        let got: Vec<Option<String>> = links.iter().map(|(i, _)| in_post(posts[*i].el, &sel).and_then(|e| read(e, r.attr.as_deref(), re.as_ref()))).collect();
+        let Some(f) = r.compiled() else { continue };
+        let got: Vec<Option<String>> = links.iter().map(|(i, _)| read_in_post(posts[*i].el, &f)).collect();
         if got.iter().all(Option::is_some) && one_to_one(keys.iter().zip(got.iter().flatten().cloned()), EVIDENCE, true) {
             let examples = got.iter().flatten().take(3).cloned().collect();
             fields.extend(r.fields("author-id", "author-id-pattern", examples));
@@ -670,8 +665,8 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
             }
         }
         for r in cands {
-            let Some((sel, re)) = r.compiled() else { continue };
-            let reads = |q: &QuoteAt| q.el.select(&sel).next().and_then(|e| read(e, r.attr.as_deref(), re.as_ref()));
+            let Some(f) = r.compiled() else { continue };
+            let reads = |q: &QuoteAt| f.capture(&shown_inside(q.el, &f.pick)?);
             if with_id.iter().all(|(q, id)| reads(q).as_deref() == Some(id.as_str())) {
                 out.fields.extend(r.fields("quote-of", "quote-of-pattern", with_id.iter().take(3).map(|(_, id)| (*id).clone()).collect()));
                 break;
@@ -711,8 +706,8 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         // The name alone before the name inside words.
         cands.sort_by_key(|r| r.pattern.is_some());
         for r in cands {
-            let Some((sel, re)) = r.compiled() else { continue };
-            let reads = |q: &QuoteAt| q.el.select(&sel).next().and_then(|e| read(e, None, re.as_ref()));
+            let Some(f) = r.compiled() else { continue };
+            let reads = |q: &QuoteAt| f.capture(&shown_inside(q.el, &f.pick)?);
             if named.iter().all(|(q, p)| reads(q).as_deref() == Some(p.author.as_str())) {
                 out.fields.extend(r.fields("quote-author", "quote-author-pattern", named.iter().take(3).map(|(_, p)| p.author.clone()).collect()));
                 break;
@@ -773,10 +768,10 @@ fn reply_links(
         return;
     }
     let rule = Rule { css: format!("{body_css} a[href*='{lit}']"), attr: Some("href".into()), pattern: Some(format!("{pattern}$")) };
-    let Some((sel, re)) = rule.compiled() else { return };
+    let Some(f) = rule.compiled() else { return };
     let (mut known, mut adds) = (0, 0);
     for (i, p) in posts.iter().enumerate() {
-        let Some(got) = in_post(p.el, &sel).and_then(|e| read(e, Some("href"), re.as_ref())) else { continue };
+        let Some(got) = read_in_post(p.el, &f) else { continue };
         let quoted = quotes.iter().find(|q| q.post == i).and_then(|q| q.of).and_then(|j| ids.get(&j));
         match id_at.get(&(pages[p.page].thread.as_deref(), got.as_str())) {
             Some(&j) if j == i => return,
@@ -823,7 +818,7 @@ fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
     let cands = shown.iter().take(3).flat_map(|&(i, n)| forms(el_of(i, n), posts[i].el.id()));
     let clock = Clock::CHINA;
     let fits = |sel: &Selector| {
-        posts.iter().zip(&notes).all(|(p, n)| match (in_post(p.el, sel), n) {
+        posts.iter().zip(&notes).all(|(p, n)| match (first_in_post(p.el, sel), n) {
             (Some(e), Some(n)) => clock.attribute(&line_text(e)).is_some() && clock.attribute(&line_text(e)) == clock.attribute(&line_text(el_of_post(p, *n))),
             (None, None) => true,
             _ => false,
@@ -872,11 +867,9 @@ fn likes(posts: &[P], fields: &mut Vec<Field>) {
         }
     }
     for r in cands {
-        let Some((sel, _)) = r.compiled() else { continue };
-        let got: Vec<Option<u64>> = posts
-            .iter()
-            .map(|p| in_post(p.el, &sel).filter(|e| likes_named(*e)).and_then(|e| read(e, r.attr.as_deref(), None)).and_then(|v| count_of(&v)))
-            .collect();
+        let Some(f) = r.compiled() else { continue };
+        let got: Vec<Option<u64>> =
+            posts.iter().map(|p| first_in_post(p.el, &f.pick).filter(|e| likes_named(*e)).and_then(|e| read(e, &f)).and_then(|v| count_of(&v))).collect();
         if got.iter().all(Option::is_some) {
             fields.extend(r.fields("likes", "likes-pattern", got.iter().flatten().take(3).map(u64::to_string).collect()));
             return;
@@ -900,11 +893,11 @@ fn location(posts: &[P], fields: &mut Vec<Field>) {
     if shown.len() < EVIDENCE {
         return;
     }
-    let value = |e: ElementRef| read(e, None, Some(&re));
+    let value = |e: ElementRef| text_read(e, &re);
     let cands = shown.iter().take(3).flat_map(|&(i, n)| forms(el_of_post(&posts[i], n), posts[i].el.id()));
     let fits = |sel: &Selector| {
         posts.iter().zip(&at).all(|(p, n)| {
-            let got = in_post(p.el, sel).and_then(value);
+            let got = first_in_post(p.el, sel).and_then(value);
             got == n.and_then(|n| value(el_of_post(p, n)))
         })
     };
@@ -975,11 +968,11 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
         }
     }
     for r in cands {
-        let Some((sel, re)) = r.compiled() else { continue };
+        let Some(f) = r.compiled() else { continue };
         let fits = evidence.iter().all(|(pg, _)| {
-            let Some(e) = pg.doc.select(&sel).next() else { return false };
+            let Some(e) = pg.doc.select(&f.pick).next() else { return false };
             let to_board = pg.url.join(e.value().attr("href").unwrap_or_default().trim()).ok().and_then(|u| (k.board_of)(&u)) == pg.board;
-            let got = read(e, None, re.as_ref());
+            let got = read(e, &f);
             to_board && got.is_some() && name_of(pg).is_none_or(|n| got.as_deref() == Some(n.as_str()))
         });
         if fits {
