@@ -73,6 +73,9 @@ fn run(args: Args) -> ExitCode {
             // S4: what the browser's events reached, and the repeats dropped.
             println!("  {} browser: {} DOM states kept, {} dropped as duplicates", c.site, c.states_kept, c.states_dropped);
         }
+        if let Some(m) = &c.media {
+            println!("  {} media: {} URLs kept in {} files ({} bytes), {} not kept", c.site, m.archived, m.files, m.bytes, m.failed);
+        }
         if c.skipped_links > 0 {
             println!("  {} {} thread links left out as off-topic; best scores:", c.site, c.skipped_links);
             for (url, score) in &c.top_skipped {

@@ -105,6 +105,14 @@ fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none
         ok.len() as f64 / contents.len() as f64
     );
 
+    // luntan-status counts each content once, and the URLs not kept.
+    let failed_urls = album.len() + gone.len() + weibo.len();
+    let status: Vec<serde_json::Value> = work.ok("status", &["--json"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let dzx = status.iter().find(|v| v["site"] == "dzx").expect("dzx in luntan-status --json");
+    assert_eq!(dzx["media"], serde_json::json!({"archived": ok.len(), "files": contents.len(), "bytes": bytes, "failed": failed_urls}));
+    let table = work.ok("status", &[]);
+    assert!(table.contains(&format!("dzx media: {} URLs kept in {} files ({bytes} bytes), {failed_urls} not kept", ok.len(), contents.len())), "{table}");
+
     // A rerun sends nothing and changes nothing.
     server.clear_requests();
     let before = work.files(&work.layout().media_dir());
@@ -147,6 +155,8 @@ fn dzx_pictures_are_archived_once_per_content_politely_and_a_rerun_asks_for_none
     let shows = truth.forums[0].threads.iter().find(|t| t.posts.iter().any(|p| p.images.iter().any(|i| server.url(&i.src) == **url))).unwrap();
     let page = crate::serve::get(addr, &format!("/thread/dzx/{}", shows.thread), &[]).text();
     assert!(page.contains(&format!(r#"<img src="/media/{hash}""#)), "{page}");
+    let status = crate::serve::get(addr, "/status", &[]).text();
+    assert!(status.contains(&format!("图片与附件：{} 个网址存为 {} 个文件（{bytes} 字节），{failed_urls} 个未存", ok.len(), contents.len())), "{status}");
 
     let failed_in_warc = records.iter().filter(|r| r.header("WARC-Target-URI").is_some_and(|u| gone.contains(&u.to_string()))).count();
     assert_eq!(failed_in_warc, 0, "a picture never archived has a record");
@@ -163,6 +173,8 @@ fn a_site_file_without_media_archives_nothing() {
     assert!(server.requests().is_empty(), "{:#?}", server.requests());
     assert!(!work.layout().media_dir().exists());
     assert!(media_rows(&work).is_empty());
+    let status = work.ok("status", &["--json"]);
+    assert!(status.contains("\"site\":\"dzx\"") && !status.contains("\"media\""), "a forum luntan-media never ran on shows no media counts: {status}");
 }
 
 #[test]

@@ -15,6 +15,12 @@ pub fn openapi() -> Value {
     let param = |name: &str, desc: &str, schema: Value| json!({ "name": name, "in": "query", "description": desc, "schema": schema });
     let ranges = json!({ "type": "array", "items": { "type": "array", "items": { "type": "integer", "minimum": 0 }, "minItems": 2, "maxItems": 2 } });
     let counts = json!({ "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } });
+    let media_counts = json!({ "type": "object", "additionalProperties": false, "required": ["archived", "files", "bytes", "failed"],
+        "description": "luntan-media's archive of the forum's pictures and attachments; absent where it never ran",
+        "properties": { "archived": { "type": "integer", "minimum": 0, "description": "URLs whose content is kept" },
+            "files": { "type": "integer", "minimum": 0, "description": "distinct contents, one file each" },
+            "bytes": { "type": "integer", "minimum": 0, "description": "the files' size, each content once" },
+            "failed": { "type": "integer", "minimum": 0, "description": "URLs not kept" } } });
     let mut doc = json!({
         "openapi": "3.1.0",
         "info": { "title": "luntan search API", "version": env!("CARGO_PKG_VERSION"),
@@ -113,6 +119,7 @@ pub fn openapi() -> Value {
                     "top_skipped": { "type": "array", "items": { "type": "array" } },
                     "states_kept": { "type": "integer", "minimum": 0, "description": "browser mode (S4): DOM states kept, over the threads saved" },
                     "states_dropped": { "type": "integer", "minimum": 0, "description": "browser mode (S4): DOM states dropped as duplicates" },
+                    "media": media_counts,
                     "keywords": { "type": "array", "items": { "type": "object" } } } }
         }}
     });

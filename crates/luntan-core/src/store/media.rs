@@ -44,7 +44,47 @@ impl MediaStatus {
     }
 }
 
+/// A forum's media archive in numbers (`luntan-status`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MediaCounts {
+    /// URLs whose content is kept.
+    pub archived: i64,
+    /// Distinct contents those URLs hold: the files under `media/`.
+    pub files: i64,
+    /// The files' size, each content once.
+    pub bytes: i64,
+    /// URLs not kept (a 404, robots.txt, another host, the cap or the type).
+    pub failed: i64,
+}
+
 impl Store {
+    /// Per forum, what its media rows add up to; forums without rows are
+    /// absent.
+    pub(super) fn media_counts(&self) -> Result<std::collections::HashMap<String, MediaCounts>, StoreError> {
+        let mut out: std::collections::HashMap<String, MediaCounts> = std::collections::HashMap::new();
+        let rows = self.query(
+            "SELECT site, count(*) FILTER (WHERE status = 'archived'), count(*) FILTER (WHERE status = 'failed') FROM media GROUP BY site",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
+        )?;
+        for (site, archived, failed) in rows {
+            out.insert(site, MediaCounts { archived, failed, ..MediaCounts::default() });
+        }
+        // Each content once, though many URLs show it. CAST: PostgreSQL
+        // sums BIGINTs as NUMERIC.
+        let rows = self.query(
+            "SELECT site, count(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM
+               (SELECT DISTINCT site, sha256, bytes FROM media WHERE status = 'archived') m GROUP BY site",
+            &[],
+            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
+        )?;
+        for (site, files, bytes) in rows {
+            let c = out.entry(site).or_default();
+            (c.files, c.bytes) = (files, bytes);
+        }
+        Ok(out)
+    }
+
     /// Every URL of `site` with a row, archived or failed: the ones a run
     /// does not fetch again.
     pub fn media_known(&self, site: &str) -> Result<std::collections::HashSet<String>, StoreError> {

@@ -69,7 +69,7 @@ pub use boards::{BoardRow, BoardSchedule, RoundRecord, Validators};
 pub use claims::{Claims, LeaseKeeper};
 pub use copy::{CopyError, CopyReport};
 pub use keywords::{KeywordRound, KeywordState};
-pub use media::{MediaRow, MediaStatus};
+pub use media::{MediaCounts, MediaRow, MediaStatus};
 pub use sql::DbError;
 pub use threads::{Listing, NewThread, SiteCounts, SiteStatus, ThreadRow, Update};
 

@@ -98,6 +98,10 @@ pub struct SiteCounts {
     /// the threads saved now.
     pub states_kept: i64,
     pub states_dropped: i64,
+    /// What `luntan-media` kept of the forum's pictures and attachments;
+    /// absent where it never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<super::MediaCounts>,
 }
 
 /// One forum as `luntan-status --json` prints it (and `luntan-serve`'s
@@ -422,7 +426,9 @@ impl Store {
                 .collect();
             c.failures = crate::state::group_failures(mine.iter().map(|(stage, thread, reason)| (*stage, thread.as_str(), *reason)));
         }
+        let mut media = self.media_counts()?;
         for c in &mut out {
+            c.media = media.remove(&c.site);
             c.last_round = self.last_round(&c.site)?;
             c.skipped_links = self.query_first("SELECT count(*) FROM skipped_links WHERE site = ?1", vals![&c.site], |r| r.get(0))?.unwrap_or(0);
             c.top_skipped = self.query("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5", vals![&c.site], |r| {

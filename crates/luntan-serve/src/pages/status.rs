@@ -73,6 +73,9 @@ pub async fn status(State(st): State<AppState>) -> Response {
                 r.errors
             );
         }
+        if let Some(m) = &c.media {
+            let _ = write!(body, "<li>图片与附件：{} 个网址存为 {} 个文件（{} 字节），{} 个未存</li>", m.archived, m.files, m.bytes, m.failed);
+        }
         for g in &c.failures {
             let _ = write!(
                 body,
