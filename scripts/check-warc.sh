@@ -9,7 +9,7 @@
 #     and one page of each kind fetched back (id_, unrewritten) byte for byte.
 # warcio and pywb go into a virtualenv under target/ (PyPI), kept between runs.
 # `make test` runs this after the Rust tests; it needs the debug binaries
-# (built here if missing) and Chromium (make chromium).
+# (built here if missing, as the tests build them) and Chromium (make chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +26,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "check-warc: $*" >&2; exit 1; }
 
-cargo build -q --workspace --bins
+# The binaries as `cargo test` builds them (a no-op after `make test`'s
+# tests): `cargo build --bins` unifies features without the dev-dependencies
+# and would rebuild tantivy and chromiumoxide a second time.
+cargo test -q --workspace --no-run
 
 if [ ! -x "$venv/bin/wayback" ] || [ ! -x "$venv/bin/warcio" ]; then
   rm -rf "$venv"
