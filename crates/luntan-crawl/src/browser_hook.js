@@ -261,7 +261,7 @@
   // - a frame, when a frame callback is due, an observer watches, or the
   //   window scrolled since the last frame the probe saw (scroll events
   //   fire in the frame, observers in a task just after it); a page that
-  //   draws no frame (hidden) is read after 100 ms instead;
+  //   draws no frame is read after 100 ms (hidden) or a second instead;
   // - the soonest timer due within the horizon, so that a page waiting on
   //   one is asked once, not again and again until it has run.
   // A frame is waited for only then: drawing one costs the renderer and the
@@ -305,7 +305,11 @@
           } else {
             requestFrame.call(window, drawn);
           }
-          setT(read, 100);
+          // A hidden page draws no frame and is read after 100 ms. A visible
+          // one is waited for up to a second: on a loaded machine its frame
+          // and the observers' task after it came later than 100 ms, and a
+          // thread whose replies an observer asks for was read without them.
+          setT(read, document.visibilityState === "hidden" ? 100 : 1000);
           return;
         }
         var soonest = Infinity;
