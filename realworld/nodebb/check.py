@@ -3,13 +3,25 @@
 
 usage: check.py TRUTH_JSON PORT
 Reads the home page (boards), every thread page by page (?page=N, as the <noscript> pager and
-<link rel="next"> give them), and checks titles, authors, times (datePublished) and paragraphs.
+<link rel="next"> give them), and checks titles, authors, times (datePublished), paragraphs,
+post ids (data-pid), author ids (data-uid) and pages (/user/…), and quotes with the post and
+author their head line names.
 """
 import json
+import os
+import re
 import sys
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from truthlib import post_view  # noqa: E402
+
+CONTENT = re.compile(r'<li component="post"[^>]*?data-pid="(\d+)" data-uid="(\d+)".*?'
+                     r'<a href="([^"]*)" itemprop="author".*?'
+                     r'<div class="content" component="post/content" itemprop="text">(.*?)</div>', re.S)
+HEAD = re.compile(r'^@(\S+) said in .*:$')
 
 
 class Posts(HTMLParser):
@@ -85,13 +97,24 @@ def main():
             p = Posts()
             p.feed(html)
             title = title or p.title
+            conv = CONTENT.findall(html)
+            assert len(conv) == len(p.posts), (t['path'], page, len(conv), len(p.posts))
+            for x, (pid, uid, href, content) in zip(p.posts, conv):
+                v = post_view(content)
+                x.update(id=pid, author_id=uid, author_url=urllib.parse.unquote(href),
+                         paragraphs=v['paragraphs'], shown=v['shown'])
+                # the head line before a blockquote names its author and links its post
+                heads = [a for a in re.findall(r'<p>(.*?)</p>\s*<blockquote>', content, re.S)]
+                links = [re.search(r'href="/post/(\d+)"', h) for h in heads]
+                names = [HEAD.match(post_view('<p>%s</p>' % h)['shown'][0]) for h in heads]
+                x['quotes'] = [{'of': lk and lk.group(1), 'author': nm and nm.group(1), 'text': q}
+                               for lk, nm, q in zip(links, names, v['quotes'])]
+                x['reply_to'] = x['quotes'][0]['of'] if x['quotes'] else None
             got += p.posts
             if not p.next:
                 break
             page += 1
         want = [dict(x, time=x['time'] + '.000Z') for x in t['posts']]
-        for x in got:
-            x['paragraphs'] = [s.strip() for s in x['paragraphs']]
         if title != t['title']:
             print('thread %s: title %r != %r' % (t['id'], title, t['title']))
             bad += 1
