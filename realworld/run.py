@@ -105,6 +105,8 @@ def read_xml(path):
                 "author_id": a.get("id") if a is not None else None,
                 "author_url": a.get("url") if a is not None else None,
                 "quotes": [{"of": q.get("of"), "author": q.get("author"), "text": paras(q)} for q in p.findall("quote")],
+                "edited": (p.findtext("edited") or "").strip() or None,
+                "likes": int(p.get("likes")) if p.get("likes") is not None else None,
             }
         )
     return {
@@ -131,6 +133,8 @@ MEASURED = [
     ("quote_of", "quote-of", "quote_of"),
     ("quote_author", "quote-author", "quote_author"),
     ("reply_to", "reply-to", "reply_to"),
+    ("edited", "edited", "edited"),
+    ("likes", "likes", "likes"),
     ("board_name", "board-name", None),
 ]
 
@@ -195,9 +199,11 @@ class Tally:
             self.diffs.append(f"{field} {where}: {got!r} != {want!r}")
 
 
-def compare_conversation(t, d, w_posts, rules, tally):
+def compare_conversation(t, d, w_posts, rules, tally, time_ok):
     """One thread's conversation fields, each where the file has its rule.
-    Posts are paired by order (a missing post counts as wrong values)."""
+    Posts are paired by order (a missing post counts as wrong values).
+    `time_ok(got, want)` says whether a time read is the truth's, as for
+    the posts' own times."""
     has = set(rules)
     board = t.get("board_name")
     if "board-name" in has and board:
@@ -216,6 +222,12 @@ def compare_conversation(t, d, w_posts, rules, tally):
         want, got = w.get("reply_to"), g.get("reply_to")
         if (has & {"reply-to", "quote-of"} and want) or got:
             tally.add("reply_to", want == got, where, got, want)
+        if "edited" in has or g.get("edited"):
+            want, got = w.get("edited"), g.get("edited")
+            if want or got:
+                tally.add("edited", bool(want and got and time_ok(got, want)), where, got, want)
+        if "likes" in has and w.get("likes") is not None:
+            tally.add("likes", g.get("likes") == w["likes"], where, g.get("likes"), w["likes"])
         if "quote" not in has:
             continue
         wq, gq = w.get("quotes", []), g.get("quotes", [])
@@ -243,6 +255,11 @@ def compare(truth, data, site):
     own = "paragraphs" if "quote" in rules else "shown"
     names = {b["id"]: b["name"] for b in truth.get("boards", [])}
     tally = Tally()
+    prec = truth.get("time_precision", "minute")
+
+    def time_ok(got, want):
+        return same_time(got, want, prec) or same_time(got, moved(want, zone_from, zone_to), prec)
+
     docs = {}
     for path in (data / "pages" / site).rglob("*.xml"):
         try:
@@ -285,7 +302,7 @@ def compare(truth, data, site):
             out["exact"] += 1
         else:
             out["diffs"].append(f"{t['path']}: {first}")
-        compare_conversation(dict(t, board_name=names.get(t.get("board"))), d, want, rules, tally)
+        compare_conversation(dict(t, board_name=names.get(t.get("board"))), d, want, rules, tally, time_ok)
     out["rules"] = rules
     out["quoted_words"] = "apart" if own == "paragraphs" else "in paragraphs"
     out["conversation"] = tally.n

@@ -188,6 +188,7 @@ with app.app_context():
             topic = p["topic"]
             post.save(user=u, topic=topic)
         p.setdefault("ids", {})[k] = post.id
+        p.setdefault("objs", {})[k] = post
         post.date_created = tm
         topic.last_updated = tm
         db.session.commit()
@@ -195,6 +196,19 @@ with app.app_context():
     for fo, _ in forums:
         fo.recalculate(last_post=True)
         fo.last_post_created = fo.last_post.date_created
+    # Edits: about one post in twenty edited by its author minutes to hours
+    # after, as FlaskBB's edit view leaves it (date_modified, modified_by;
+    # the page then says "(Last modified: <date> by <name>.)"). A random
+    # stream of its own, as for quotes.
+    erng = random.Random(3535)
+    for p in plans:
+        for k, (u, tm, _) in enumerate(p["posts"]):
+            if erng.random() < 0.05:
+                post = p["objs"][k]
+                post.date_modified = tm + timedelta(seconds=erng.randint(120, 10 * 3600))
+                post.modified_by = u.username
+    db.session.commit()
+
     # Each quoting post's id: the quoted post's author, as the head shows
     # him (the head links his profile, not the post: no "of").
     quote_facts = {}
@@ -218,6 +232,7 @@ with app.app_context():
         return {"id": str(post.id), "author": post.username, "author_id": str(post.user_id),
                 "author_url": url_for("user.profile", username=post.username),
                 "time": wall(post.date_created), "paragraphs": v["paragraphs"],
+                "edited": wall(post.date_modified) if post.date_modified else None,
                 "shown": v["shown"],
                 "quotes": [dict(f, text=q) for f, q in zip(facts, v["quotes"])]}
 
@@ -232,7 +247,8 @@ with app.app_context():
              # (/user/<name>), no user id anywhere; a quote's author in the
              # line before the blockquote, never the quoted post.
              "shows": {"post_id": True, "author_id": False, "author_url": True,
-                       "quote_of": False, "quote_author": True, "reply_to": False},
+                       "quote_of": False, "quote_author": True, "reply_to": False,
+                       "edited": True, "likes": False},
              "boards": [], "threads": []}
     with app.test_request_context("/"):
         for fo in Forum.query.order_by(Forum.id).all():

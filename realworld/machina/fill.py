@@ -124,6 +124,7 @@ def fill():
     # drawn from its own random stream once the thread sizes are known,
     # so every other word of the fill is as before.
     qrng = random.Random(3434)
+    erng = random.Random(3535)  # edits
     quote_facts = {}  # the quoting post's id: what it says of the quoted one
 
     start0 = datetime.datetime(2025, 1, 3, 8, 0, 0, tzinfo=TZ)
@@ -164,6 +165,13 @@ def fill():
         posts = list(topic.posts.order_by('id'))
         for p, when in zip(posts, times):
             Post.objects.filter(pk=p.pk).update(created=when, updated=when)
+            # About one post in twenty edited by its author minutes to hours after, as
+            # machina's update view leaves it (updated, updated_by, updates_count; the page
+            # then says "最近编辑 <name> … <date>, edited 1 time in total.").
+            if erng.random() < 0.05:
+                Post.objects.filter(pk=p.pk).update(
+                    updated=when + datetime.timedelta(seconds=erng.randint(120, 10 * 3600)),
+                    updated_by=p.poster, updates_count=1)
         Topic.objects.filter(pk=topic.pk).update(created=times[0], updated=times[-1])
         topic.refresh_from_db()
         topic.update_trackers()  # last_post, last_post_on, then the forum's trackers
@@ -181,7 +189,8 @@ def truth(quote_facts):
         # (div.card.post's id), the author's profile (/forum/member/profile/<uid>/, the uid in
         # it); a quote is a bare blockquote, naming neither its post nor its author.
         'shows': {'post_id': True, 'author_id': True, 'author_url': True,
-                  'quote_of': False, 'quote_author': False, 'reply_to': False},
+                  'quote_of': False, 'quote_author': False, 'reply_to': False,
+                  'edited': True, 'likes': False},
         'boards': [], 'threads': [],
     }
     for f in Forum.objects.filter(type=Forum.FORUM_POST).order_by('tree_id', 'lft'):
@@ -203,6 +212,8 @@ def truth(quote_facts):
                 'author_id': str(p.poster.pk),
                 'author_url': reverse('forum_member:profile', args=[p.poster.pk]),
                 'time': p.created.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds'),
+                'edited': (p.updated.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
+                           if p.updates_count else None),
                 'paragraphs': v['paragraphs'],
                 'shown': v['shown'],
                 'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],

@@ -193,6 +193,7 @@ async function main() {
 	plan.forEach((t) => { t.quotes = planThread(t.n); });
 	const order = plan.map((t, i) => i).sort((a, b) => plan[a].times[0] - plan[b].times[0]);
 	const quoteFacts = {}; // pid of a quoting post: what its head says of the quoted one
+	const allPosts = []; // every post made: pid, uid, time (ms)
 	for (const k of order) {
 		const t = plan[k];
 		const src = BOARDS[t.bi].src;
@@ -216,6 +217,29 @@ async function main() {
 			if (toPid) quoteFacts[r.pid] = [{ of: String(toPid), author: USERS[uids.indexOf(made[t.quotes.get(i)].uid)] }];
 			made.push({ pid: r.pid, uid, content });
 		}
+		made.forEach((m, i) => allPosts.push({ pid: m.pid, uid: m.uid, ts: t.times[i] }));
+	}
+
+	// Edits: about one post in twenty edited by its author minutes to hours after, as
+	// posts.edit leaves a post (its edited time and editor; the page then shows "last
+	// edited by <name>" and the time in a timeago title). Likes: about one post in seven
+	// upvoted by one to three other users through posts.upvote (the page shows the
+	// vote count). Random streams of their own, as for quotes.
+	const erand = prng(3535);
+	const vrand = prng(3636);
+	for (const m of allPosts) {
+		if (erand() < 0.05) {
+			const edited = m.ts + (120 + Math.floor(erand() * 36000)) * 1000;
+			await p(db.setObject)('post:' + m.pid, { edited, editor: m.uid });
+		}
+		if (vrand() < 0.15) {
+			const n = 1 + Math.floor(vrand() * 3);
+			const voters = uids.filter((u) => u !== m.uid);
+			for (let i = 0; i < n; i++) {
+				const v = voters.splice(Math.floor(vrand() * voters.length), 1)[0];
+				await p(posts.upvote)(m.pid, v);
+			}
+		}
 	}
 
 	// ---- truth, read back from the database ----
@@ -232,7 +256,8 @@ async function main() {
 		// (data-pid), the author's id (data-uid) and profile (/user/<slug>); a quote's
 		// post and author in the line before the blockquote ("@name said in [title](/post/pid):"),
 		// which is also what the reply answers.
-		shows: { post_id: true, author_id: true, author_url: true, quote_of: true, quote_author: true, reply_to: true },
+		shows: { post_id: true, author_id: true, author_url: true, quote_of: true, quote_author: true, reply_to: true,
+			edited: true, likes: true },
 		boards: [], threads: [] };
 	const catData = await p(categories.getCategoriesData)(cids);
 	for (const c of catData) truth.boards.push({ id: String(c.cid), name: c.name, path: '/category/' + c.slug });
@@ -243,7 +268,8 @@ async function main() {
 		for (const t of tdata) {
 			if (Number(t.deleted)) continue;
 			const pids = [String(t.mainPid)].concat(await p(db.getSortedSetRange)('tid:' + t.tid + ':posts', 0, -1));
-			const pdata = await p(posts.getPostsFields)(pids, ['pid', 'uid', 'content', 'timestamp', 'deleted', 'toPid']);
+			const pdata = await p(posts.getPostsFields)(pids, ['pid', 'uid', 'content', 'timestamp', 'deleted', 'toPid',
+				'edited', 'upvotes', 'downvotes']);
 			const out = [];
 			for (const pd of pdata) {
 				if (Number(pd.deleted)) continue;
@@ -253,6 +279,7 @@ async function main() {
 				const u = userNames[pd.uid];
 				out.push({ id: String(pd.pid), author: u.username, author_id: String(pd.uid),
 					author_url: '/user/' + u.userslug, time: iso(pd.timestamp),
+					edited: Number(pd.edited) ? iso(pd.edited) : null, likes: Number(pd.upvotes || 0) - Number(pd.downvotes || 0),
 					reply_to: pd.toPid ? String(pd.toPid) : null,
 					html: md.render(String(pd.content)), quote_facts: quoteFacts[pd.pid] || [] });
 			}
