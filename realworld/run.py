@@ -374,12 +374,12 @@ def pct(a, b):
 
 def markdown(results):
     rows = [
-        "| package | family | threads | learned: exact | learned: posts exact | learn requests | learn s (wall / CPU) | hand-written: exact |",
-        "|---|---|---|---|---|---|---|---|",
+        "| package | family | threads | learned: exact | learned: posts exact | learned: quoted words | learn requests | learn s (wall / CPU) | hand-written: exact |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for pkg, r in results.items():
         if "error" in r:
-            rows.append(f"| {pkg} | – | – | {r['error']} | | | | |")
+            rows.append(f"| {pkg} | – | – | {r['error']} | | | | | |")
             continue
         lr, hr = r["learned"], r.get("hand")
         if "exact" in lr:
@@ -388,8 +388,15 @@ def markdown(results):
         else:
             learned, posts = f"no file (exit {lr['learn_exit']})", "–"
         hand = f"{hr['exact']}/{hr['threads']} ({pct(hr['exact'], hr['threads'])})" if hr else "no site.xml"
+        if hr and hr.get("quoted_words") == "in paragraphs" and r.get("quotes_in_truth"):
+            hand += ", quoted words in paragraphs"
+        # Which paragraphs were held to be the posts' own: the words outside
+        # the quotes where the file has a quote rule, else all of them.
+        quoted = {"apart": "kept apart", "in paragraphs": "in paragraphs (no quote rule)"}.get(lr.get("quoted_words"), "–")
+        if not r.get("quotes_in_truth"):
+            quoted = "no quotes"
         rows.append(
-            f"| {pkg} {r['version']} | {r['family']} | {r['threads']} | {learned} | {posts} | {lr.get('learn_requests')} "
+            f"| {pkg} {r['version']} | {r['family']} | {r['threads']} | {learned} | {posts} | {quoted} | {lr.get('learn_requests')} "
             f"| {lr['learn_wall_s']} / {lr['learn_cpu_s']} | {hand} |"
         )
     rows += ["", conversation_table(results)]
