@@ -23,7 +23,9 @@ has no rule for is "not learned" (or, where the page does not show it,
 the rule is. Which paragraphs are the post's own depends on the file: with
 a `quote` rule, the words outside the blockquotes (truth's `paragraphs`);
 without one, every paragraph the post shows, quoted words included
-(truth's `shown`), as luntan then reads them.
+(truth's `shown`), as luntan then reads them, unless the file's `strip`
+takes the blockquotes out whole (then the words outside them, the quoted
+words being lost).
 
     python3 realworld/run.py                     # every package
     python3 realworld/run.py --packages machina  # one
@@ -190,12 +192,13 @@ class Tally:
 
     def __init__(self):
         self.n = {f: [0, 0] for f, _, _ in MEASURED}
+        self.n["quotes_nested"] = [0, 0]
         self.diffs = []
 
     def add(self, field, ok, where, got, want):
         self.n[field][0] += 1
         self.n[field][1] += bool(ok)
-        if not ok and sum(1 for d in self.diffs if d.startswith(field + " ")) < 3:
+        if not ok and got != want and sum(1 for d in self.diffs if d.startswith(field + " ")) < 3:
             self.diffs.append(f"{field} {where}: {got!r} != {want!r}")
 
 
@@ -236,6 +239,9 @@ def compare_conversation(t, d, w_posts, rules, tally, time_ok):
             b = gq[k] if k < len(gq) else {}
             wt = [fold(x) for x in a.get("text", []) if fold(x)]
             tally.add("quotes", b.get("text") == wt and bool(a), f"{where} quote {k + 1}", " / ".join(b.get("text", []))[:60], " / ".join(wt)[:60])
+            if a.get("nested"):
+                # a quote of a post that quotes: the inner quote's words are part of it
+                tally.add("quotes_nested", b.get("text") == wt, f"{where} quote {k + 1}", None, None)
             for field, rule, key in (("quote_of", "quote-of", "of"), ("quote_author", "quote-author", "author")):
                 if rule in has and (a.get(key) or b.get(key)):
                     tally.add(field, a.get(key) == b.get(key), f"{where} quote {k + 1}", b.get(key), a.get(key))
@@ -251,8 +257,17 @@ def compare(truth, data, site):
     site_file = data / "sites" / f"{site}.xml"
     zone_from, zone_to = minutes(truth.get("time_zone", "+08:00")), site_zone(site_file)
     rules = thread_rules(site_file)
-    # Without a quote rule luntan reads quoted words as the post's own.
-    own = "paragraphs" if "quote" in rules else "shown"
+    # With a quote rule luntan keeps the quoted words apart; without one it
+    # reads them as the post's own, unless `strip` takes the blockquotes
+    # (every package here quotes in a <blockquote>) out whole.
+    thread_el = ET.parse(site_file).getroot().find("thread")
+    strip = (thread_el.get("strip") if thread_el is not None else None) or ""
+    if "quote" in rules:
+        own, quoted = "paragraphs", "apart"
+    elif re.search(r"(^|[\s>+~,(])blockquote\b", strip):
+        own, quoted = "paragraphs", "dropped"
+    else:
+        own, quoted = "shown", "in paragraphs"
     names = {b["id"]: b["name"] for b in truth.get("boards", [])}
     tally = Tally()
     prec = truth.get("time_precision", "minute")
@@ -304,7 +319,7 @@ def compare(truth, data, site):
             out["diffs"].append(f"{t['path']}: {first}")
         compare_conversation(dict(t, board_name=names.get(t.get("board"))), d, want, rules, tally, time_ok)
     out["rules"] = rules
-    out["quoted_words"] = "apart" if own == "paragraphs" else "in paragraphs"
+    out["quoted_words"] = quoted
     out["conversation"] = tally.n
     out["conversation_diffs"] = tally.diffs
     out["quotes_in_truth"] = sum(len(p.get("quotes", [])) for t in truth["threads"] for p in t["posts"])
@@ -388,11 +403,15 @@ def markdown(results):
         else:
             learned, posts = f"no file (exit {lr['learn_exit']})", "–"
         hand = f"{hr['exact']}/{hr['threads']} ({pct(hr['exact'], hr['threads'])})" if hr else "no site.xml"
-        if hr and hr.get("quoted_words") == "in paragraphs" and r.get("quotes_in_truth"):
-            hand += ", quoted words in paragraphs"
+        if hr and hr.get("quoted_words") != "apart" and r.get("quotes_in_truth"):
+            hand += f", quoted words {hr.get('quoted_words')}"
         # Which paragraphs were held to be the posts' own: the words outside
         # the quotes where the file has a quote rule, else all of them.
-        quoted = {"apart": "kept apart", "in paragraphs": "in paragraphs (no quote rule)"}.get(lr.get("quoted_words"), "–")
+        quoted = {
+            "apart": "kept apart",
+            "in paragraphs": "in paragraphs (no quote rule)",
+            "dropped": "dropped (no quote rule; strip takes the blockquotes)",
+        }.get(lr.get("quoted_words"), "–")
         if not r.get("quotes_in_truth"):
             quoted = "no quotes"
         rows.append(
@@ -409,12 +428,17 @@ def conversation_cell(side, r, field, rule, shows_key, shows, learned):
         held.add("reply-to")  # a quote's quote-of is what the post answers
     if rule not in held and not side["conversation"][field][0]:
         if field == "quotes" and r.get("quotes_in_truth"):
-            return "not learned (quoted words read as the post's)" if learned else "no rule (quoted words read as the post's)"
+            how = {"dropped": "quoted words dropped by strip"}.get(side.get("quoted_words"), "quoted words read as the post's")
+            return f"not learned ({how})" if learned else f"no rule ({how})"
         if shows_key and not shows.get(shows_key, True):
             return "not shown"
         return "not learned" if learned else "–"
     n, ok = side["conversation"][field]
-    return f"{ok}/{n}" if n else "0/0"
+    cell = f"{ok}/{n}" if n else "0/0"
+    nn, nok = side["conversation"].get("quotes_nested", [0, 0])
+    if field == "quotes" and nn:
+        cell += f" (nested: {nok}/{nn})"
+    return cell
 
 
 def conversation_table(results):

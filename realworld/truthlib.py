@@ -93,10 +93,13 @@ def post_view(html):
 
 def plan_thread(rng, n, per_page, long_from=21, long_quotes=2, share=0.1):
     """Which replies of a thread of `n` posts quote which earlier post:
-    `{reply index: quoted index}`. A thread of `long_from` posts or more
-    gets `long_quotes` quotes, about `share` of the others with two posts
-    or more one. A reply quotes a post on its own page (`per_page` posts a
-    page), never one that quotes, and is quoted by none: no nested quotes."""
+    `{reply index: quoted index}`, in the order the replies must be
+    written. A thread of `long_from` posts or more gets `long_quotes`
+    quotes, about `share` of the others with two posts or more one. A reply
+    quotes a post on its own page (`per_page` posts a page) that quotes
+    none; then, in a long thread, a later reply of the first quoting
+    reply's page quotes that reply whole, its quote and all, as a reader
+    quoting a quote does (a nested quote)."""
     if n < 2:
         return {}
     want = long_quotes if n >= long_from else int(rng.random() < share)
@@ -111,6 +114,12 @@ def plan_thread(rng, n, per_page, long_from=21, long_quotes=2, share=0.1):
         js = [j for j in range(first, k) if j not in chosen]
         if js:
             chosen[k] = rng.choice(js)
+    if n >= long_from and chosen:
+        k1 = min(chosen)
+        last = min(n, k1 // per_page * per_page + per_page)
+        ks = [k for k in range(k1 + 1, last) if k not in chosen and k not in chosen.values()]
+        if ks:
+            chosen[rng.choice(ks)] = k1
     return chosen
 
 

@@ -214,7 +214,8 @@ with app.app_context():
     quote_facts = {}
     for p in plans:
         for k, j in p.get("quotes", {}).items():
-            quote_facts[p["ids"][k]] = [{"of": None, "author": p["posts"][j][0].username}]
+            quote_facts[p["ids"][k]] = [{"of": None, "author": p["posts"][j][0].username,
+                                         "nested": j in p["quotes"]}]
     for u in users:
         u.post_count = Post.query.filter_by(user_id=u.id).count()
     db.session.commit()

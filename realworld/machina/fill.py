@@ -160,7 +160,7 @@ def fill():
                                        subject=subject if k == 0 else 'Re: ' + subject)
             if k in chosen:
                 # Nothing on the page says whose words or which post.
-                quote_facts[post.pk] = [{'of': None, 'author': None}]
+                quote_facts[post.pk] = [{'of': None, 'author': None, 'nested': chosen[k] in chosen}]
         # Fixed past times, through the ORM (update() skips auto_now/auto_now_add).
         posts = list(topic.posts.order_by('id'))
         for p, when in zip(posts, times):

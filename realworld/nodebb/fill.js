@@ -102,7 +102,8 @@ function title(src, i) {
 // Which replies of a thread of n posts quote which earlier post ({reply: quoted}),
 // as realworld/truthlib.py's plan_thread: two quotes in a thread of 21 posts or
 // more, one in about a tenth of the others; a reply quotes a post of its own page
-// (20 posts a page), never one that quotes, and is quoted by none.
+// (20 posts a page) that quotes none; then, in a long thread, a later reply of the
+// first quoting reply's page quotes that reply whole (a nested quote).
 function planThread(n) {
 	const chosen = new Map();
 	if (n < 2) return chosen;
@@ -118,6 +119,17 @@ function planThread(n) {
 			const j = js[Math.floor(qrand() * js.length)];
 			chosen.set(k, j);
 			quoted.add(j);
+		}
+	}
+	// then a nested quote: a later reply of the first quoting reply's page quotes it whole
+	if (n >= 21 && chosen.size) {
+		const k1 = Math.min(...chosen.keys());
+		const last = Math.min(n, Math.floor(k1 / 20) * 20 + 20);
+		const ks = [];
+		for (let k = k1 + 1; k < last; k++) if (!chosen.has(k) && !quoted.has(k)) ks.push(k);
+		if (ks.length) {
+			chosen.set(ks[Math.floor(qrand() * ks.length)], k1);
+			quoted.add(k1);
 		}
 	}
 	return chosen;
@@ -214,7 +226,10 @@ async function main() {
 				toPid = q.pid;
 			}
 			const r = await p(topics.reply)({ uid, tid, content, timestamp: t.times[i], toPid });
-			if (toPid) quoteFacts[r.pid] = [{ of: String(toPid), author: USERS[uids.indexOf(made[t.quotes.get(i)].uid)] }];
+			if (toPid) {
+				const j = t.quotes.get(i);
+				quoteFacts[r.pid] = [{ of: String(toPid), author: USERS[uids.indexOf(made[j].uid)], nested: t.quotes.has(j) }];
+			}
 			made.push({ pid: r.pid, uid, content });
 		}
 		made.forEach((m, i) => allPosts.push({ pid: m.pid, uid: m.uid, ts: t.times[i] }));
