@@ -17,7 +17,8 @@ learner and the crawl.
 The conversation fields (thread XML version 2) are measured apart, each
 only where the site file holds its rule: post ids, author ids and pages,
 quotes (their words, the post and author they name), what a post answers
-(`reply-to`) and the board's name, against truth.json's. A field the file
+(`reply-to`), edit times, likes and the board's name, against
+truth.json's. A field the file
 has no rule for is "not learned" (or, where the page does not show it,
 "not shown"), never a failure; a wrong or missing value where the file has
 the rule is. Which paragraphs are the post's own depends on the file: with
@@ -406,7 +407,7 @@ def markdown(results):
         if hr and hr.get("quoted_words") != "apart" and r.get("quotes_in_truth"):
             hand += f", quoted words {hr.get('quoted_words')}"
         # Which paragraphs were held to be the posts' own: the words outside
-        # the quotes where the file has a quote rule, else all of them.
+        # the quotes where the file has a quote rule or strips them, else all.
         quoted = {
             "apart": "kept apart",
             "in paragraphs": "in paragraphs (no quote rule)",
