@@ -14,6 +14,20 @@ the same author, the same time (to the precision the forum shows) and the
 same paragraphs (white space folded). Nothing is hand-edited between the
 learner and the crawl.
 
+The conversation fields (thread XML version 2) are measured apart, each
+only where the site file holds its rule: post ids, author ids and pages,
+quotes (their words, the post and author they name), what a post answers
+(`reply-to`), edit times, likes and the board's name, against
+truth.json's. A field the file
+has no rule for is "not learned" (or, where the page does not show it,
+"not shown"), never a failure; a wrong or missing value where the file has
+the rule is. Which paragraphs are the post's own depends on the file: with
+a `quote` rule, the words outside the blockquotes (truth's `paragraphs`);
+without one, every paragraph the post shows, quoted words included
+(truth's `shown`), as luntan then reads them, unless the file's `strip`
+takes the blockquotes out whole (then the words outside them, the quoted
+words being lost).
+
     python3 realworld/run.py                     # every package
     python3 realworld/run.py --packages machina  # one
     REALWORLD_BIN=target/debug python3 realworld/run.py
@@ -75,23 +89,63 @@ def fold(s):
     return " ".join(s.split())
 
 
+def paras(el):
+    return [fold(x.text or "") for x in el.findall("p") if fold(x.text or "")]
+
+
 def read_xml(path):
     root = ET.parse(path).getroot()
     posts = []
     for p in root.findall("post"):
+        a = p.find("author")
         posts.append(
             {
                 "author": fold(p.findtext("author") or ""),
                 "time": (p.findtext("time") or "").strip(),
-                "paragraphs": [fold(x.text or "") for x in p.findall("p") if fold(x.text or "")],
+                "paragraphs": paras(p),
+                "id": p.get("id"),
+                "reply_to": p.get("reply-to"),
+                "author_id": a.get("id") if a is not None else None,
+                "author_url": a.get("url") if a is not None else None,
+                "quotes": [{"of": q.get("of"), "author": q.get("author"), "text": paras(q)} for q in p.findall("quote")],
+                "edited": (p.findtext("edited") or "").strip() or None,
+                "likes": int(p.get("likes")) if p.get("likes") is not None else None,
             }
         )
     return {
         "id": root.get("id"),
         "url": (root.findtext("url") or "").strip(),
         "title": fold(root.findtext("title") or ""),
+        "board_name": fold(root.findtext("board-name") or "") or None,
         "posts": posts,
     }
+
+
+# The conversation fields a site file's <thread> may hold (thread XML version 2).
+CONVERSATION = [
+    "post-id", "author-id", "author-url", "reply-to", "quote", "quote-head", "quote-of", "quote-author",
+    "edited", "likes", "replies", "location", "links", "images", "board-name", "thread-replies", "thread-views",
+]
+# What run.py measures, each with the site file rule it needs and truth's
+# `shows` key (whether the package's page shows it at all).
+MEASURED = [
+    ("post_id", "post-id", "post_id"),
+    ("author_id", "author-id", "author_id"),
+    ("author_url", "author-url", "author_url"),
+    ("quotes", "quote", None),
+    ("quote_of", "quote-of", "quote_of"),
+    ("quote_author", "quote-author", "quote_author"),
+    ("reply_to", "reply-to", "reply_to"),
+    ("edited", "edited", "edited"),
+    ("likes", "likes", "likes"),
+    ("board_name", "board-name", None),
+]
+
+
+def thread_rules(site_file):
+    """The conversation attributes of a site file's `<thread>`, in file order."""
+    el = ET.parse(site_file).getroot().find("thread")
+    return [a for a in (el.attrib if el is not None else {}) if a in CONVERSATION]
 
 
 def url_key(u):
@@ -130,6 +184,70 @@ def same_time(got, want, precision):
     return got[:n] == want[:n] and len(got) >= n
 
 
+def same_url(got, want):
+    return got is not None and url_key(got) == url_key(want)
+
+
+class Tally:
+    """Per measured field: values compared, values exact, first differences."""
+
+    def __init__(self):
+        self.n = {f: [0, 0] for f, _, _ in MEASURED}
+        self.n["quotes_nested"] = [0, 0]
+        self.diffs = []
+
+    def add(self, field, ok, where, got, want):
+        self.n[field][0] += 1
+        self.n[field][1] += bool(ok)
+        if not ok and got != want and sum(1 for d in self.diffs if d.startswith(field + " ")) < 3:
+            self.diffs.append(f"{field} {where}: {got!r} != {want!r}")
+
+
+def compare_conversation(t, d, w_posts, rules, tally, time_ok):
+    """One thread's conversation fields, each where the file has its rule.
+    Posts are paired by order (a missing post counts as wrong values).
+    `time_ok(got, want)` says whether a time read is the truth's, as for
+    the posts' own times."""
+    has = set(rules)
+    board = t.get("board_name")
+    if "board-name" in has and board:
+        tally.add("board_name", d["board_name"] == board, t["path"], d["board_name"], board)
+    for i, w in enumerate(w_posts):
+        g = d["posts"][i] if i < len(d["posts"]) else {}
+        where = f"{t['path']} post {i + 1}"
+        if "post-id" in has and w.get("id"):
+            tally.add("post_id", g.get("id") == w["id"], where, g.get("id"), w["id"])
+        if "author-id" in has and w.get("author_id"):
+            tally.add("author_id", g.get("author_id") == w["author_id"], where, g.get("author_id"), w["author_id"])
+        if "author-url" in has and w.get("author_url"):
+            tally.add("author_url", same_url(g.get("author_url"), w["author_url"]), where, g.get("author_url"), w["author_url"])
+        # luntan writes reply-to from its rule, else from a quote's quote-of;
+        # one written without either would be wrong all the same.
+        want, got = w.get("reply_to"), g.get("reply_to")
+        if (has & {"reply-to", "quote-of"} and want) or got:
+            tally.add("reply_to", want == got, where, got, want)
+        if "edited" in has or g.get("edited"):
+            want, got = w.get("edited"), g.get("edited")
+            if want or got:
+                tally.add("edited", bool(want and got and time_ok(got, want)), where, got, want)
+        if "likes" in has and w.get("likes") is not None:
+            tally.add("likes", g.get("likes") == w["likes"], where, g.get("likes"), w["likes"])
+        if "quote" not in has:
+            continue
+        wq, gq = w.get("quotes", []), g.get("quotes", [])
+        for k in range(max(len(wq), len(gq))):
+            a = wq[k] if k < len(wq) else {}
+            b = gq[k] if k < len(gq) else {}
+            wt = [fold(x) for x in a.get("text", []) if fold(x)]
+            tally.add("quotes", b.get("text") == wt and bool(a), f"{where} quote {k + 1}", " / ".join(b.get("text", []))[:60], " / ".join(wt)[:60])
+            if a.get("nested"):
+                # a quote of a post that quotes: the inner quote's words are part of it
+                tally.add("quotes_nested", b.get("text") == wt, f"{where} quote {k + 1}", None, None)
+            for field, rule, key in (("quote_of", "quote-of", "of"), ("quote_author", "quote-author", "author")):
+                if rule in has and (a.get(key) or b.get(key)):
+                    tally.add(field, a.get(key) == b.get(key), f"{where} quote {k + 1}", b.get(key), a.get(key))
+
+
 def compare(truth, data, site):
     """Every thread of the truth against the XML luntan wrote for it. A
     time is right when it is the truth's wall clock as the page shows it
@@ -137,7 +255,27 @@ def compare(truth, data, site):
     without saying so), or the truth's instant on the clock the site file
     reads times on (a time that names its zone, such as NodeBB's `…Z`, is
     moved there, +08:00 unless the file says otherwise)."""
-    zone_from, zone_to = minutes(truth.get("time_zone", "+08:00")), site_zone(data / "sites" / f"{site}.xml")
+    site_file = data / "sites" / f"{site}.xml"
+    zone_from, zone_to = minutes(truth.get("time_zone", "+08:00")), site_zone(site_file)
+    rules = thread_rules(site_file)
+    # With a quote rule luntan keeps the quoted words apart; without one it
+    # reads them as the post's own, unless `strip` takes the blockquotes
+    # (every package here quotes in a <blockquote>) out whole.
+    thread_el = ET.parse(site_file).getroot().find("thread")
+    strip = (thread_el.get("strip") if thread_el is not None else None) or ""
+    if "quote" in rules:
+        own, quoted = "paragraphs", "apart"
+    elif re.search(r"(^|[\s>+~,(])blockquote\b", strip):
+        own, quoted = "paragraphs", "dropped"
+    else:
+        own, quoted = "shown", "in paragraphs"
+    names = {b["id"]: b["name"] for b in truth.get("boards", [])}
+    tally = Tally()
+    prec = truth.get("time_precision", "minute")
+
+    def time_ok(got, want):
+        return same_time(got, want, prec) or same_time(got, moved(want, zone_from, zone_to), prec)
+
     docs = {}
     for path in (data / "pages" / site).rglob("*.xml"):
         try:
@@ -160,7 +298,7 @@ def compare(truth, data, site):
         first = None
         for i, w in enumerate(want):
             g = d["posts"][i] if i < len(d["posts"]) else None
-            wp = [fold(x) for x in w["paragraphs"] if fold(x)]
+            wp = [fold(x) for x in w.get(own, w["paragraphs"]) if fold(x)]
             why = None
             if g is None:
                 why = "missing"
@@ -180,6 +318,12 @@ def compare(truth, data, site):
             out["exact"] += 1
         else:
             out["diffs"].append(f"{t['path']}: {first}")
+        compare_conversation(dict(t, board_name=names.get(t.get("board"))), d, want, rules, tally, time_ok)
+    out["rules"] = rules
+    out["quoted_words"] = quoted
+    out["conversation"] = tally.n
+    out["conversation_diffs"] = tally.diffs
+    out["quotes_in_truth"] = sum(len(p.get("quotes", [])) for t in truth["threads"] for p in t["posts"])
     return out
 
 
@@ -246,12 +390,12 @@ def pct(a, b):
 
 def markdown(results):
     rows = [
-        "| package | family | threads | learned: exact | learned: posts exact | learn requests | learn s (wall / CPU) | hand-written: exact |",
-        "|---|---|---|---|---|---|---|---|",
+        "| package | family | threads | learned: exact | learned: posts exact | learned: quoted words | learn requests | learn s (wall / CPU) | hand-written: exact |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for pkg, r in results.items():
         if "error" in r:
-            rows.append(f"| {pkg} | – | – | {r['error']} | | | | |")
+            rows.append(f"| {pkg} | – | – | {r['error']} | | | | | |")
             continue
         lr, hr = r["learned"], r.get("hand")
         if "exact" in lr:
@@ -260,10 +404,57 @@ def markdown(results):
         else:
             learned, posts = f"no file (exit {lr['learn_exit']})", "–"
         hand = f"{hr['exact']}/{hr['threads']} ({pct(hr['exact'], hr['threads'])})" if hr else "no site.xml"
+        if hr and hr.get("quoted_words") != "apart" and r.get("quotes_in_truth"):
+            hand += f", quoted words {hr.get('quoted_words')}"
+        # Which paragraphs were held to be the posts' own: the words outside
+        # the quotes where the file has a quote rule or strips them, else all.
+        quoted = {
+            "apart": "kept apart",
+            "in paragraphs": "in paragraphs (no quote rule)",
+            "dropped": "dropped (no quote rule; strip takes the blockquotes)",
+        }.get(lr.get("quoted_words"), "–")
+        if not r.get("quotes_in_truth"):
+            quoted = "no quotes"
         rows.append(
-            f"| {pkg} {r['version']} | {r['family']} | {r['threads']} | {learned} | {posts} | {lr.get('learn_requests')} "
+            f"| {pkg} {r['version']} | {r['family']} | {r['threads']} | {learned} | {posts} | {quoted} | {lr.get('learn_requests')} "
             f"| {lr['learn_wall_s']} / {lr['learn_cpu_s']} | {hand} |"
         )
+    rows += ["", conversation_table(results)]
+    return "\n".join(rows) + "\n"
+
+
+def conversation_cell(side, r, field, rule, shows_key, shows, learned):
+    held = set(side.get("rules", []))
+    if field == "reply_to" and "quote-of" in held:
+        held.add("reply-to")  # a quote's quote-of is what the post answers
+    if rule not in held and not side["conversation"][field][0]:
+        if field == "quotes" and r.get("quotes_in_truth"):
+            how = {"dropped": "quoted words dropped by strip"}.get(side.get("quoted_words"), "quoted words read as the post's")
+            return f"not learned ({how})" if learned else f"no rule ({how})"
+        if shows_key and not shows.get(shows_key, True):
+            return "not shown"
+        return "not learned" if learned else "–"
+    n, ok = side["conversation"][field]
+    cell = f"{ok}/{n}" if n else "0/0"
+    nn, nok = side["conversation"].get("quotes_nested", [0, 0])
+    if field == "quotes" and nn:
+        cell += f" (nested: {nok}/{nn})"
+    return cell
+
+
+def conversation_table(results):
+    head = ["package", "site file", "conversation fields it holds"] + [f for f, _, _ in MEASURED]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for pkg, r in results.items():
+        if "error" in r:
+            continue
+        shows = r.get("shows", {})
+        for name, side, learned in (("learned", r["learned"], True), ("hand-written", r.get("hand"), False)):
+            if not side or "conversation" not in side:
+                continue
+            cells = [f"{pkg} ({r.get('quotes_in_truth', 0)} quotes)", name, ", ".join(side["rules"]) or "none"]
+            cells += [conversation_cell(side, r, f, rule, key, shows, learned) for f, rule, key in MEASURED]
+            rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
 
 
@@ -298,6 +489,7 @@ def main():
                 r["fill_s"] = round(bed(pkg, "fill", work, log=log), 1)
             truth = json.loads((work / "truth.json").read_text())
             r.update(version=truth["version"], family=truth["family"], threads=len(truth["threads"]), time_precision=truth.get("time_precision"))
+            r.update(shows=truth.get("shows", {}), quotes_in_truth=sum(len(p.get("quotes", [])) for t in truth["threads"] for p in t["posts"]))
             bed(pkg, "serve", work, port, log=log)
             try:
                 r["learned"] = learned_run(bin_dir, pkg, origin, truth, work, args, log)
@@ -313,6 +505,12 @@ def main():
             if "exact" in s:
                 print(f"   {side}: {s['exact']}/{s['threads']} threads exact, {s['posts_exact']}/{s['posts']} posts; first differences:")
                 for d in s["diffs"][:5]:
+                    print(f"     {d}")
+                print(f"   {side} conversation: holds {', '.join(s['rules']) or 'nothing'}; quoted words {s['quoted_words']}")
+                for f, (n, ok) in s["conversation"].items():
+                    if n:
+                        print(f"     {f}: {ok}/{n}")
+                for d in s["conversation_diffs"][:8]:
                     print(f"     {d}")
             elif s:
                 print(f"   {side}: {s.get('learn_line')}")

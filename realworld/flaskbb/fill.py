@@ -2,7 +2,6 @@
 # truth.json from what the database holds.
 #
 # Run by bed.sh as: WORK/venv/bin/python fill.py WORK CORPUS_DIR
-import html.parser
 import json
 import os
 import random
@@ -11,7 +10,10 @@ from datetime import datetime, timedelta, timezone
 
 WORK = os.path.abspath(sys.argv[1])
 CORPUS = os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from truthlib import plan_quotes, post_view  # noqa: E402
 
+from flask import url_for  # noqa: E402
 from flaskbb import create_app  # noqa: E402
 from flaskbb.extensions import db  # noqa: E402
 from flaskbb.forum.models import Category, Forum, Post, Topic  # noqa: E402
@@ -19,6 +21,7 @@ from flaskbb.management.models import Setting  # noqa: E402
 from flaskbb.user.models import Group, User  # noqa: E402
 from flaskbb.utils.populate import (create_default_groups,  # noqa: E402
                                     create_default_settings, create_latest_db)
+from flaskbb.utils.helpers import format_quote  # noqa: E402
 from flaskbb.utils.settings import flaskbb_config  # noqa: E402
 
 UTC = timezone.utc
@@ -152,6 +155,20 @@ with app.app_context():
             plans.append({"forum": fo, "title": title(), "posts": posts})
     assert long_left == 0, long_left
 
+    # Quotes, as FlaskBB's quote button writes them (format_quote, the text
+    # `/post/<id>/raw` hands the editor): "**[name](/user/name) wrote:**",
+    # the quoted post's whole text as "> " lines, then a blank line and the
+    # reply. A reply quotes a post on its own page (10 posts a page).
+    # Their own random stream: every other word of the fill is as before.
+    quoting = plan_quotes(3434, [len(p["posts"]) for p in plans], per_page=10)
+    with app.test_request_context("/"):
+        for t, chosen in quoting.items():
+            posts = plans[t]["posts"]
+            plans[t]["quotes"] = chosen
+            for k, j in chosen.items():
+                u, tm, text = posts[k]
+                posts[k] = (u, tm, format_quote(posts[j][0].username, posts[j][2]) + "\n" + text)
+
     # Create posts in time order across the whole forum, as they would have
     # been written; then set each post's time through the ORM.
     events = []
@@ -170,6 +187,8 @@ with app.app_context():
         else:
             topic = p["topic"]
             post.save(user=u, topic=topic)
+        p.setdefault("ids", {})[k] = post.id
+        p.setdefault("objs", {})[k] = post
         post.date_created = tm
         topic.last_updated = tm
         db.session.commit()
@@ -177,6 +196,26 @@ with app.app_context():
     for fo, _ in forums:
         fo.recalculate(last_post=True)
         fo.last_post_created = fo.last_post.date_created
+    # Edits: about one post in twenty edited by its author minutes to hours
+    # after, as FlaskBB's edit view leaves it (date_modified, modified_by;
+    # the page then says "(Last modified: <date> by <name>.)"). A random
+    # stream of its own, as for quotes.
+    erng = random.Random(3535)
+    for p in plans:
+        for k, (u, tm, _) in enumerate(p["posts"]):
+            if erng.random() < 0.05:
+                post = p["objs"][k]
+                post.date_modified = tm + timedelta(seconds=erng.randint(120, 10 * 3600))
+                post.modified_by = u.username
+    db.session.commit()
+
+    # Each quoting post's id: the quoted post's author, as the head shows
+    # him (the head links his profile, not the post: no "of").
+    quote_facts = {}
+    for p in plans:
+        for k, j in p.get("quotes", {}).items():
+            quote_facts[p["ids"][k]] = [{"of": None, "author": p["posts"][j][0].username,
+                                         "nested": j in p["quotes"]}]
     for u in users:
         u.post_count = Post.query.filter_by(user_id=u.id).count()
     db.session.commit()
@@ -185,28 +224,18 @@ with app.app_context():
     flaskbb_config.__init__()  # pick up the saved settings
     render = app.jinja_env.filters["markup"]
 
-    class Paras(html.parser.HTMLParser):
-        def __init__(self):
-            super().__init__(convert_charrefs=True)
-            self.out, self.cur = [], None
-
-        def handle_starttag(self, tag, attrs):
-            if tag == "p":
-                self.cur = []
-
-        def handle_endtag(self, tag):
-            if tag == "p" and self.cur is not None:
-                self.out.append("".join(self.cur).strip())
-                self.cur = None
-
-        def handle_data(self, data):
-            if self.cur is not None:
-                self.cur.append(data)
-
-    def paragraphs(content):
-        p = Paras()
-        p.feed(str(render(content)))
-        return [x for x in p.out if x]
+    def view(post):
+        """The post as a reader sees it (truthlib.post_view), with its id,
+        its author's id and its quotes."""
+        v = post_view(str(render(post.content)))
+        facts = quote_facts.get(post.id, [])
+        assert len(facts) == len(v["quotes"]), (post.id, facts, v["quotes"])
+        return {"id": str(post.id), "author": post.username, "author_id": str(post.user_id),
+                "author_url": url_for("user.profile", username=post.username),
+                "time": wall(post.date_created), "paragraphs": v["paragraphs"],
+                "edited": wall(post.date_modified) if post.date_modified else None,
+                "shown": v["shown"],
+                "quotes": [dict(f, text=q) for f, q in zip(facts, v["quotes"])]}
 
     def wall(dt):
         # FlaskBB prints the stored UTC time as it is (no time zone setting).
@@ -214,6 +243,13 @@ with app.app_context():
 
     truth = {"package": "FlaskBB", "version": "2.0.2", "family": "classic",
              "home": "/", "time_zone": "+00:00", "time_precision": "minute",
+             # What its thread pages show of each post's conversation
+             # fields: the post id (div.post-row's id), the author's profile
+             # (/user/<name>), no user id anywhere; a quote's author in the
+             # line before the blockquote, never the quoted post.
+             "shows": {"post_id": True, "author_id": False, "author_url": True,
+                       "quote_of": False, "quote_author": True, "reply_to": False,
+                       "edited": True, "likes": False},
              "boards": [], "threads": []}
     with app.test_request_context("/"):
         for fo in Forum.query.order_by(Forum.id).all():
@@ -226,12 +262,11 @@ with app.app_context():
             truth["threads"].append({
                 "id": str(t.id), "board": str(t.forum_id), "title": t.title,
                 "path": t.url,
-                "posts": [{"author": p.username, "time": wall(p.date_created),
-                           "paragraphs": paragraphs(p.content)}
-                          for p in posts if not p.hidden],
+                "posts": [view(p) for p in posts if not p.hidden],
             })
     with open(os.path.join(WORK, "truth.json"), "w", encoding="utf-8") as f:
         json.dump(truth, f, ensure_ascii=False, indent=1)
     nposts = sum(len(t["posts"]) for t in truth["threads"])
-    print("boards %d threads %d posts %d users %d" % (
-        len(truth["boards"]), len(truth["threads"]), nposts, User.query.count()))
+    nquotes = sum(len(p["quotes"]) for t in truth["threads"] for p in t["posts"])
+    print("boards %d threads %d posts %d users %d quotes %d" % (
+        len(truth["boards"]), len(truth["threads"]), nposts, User.query.count(), nquotes))

@@ -46,7 +46,7 @@ fill() {
   [ -x "$PY" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
   rm -f "$WORK/db.sqlite3" "$WORK/truth.json"
   manage migrate --noinput -v 0
-  BED_CORPUS="$REPO/crates/luntan-fixture/corpus" manage shell < "$HERE/fill.py"
+  BED_CORPUS="$REPO/crates/luntan-fixture/corpus" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
 }
 
 running() { [ -f "$WORK/server.pid" ] && kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null; }

@@ -5,7 +5,7 @@ import datetime
 import json
 import os
 import random
-from html.parser import HTMLParser
+import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -19,6 +19,8 @@ from machina.apps.forum_permission.models import ForumPermission, UserForumPermi
 
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
+sys.path.insert(0, os.environ['BED_REALWORLD'])
+from truthlib import plan_thread, post_view  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 
@@ -78,6 +80,7 @@ def body(kind):
 
 @transaction.atomic
 def fill():
+    """Fills the database; returns what each quoting post says of its quote."""
     # Anonymous visitors (the crawler) and members may see and read every forum.
     for codename in ['can_see_forum', 'can_read_forum']:
         perm = ForumPermission.objects.get(codename=codename)
@@ -114,6 +117,16 @@ def fill():
     rng.shuffle(plan)
     long_idx = set(rng.sample(range(len(plan)), 7))
 
+    # Quotes: machina 1.3.1 has no quote button of its own; its editor
+    # (EasyMDE) has one, which puts "> " before every line selected. A
+    # reply quotes an earlier post of its page (15 posts a page) whole:
+    # its text as "> " lines, a blank line, then the reply. The plan is
+    # drawn from its own random stream once the thread sizes are known,
+    # so every other word of the fill is as before.
+    qrng = random.Random(3434)
+    erng = random.Random(3535)  # edits
+    quote_facts = {}  # the quoting post's id: what it says of the quoted one
+
     start0 = datetime.datetime(2025, 1, 3, 8, 0, 0, tzinfo=TZ)
     span = int((datetime.datetime(2026, 9, 30, tzinfo=TZ) - start0).total_seconds())
     for idx, (forum, kind) in enumerate(plan):
@@ -135,53 +148,49 @@ def fill():
         topic = Topic.objects.create(forum=forum, subject=subject, type=Topic.TOPIC_POST,
                                      status=Topic.TOPIC_UNLOCKED, poster=rng.choice(users))
         posters = [topic.poster] + [rng.choice(users) for _ in range(nposts - 1)]
+        chosen = plan_thread(qrng, nposts, per_page=15)
+        contents = []
         for k in range(nposts):
             content = ptext if (kind == 'poem' and k == 0) else body(kind)
-            Post.objects.create(topic=topic, poster=posters[k], content=content,
-                                subject=subject if k == 0 else 'Re: ' + subject)
+            if k in chosen:
+                quoted = contents[chosen[k]].strip().split('\n')
+                content = '\n'.join('> ' + line for line in quoted) + '\n\n' + content
+            contents.append(content)
+            post = Post.objects.create(topic=topic, poster=posters[k], content=content,
+                                       subject=subject if k == 0 else 'Re: ' + subject)
+            if k in chosen:
+                # Nothing on the page says whose words or which post.
+                quote_facts[post.pk] = [{'of': None, 'author': None, 'nested': chosen[k] in chosen}]
         # Fixed past times, through the ORM (update() skips auto_now/auto_now_add).
         posts = list(topic.posts.order_by('id'))
         for p, when in zip(posts, times):
             Post.objects.filter(pk=p.pk).update(created=when, updated=when)
+            # About one post in twenty edited by its author minutes to hours after, as
+            # machina's update view leaves it (updated, updated_by, updates_count; the page
+            # then says "最近编辑 <name> … <date>, edited 1 time in total.").
+            if erng.random() < 0.05:
+                Post.objects.filter(pk=p.pk).update(
+                    updated=when + datetime.timedelta(seconds=erng.randint(120, 10 * 3600)),
+                    updated_by=p.poster, updates_count=1)
         Topic.objects.filter(pk=topic.pk).update(created=times[0], updated=times[-1])
         topic.refresh_from_db()
         topic.update_trackers()  # last_post, last_post_on, then the forum's trackers
     for forum in Forum.objects.all():
         forum.refresh_from_db()
         forum.update_trackers()
+    return quote_facts
 
 
-class Paras(HTMLParser):
-    """Text of each <p> of machina's rendered post, entities decoded."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.paras, self.cur, self.depth = [], None, 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag == 'p':
-            self.cur = []
-        elif tag == 'br' and self.cur is not None:
-            self.cur.append('\n')
-        elif self.cur is not None:
-            raise ValueError('markup in a post: <%s>' % tag)
-
-    def handle_endtag(self, tag):
-        if tag == 'p' and self.cur is not None:
-            self.paras.append(''.join(self.cur).strip())
-            self.cur = None
-
-    def handle_data(self, data):
-        if self.cur is not None:
-            self.cur.append(data)
-        elif data.strip():
-            raise ValueError('text outside <p>: %r' % data)
-
-
-def truth():
+def truth(quote_facts):
     out = {
         'package': 'django-machina', 'version': '1.3.1', 'family': 'classic',
         'home': reverse('forum:index'), 'time_zone': '+08:00', 'time_precision': 'minute',
+        # What its thread pages show of each post's conversation fields: the post id
+        # (div.card.post's id), the author's profile (/forum/member/profile/<uid>/, the uid in
+        # it); a quote is a bare blockquote, naming neither its post nor its author.
+        'shows': {'post_id': True, 'author_id': True, 'author_url': True,
+                  'quote_of': False, 'quote_author': False, 'reply_to': False,
+                  'edited': True, 'likes': False},
         'boards': [], 'threads': [],
     }
     for f in Forum.objects.filter(type=Forum.FORUM_POST).order_by('tree_id', 'lft'):
@@ -191,16 +200,23 @@ def truth():
     for t in Topic.objects.filter(approved=True).select_related('forum').order_by('id'):
         posts = []
         for p in t.posts.filter(approved=True).select_related('poster').order_by('created', 'id'):
-            parser = Paras()
-            parser.feed(str(p.content.rendered))
-            parser.close()
-            source = [s.strip() for s in p.content.raw.split('\n\n')]
-            if parser.paras != source:
+            v = post_view(str(p.content.rendered))
+            facts = quote_facts.get(p.pk, [])
+            assert len(facts) == len(v['quotes']), (p.pk, facts, v['quotes'])
+            source = [s.strip() for s in p.content.raw.split('\n\n') if not s.startswith('>')]
+            if v['paragraphs'] != source:
                 mismatches += 1
             posts.append({
+                'id': str(p.pk),
                 'author': p.poster.get_full_name(),
+                'author_id': str(p.poster.pk),
+                'author_url': reverse('forum_member:profile', args=[p.poster.pk]),
                 'time': p.created.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds'),
-                'paragraphs': parser.paras,
+                'edited': (p.updated.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
+                           if p.updates_count else None),
+                'paragraphs': v['paragraphs'],
+                'shown': v['shown'],
+                'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
             })
         out['threads'].append({
             'id': str(t.pk), 'board': str(t.forum_id), 'title': t.subject,
@@ -209,10 +225,10 @@ def truth():
         })
     (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
     n = sum(len(t['posts']) for t in out['threads'])
-    print('truth.json: %d boards, %d threads, %d posts, %d users; %d rendered posts differ from '
-          'their source text' % (len(out['boards']), len(out['threads']), n,
-                                 User.objects.count(), mismatches))
+    nq = sum(len(p['quotes']) for t in out['threads'] for p in t['posts'])
+    print('truth.json: %d boards, %d threads, %d posts, %d users, %d quotes; %d rendered posts '
+          'differ from their source text' % (len(out['boards']), len(out['threads']), n,
+                                             User.objects.count(), nq, mismatches))
 
 
-fill()
-truth()
+truth(fill())

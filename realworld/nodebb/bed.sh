@@ -78,6 +78,8 @@ EOF
 		nodebb-plugin-emoji-one nodebb-plugin-emoji-extended nodebb-plugin-soundpack-default >/dev/null
 	write_config 4567
 	node "$HERE/fill.js" "$NB" "$REPO/crates/luntan-fixture/corpus" "$WORK/truth.json"
+	# each post's rendered HTML into paragraphs and quotes, as a reader sees them
+	python3 "$REPO/realworld/truthlib.py" nodebb "$WORK/truth.json"
 }
 
 do_stop() {

@@ -3,13 +3,41 @@
 
 usage: check.py TRUTH_JSON PORT
 Reads the home page (boards), every thread page by page (?page=N, as the <noscript> pager and
-<link rel="next"> give them), and checks titles, authors, times (datePublished) and paragraphs.
+<link rel="next"> give them), and checks titles, authors, times (datePublished), paragraphs,
+post ids (data-pid), author ids (data-uid) and pages (/user/…), quotes with the post and
+author their head line names, edit times and vote counts.
 """
 import json
+import os
+import re
 import sys
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from truthlib import post_view  # noqa: E402
+
+CONTENT = re.compile(r'<li component="post"[^>]*?data-pid="(\d+)" data-uid="(\d+)".*?'
+                     r'<a href="([^"]*)" itemprop="author".*?'
+                     r'<div class="content" component="post/content" itemprop="text">(.*?)</div>', re.S)
+HEAD = re.compile(r'^@(\S+) said in .*:$')
+
+
+def top_heads(content):
+    """The paragraph just before each outermost blockquote (its head line)."""
+    heads, depth, last = [], 0, ''
+    for m in re.finditer(r'<(/?)blockquote>|<p>(.*?)</p>', content, re.S):
+        if m.group(2) is not None:
+            if depth == 0:
+                last = m.group(2)
+        elif m.group(1):
+            depth -= 1
+        else:
+            if depth == 0:
+                heads.append(last)
+            depth += 1
+    return heads
 
 
 class Posts(HTMLParser):
@@ -85,13 +113,29 @@ def main():
             p = Posts()
             p.feed(html)
             title = title or p.title
+            conv = CONTENT.findall(html)
+            assert len(conv) == len(p.posts), (t['path'], page, len(conv), len(p.posts))
+            chunks = html.split('<li component="post"')[1:]
+            for x, (pid, uid, href, content), chunk in zip(p.posts, conv, chunks):
+                votes = re.search(r'component="post/vote-count" data-votes="(-?\d+)"', chunk)
+                edited = re.search(r'component="post/editor"[^>]*>[^<]*<span class="timeago" title="([^"]*)"', chunk)
+                x['likes'] = int(votes.group(1)) if votes else None
+                x['edited'] = edited.group(1)[:19] if edited and edited.group(1) else None
+                v = post_view(content)
+                x.update(id=pid, author_id=uid, author_url=urllib.parse.unquote(href),
+                         paragraphs=v['paragraphs'], shown=v['shown'])
+                # the head line before a blockquote names its author and links its post
+                heads = top_heads(content)
+                links = [re.search(r'href="/post/(\d+)"', h) for h in heads]
+                names = [HEAD.match(post_view('<p>%s</p>' % h)['shown'][0]) for h in heads]
+                x['quotes'] = [{'of': lk and lk.group(1), 'author': nm and nm.group(1), 'text': q}
+                               for lk, nm, q in zip(links, names, v['quotes'])]
+                x['reply_to'] = x['quotes'][0]['of'] if x['quotes'] else None
             got += p.posts
             if not p.next:
                 break
             page += 1
         want = [dict(x, time=x['time'] + '.000Z') for x in t['posts']]
-        for x in got:
-            x['paragraphs'] = [s.strip() for s in x['paragraphs']]
         if title != t['title']:
             print('thread %s: title %r != %r' % (t['id'], title, t['title']))
             bad += 1

@@ -41,6 +41,8 @@ function prng(seed) {
 	};
 }
 const rand = prng(20250334);
+// quotes draw from a stream of their own: the rest of the fill is as before quotes
+const qrand = prng(3434);
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
 const pick = (arr) => arr[Math.floor(rand() * arr.length)];
 
@@ -97,6 +99,56 @@ function title(src, i) {
 	return t;
 }
 
+// Which replies of a thread of n posts quote which earlier post ({reply: quoted}),
+// as realworld/truthlib.py's plan_thread: two quotes in a thread of 21 posts or
+// more, one in about a tenth of the others; a reply quotes a post of its own page
+// (20 posts a page) that quotes none; then, in a long thread, a later reply of the
+// first quoting reply's page quotes that reply whole (a nested quote).
+function planThread(n) {
+	const chosen = new Map();
+	if (n < 2) return chosen;
+	const want = n >= 21 ? 2 : (qrand() < 0.1 ? 1 : 0);
+	const quoted = new Set();
+	for (let i = 0; i < 8 * want && chosen.size < want; i++) {
+		const k = 1 + Math.floor(qrand() * (n - 1));
+		if (chosen.has(k) || quoted.has(k)) continue;
+		const first = Math.floor(k / 20) * 20;
+		const js = [];
+		for (let j = first; j < k; j++) if (!chosen.has(j)) js.push(j);
+		if (js.length) {
+			const j = js[Math.floor(qrand() * js.length)];
+			chosen.set(k, j);
+			quoted.add(j);
+		}
+	}
+	// then a nested quote: a later reply of the first quoting reply's page quotes it whole
+	if (n >= 21 && chosen.size) {
+		const k1 = Math.min(...chosen.keys());
+		const last = Math.min(n, Math.floor(k1 / 20) * 20 + 20);
+		const ks = [];
+		for (let k = k1 + 1; k < last; k++) if (!chosen.has(k) && !quoted.has(k)) ks.push(k);
+		if (ks.length) {
+			chosen.set(ks[Math.floor(qrand() * ks.length)], k1);
+			quoted.add(k1);
+		}
+	}
+	return chosen;
+}
+
+// What NodeBB's quote button puts in the composer (nodebb-plugin-composer-default
+// composer.addQuote with the raw post from posts.getRawPost, translated into the
+// forum's default language, en-GB here): "@name said in [title](/post/pid):", the
+// quoted text as "> " lines, a blank line; the reply follows, and its toPid is the
+// quoted post.
+const saidIn = JSON.parse(fs.readFileSync(path.join(nbDir, 'public/language/en-GB/modules.json'), 'utf8'))['composer.user_said_in'];
+function quoteOf(username, title, pid, raw) {
+	const escapedTitle = (title || '').replace(/([\\`*_{}\[\]()#+\-.!])/g, '\\$1').replace(/\[/g, '&#91;')
+		.replace(/\]/g, '&#93;').replace(/%/g, '&#37;').replace(/,/g, '&#44;');
+	const link = '[' + escapedTitle + '](/post/' + pid + ')';
+	const text = '> ' + raw.replace(/\n/g, '\n> ') + '\n\n';
+	return saidIn.replace('%1', '@' + username.replace(/\s/g, '-')).replace('%2', link) + '\n' + text;
+}
+
 async function main() {
 	const db = nbRequire('src/database');
 	await p(db.init)();
@@ -150,22 +202,78 @@ async function main() {
 		}
 	});
 	// Create threads in the order they began, so tids grow with time.
+	plan.forEach((t) => { t.quotes = planThread(t.n); });
 	const order = plan.map((t, i) => i).sort((a, b) => plan[a].times[0] - plan[b].times[0]);
+	const quoteFacts = {}; // pid of a quoting post: what its head says of the quoted one
+	const allPosts = []; // every post made: pid, uid, time (ms)
 	for (const k of order) {
 		const t = plan[k];
 		const src = BOARDS[t.bi].src;
-		const res = await p(topics.post)({ uid: pick(uids), cid: cids[t.bi], title: title(src, k),
-			content: body(src), timestamp: t.times[0] });
+		const tTitle = title(src, k);
+		const first = { uid: pick(uids), content: body(src) };
+		const res = await p(topics.post)({ uid: first.uid, cid: cids[t.bi], title: tTitle,
+			content: first.content, timestamp: t.times[0] });
 		const tid = res.topicData.tid;
+		const made = [{ pid: res.postData.pid, uid: first.uid, content: first.content }];
 		for (let i = 1; i < t.n; i++) {
-			await p(topics.reply)({ uid: pick(uids), tid, content: body(src), timestamp: t.times[i] });
+			const uid = pick(uids);
+			let content = body(src);
+			let toPid;
+			if (t.quotes.has(i)) {
+				const q = made[t.quotes.get(i)];
+				const name = USERS[uids.indexOf(q.uid)];
+				content = quoteOf(name, tTitle, q.pid, q.content) + content;
+				toPid = q.pid;
+			}
+			const r = await p(topics.reply)({ uid, tid, content, timestamp: t.times[i], toPid });
+			if (toPid) {
+				const j = t.quotes.get(i);
+				quoteFacts[r.pid] = [{ of: String(toPid), author: USERS[uids.indexOf(made[j].uid)], nested: t.quotes.has(j) }];
+			}
+			made.push({ pid: r.pid, uid, content });
+		}
+		made.forEach((m, i) => allPosts.push({ pid: m.pid, uid: m.uid, ts: t.times[i] }));
+	}
+
+	// Edits: about one post in twenty edited by its author minutes to hours after, as
+	// posts.edit leaves a post (its edited time and editor; the page then shows "last
+	// edited by <name>" and the time in a timeago title). Likes: about one post in seven
+	// upvoted by one to three other users through posts.upvote (the page shows the
+	// vote count). Random streams of their own, as for quotes.
+	const erand = prng(3535);
+	const vrand = prng(3636);
+	for (const m of allPosts) {
+		if (erand() < 0.05) {
+			const edited = m.ts + (120 + Math.floor(erand() * 36000)) * 1000;
+			await p(db.setObject)('post:' + m.pid, { edited, editor: m.uid });
+		}
+		if (vrand() < 0.15) {
+			const n = 1 + Math.floor(vrand() * 3);
+			const voters = uids.filter((u) => u !== m.uid);
+			for (let i = 0; i < n; i++) {
+				const v = voters.splice(Math.floor(vrand() * voters.length), 1)[0];
+				await p(posts.upvote)(m.pid, v);
+			}
 		}
 	}
 
 	// ---- truth, read back from the database ----
 	const iso = (ms) => new Date(Number(ms)).toISOString().slice(0, 19);
+	// Posts as a reader sees them: rendered by markdown-it with nodebb-plugin-markdown's
+	// default options (the mentions plugin then links "@name", its text unchanged);
+	// realworld/truthlib.py (run by bed.sh after this) turns the HTML into paragraphs.
+	const MarkdownIt = nbRequire('node_modules/markdown-it');
+	const md = new MarkdownIt({ html: false, xhtmlOut: true, breaks: true, langPrefix: 'language-',
+		linkify: true, typographer: false });
 	const truth = { package: 'nodebb', version: '1.4.0', family: 'modern', home: '/',
-		time_zone: '+00:00', time_precision: 'second', boards: [], threads: [] };
+		time_zone: '+00:00', time_precision: 'second',
+		// What its thread pages show of each post's conversation fields: the post id
+		// (data-pid), the author's id (data-uid) and profile (/user/<slug>); a quote's
+		// post and author in the line before the blockquote ("@name said in [title](/post/pid):"),
+		// which is also what the reply answers.
+		shows: { post_id: true, author_id: true, author_url: true, quote_of: true, quote_author: true, reply_to: true,
+			edited: true, likes: true },
+		boards: [], threads: [] };
 	const catData = await p(categories.getCategoriesData)(cids);
 	for (const c of catData) truth.boards.push({ id: String(c.cid), name: c.name, path: '/category/' + c.slug });
 	const userNames = {};
@@ -175,13 +283,20 @@ async function main() {
 		for (const t of tdata) {
 			if (Number(t.deleted)) continue;
 			const pids = [String(t.mainPid)].concat(await p(db.getSortedSetRange)('tid:' + t.tid + ':posts', 0, -1));
-			const pdata = await p(posts.getPostsFields)(pids, ['pid', 'uid', 'content', 'timestamp', 'deleted']);
+			const pdata = await p(posts.getPostsFields)(pids, ['pid', 'uid', 'content', 'timestamp', 'deleted', 'toPid',
+				'edited', 'upvotes', 'downvotes']);
 			const out = [];
 			for (const pd of pdata) {
 				if (Number(pd.deleted)) continue;
-				if (!(pd.uid in userNames)) userNames[pd.uid] = await p(user.getUserField)(pd.uid, 'username');
-				out.push({ author: userNames[pd.uid], time: iso(pd.timestamp),
-					paragraphs: String(pd.content).split(/\n\s*\n/).map((s) => s.trim()).filter(Boolean) });
+				if (!(pd.uid in userNames)) {
+					userNames[pd.uid] = await p(user.getUserFields)(pd.uid, ['username', 'userslug']);
+				}
+				const u = userNames[pd.uid];
+				out.push({ id: String(pd.pid), author: u.username, author_id: String(pd.uid),
+					author_url: '/user/' + u.userslug, time: iso(pd.timestamp),
+					edited: Number(pd.edited) ? iso(pd.edited) : null, likes: Number(pd.upvotes || 0) - Number(pd.downvotes || 0),
+					reply_to: pd.toPid ? String(pd.toPid) : null,
+					html: md.render(String(pd.content)), quote_facts: quoteFacts[pd.pid] || [] });
 			}
 			truth.threads.push({ id: String(t.tid), board: String(t.cid), title: t.title,
 				path: '/topic/' + t.slug, posts: out });

@@ -1,0 +1,161 @@
+"""What a reader sees in one post's rendered HTML, for the packages' truth.json.
+
+Each package's fill renders every post with the package's own renderer and
+hands the HTML to `post_view`, which returns, as a reader sees the post:
+
+- `shown`: every paragraph in reading order, quoted ones included (what a
+  site file without a quote rule reads as the post's text);
+- `paragraphs`: the post's own paragraphs, those outside any `<blockquote>`
+  (what a site file whose quote rule takes the blockquotes reads as its
+  text; a quote's head line such as FlaskBB's "青山客 wrote:" sits outside
+  the blockquote, so it is the reply's own paragraph);
+- `quotes`: each outermost blockquote's paragraphs, in order.
+
+A paragraph is a `<p>`'s text (entities decoded, white space folded), cut
+at each `<br>` as luntan cuts one. stdlib only: the packages' venvs and the
+system python both import it.
+
+    python3 truthlib.py nodebb TRUTH_JSON   # NodeBB: turns each post's `html` into the fields above
+"""
+
+import json
+import random
+import sys
+from html.parser import HTMLParser
+
+
+def fold(s):
+    return " ".join(s.split())
+
+
+class _View(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth = 0  # blockquotes open
+        self.cur = None  # the open <p>'s pieces
+        self.shown, self.own, self.quotes = [], [], []
+        self.loose = []  # text outside any <p>
+
+    def _end_para(self):
+        if self.cur is None:
+            return
+        t = fold("".join(self.cur))
+        self.cur = []
+        if not t:
+            return
+        self.shown.append(t)
+        if self.depth:
+            self.quotes[-1].append(t)
+        else:
+            self.own.append(t)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "blockquote":
+            self._end_para()
+            self.cur = None
+            if self.depth == 0:
+                self.quotes.append([])
+            self.depth += 1
+        elif tag == "p":
+            self.cur = []
+        elif tag == "br" and self.cur is not None:
+            self._end_para()
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag):
+        if tag == "p":
+            self._end_para()
+            self.cur = None
+        elif tag == "blockquote" and self.depth:
+            self._end_para()
+            self.cur = None
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.cur is not None:
+            self.cur.append(data)
+        elif data.strip():
+            self.loose.append(data.strip())
+
+
+def post_view(html):
+    """`{"shown", "paragraphs", "quotes"}` of one post's HTML; raises when
+    text stands outside a paragraph (the truth would not say where it is)."""
+    v = _View()
+    v.feed(html)
+    v.close()
+    if v.loose:
+        raise ValueError(f"text outside <p>: {v.loose[:3]!r} in {html[:200]!r}")
+    return {"shown": v.shown, "paragraphs": v.own, "quotes": v.quotes}
+
+
+def plan_thread(rng, n, per_page, long_from=21, long_quotes=2, share=0.1):
+    """Which replies of a thread of `n` posts quote which earlier post:
+    `{reply index: quoted index}`, in the order the replies must be
+    written. A thread of `long_from` posts or more gets `long_quotes`
+    quotes, about `share` of the others with two posts or more one. A reply
+    quotes a post on its own page (`per_page` posts a page) that quotes
+    none; then, in a long thread, a later reply of the first quoting
+    reply's page quotes that reply whole, its quote and all, as a reader
+    quoting a quote does (a nested quote)."""
+    if n < 2:
+        return {}
+    want = long_quotes if n >= long_from else int(rng.random() < share)
+    chosen = {}
+    for _ in range(8 * want):
+        if len(chosen) == want:
+            break
+        k = rng.randrange(1, n)
+        if k in chosen or k in chosen.values():
+            continue
+        first = k // per_page * per_page
+        js = [j for j in range(first, k) if j not in chosen]
+        if js:
+            chosen[k] = rng.choice(js)
+    if n >= long_from and chosen:
+        k1 = min(chosen)
+        last = min(n, k1 // per_page * per_page + per_page)
+        ks = [k for k in range(k1 + 1, last) if k not in chosen and k not in chosen.values()]
+        if ks:
+            chosen[rng.choice(ks)] = k1
+    return chosen
+
+
+def plan_quotes(seed, sizes, per_page, **kw):
+    """`plan_thread` for threads of `sizes` posts, on a random stream of its
+    own (`seed`), so the rest of a fill stays what it was before quotes:
+    `{thread index: {reply index: quoted index}}`."""
+    rng = random.Random(seed)
+    out = {}
+    for t, n in enumerate(sizes):
+        chosen = plan_thread(rng, n, per_page, **kw)
+        if chosen:
+            out[t] = chosen
+    return out
+
+
+def nodebb(path):
+    """NodeBB's fill.js writes each post's HTML (markdown-it, the markdown
+    plugin's options) and its quote facts; this turns them into the truth's
+    fields."""
+    truth = json.load(open(path, encoding="utf-8"))
+    for t in truth["threads"]:
+        for p in t["posts"]:
+            v = post_view(p.pop("html"))
+            facts = p.pop("quote_facts", [])
+            p["paragraphs"] = v["paragraphs"]
+            p["shown"] = v["shown"]
+            if len(facts) != len(v["quotes"]):
+                raise ValueError(f"thread {t['id']} post {p['id']}: {len(v['quotes'])} blockquotes, {len(facts)} planned")
+            p["quotes"] = [dict(f, text=q) for f, q in zip(facts, v["quotes"])]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(truth, ensure_ascii=False, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "nodebb":
+        nodebb(sys.argv[2])
+    else:
+        sys.exit(__doc__)
