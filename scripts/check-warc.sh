@@ -39,11 +39,12 @@ if [ ! -x "$venv/bin/wayback" ] || [ ! -x "$venv/bin/warcio" ]; then
 fi
 py=$venv/bin/python
 
-# A small crawl of every kind of page: three HTML forums (GBK, Big5, UTF-8),
-# the XHR forum through its JSON and in Chromium (the microblog's
-# user-by-user rounds are left out).
+# A small crawl of every kind of page: four HTML forums (GBK, Big5, UTF-8,
+# GB18030), the XHR forum through its JSON and in Chromium (the microblog's
+# user-by-user rounds are left out), and the pictures Discuz! X's posts
+# show, archived by luntan-media.
 mkdir -p "$work/data/sites"
-"$bin/luntan-fixture" serve --addr 127.0.0.1:0 --threads 6 --boards 1 --sites-out "$work/data/sites" --microblog >"$work/fixture.out" 2>"$work/fixture.err" &
+"$bin/luntan-fixture" serve --addr 127.0.0.1:0 --threads 6 --boards 1 --forums dz,phpbb,bbs,dzx --sites-out "$work/data/sites" --microblog >"$work/fixture.out" 2>"$work/fixture.err" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^listening on' "$work/fixture.out" 2>/dev/null && break; sleep 0.1; done
 grep -q '^listening on' "$work/fixture.out" || fail "the fixture forum did not start: $(cat "$work/fixture.err")"
@@ -51,6 +52,8 @@ rm -f "$work/data/sites/mb.xml" "$work/data/sites/mb-browser.xml"
 "$bin/luntan-discover" -q --data "$work/data" --all-boards >/dev/null
 "$bin/luntan-download" -q --data "$work/data" >/dev/null
 "$bin/luntan-extract" -q --data "$work/data" >/dev/null
+sed -i 's|^  <links>|  <media/>\n  <links>|' "$work/data/sites/dzx.xml"
+"$bin/luntan-media" -q --data "$work/data" >/dev/null
 # One thread as saved before luntan kept heads: exported with a minimal one.
 legacy=$(find "$work/data/pages/dz" -name 'article*.http' | sort | sed -n 2p)
 [ -n "$legacy" ] || fail "no second dz thread"
@@ -68,7 +71,7 @@ echo "check-warc: warcio check: $records records, every digest right"
 
 # Every saved page, by the lines download kept: one record each, found by warcio.
 "$py" - "$work" <<'EOF'
-import json, pathlib, sys
+import json, pathlib, sqlite3, sys
 work = pathlib.Path(sys.argv[1])
 legacy = [json.loads(l) for l in (work / "legacy.http").read_text().splitlines()]
 index = [json.loads(l) for l in (work / "index.jsonl").read_text().splitlines()]
@@ -91,8 +94,14 @@ assert kinds == {"response", "snapshot"}, kinds
 for c in legacy:
     got = [r for r in records.get(c["url"], []) if r["warc-type"] == "response" and r["http:status"] == "200"]
     assert len(got) == 1, f"the page saved without a head ({c['url']}): {got}"
-assert len(index) == 1 + len(pages) + len(legacy), f"{len(index) - 1} records for {len(pages) + len(legacy)} pages"
-print(f"check-warc: warcio index: {len(pages)} pages, {sum(c['kind'] == 'snapshot' for c in pages)} browser states, each once")
+db = sqlite3.connect(work / "data/luntan.db")
+media = db.execute("SELECT url FROM media WHERE status = 'archived'").fetchall()
+assert media, "luntan-media archived no picture"
+for (url,) in media:
+    got = [r for r in records.get(url, []) if r["warc-type"] == "response" and r["http:status"] == "200"]
+    assert len(got) == 1, f"the archived picture {url}: {got}"
+assert len(index) == 1 + len(pages) + len(legacy) + len(media), f"{len(index) - 1} records for {len(pages) + len(legacy)} pages and {len(media)} pictures"
+print(f"check-warc: warcio index: {len(pages)} pages, {sum(c['kind'] == 'snapshot' for c in pages)} browser states, {len(media)} pictures, each once")
 EOF
 
 # pywb: a collection holding the WARC, served on a free loopback port.
@@ -105,7 +114,7 @@ pids+=($!)
 
 # One page of each kind (GBK HTML, JSON, a browser state) fetched back as it was archived.
 "$py" - "$work" "$port" <<'EOF'
-import json, pathlib, sys, time, urllib.request
+import json, pathlib, sqlite3, sys, time, urllib.request
 work, port = pathlib.Path(sys.argv[1]), sys.argv[2]
 for _ in range(300):
     try:
@@ -144,5 +153,16 @@ for site, ext in (("dz", ".html"), ("xhr", ".json"), ("xhr-browser", ".html"), (
     wanted = [f.read_bytes() for f in files]
     assert body in wanted, f"{url}: pywb replayed {len(body)} bytes, the saved page ({files[0]}) holds {len(wanted[0])}"
     print(f"check-warc: pywb replayed {site} {c['url']} ({len(body)} bytes) byte for byte")
+
+# A picture luntan-media archived, replayed as its file under media/.
+db = sqlite3.connect(work / "data/luntan.db")
+url, sha = db.execute("SELECT url, sha256 FROM media WHERE status = 'archived' ORDER BY url LIMIT 1").fetchone()
+stamp = next(r["warc-date"] for r in index if r["warc-target-uri"] == url)
+ts = "".join(ch for ch in stamp if ch.isdigit())[:14]
+with urllib.request.urlopen(f"http://127.0.0.1:{port}/luntan/{ts}id_/{url}", timeout=30) as resp:
+    body, status, ctype = resp.read(), resp.status, resp.headers.get("Content-Type", "")
+kept = (work / "data/media" / sha[:2] / sha).read_bytes()
+assert status == 200 and body == kept and ctype.startswith("image/"), (url, status, ctype, len(body), len(kept))
+print(f"check-warc: pywb replayed the picture {url} ({len(body)} bytes, {ctype}) byte for byte")
 EOF
 echo "check-warc: ok"
