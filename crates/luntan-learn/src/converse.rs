@@ -70,6 +70,9 @@ struct P<'a> {
     author: String,
     /// Who wrote it and its words: the same post on two pages read.
     key: (String, String),
+    /// All its body shows, its quotes and what `strip` takes out included:
+    /// what a reply that quotes it whole reproduces.
+    shown: String,
 }
 
 /// Fewest posts (or quotes, edits) a field is learned from.
@@ -238,7 +241,8 @@ pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
             let body = if body_sel.matches(&el) { Some(el) } else { el.select(&body_sel).next() };
             let author = author_sel.as_ref().and_then(|s| el.select(s).next()).map(line_text).unwrap_or_default();
             let words = body.map(|b| letters(&paragraphs(b, strip.as_ref()).join(""))).unwrap_or_default();
-            posts.push(P { page: i, el, body, key: (author.clone(), words), author });
+            let shown = body.map(|b| letters(&paragraphs(b, None).join(""))).unwrap_or_default();
+            posts.push(P { page: i, el, body, key: (author.clone(), words), author, shown });
         }
     }
     if posts.len() < 2 * EVIDENCE {
@@ -586,7 +590,10 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
             .map(|&(i, q)| {
                 // The post of its thread that wrote most of its words (a
                 // forum's posts may share a line); of equals, the nearest
-                // before it on its page, then the first elsewhere.
+                // before it on its page, then the first elsewhere. A post
+                // quoted whole brings its own quote along: the words it
+                // shows count for the quote being all its, the words it
+                // wrote for which post it is.
                 let long = q.text().map(letters).filter(|t| t.chars().count() >= 6).count();
                 let same_thread = |j: usize| j != i && (posts[j].page == posts[i].page || (thread_of(j).is_some() && thread_of(j) == thread_of(i)));
                 let near = |j: usize| if posts[j].page == posts[i].page && j < i { (1, j) } else { (0, usize::MAX - j) };
@@ -594,7 +601,7 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
                     .filter(|&j| same_thread(j))
                     .map(|j| (quotes_words(q, &own[j]), near(j), j))
                     // All its lines but one (the head naming the post).
-                    .filter(|(n, _, _)| *n > 0 && *n + 1 >= long)
+                    .filter(|&(n, _, j)| n > 0 && quotes_words(q, &posts[j].shown) + 1 >= long)
                     .max()
                     .map(|(_, _, j)| j);
                 QuoteAt { el: q, post: i, of }
@@ -621,18 +628,23 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
     }
     let Some((key, quotes)) = best else { return Vec::new() };
     out.fields.push(Field { attr: "quote", css: key.clone(), examples: quotes.iter().take(3).map(|q| crate::learn::describe(q.el)).collect() });
-    out.quote = Some(key);
+    out.quote = Some(key.clone());
     let verified: Vec<(&QuoteAt, &P)> = quotes.iter().filter_map(|q| q.of.map(|j| (q, &posts[j]))).collect();
-    // The head: what a quote says beside the words it quotes.
+    // The head: what a quote says beside the words it quotes, which are
+    // all the quoted post shows (a quote inside it included).
     let quoted_words = |q: ElementRef, p: &P, head: Option<&Selector>| -> bool {
         let paras = paragraphs(q, head);
-        !paras.is_empty() && paras.iter().all(|t| letters(t).is_empty() || p.key.1.contains(&letters(t)) || p.key.1.contains(letters(t).trim_end_matches('.')))
+        !paras.is_empty() && paras.iter().all(|t| letters(t).is_empty() || p.shown.contains(&letters(t)) || p.shown.contains(letters(t).trim_end_matches('.')))
     };
     let needs_head = verified.iter().any(|(q, p)| !quoted_words(q.el, p, None));
     if needs_head {
         let cands = verified.iter().take(3).flat_map(|(q, _)| q.el.descendent_elements().flat_map(|e| forms(e, q.el.id())).collect::<Vec<_>>());
-        let fits =
-            |sel: &Selector| verified.iter().all(|(q, p)| quoted_words(q.el, p, Some(sel))) && quotes.iter().all(|q| !paragraphs(q.el, Some(sel)).is_empty());
+        // A head never takes a quote inside the quote: those are quoted words.
+        let quote_sel = parse(&key).expect("parsed above");
+        let fits = |sel: &Selector| {
+            verified.iter().all(|(q, p)| quoted_words(q.el, p, Some(sel)))
+                && quotes.iter().all(|q| !paragraphs(q.el, Some(sel)).is_empty() && q.el.select(sel).all(|e| !quote_sel.matches(&e)))
+        };
         match first_fitting(cands, fits) {
             Some(css) => out.fields.push(Field { attr: "quote-head", css, examples: Vec::new() }),
             None => {
@@ -1047,6 +1059,57 @@ mod tests {
         // Nothing on these pages counts likes, shows a location or links a post.
         for absent in ["likes", "location", "reply-to"] {
             assert!(!got.contains_key(absent), "{absent}: {got:?}");
+        }
+    }
+
+    /// A FlaskBB- or NodeBB-like thread: the quote's head ("小明 wrote:")
+    /// stands before the blockquote, in the replier's own words; a post
+    /// quoted whole brings its own quote with it.
+    fn thread(tid: u32, posts: &[(u32, &str, String)]) -> String {
+        let mut out = format!("<html><body><p class=\"crumbs\"><a href=\"./viewforum.php?f=2\">詩詞</a></p><h2>主題{tid}</h2>");
+        for (i, (pid, name, content)) in posts.iter().enumerate() {
+            let uid = name.chars().next().map_or(0, |c| c as u32 % 97);
+            out.push_str(&format!(
+                "<div class=\"post\" id=\"p{pid}\"><p class=\"author\"><a class=\"username\" href=\"./u/{uid}\">{name}</a> <time>2024-03-0{} 12:3{i}</time></p><div class=\"content\">{content}</div></div>",
+                i + 1
+            ));
+        }
+        out + "</body></html>"
+    }
+
+    /// `words` as the paragraphs of a post that quotes `quoted` (its
+    /// author's name and all it shows) first.
+    fn quoting(name: &str, shown: &str, words: &str) -> String {
+        format!("<p>{name} wrote:</p><blockquote>{shown}</blockquote>{words}")
+    }
+
+    /// Regression (the real-software bed, FlaskBB, machina and NodeBB): a
+    /// reply that quotes a quoting post whole holds the inner quote too.
+    /// The learner took the inner quote's words for no post's (the quoted
+    /// post's own words leave its quote out), so it looked for a head to
+    /// cut them: with the nested quote among the first three it learned
+    /// `quote-head="blockquote"` (the inner words then in neither the quote
+    /// nor the post); without, it found no head and dropped the quote rule.
+    #[test]
+    fn a_quote_of_a_quoting_post_holds_its_inner_quote_and_needs_no_head() {
+        let (w1, w2, w3) = ("<p>春眠不觉晓处处闻啼鸟</p>", "<p>夜来风雨声花落知多少</p><p>我也喜欢这首诗的意境</p>", "<p>床前明月光疑是地上霜</p>");
+        let second = quoting("小明", w1, w2);
+        let nested = thread(1, &[(101, "小明", w1.into()), (102, "小红", second.clone()), (103, "阿强", quoting("小红", &second, w3))]);
+        let flat = |tid: u32, a: &str, b: &str| {
+            let (x, y) = (format!("<p>{a}一二三四五六</p>"), format!("<p>{b}七八九十百千</p>"));
+            thread(
+                tid,
+                &[(tid * 100 + 1, "小明", x.clone()), (tid * 100 + 2, "小红", quoting("小明", &x, &y)), (tid * 100 + 3, "阿强", quoting("小红", &y, w3))],
+            )
+        };
+        for pages in [
+            vec![(1, nested.clone()), (2, flat(2, "举头望明月", "低头思故乡")), (3, flat(3, "白日依山尽", "黄河入海流"))],
+            vec![(2, flat(2, "举头望明月", "低头思故乡")), (3, flat(3, "白日依山尽", "黄河入海流")), (1, nested.clone())],
+        ] {
+            let order: Vec<u32> = pages.iter().map(|(t, _)| *t).collect();
+            let got = learned(&pages);
+            assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "threads {order:?}: {got:?}");
+            assert!(!got.contains_key("quote-head"), "threads {order:?}: a head would cut the inner quote's words: {got:?}");
         }
     }
 
