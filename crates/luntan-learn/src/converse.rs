@@ -588,22 +588,23 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         let quotes: Vec<QuoteAt> = found
             .iter()
             .map(|&(i, q)| {
-                // The post of its thread that wrote most of its words (a
-                // forum's posts may share a line); of equals, the nearest
-                // before it on its page, then the first elsewhere. A post
-                // quoted whole brings its own quote along: the words it
-                // shows count for the quote being all its, the words it
-                // wrote for which post it is.
+                // The post of its thread that shows most of its words, of
+                // those the one that wrote most of them (a post quoted whole
+                // brings its own quote along: the post it quoted shows
+                // fewer, one that quoted the same post wrote none); of
+                // equals, the nearest before it on its page, then the first
+                // elsewhere.
                 let long = q.text().map(letters).filter(|t| t.chars().count() >= 6).count();
                 let same_thread = |j: usize| j != i && (posts[j].page == posts[i].page || (thread_of(j).is_some() && thread_of(j) == thread_of(i)));
                 let near = |j: usize| if posts[j].page == posts[i].page && j < i { (1, j) } else { (0, usize::MAX - j) };
                 let of = (0..posts.len())
                     .filter(|&j| same_thread(j))
-                    .map(|j| (quotes_words(q, &own[j]), near(j), j))
-                    // All its lines but one (the head naming the post).
-                    .filter(|&(n, _, j)| n > 0 && quotes_words(q, &posts[j].shown) + 1 >= long)
+                    .map(|j| (quotes_words(q, &posts[j].shown), quotes_words(q, &own[j]), near(j), j))
+                    // All its lines but one (the head naming the post), and
+                    // some of them its own.
+                    .filter(|&(shown, own, _, _)| own > 0 && shown + 1 >= long)
                     .max()
-                    .map(|(_, _, j)| j);
+                    .map(|(.., j)| j);
                 QuoteAt { el: q, post: i, of }
             })
             .collect();
@@ -637,6 +638,9 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         !paras.is_empty() && paras.iter().all(|t| letters(t).is_empty() || p.shown.contains(&letters(t)) || p.shown.contains(letters(t).trim_end_matches('.')))
     };
     let needs_head = verified.iter().any(|(q, p)| !quoted_words(q.el, p, None));
+    for (q, p) in verified.iter().filter(|(q, p)| !quoted_words(q.el, p, None)).take(3) {
+        tracing::debug!("quote {key}: words beside those of the post it quotes: {:?} (that post shows {:?})", paragraphs(q.el, None), p.shown);
+    }
     if needs_head {
         let cands = verified.iter().take(3).flat_map(|(q, _)| q.el.descendent_elements().flat_map(|e| forms(e, q.el.id())).collect::<Vec<_>>());
         // A head never takes a quote inside the quote: those are quoted words.
@@ -800,18 +804,36 @@ fn reply_links(
     }
 }
 
-/// Words that say a post was edited.
-const EDIT_WORDS: [&str; 6] = ["编辑", "編輯", "edited", "Edited", "修改", "EDITED"];
+/// Words that say a post was edited (FlaskBB: "Last modified: … by …").
+const EDIT_WORDS: [&str; 8] = ["编辑", "編輯", "edited", "Edited", "修改", "EDITED", "modified", "Modified"];
 
+/// The attributes a time is kept in where the text shows none.
+const TIME_ATTRS: [&str; 4] = ["datetime", "title", "data-time", "data-timestamp"];
+
+/// An element inside `e` (or `e`) holding a time in one of [`TIME_ATTRS`],
+/// that attribute, and the time.
+fn time_attribute(e: ElementRef, clock: Clock) -> Option<(ElementRef, &'static str, String)> {
+    e.descendent_elements().find_map(|d| TIME_ATTRS.iter().find_map(|&a| Some((d, a, clock.attribute(d.value().attr(a)?)?))))
+}
+
+/// A short element that says the post was edited and when: in its text
+/// ("本帖最后由 … 于 2024-3-5 12:30 编辑"), or in an attribute inside it
+/// (NodeBB's "last edited by 小明" and a `span.timeago` whose `title` holds
+/// the time, its text empty without JavaScript).
+/// An attribute's time counts only where the element's own text says
+/// "edited": the element around the note holds the post's own time too.
 fn is_edit_note(e: ElementRef) -> bool {
     let t = line_text(e);
-    t.chars().count() <= 120 && EDIT_WORDS.iter().any(|w| t.contains(w)) && normalize_time(&t).is_some()
+    let says = |t: &str| EDIT_WORDS.iter().any(|w| t.contains(w));
+    let own: String = e.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect();
+    t.chars().count() <= 120 && says(&t) && (normalize_time(&t).is_some() || (says(&own) && time_attribute(e, Clock::CHINA).is_some()))
 }
 
 /// `edited`: the element of a post (outside its quotes) that says when it
-/// was edited, "本帖最后由 … 于 2024-3-5 12:30 编辑" and the like: the
-/// tightest, and a selector that takes it in every post that shows one
-/// and nothing in a post that does not.
+/// was edited: the tightest, and a rule that reads its time in every post
+/// that shows one and none in a post that does not. The time is read from
+/// the note's text, or where the text has none from the attribute that
+/// holds it (`css@title`).
 fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
     let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
     let note = |(i, p): (usize, &P)| -> Option<NodeId> {
@@ -827,19 +849,34 @@ fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
         return;
     }
     let el_of = |i: usize, n: NodeId| el_of_post(&posts[i], n);
-    let cands = shown.iter().take(3).flat_map(|&(i, n)| forms(el_of(i, n), posts[i].el.id()));
     let clock = Clock::CHINA;
-    let fits = |sel: &Selector| {
-        posts.iter().zip(&notes).all(|(p, n)| match (first_in_post(p.el, sel), n) {
-            (Some(e), Some(n)) => clock.attribute(&line_text(e)).is_some() && clock.attribute(&line_text(e)) == clock.attribute(&line_text(el_of_post(p, *n))),
-            (None, None) => true,
-            _ => false,
-        })
-    };
-    let found = first_fitting(cands, fits);
-    if let Some(css) = found {
-        let examples = shown.iter().take(3).map(|&(i, n)| line_text(el_of(i, n))).collect();
-        fields.push(Field { attr: "edited", css, examples });
+    let in_text = |e: ElementRef| clock.attribute(&line_text(e));
+    let want: Vec<Option<String>> = posts
+        .iter()
+        .zip(&notes)
+        .map(|(p, n)| n.map(|n| el_of_post(p, n)).and_then(|e| in_text(e).or_else(|| time_attribute(e, clock).map(|(.., t)| t))))
+        .collect();
+    let mut cands: Vec<Rule> = Vec::new();
+    for &(i, n) in shown.iter().take(3) {
+        let e = el_of(i, n);
+        let (at, attr) = match time_attribute(e, clock) {
+            Some((holder, attr, _)) if in_text(e).is_none() => (holder, Some(attr.to_owned())),
+            _ => (e, None),
+        };
+        for css in forms(at, posts[i].el.id()) {
+            let r = Rule { css, attr: attr.clone(), pattern: None };
+            if !cands.contains(&r) {
+                cands.push(r);
+            }
+        }
+    }
+    for r in cands {
+        let Some(f) = r.compiled() else { continue };
+        if posts.iter().zip(&want).all(|(p, w)| first_in_post(p.el, &f.pick).and_then(|e| clock.attribute(&value_of(e, &f.pick))) == *w) {
+            let examples = shown.iter().take(3).map(|&(i, n)| line_text(el_of(i, n))).collect();
+            fields.extend(r.fields("edited", "edited-pattern", examples));
+            return;
+        }
     }
 }
 
@@ -963,6 +1000,15 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
             if !prefix.is_empty() && !prefix.contains(['\'', '"', '\\']) {
                 own.insert(0, format!("a[href^='{prefix}']"));
             }
+            // Last, the link's place in a trail, counted from its end: a
+            // trail of home, category, board and thread (machina) links
+            // the category first, by a URL of the board's shape.
+            if let Some(item) = a.parent().and_then(ElementRef::wrap).filter(|p| p.value().name() == "li") {
+                let from_end = item.next_siblings().filter_map(ElementRef::wrap).count() + 1;
+                for o in select::own(*a) {
+                    own.push(format!("li:nth-last-child({from_end}) > {o}"));
+                }
+            }
             let mut css = own.clone();
             for anc in a.ancestors().filter_map(ElementRef::wrap).filter(|x| !matches!(x.value().name(), "html" | "body")).take(3) {
                 for f in select::own(anc) {
@@ -1077,10 +1123,10 @@ mod tests {
         out + "</body></html>"
     }
 
-    /// `words` as the paragraphs of a post that quotes `quoted` (its
-    /// author's name and all it shows) first.
+    /// `words` after a quote of all a post by `name` shows, headed as
+    /// FlaskBB heads it (text too short to tell one post from another).
     fn quoting(name: &str, shown: &str, words: &str) -> String {
-        format!("<p>{name} wrote:</p><blockquote>{shown}</blockquote>{words}")
+        format!("<p><strong><a href=\"/user/{name}\">{name}</a> wrote:</strong></p><blockquote>{shown}</blockquote>{words}")
     }
 
     /// Regression (the real-software bed, FlaskBB, machina and NodeBB): a
@@ -1090,9 +1136,11 @@ mod tests {
     /// cut them: with the nested quote among the first three it learned
     /// `quote-head="blockquote"` (the inner words then in neither the quote
     /// nor the post); without, it found no head and dropped the quote rule.
+    /// And where the inner post wrote more than the outer, the quote was
+    /// taken for the inner post's, whose words are not all it holds.
     #[test]
     fn a_quote_of_a_quoting_post_holds_its_inner_quote_and_needs_no_head() {
-        let (w1, w2, w3) = ("<p>春眠不觉晓处处闻啼鸟</p>", "<p>夜来风雨声花落知多少</p><p>我也喜欢这首诗的意境</p>", "<p>床前明月光疑是地上霜</p>");
+        let (w1, w2, w3) = ("<p>春眠不觉晓处处闻啼鸟</p><p>我也喜欢这首诗的意境</p>", "<p>夜来风雨声花落知多少</p>", "<p>床前明月光疑是地上霜</p>");
         let second = quoting("小明", w1, w2);
         let nested = thread(1, &[(101, "小明", w1.into()), (102, "小红", second.clone()), (103, "阿强", quoting("小红", &second, w3))]);
         let flat = |tid: u32, a: &str, b: &str| {
@@ -1110,6 +1158,71 @@ mod tests {
             let got = learned(&pages);
             assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "threads {order:?}: {got:?}");
             assert!(!got.contains_key("quote-head"), "threads {order:?}: a head would cut the inner quote's words: {got:?}");
+        }
+    }
+
+    /// Regression (the real-software bed, machina): a trail of home,
+    /// category, board and thread whose category link has the board's URL
+    /// shape and comes first. A link selector takes the category's; the
+    /// board's link is told by its place from the trail's end.
+    #[test]
+    fn a_board_whose_category_is_linked_first_is_named_by_its_place_in_the_trail() {
+        let trail = |tid: u32, board: u32, name: &str| {
+            let posts = format!("<div class=\"post\" id=\"p{tid}1\"><div class=\"content\">春眠不觉晓</div></div>");
+            format!(
+                "<html><body><ol class=\"breadcrumb\"><li><a href=\"./index.php\">首頁</a></li><li><a href=\"./viewforum.php?f=9\">詩詞分區</a></li><li><a href=\"./viewforum.php?f={board}\">{name}</a></li><li class=\"active\">主題{tid}</li></ol>{posts}</body></html>"
+            )
+        };
+        let pages = [(1, trail(1, 2, "唐詩")), (2, trail(2, 3, "宋詞")), (3, trail(3, 2, "唐詩"))];
+        let docs: Vec<(u32, Html, Url)> = pages
+            .iter()
+            .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/viewtopic.php?t={tid}")).unwrap()))
+            .collect();
+        let boards = HashMap::from([(1, "2"), (2, "3"), (3, "2")]);
+        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some(boards[tid].into()) }).collect();
+        let board_of = |u: &Url| u.path().ends_with("viewforum.php").then(|| u.query_pairs().find(|(k, _)| k == "f").map(|(_, v)| v.into_owned())).flatten();
+        let names = HashMap::from([("2".to_owned(), "唐詩".to_owned()), ("3".to_owned(), "宋詞".to_owned()), ("9".to_owned(), "詩詞分區".to_owned())]);
+        let mut fields = Vec::new();
+        let k = Known { post: "div.post", body: "div.content", author: None, strip: None, board_of: &board_of, board_names: &names };
+        board_name(&pages, &Selector::parse("div.post").unwrap(), &k, &mut fields);
+        let css = fields.iter().find(|f| f.attr == "board-name").map(|f| f.css.as_str());
+        assert_eq!(css, Some("li:nth-last-child(2) > a"), "{:?}", fields.iter().map(|f| (f.attr, &f.css)).collect::<Vec<_>>());
+        let sel = Selector::parse(css.unwrap()).unwrap();
+        for (pg, want) in pages.iter().zip(["唐詩", "宋詞", "唐詩"]) {
+            assert_eq!(pg.doc.select(&sel).next().map(line_text).as_deref(), Some(want));
+        }
+    }
+
+    /// Regression (the real-software bed, NodeBB): an edit note whose time
+    /// is only in an attribute ("last edited by 小明" and a `span.timeago`
+    /// whose `title` holds it), and a note left empty in every post not
+    /// edited, after the post's own time in a `span.timeago` too.
+    #[test]
+    fn an_edit_time_kept_in_an_attribute_is_read_from_it_and_not_from_the_posts_own_time() {
+        let page = |tid: u32| {
+            let mut out = format!("<html><body><h2>主題{tid}</h2>");
+            for (i, (name, words)) in [("小明", "春眠不觉晓处处闻啼鸟"), ("小红", "夜来风雨声花落知多少"), ("阿强", "床前明月光疑是地上霜")].iter().enumerate()
+            {
+                let edited = if (tid + i as u32) % 2 == 0 { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
+                out.push_str(&format!(
+                    "<div class=\"post\" id=\"p{tid}{i}\"><p class=\"author\"><a class=\"username\" href=\"./u/{i}\">{name}</a> <a class=\"permalink\" href=\"/post/{tid}{i}\"><span class=\"timeago\" title=\"2025-02-0{tid}T1{i}:00:00.000Z\"></span></a> <small component=\"post/editor\">last edited by {name} <span class=\"timeago\" title=\"{edited}\"></span></small></p><div class=\"content\">{words}{tid}</div></div>"
+                ));
+            }
+            out + "</body></html>"
+        };
+        let got = learned(&[(1, page(1)), (2, page(2)), (3, page(3))]);
+        let css = got.get("edited").unwrap_or_else(|| panic!("{got:?}"));
+        let (sel, attr) = css.rsplit_once('@').unwrap_or_else(|| panic!("{css}: not read from an attribute"));
+        assert_eq!(attr, "title");
+        let sel = Selector::parse(sel).unwrap();
+        for tid in 1..=3 {
+            let doc = Html::parse_document(&page(tid));
+            let post = Selector::parse("div.post").unwrap();
+            for (i, p) in doc.select(&post).enumerate() {
+                let read = first_in_post(p, &sel).and_then(|e| e.value().attr("title")).unwrap_or_default();
+                let want = if (tid + i as u32) % 2 == 0 { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
+                assert_eq!(read, want, "{css}: thread {tid}, post {i}");
+            }
         }
     }
 
