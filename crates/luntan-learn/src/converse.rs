@@ -836,15 +836,19 @@ fn is_edit_note(e: ElementRef) -> bool {
 /// holds it (`css@title`).
 fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
     let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    // A note never holds the post's words (NodeBB's post element holds
+    // "last edited by" and, in a reply's words, a date).
+    let holds_body = |p: &P, e: &ElementRef| p.body.is_some_and(|b| b.id() == e.id() || b.ancestors().any(|a| a.id() == e.id()));
     let note = |(i, p): (usize, &P)| -> Option<NodeId> {
         p.el.descendent_elements()
-            .filter(|e| !e.ancestors().any(|a| in_quote.contains(&(i, a.id()))) && is_edit_note(*e))
+            .filter(|e| !e.ancestors().any(|a| in_quote.contains(&(i, a.id()))) && !holds_body(p, e) && is_edit_note(*e))
             .filter(|e| !e.descendent_elements().any(|c| c.id() != e.id() && is_edit_note(c)))
             .map(|e| e.id())
             .next()
     };
     let notes: Vec<Option<NodeId>> = posts.iter().enumerate().map(note).collect();
     let shown: Vec<(usize, NodeId)> = notes.iter().enumerate().filter_map(|(i, n)| n.map(|n| (i, n))).collect();
+    tracing::debug!("edited: {} of {} sampled posts show an edit note", shown.len(), posts.len());
     if shown.len() < EVIDENCE {
         return;
     }
@@ -870,9 +874,16 @@ fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
             }
         }
     }
+    // A note inside the body may be the author's own words that name a
+    // change and a date ("2008年6月5日修改"): a rule may read nothing there,
+    // but never a wrong time, nor one where no note is.
+    let in_body: Vec<bool> =
+        posts.iter().zip(&notes).map(|(p, n)| n.zip(p.body).is_some_and(|(n, b)| el_of_post(p, n).ancestors().any(|a| a.id() == b.id()))).collect();
     for r in cands {
         let Some(f) = r.compiled() else { continue };
-        if posts.iter().zip(&want).all(|(p, w)| first_in_post(p.el, &f.pick).and_then(|e| clock.attribute(&value_of(e, &f.pick))) == *w) {
+        let got: Vec<Option<String>> = posts.iter().map(|p| first_in_post(p.el, &f.pick).and_then(|e| clock.attribute(&value_of(e, &f.pick)))).collect();
+        let right = got.iter().zip(&want).zip(&in_body).all(|((g, w), body)| g == w || (g.is_none() && *body));
+        if right && got.iter().flatten().count() >= EVIDENCE {
             let examples = shown.iter().take(3).map(|&(i, n)| line_text(el_of(i, n))).collect();
             fields.extend(r.fields("edited", "edited-pattern", examples));
             return;
@@ -1196,16 +1207,25 @@ mod tests {
     /// Regression (the real-software bed, NodeBB): an edit note whose time
     /// is only in an attribute ("last edited by 小明" and a `span.timeago`
     /// whose `title` holds it), and a note left empty in every post not
-    /// edited, after the post's own time in a `span.timeago` too.
+    /// edited, after the post's own time in a `span.timeago` too; one
+    /// post's words hold a date, so its element says "edited" (in the empty
+    /// note) and shows a date (which made it a note no rule could read), and
+    /// another's words say it changed something on a date.
     #[test]
     fn an_edit_time_kept_in_an_attribute_is_read_from_it_and_not_from_the_posts_own_time() {
         let page = |tid: u32| {
             let mut out = format!("<html><body><h2>主題{tid}</h2>");
             for (i, (name, words)) in [("小明", "春眠不觉晓处处闻啼鸟"), ("小红", "夜来风雨声花落知多少"), ("阿强", "床前明月光疑是地上霜")].iter().enumerate()
             {
-                let edited = if (tid + i as u32) % 2 == 0 { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
+                let edited = if (tid + i as u32).is_multiple_of(2) { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
                 out.push_str(&format!(
-                    "<div class=\"post\" id=\"p{tid}{i}\"><p class=\"author\"><a class=\"username\" href=\"./u/{i}\">{name}</a> <a class=\"permalink\" href=\"/post/{tid}{i}\"><span class=\"timeago\" title=\"2025-02-0{tid}T1{i}:00:00.000Z\"></span></a> <small component=\"post/editor\">last edited by {name} <span class=\"timeago\" title=\"{edited}\"></span></small></p><div class=\"content\">{words}{tid}</div></div>"
+                    "<div class=\"post\" id=\"p{tid}{i}\"><p class=\"author\"><a class=\"username\" href=\"./u/{i}\">{name}</a> <a class=\"permalink\" href=\"/post/{tid}{i}\"><span class=\"timeago\" title=\"2025-02-0{tid}T1{i}:00:00.000Z\"></span></a> <small component=\"post/editor\">last edited by {name} <span class=\"timeago\" title=\"{edited}\"></span></small></p><div class=\"content\">{words}{tid}{aside}</div></div>",
+                    // The author's own words naming a change and a date: no edit note.
+                    aside = match (tid, i) {
+                        (3, 0) => "<p>补充 2008年6月5日：另外这首诗</p>",
+                        (2, 1) => "<p>我在2008年6月5日修改过这首诗</p>",
+                        _ => "",
+                    }
                 ));
             }
             out + "</body></html>"
@@ -1220,7 +1240,7 @@ mod tests {
             let post = Selector::parse("div.post").unwrap();
             for (i, p) in doc.select(&post).enumerate() {
                 let read = first_in_post(p, &sel).and_then(|e| e.value().attr("title")).unwrap_or_default();
-                let want = if (tid + i as u32) % 2 == 0 { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
+                let want = if (tid + i as u32).is_multiple_of(2) { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
                 assert_eq!(read, want, "{css}: thread {tid}, post {i}");
             }
         }
