@@ -143,21 +143,39 @@ pub(crate) struct BodyText {
 }
 
 /// A body's text, quotes, links and pictures (see [`BodyText`]).
-pub(crate) fn body_text(body: ElementRef, rules: &ThreadRules) -> BodyText {
+pub(crate) fn body_text<'a>(body: ElementRef<'a>, rules: &ThreadRules) -> BodyText {
     let c = &rules.conversation;
     let Some(q) = &rules.quote else {
         let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &HashSet::new());
         return BodyText { paragraphs: paragraphs(body, rules.strip.as_ref()), quotes: Vec::new(), links, images };
     };
     let found = outermost(body.select(&q.select).filter(|e| e.id() != body.id()));
-    let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).collect();
+    // The element just before a quote (white space between) that introduces it.
+    let intro_of = |e: &ElementRef<'a>| -> Option<ElementRef<'a>> {
+        let sel = q.intro.as_ref()?;
+        let before = e.prev_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty()))?;
+        ElementRef::wrap(before).filter(|b| sel.matches(b))
+    };
+    let intros: Vec<Option<ElementRef>> = found.iter().map(intro_of).collect();
+    let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).chain(intros.iter().flatten().map(|e| e.id())).collect();
     let own = paragraphs_without(body, rules.strip.as_ref(), &quoted);
     let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &quoted);
     let quotes = found
         .into_iter()
-        .map(|e| {
+        .zip(intros)
+        .map(|(e, intro)| {
             let head: HashSet<NodeId> = q.head.as_ref().map(|h| e.select(h).map(|x| x.id()).collect()).unwrap_or_default();
-            let read = |pick: &Option<Pick>, pattern| QuoteRules::capture(pattern, &conversation::shown_inside(e, pick.as_ref()?)?);
+            // In the quote's intro (the intro itself first) where it has
+            // one, else inside the quote: a quote of a quoting post holds
+            // the inner quote's intro, which names another post.
+            let read = |pick: &Option<Pick>, pattern| {
+                let pick = pick.as_ref()?;
+                let shown = match intro {
+                    Some(i) => value_of(conversation::first_in_post(i, pick)?, pick),
+                    None => conversation::shown_inside(e, pick)?,
+                };
+                QuoteRules::capture(pattern, &shown)
+            };
             let (of, author) = (read(&q.of, q.of_pattern.as_ref()), read(&q.author, q.author_pattern.as_ref()));
             Quote { of, author, paragraphs: paragraphs_without(e, rules.strip.as_ref(), &head) }
         })
@@ -376,6 +394,48 @@ pub(crate) mod tests {
         let old = parse_page(&site(stripped), &discuz_reply_quoting());
         assert_eq!(old.posts[1].paragraphs, reply.paragraphs);
         assert!(old.posts[1].quotes.is_empty());
+    }
+
+    /// NodeBB and FlaskBB write what introduces a quote as a paragraph of
+    /// the reply, just before the blockquote: with `quote-intro` it is
+    /// neither the reply's words nor the quote's, and names the quote.
+    #[test]
+    fn a_quotes_intro_before_it_names_its_post_and_author_and_is_no_ones_words() {
+        let page = |intro: &str| {
+            format!(
+                "<html><body><h1>标题</h1><ul class=\"posts\"><li class=\"post\"><b class=\"author\">小红</b><span class=\"time\">2024-3-6 08:00</span><div class=\"content\">\
+                 {intro}\n<blockquote><p>被引用的话很长</p></blockquote>\n<p>我自己的回答</p><p>@小明 他说得对</p></div></li></ul></body></html>"
+            )
+        };
+        let rules = |more: &str| {
+            site(&format!(
+                r#"<thread title="h1" post="li.post" body="div.content" author="b.author" time="span.time" quote="blockquote" {more}
+                   quote-of="a@href" quote-of-pattern="/post/(\d+)" quote-author="p" quote-author-pattern="^@(\S+) said in"/>"#
+            ))
+        };
+        let intro = r#"<p>@小明 said in <a href="/post/53">标题</a>:</p>"#;
+        let got = parse_page(&rules(r#"quote-intro="p""#), &page(intro));
+        let p = &got.posts[0];
+        assert_eq!(p.paragraphs, vec!["我自己的回答".to_string(), "@小明 他说得对".to_string()], "the intro is not the reply's words");
+        assert_eq!(p.quotes, vec![Quote { of: Some("53".into()), author: Some("小明".into()), paragraphs: vec!["被引用的话很长".into()] }]);
+        assert_eq!(p.reply_to.as_deref(), Some("53"));
+        // Without it the line is the reply's, and the quote names nothing.
+        let without = parse_page(&rules(""), &page(intro));
+        assert_eq!(without.posts[0].paragraphs[0], "@小明 said in 标题:");
+        assert_eq!(without.posts[0].quotes[0].of, None);
+        // An element before the quote that does not match is the reply's.
+        let other = parse_page(&rules(r#"quote-intro="p.intro""#), &page(intro));
+        assert_eq!(other.posts[0].paragraphs, without.posts[0].paragraphs);
+        // A quote of a quoting post holds that post's intro and quote: the
+        // outer intro names the quote, the inner stays quoted words.
+        let inner = r#"<p>@阿强 said in <a href="/post/51">标题</a>:</p><blockquote><p>更早的话</p></blockquote><p>被引用的话很长</p>"#;
+        let nested = page(intro).replace("<blockquote><p>被引用的话很长</p></blockquote>", &format!("<blockquote>{inner}</blockquote>"));
+        let got = parse_page(&rules(r#"quote-intro="p""#), &nested);
+        assert_eq!(got.posts[0].quotes[0].of.as_deref(), Some("53"));
+        assert_eq!(got.posts[0].quotes[0].author.as_deref(), Some("小明"));
+        assert_eq!(got.posts[0].quotes[0].paragraphs, ["@阿强 said in 标题:", "更早的话", "被引用的话很长"]);
+        // The streaming reader leaves such a file to the DOM, so both agree.
+        assert!(matches!(crate::stream::Plan::new(&rules(r#"quote-intro="p""#).thread), Err(crate::stream::SelectorError::QuoteIntro)));
     }
 
     #[test]

@@ -496,8 +496,9 @@ pub struct ThreadRules {
     pub utc_offset_minutes: i32,
 }
 
-/// `<thread quote=… quote-head=… quote-of=… quote-of-pattern=…
-/// quote-author=… quote-author-pattern=…>`: a quote inside a post body.
+/// `<thread quote=… quote-head=… quote-intro=… quote-of=…
+/// quote-of-pattern=… quote-author=… quote-author-pattern=…>`: a quote
+/// inside a post body.
 #[derive(Debug, Clone)]
 pub struct QuoteRules {
     /// The quote elements inside a body; the outermost of nested matches.
@@ -505,8 +506,16 @@ pub struct QuoteRules {
     /// Inside a quote, what names it ("小明 发表于 …" and its link) rather
     /// than what it quotes: left out of the quoted text.
     pub head: Option<Selector>,
-    /// The quoted post's id: the first match inside the quote, read as
-    /// [`Pick`] says, then `of_pattern`'s first group (or whole match).
+    /// Before a quote, what introduces it: the element just before it,
+    /// where it matches (FlaskBB's "小明 wrote:", NodeBB's "@小明 said in
+    /// [标题](/post/53):", a paragraph of the reply's markup). Neither the
+    /// reply's words nor the quote's; a quote that has one reads `of` and
+    /// `author` in it (the intro itself first, then inside it), not inside
+    /// the quote, where a quoted quote's intro names another post.
+    pub intro: Option<Selector>,
+    /// The quoted post's id: the first match inside the quote (else inside
+    /// its intro), read as [`Pick`] says, then `of_pattern`'s first group
+    /// (or whole match).
     pub of: Option<Pick>,
     pub of_pattern: Option<Regex>,
     /// The quoted author, likewise.

@@ -211,6 +211,8 @@ pub(super) struct RawThread {
     pub(super) quote: Option<String>,
     #[serde(rename = "@quote-head")]
     pub(super) quote_head: Option<String>,
+    #[serde(rename = "@quote-intro")]
+    pub(super) quote_intro: Option<String>,
     #[serde(rename = "@quote-of")]
     pub(super) quote_of: Option<String>,
     #[serde(rename = "@quote-of-pattern")]

@@ -273,6 +273,7 @@ fn quote_rules(ctx: &Ctx, raw: &RawThread) -> Result<Option<super::QuoteRules>, 
     let Some(select) = opt_selector(ctx, "thread@quote", &raw.quote)? else {
         let given = [
             ("quote-head", &raw.quote_head),
+            ("quote-intro", &raw.quote_intro),
             ("quote-of", &raw.quote_of),
             ("quote-of-pattern", &raw.quote_of_pattern),
             ("quote-author", &raw.quote_author),
@@ -286,6 +287,7 @@ fn quote_rules(ctx: &Ctx, raw: &RawThread) -> Result<Option<super::QuoteRules>, 
     Ok(Some(super::QuoteRules {
         select,
         head: opt_selector(ctx, "thread@quote-head", &raw.quote_head)?,
+        intro: opt_selector(ctx, "thread@quote-intro", &raw.quote_intro)?,
         of: opt_pick(ctx, "thread@quote-of", &raw.quote_of)?,
         of_pattern: pattern("thread@quote-of-pattern", &raw.quote_of_pattern)?,
         author: opt_pick(ctx, "thread@quote-author", &raw.quote_author)?,
@@ -551,6 +553,9 @@ mod tests {
         assert!(q.head.is_none() && q.author.is_none());
         let e = with(r#"quote-of="a@href""#).unwrap_err();
         assert!(e.field.ends_with("quote-of") && e.message.contains("needs quote="), "{e}");
+        let e = with(r#"quote-intro="p""#).unwrap_err();
+        assert!(e.field.ends_with("quote-intro") && e.message.contains("needs quote="), "{e}");
+        assert!(with(r#"quote="blockquote" quote-intro="p""#).unwrap().thread.quote.unwrap().intro.is_some());
         let e = with(r#"quote="div.quote" quote-author-pattern="(""#).unwrap_err();
         assert!(e.field.ends_with("quote-author-pattern") && e.message.contains("bad regular expression"), "{e}");
         assert!(parse(DISCUZ).unwrap().thread.quote.is_none());

@@ -13,6 +13,8 @@ use scraper::Selector;
 pub enum SelectorError {
     #[error("post=\"auto\" finds the posts in the page's DOM")]
     AutoPosts,
+    #[error("quote-intro is the element before a quote, which the stream has passed")]
+    QuoteIntro,
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -479,6 +481,9 @@ impl Plan {
     pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, SelectorError> {
         if rules.auto_posts {
             return Err(SelectorError::AutoPosts);
+        }
+        if rules.quote.as_ref().is_some_and(|q| q.intro.is_some()) {
+            return Err(SelectorError::QuoteIntro);
         }
         let title = Selector::parse("title").expect("static selector");
         let q = rules.quote.as_ref();
