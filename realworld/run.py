@@ -123,7 +123,7 @@ def read_xml(path):
 
 # The conversation fields a site file's <thread> may hold (thread XML version 2).
 CONVERSATION = [
-    "post-id", "author-id", "author-url", "reply-to", "quote", "quote-head", "quote-of", "quote-author",
+    "post-id", "author-id", "author-url", "reply-to", "quote", "quote-head", "quote-intro", "quote-of", "quote-author",
     "edited", "likes", "replies", "location", "links", "images", "board-name", "thread-replies", "thread-views",
 ]
 # What run.py measures, each with the site file rule it needs and truth's
@@ -298,7 +298,10 @@ def compare(truth, data, site):
         first = None
         for i, w in enumerate(want):
             g = d["posts"][i] if i < len(d["posts"]) else None
-            wp = [fold(x) for x in w.get(own, w["paragraphs"]) if fold(x)]
+            # A quote's intro ("青山客 wrote:") is no one's words where the
+            # file names it (`quote-intro`): luntan leaves it out of both.
+            intros = set(w.get("intros", [])) if own == "paragraphs" and "quote-intro" in rules else set()
+            wp = [fold(x) for k, x in enumerate(w.get(own, w["paragraphs"])) if fold(x) and not (own == "paragraphs" and k in intros)]
             why = None
             if g is None:
                 why = "missing"

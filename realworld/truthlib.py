@@ -9,7 +9,11 @@ hands the HTML to `post_view`, which returns, as a reader sees the post:
   (what a site file whose quote rule takes the blockquotes reads as its
   text; a quote's head line such as FlaskBB's "青山客 wrote:" sits outside
   the blockquote, so it is the reply's own paragraph);
-- `quotes`: each outermost blockquote's paragraphs, in order.
+- `quotes`: each outermost blockquote's paragraphs, in order;
+- `intros`: the indexes in `paragraphs` of the paragraph (all its lines)
+  just before an outermost blockquote, nothing but white space between:
+  what a site file's `quote-intro` takes for the line that introduces the
+  quote ("青山客 wrote:"), neither the reply's words nor the quote's.
 
 A paragraph is a `<p>`'s text (entities decoded, white space folded), cut
 at each `<br>` as luntan cuts one. stdlib only: the packages' venvs and the
@@ -35,6 +39,9 @@ class _View(HTMLParser):
         self.cur = None  # the open <p>'s pieces
         self.shown, self.own, self.quotes = [], [], []
         self.loose = []  # text outside any <p>
+        self.intros = []
+        self.p_start = None  # where the open top-level <p> began in `own`
+        self.last_p = None  # the top-level <p> just closed, until anything else
 
     def _end_para(self):
         if self.cur is None:
@@ -50,14 +57,21 @@ class _View(HTMLParser):
             self.own.append(t)
 
     def handle_starttag(self, tag, attrs):
+        if self.cur is None and tag != "blockquote":
+            self.last_p = None  # another element between: no intro
         if tag == "blockquote":
             self._end_para()
             self.cur = None
             if self.depth == 0:
                 self.quotes.append([])
+                if self.last_p is not None:
+                    self.intros.extend(range(*self.last_p))
+            self.last_p = None
             self.depth += 1
         elif tag == "p":
             self.cur = []
+            if self.depth == 0:
+                self.p_start = len(self.own)
         elif tag == "br" and self.cur is not None:
             self._end_para()
 
@@ -68,12 +82,18 @@ class _View(HTMLParser):
         if tag == "p":
             self._end_para()
             self.cur = None
+            if self.depth == 0 and self.p_start is not None:
+                self.last_p = (self.p_start, len(self.own))
+                self.p_start = None
+            return
         elif tag == "blockquote" and self.depth:
             self._end_para()
             self.cur = None
             self.depth -= 1
 
     def handle_data(self, data):
+        if data.strip() and self.cur is None:
+            self.last_p = None
         if self.cur is not None:
             self.cur.append(data)
         elif data.strip():
@@ -88,7 +108,7 @@ def post_view(html):
     v.close()
     if v.loose:
         raise ValueError(f"text outside <p>: {v.loose[:3]!r} in {html[:200]!r}")
-    return {"shown": v.shown, "paragraphs": v.own, "quotes": v.quotes}
+    return {"shown": v.shown, "paragraphs": v.own, "quotes": v.quotes, "intros": v.intros}
 
 
 def plan_thread(rng, n, per_page, long_from=21, long_quotes=2, share=0.1):
@@ -147,6 +167,7 @@ def nodebb(path):
             facts = p.pop("quote_facts", [])
             p["paragraphs"] = v["paragraphs"]
             p["shown"] = v["shown"]
+            p["intros"] = v["intros"]
             if len(facts) != len(v["quotes"]):
                 raise ValueError(f"thread {t['id']} post {p['id']}: {len(v['quotes'])} blockquotes, {len(facts)} planned")
             p["quotes"] = [dict(f, text=q) for f, q in zip(facts, v["quotes"])]

@@ -234,7 +234,7 @@ with app.app_context():
                 "author_url": url_for("user.profile", username=post.username),
                 "time": wall(post.date_created), "paragraphs": v["paragraphs"],
                 "edited": wall(post.date_modified) if post.date_modified else None,
-                "shown": v["shown"],
+                "shown": v["shown"], "intros": v["intros"],
                 "quotes": [dict(f, text=q) for f, q in zip(facts, v["quotes"])]}
 
     def wall(dt):

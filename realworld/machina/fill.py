@@ -215,7 +215,7 @@ def truth(quote_facts):
                 'edited': (p.updated.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
                            if p.updates_count else None),
                 'paragraphs': v['paragraphs'],
-                'shown': v['shown'],
+                'shown': v['shown'], 'intros': v['intros'],
                 'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
             })
         out['threads'].append({
