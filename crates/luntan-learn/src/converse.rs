@@ -820,6 +820,7 @@ fn time_attribute(e: ElementRef, clock: Clock) -> Option<(ElementRef, &'static s
 /// ("本帖最后由 … 于 2024-3-5 12:30 编辑"), or in an attribute inside it
 /// (NodeBB's "last edited by 小明" and a `span.timeago` whose `title` holds
 /// the time, its text empty without JavaScript).
+///
 /// An attribute's time counts only where the element's own text says
 /// "edited": the element around the note holds the post's own time too.
 fn is_edit_note(e: ElementRef) -> bool {
