@@ -16,10 +16,17 @@ where
     T: Send + 'static,
 {
     let store = store.clone();
-    match tokio::task::spawn_blocking(move || f(&mut lock(&store))).await {
+    blocking(move || f(&mut lock(&store))).await
+}
+
+/// Runs `f` on tokio's blocking pool (a file or database call that may
+/// wait on the disk) and returns what it returns; a panic in `f` goes on
+/// in the caller.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
         Ok(out) => out,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => panic!("store task did not run: {e}"),
+        Err(e) => panic!("blocking task did not run: {e}"),
     }
 }
 

@@ -27,7 +27,7 @@ use luntan_core::store::{MediaRow, MediaStatus, StoreError};
 use luntan_core::{DataDir, Store, ThreadDoc, ThreadState};
 use url::Url;
 
-use crate::db::with_store;
+use crate::db::{blocking, with_store};
 use crate::fetch::{FetchError, Fetcher};
 
 /// Why the media step stopped (a URL that fails is a row, not an error).
@@ -226,17 +226,13 @@ pub async fn archive_site(
 /// Publishes `body` at `path` unless a file is there already (the same
 /// content from another URL or an earlier run); whether it was new.
 async fn store_file(path: PathBuf, body: Vec<u8>) -> Result<bool, PathError> {
-    let task = tokio::task::spawn_blocking(move || {
+    blocking(move || {
         if path.is_file() {
             return Ok(false);
         }
         write_atomic(&path, &body).map(|()| true).map_err(|source| PathError { path, source })
-    });
-    match task.await {
-        Ok(done) => done,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => panic!("file task did not run: {e}"),
-    }
+    })
+    .await
 }
 
 fn read_doc(path: &Path) -> Result<ThreadDoc, String> {

@@ -34,10 +34,7 @@ impl std::fmt::Debug for SharedGate {
 impl SharedGate {
     async fn call<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&Store, &SharedGate) -> Result<T, StoreError> + Send + 'static) -> Result<T, StoreError> {
         let gate = self.clone();
-        match tokio::task::spawn_blocking(move || f(&gate.store.lock().unwrap_or_else(|p| p.into_inner()), &gate)).await {
-            Ok(out) => out,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        crate::db::blocking(move || f(&crate::db::lock(&gate.store), &gate)).await
     }
 
     /// Waits for one of the site's shared slots and then
