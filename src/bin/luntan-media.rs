@@ -1,7 +1,6 @@
 //! `luntan-media`: archives the pictures and attachments extracted threads
 //! show, once per content hash, for the forums whose site file has `<media>`.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -11,6 +10,7 @@ use anyhow::Context;
 use clap::Parser;
 use luntan::cli;
 use luntan_core::contract::Stop;
+use luntan_core::state::group_failures;
 use luntan_core::DataDir;
 use luntan_crawl::media::{archive_site, MediaReport};
 
@@ -100,17 +100,11 @@ fn media(args: &Args, data: &DataDir, sites: Vec<luntan_core::Site>) -> anyhow::
     Ok(())
 }
 
-/// The failed URLs once per reason, most frequent first, with the first few.
+/// The failed URLs once per reason, most frequent first, with the first
+/// few, grouped as the stages group their failed threads.
 fn report_failures(reports: &[MediaReport]) {
-    let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (url, why) in reports.iter().flat_map(|r| &r.failed) {
-        by_reason.entry(why.as_str()).or_default().push(url.as_str());
-    }
-    let mut groups: Vec<_> = by_reason.into_iter().collect();
-    groups.sort_by_key(|(_, urls)| std::cmp::Reverse(urls.len()));
-    for (why, urls) in groups {
-        let shown: Vec<&str> = urls.iter().take(3).copied().collect();
-        let more = if urls.len() > 3 { format!(" and {} more", urls.len() - 3) } else { String::new() };
-        eprintln!("luntan-media: {} media failed: {why} ({}{more})", urls.len(), shown.join(", "));
+    let failed = reports.iter().flat_map(|r| &r.failed).map(|(url, why)| ("media", url.as_str(), why.as_str()));
+    for g in group_failures(failed) {
+        eprintln!("luntan-media: {} media failed: {} ({})", g.threads, g.cause, g.examples_line());
     }
 }
