@@ -116,14 +116,12 @@ impl Store {
                 fetched_at: r.get(7)?,
             })
         };
-        match site {
-            Some(site) => self.query(
-                "SELECT site, url, sha256, content_type, bytes, status, reason, fetched_at FROM media WHERE site = ?1 ORDER BY site, url",
-                vals![site],
-                read,
-            ),
-            None => self.query("SELECT site, url, sha256, content_type, bytes, status, reason, fetched_at FROM media ORDER BY site, url", &[], read),
-        }
+        self.query(
+            "SELECT site, url, sha256, content_type, bytes, status, reason, fetched_at FROM media
+             WHERE CAST(?1 AS TEXT) IS NULL OR site = ?1 ORDER BY site, url",
+            vals![site],
+            read,
+        )
     }
 
     /// The hash `url` of `site` is archived under, if it is.
@@ -146,9 +144,6 @@ impl Store {
     /// Forgets the failed rows of `site` (all forums without), so the next
     /// run asks for them again; returns how many.
     pub fn media_retry_failed(&self, site: Option<&str>) -> Result<usize, StoreError> {
-        match site {
-            Some(site) => self.exec("DELETE FROM media WHERE status = 'failed' AND site = ?1", vals![site]),
-            None => self.exec("DELETE FROM media WHERE status = 'failed'", &[]),
-        }
+        self.exec("DELETE FROM media WHERE status = 'failed' AND (CAST(?1 AS TEXT) IS NULL OR site = ?1)", vals![site])
     }
 }
