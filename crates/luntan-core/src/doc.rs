@@ -100,49 +100,83 @@ pub struct ThreadDoc {
     pub views: Option<u64>,
 }
 
-/// One post (a "floor").
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One post (a "floor"). Its JSON (in a [`ThreadJson`]) has the same fields
+/// in the same order, `paragraphs` as `text` (joined by `\n`), version 2's
+/// fields left out when absent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Post {
     pub floor: u32,
     pub author: String,
     pub time: Option<String>,
     /// Paragraphs of the author's own text, in order; none is empty. Quoted
     /// text is in `quotes`, never here.
+    #[serde(rename = "text", with = "lines")]
     pub paragraphs: Vec<String>,
     /// Version 2: the forum's own id of the post (Discuz!'s `pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Version 2: the forum's id of the author (a uid), which tells apart two
     /// people of one name and keeps one who renames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author_id: Option<String>,
     /// Version 2: the author's profile page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author_url: Option<String>,
     /// Version 2: the `id` of the post this one answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
     /// Version 2: what the post quotes, in page order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quotes: Vec<Quote>,
     /// Version 2: when the post was last edited, as `time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited: Option<String>,
     /// Version 2: links in the post's own text, in page order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<Link>,
     /// Version 2: images in the post's own text, in page order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
     /// Version 2: counts the page shows for the post.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub likes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replies: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub views: Option<u64>,
     /// Version 2: the location label a forum shows (`IP属地：广东`), as shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
 /// Quoted text inside a post: someone else's words.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Quote {
     /// The quoted post's `id`, when the quote links to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub of: Option<String>,
     /// The quoted author as the quote shows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// The quoted paragraphs; none is empty.
+    #[serde(rename = "text", with = "lines")]
     pub paragraphs: Vec<String>,
+}
+
+/// Paragraphs as JSON: one string, joined by `\n`, which readers of a line
+/// (a search engine's bulk load, a script) take as the text. Read back, the
+/// string is split at `\n` again, so a line read and written is the same bytes.
+mod lines {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(paragraphs: &[String], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&paragraphs.join("\n"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(if text.is_empty() { Vec::new() } else { text.split('\n').map(str::to_owned).collect() })
+    }
 }
 
 /// A link in a post's text.
@@ -193,7 +227,7 @@ pub struct ThreadJson {
     pub pages: u32,
     /// Every post's author, each once, in the order they first post.
     pub authors: Vec<String>,
-    pub posts: Vec<PostJson>,
+    pub posts: Vec<Post>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub board_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,74 +240,6 @@ pub struct ThreadJson {
 /// [`ThreadJson`]: built in, so serve's OpenAPI document describes
 /// `/api/thread` with the same text.
 pub const THREAD_SCHEMA: &str = include_str!("../../../docs/thread.schema.json");
-
-/// One post of a [`ThreadJson`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PostJson {
-    pub floor: u32,
-    pub author: String,
-    pub time: Option<String>,
-    /// Paragraphs joined by `\n`: the author's own words, without quotes.
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reply_to: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub quotes: Vec<QuoteJson>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edited: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<Link>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub images: Vec<Image>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub likes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replies: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub views: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
-}
-
-/// One quote of a [`PostJson`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct QuoteJson {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub of: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
-    /// The quote's paragraphs joined by `\n`.
-    pub text: String,
-}
-
-impl PostJson {
-    pub fn of(p: &Post) -> PostJson {
-        PostJson {
-            floor: p.floor,
-            author: p.author.clone(),
-            time: p.time.clone(),
-            text: p.text(),
-            id: p.id.clone(),
-            author_id: p.author_id.clone(),
-            author_url: p.author_url.clone(),
-            reply_to: p.reply_to.clone(),
-            quotes: p.quotes.iter().map(|q| QuoteJson { of: q.of.clone(), author: q.author.clone(), text: q.paragraphs.join("\n") }).collect(),
-            edited: p.edited.clone(),
-            links: p.links.clone(),
-            images: p.images.clone(),
-            likes: p.likes,
-            replies: p.replies,
-            views: p.views,
-            location: p.location.clone(),
-        }
-    }
-}
 
 impl ThreadJson {
     pub fn of(doc: &ThreadDoc) -> ThreadJson {
@@ -296,7 +262,7 @@ impl ThreadJson {
             encoding: doc.encoding.clone(),
             pages: doc.pages,
             authors,
-            posts: doc.posts.iter().map(PostJson::of).collect(),
+            posts: doc.posts.clone(),
             board_name: doc.board_name.clone(),
             replies: doc.replies,
             views: doc.views,
@@ -783,6 +749,18 @@ mod tests {
         assert_eq!(json["authors"], serde_json::json!(["小明"]), "the empty author is no author");
         assert_eq!(json["posts"][0]["text"], "第一段 a<b>c\n第二段 &amp; ]]>");
         assert_eq!(json["posts"][1]["time"], serde_json::Value::Null);
+    }
+
+    /// A post is its own JSON: read back, a line gives the same posts and
+    /// the same bytes.
+    #[test]
+    fn a_json_line_read_back_is_the_same_line_and_the_same_posts() {
+        for d in [sample(), sample_v2()] {
+            let line = ThreadJson::of(&d).to_json();
+            let back: ThreadJson = serde_json::from_str(&line).unwrap();
+            assert_eq!(back.to_json(), line);
+            assert_eq!(back.posts, d.posts);
+        }
     }
 
     #[test]

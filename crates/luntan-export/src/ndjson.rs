@@ -15,7 +15,7 @@
 //! ```
 
 /// One line: a thread as its XML holds it.
-pub use luntan_core::doc::{PostJson as PostLine, ThreadJson as ThreadLine};
+pub use luntan_core::doc::ThreadJson as ThreadLine;
 
 /// The `_bulk` action line that goes before a line: index it into `index`
 /// under the line's [`ThreadLine::id`], replacing an earlier version.
