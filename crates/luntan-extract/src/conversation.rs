@@ -73,6 +73,24 @@ pub fn shown_inside(el: ElementRef, pick: &Pick) -> Option<String> {
     Some(value_of(el.select(pick).next()?, pick))
 }
 
+/// The element just before `quote` (white space between) where `intro`
+/// matches it: what introduces the quote (`quote-intro`).
+pub fn quote_intro<'a>(quote: ElementRef<'a>, intro: &Selector) -> Option<ElementRef<'a>> {
+    let before = quote.prev_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty()))?;
+    ElementRef::wrap(before).filter(|b| intro.matches(b))
+}
+
+/// What a quote's `quote-of` or `quote-author` shows (before its pattern
+/// cuts it): in the quote's intro where it has one (the intro itself
+/// first), else inside the quote, since a quote of a quoting post holds
+/// the inner quote's intro, which names another post.
+pub fn shown_for_quote(quote: ElementRef, intro: Option<ElementRef>, pick: &Pick) -> Option<String> {
+    match intro {
+        Some(i) => Some(value_of(first_in_post(i, pick)?, pick)),
+        None => shown_inside(quote, pick),
+    }
+}
+
 /// Fills `post`'s version 2 fields found in `scope`. An explicit
 /// `reply-to` wins over the post a quote links to; `edited` is read as a
 /// time on the post's `clock`.

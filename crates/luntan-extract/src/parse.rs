@@ -26,7 +26,7 @@ use crate::text::{fold_line, paragraphs_without, time_at};
 
 // The page types and text helpers were first defined here; callers still
 // name them by this module.
-pub use crate::conversation::{first_in_post, read_in_post, shown_inside};
+pub use crate::conversation::{first_in_post, quote_intro, read_in_post, shown_for_quote, shown_inside};
 pub use crate::page::{PageExtract, PageReport, RawPage, ThreadExtract, ThreadFacts};
 pub use crate::text::{floor_number, line_text, paragraphs, time_of, value_of};
 
@@ -150,13 +150,7 @@ pub(crate) fn body_text<'a>(body: ElementRef<'a>, rules: &ThreadRules) -> BodyTe
         return BodyText { paragraphs: paragraphs(body, rules.strip.as_ref()), quotes: Vec::new(), links, images };
     };
     let found = outermost(body.select(&q.select).filter(|e| e.id() != body.id()));
-    // The element just before a quote (white space between) that introduces it.
-    let intro_of = |e: &ElementRef<'a>| -> Option<ElementRef<'a>> {
-        let sel = q.intro.as_ref()?;
-        let before = e.prev_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty()))?;
-        ElementRef::wrap(before).filter(|b| sel.matches(b))
-    };
-    let intros: Vec<Option<ElementRef>> = found.iter().map(intro_of).collect();
+    let intros: Vec<Option<ElementRef>> = found.iter().map(|e| conversation::quote_intro(*e, q.intro.as_ref()?)).collect();
     let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).chain(intros.iter().flatten().map(|e| e.id())).collect();
     let own = paragraphs_without(body, rules.strip.as_ref(), &quoted);
     let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &quoted);
@@ -165,17 +159,7 @@ pub(crate) fn body_text<'a>(body: ElementRef<'a>, rules: &ThreadRules) -> BodyTe
         .zip(intros)
         .map(|(e, intro)| {
             let head: HashSet<NodeId> = q.head.as_ref().map(|h| e.select(h).map(|x| x.id()).collect()).unwrap_or_default();
-            // In the quote's intro (the intro itself first) where it has
-            // one, else inside the quote: a quote of a quoting post holds
-            // the inner quote's intro, which names another post.
-            let read = |pick: &Option<Pick>, pattern| {
-                let pick = pick.as_ref()?;
-                let shown = match intro {
-                    Some(i) => value_of(conversation::first_in_post(i, pick)?, pick),
-                    None => conversation::shown_inside(e, pick)?,
-                };
-                QuoteRules::capture(pattern, &shown)
-            };
+            let read = |pick: &Option<Pick>, pattern| QuoteRules::capture(pattern, &conversation::shown_for_quote(e, intro, pick.as_ref()?)?);
             let (of, author) = (read(&q.of, q.of_pattern.as_ref()), read(&q.author, q.author_pattern.as_ref()));
             Quote { of, author, paragraphs: paragraphs_without(e, rules.strip.as_ref(), &head) }
         })
@@ -434,8 +418,12 @@ pub(crate) mod tests {
         assert_eq!(got.posts[0].quotes[0].of.as_deref(), Some("53"));
         assert_eq!(got.posts[0].quotes[0].author.as_deref(), Some("小明"));
         assert_eq!(got.posts[0].quotes[0].paragraphs, ["@阿强 said in 标题:", "更早的话", "被引用的话很长"]);
-        // The streaming reader leaves such a file to the DOM, so both agree.
-        assert!(matches!(crate::stream::Plan::new(&rules(r#"quote-intro="p""#).thread), Err(crate::stream::SelectorError::QuoteIntro)));
+        // The streaming reader reads each as the DOM does.
+        for (more, html) in [(r#"quote-intro="p""#, page(intro)), ("", page(intro)), (r#"quote-intro="p.intro""#, page(intro)), (r#"quote-intro="p""#, nested)]
+        {
+            let s = rules(more);
+            assert_eq!(crate::stream::parse_page_stream(&s, &html, None).expect("streams"), parse_page_dom(&s, &html, None), "{more}");
+        }
     }
 
     #[test]

@@ -135,10 +135,30 @@ impl Paragraphs {
         self.space = false;
     }
 
+    /// Where the paragraphs stand, to [`Paragraphs::restore`] later.
+    pub(crate) fn mark(&self) -> ParaMark {
+        ParaMark { done: self.done.len(), cur: self.cur.clone(), space: self.space }
+    }
+
+    /// Back to where they stood at `mark`: what came since is not taken.
+    pub(crate) fn restore(&mut self, mark: ParaMark) {
+        self.done.truncate(mark.done);
+        self.cur = mark.cur;
+        self.space = mark.space;
+    }
+
     pub(crate) fn finish(mut self) -> Vec<String> {
         self.end();
         self.done
     }
+}
+
+/// What [`Paragraphs::mark`] keeps.
+#[derive(Clone)]
+pub(crate) struct ParaMark {
+    done: usize,
+    cur: String,
+    space: bool,
 }
 
 /// What XML 1.0 can carry (whitespace is folded before this is asked), so

@@ -11,11 +11,11 @@ use luntan_core::Post;
 
 use super::machine::{Machine, Open};
 use super::selector::{
-    attr, Comb, Complex, AUTHOR, BODY, FLOOR, IMAGES, LINKS, POST, POST_FIELD, POST_FIELDS, QUOTE, QUOTE_AUTHOR, QUOTE_HEAD, QUOTE_OF, STRIP, THREAD_FIELD,
-    TIME, TITLE,
+    attr, Comb, Complex, AUTHOR, BODY, FLOOR, IMAGES, LINKS, POST, POST_FIELD, POST_FIELDS, QUOTE, QUOTE_AUTHOR, QUOTE_HEAD, QUOTE_INTRO, QUOTE_OF, STRIP,
+    THREAD_FIELD, TIME, TITLE,
 };
 use crate::page::{PageExtract, ThreadFacts};
-use crate::text::{floor_number, read_time, Paragraphs, BLOCKS, CELLS, SKIPPED};
+use crate::text::{floor_number, read_time, ParaMark, Paragraphs, BLOCKS, CELLS, SKIPPED};
 
 /// How an element acts on a paragraph builder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,14 +75,35 @@ pub(super) struct BodyParts {
     /// Links of its own text: the URL as written, the capture of the text.
     pub(super) links: Vec<(String, usize)>,
     pub(super) images: Vec<Image>,
+    /// The element that may introduce the next quote (`quote-intro`), from
+    /// its start while only white space follows it.
+    pub(super) intro: Option<IntroRec>,
 }
 
 /// One quote's captures: its words, and its first `quote-of` and
-/// `quote-author` inside it.
+/// `quote-author` (in its intro where it has one, else inside it).
 pub(super) struct QuoteRec {
     pub(super) text: usize,
     pub(super) of: Option<usize>,
     pub(super) author: Option<usize>,
+    /// It has an intro, which alone names it.
+    pub(super) introduced: bool,
+}
+
+/// An element of a body that `quote-intro` matches. The stream has read
+/// it into the body's words by the time it knows a quote follows, so the
+/// body's words as they stood before it are kept to go back to.
+pub(super) struct IntroRec {
+    uid: u32,
+    closed: bool,
+    /// The body's paragraphs, links and pictures before it.
+    para: ParaMark,
+    links: usize,
+    images: usize,
+    /// White space came after it.
+    space: bool,
+    of: Option<usize>,
+    author: Option<usize>,
 }
 
 impl Capture {
@@ -278,6 +299,41 @@ impl Machine<'_> {
             }
             rmask & bit(k) != 0
         };
+        // `quote-intro`, before the bodies see the element: the element
+        // after an intro takes the intro's words back out of the body where
+        // it is a quote, and ends it where it is not; an element of a body
+        // (outside its quotes) that may introduce one is remembered.
+        let mut introduced: Vec<(usize, IntroRec)> = Vec::new();
+        if self.body_parts && self.plan.rules[QUOTE_INTRO as usize].is_some() {
+            for i in 0..self.active.len() {
+                let c = self.active[i];
+                let Some(parts) = &self.caps[c].body else { continue };
+                if self.caps[c].root == uid || parts.open_quote.is_some() || parts.intro.as_ref().is_some_and(|r| !r.closed) {
+                    continue;
+                }
+                if let Some(intro) = self.caps[c].body.as_mut().and_then(|p| p.intro.take()) {
+                    if ask(self, QUOTE) {
+                        let cap = &mut self.caps[c];
+                        cap.para.restore(intro.para.clone());
+                        if intro.space {
+                            cap.para.text(" ");
+                        }
+                        let parts = cap.body.as_mut().expect("a body");
+                        parts.links.truncate(intro.links);
+                        parts.images.truncate(intro.images);
+                        introduced.push((c, intro));
+                        continue;
+                    }
+                }
+                if ask(self, QUOTE_INTRO) {
+                    let cap = &mut self.caps[c];
+                    let para = cap.para.mark();
+                    let parts = cap.body.as_mut().expect("a body");
+                    let (links, images) = (parts.links.len(), parts.images.len());
+                    parts.intro = Some(IntroRec { uid, closed: false, para, links, images, space: false, of: None, author: None });
+                }
+            }
+        }
         // Captures already open see the element open.
         let skips = self.active.iter().fold(0, |m, &c| m | self.caps[c].skip);
         let mut skipped = 0u32;
@@ -305,17 +361,42 @@ impl Machine<'_> {
                 }
                 let own = self.caps[c].skipping.is_none();
                 match parts.open_quote {
+                    None if parts.intro.as_ref().is_some_and(|r| !r.closed) => {
+                        // The intro or inside it: the first `quote-of` and
+                        // `quote-author` there, the intro itself first.
+                        let quote = rules.quote.as_ref().expect("quote rules");
+                        if ask(self, QUOTE) {
+                            // Which quote it would introduce is not the stream's to tell.
+                            self.fail("a quote inside what may introduce a quote");
+                        }
+                        let r = self.caps[c].body.as_ref().and_then(|p| p.intro.as_ref()).expect("an open intro");
+                        let (need_of, need_author) = (r.of.is_none(), r.author.is_none());
+                        if need_of && ask(self, QUOTE_OF) {
+                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
+                            self.caps[c].body.as_mut().and_then(|p| p.intro.as_mut()).expect("an open intro").of = Some(cap);
+                        }
+                        if need_author && ask(self, QUOTE_AUTHOR) {
+                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.author), false);
+                            self.caps[c].body.as_mut().and_then(|p| p.intro.as_mut()).expect("an open intro").author = Some(cap);
+                        }
+                    }
                     None => {
                         if ask(self, QUOTE) {
                             let text = self.start(uid, kind(&name), QUOTE_SKIPS, false, attrs, None, false);
+                            let intro = introduced.iter().position(|(ci, _)| *ci == c).map(|k| introduced.swap_remove(k).1);
                             let parts = self.caps[c].body.as_mut().expect("a body");
-                            parts.quotes.push(QuoteRec { text, of: None, author: None });
+                            parts.quotes.push(QuoteRec {
+                                text,
+                                of: intro.as_ref().and_then(|r| r.of),
+                                author: intro.as_ref().and_then(|r| r.author),
+                                introduced: intro.is_some(),
+                            });
                             parts.open_quote = Some(uid);
                         }
                     }
                     Some(_) => {
                         let q = parts.quotes.last().expect("an open quote");
-                        let (need_of, need_author) = (q.of.is_none(), q.author.is_none());
+                        let (need_of, need_author) = (!q.introduced && q.of.is_none(), !q.introduced && q.author.is_none());
                         let quote = rules.quote.as_ref().expect("quote rules");
                         if need_of && ask(self, QUOTE_OF) {
                             let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
@@ -494,6 +575,12 @@ impl Machine<'_> {
                 if parts.open_quote == Some(e.uid) {
                     parts.open_quote = None;
                 }
+                // An intro closes; its parent closing ends it (no quote follows it).
+                match &mut parts.intro {
+                    Some(r) if !r.closed && r.uid == e.uid => r.closed = true,
+                    Some(r) if r.closed => parts.intro = None,
+                    _ => {}
+                }
             }
             if cap.root == e.uid {
                 let para = std::mem::take(&mut cap.para);
@@ -513,7 +600,26 @@ impl Machine<'_> {
 
     pub(super) fn text(&mut self, t: &str) {
         for &c in &self.active {
-            self.caps[c].text(t);
+            let cap = &mut self.caps[c];
+            if let Some(r) = cap.body.as_mut().and_then(|p| p.intro.as_mut()).filter(|r| r.closed) {
+                match t.trim().is_empty() {
+                    true => r.space = true,
+                    // Words between an intro and a quote: it introduces none.
+                    false => cap.body.as_mut().expect("a body").intro = None,
+                }
+            }
+            cap.text(t);
+        }
+    }
+
+    /// A comment stands between what came before and what comes next.
+    pub(super) fn comment(&mut self) {
+        for &c in &self.active {
+            if let Some(parts) = self.caps[c].body.as_mut() {
+                if parts.intro.as_ref().is_some_and(|r| r.closed) {
+                    parts.intro = None;
+                }
+            }
         }
     }
 }

@@ -178,7 +178,10 @@ impl<'a> Machine<'a> {
                 return TokenSinkResult::Continue;
             }
             Token::TagToken(t) => Tk::Tag(t),
-            Token::CommentToken(_) => Tk::Comment,
+            Token::CommentToken(_) => {
+                self.comment();
+                Tk::Comment
+            }
             Token::NullCharacterToken => Tk::Null,
             Token::EOFToken => Tk::Eof,
             Token::CharacterTokens(mut x) => {

@@ -178,6 +178,53 @@ mod tests {
         format!(r#"<div class="post"><span class="author">甲</span><time>2024-03-05 12:34</time><em class="floor">3#</em><div class="body">{body}</div></div>"#)
     }
 
+    /// `quote-intro` names the element just before a quote, which the
+    /// stream has read into the body's words by the time the quote comes:
+    /// it takes them back, and reads the quote's post and author in it.
+    #[test]
+    fn a_quotes_intro_is_taken_back_out_of_the_words_the_stream_has_read() {
+        let rules = r#"<thread title="h1 span" post="div.post" body="div.body" author="span.author" time="time" strip="i.note"
+            quote="blockquote" quote-intro="p, div.said" quote-of="a[href*='/post/']@href" quote-of-pattern="/post/(\d+)"
+            quote-author="a.mention" quote-author-pattern="^@(.+)$" links="a[href]"/>"#;
+        let quoted = "<blockquote><p>被引用的话</p><a href=\"/post/9\">里面的链接</a></blockquote>";
+        let intro = r#"<p><a class="mention" href="/u/a">@小明</a> 在 <a href="/post/7">标题</a> 中说：</p>"#;
+        let cases = [
+            // The plain case, and white space, a line break or an inline
+            // word before the intro, text after the quote.
+            format!("<p>前面</p>{intro}\n {quoted}<p>后面</p>"),
+            format!("前面{intro}{quoted}后面"),
+            format!("前面 <b>粗</b>{intro} {quoted} 后面"),
+            format!("<br>{intro}{quoted}"),
+            // Not just before: words, a comment, another element between;
+            // the parent closing between.
+            format!("{intro}中间{quoted}"),
+            format!("{intro}<!-- 注 -->{quoted}"),
+            format!("{intro}<span></span>{quoted}"),
+            format!("<div>{intro}</div>{quoted}"),
+            // An intro whose words are stripped; one in a table cell; two
+            // quotes, each with its intro; an intro naming no post; an
+            // intro that is a div holding paragraphs.
+            format!("{}{quoted}", intro.replace("<p>", "<p><i class=\"note\">注</i>")),
+            format!("<table><tr><td>{intro}{quoted}</td></tr></table>"),
+            format!("{intro}{quoted}<p>中</p>{}{quoted}", intro.replace("/post/7", "/post/8")),
+            format!("<p>只是一段</p>{quoted}"),
+            format!("<div class=\"said\"><p>甲</p><p>乙 <a class=\"mention\">@小红</a></p></div>{quoted}"),
+            // A quote of a quoting post: the inner intro is quoted words.
+            format!("{intro}<blockquote>{}{quoted}<p>外层</p></blockquote>", intro.replace("/post/7", "/post/5")),
+        ];
+        for body in &cases {
+            both(rules, &post(body)).unwrap_or_else(|e| panic!("{e}: {body}"));
+        }
+        let got = both(rules, &post(&cases[0])).unwrap();
+        assert_eq!(got.posts[0].paragraphs, ["前面", "后面"]);
+        assert_eq!((got.posts[0].quotes[0].of.as_deref(), got.posts[0].quotes[0].author.as_deref()), (Some("7"), Some("小明")));
+        assert!(got.posts[0].links.is_empty(), "the intro's links are not the reply's");
+        assert_eq!(both(rules, &post(&cases[4])).unwrap().posts[0].quotes[0].of.as_deref(), Some("9"), "words between: no intro, the quote's own link");
+        // A quote inside what may introduce one: the DOM reads that page.
+        let inside = format!("<div class=\"said\">引言{quoted}</div>{quoted}");
+        assert_eq!(both(rules, &post(&inside)), Err(Unstreamed::Page("a quote inside what may introduce a quote")));
+    }
+
     #[test]
     fn selectors_read_back_from_their_css() {
         let mut compounds = Vec::new();

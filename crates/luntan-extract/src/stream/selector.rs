@@ -13,8 +13,6 @@ use scraper::Selector;
 pub enum SelectorError {
     #[error("post=\"auto\" finds the posts in the page's DOM")]
     AutoPosts,
-    #[error("quote-intro is the element before a quote, which the stream has passed")]
-    QuoteIntro,
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -443,7 +441,9 @@ pub(super) const POST_FIELDS: usize = 7;
 /// The thread's board name, replies and views: the page's first match.
 pub(super) const THREAD_FIELD: u8 = 20;
 pub(super) const THREAD_FIELDS: usize = 3;
-pub(super) const RULES: usize = 23;
+/// What introduces a quote, just before it (`quote-intro`).
+pub(super) const QUOTE_INTRO: u8 = 23;
+pub(super) const RULES: usize = 24;
 pub(super) const RULE_NAMES: [&str; RULES] = [
     "title",
     "post",
@@ -468,6 +468,7 @@ pub(super) const RULE_NAMES: [&str; RULES] = [
     "board-name",
     "thread-replies",
     "thread-views",
+    "quote-intro",
 ];
 
 /// A site's thread rules, compiled for the stream.
@@ -481,9 +482,6 @@ impl Plan {
     pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, SelectorError> {
         if rules.auto_posts {
             return Err(SelectorError::AutoPosts);
-        }
-        if rules.quote.as_ref().is_some_and(|q| q.intro.is_some()) {
-            return Err(SelectorError::QuoteIntro);
         }
         let title = Selector::parse("title").expect("static selector");
         let q = rules.quote.as_ref();
@@ -500,6 +498,7 @@ impl Plan {
         sels[QUOTE_HEAD as usize] = q.and_then(|q| q.head.as_ref());
         sels[QUOTE_OF as usize] = q.and_then(|q| q.of.as_deref());
         sels[QUOTE_AUTHOR as usize] = q.and_then(|q| q.author.as_deref());
+        sels[QUOTE_INTRO as usize] = q.and_then(|q| q.intro.as_ref());
         sels[LINKS as usize] = c.links.as_deref();
         sels[IMAGES as usize] = c.images.as_deref();
         for (j, (_, f)) in c.post_fields().enumerate() {
