@@ -347,7 +347,9 @@ fn dzx_v2() -> Vec<&'static str> {
 }
 /// NodeBB shows the view count as a number beside an icon, labelled only
 /// in the icon's `title`: not learned (the hand-written file reads it).
-const MD_V2: [&str; 7] = ["post-id", "author-id", "author-url", "reply-to", "quote", "likes", "board-name"];
+/// A quote's post and author are read in the line before it that
+/// introduces it (`quote-intro`).
+const MD_V2: [&str; 9] = ["post-id", "author-id", "author-url", "reply-to", "quote", "quote-of", "quote-author", "likes", "board-name"];
 
 /// A forum whose hand-written file reads no conversation field: learning
 /// conversation fields leaves version 1's reading as it was (the XML

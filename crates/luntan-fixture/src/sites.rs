@@ -104,7 +104,9 @@ fn rules(kind: ForumKind) -> Rules {
         // every time is an empty `span.timeago` whose `title` holds it in
         // UTC, read with `@title` and moved to the forum's +08:00. A list
         // row shows two times (the first post's, then the last one's in
-        // the teaser) and three counts (votes, replies, views).
+        // the teaser) and three counts (votes, replies, views). The line
+        // NodeBB's quote button writes before a quote ("@小明 在 标题 中说：")
+        // is its intro: it links the quoted post and mentions its author.
         ForumKind::Modern => Rules {
             board: r"/md/category/(?P<board>[0-9]+)/[^/?#]+$",
             board_page: r"/md/category/(?P<board>[0-9]+)/[^/?#]+\?page={page}$",
@@ -115,7 +117,8 @@ fn rules(kind: ForumKind) -> Rules {
         last-post="div[component='topic/teaser'] span.timeago@title"/>"#,
             thread_rules: r#"<thread title="span[component='topic/title']" post="li[component=post]" body="div[component='post/content']"
           author="a[itemprop=author]" time="span.timeago@title" floor="a.post-index" time-zone="+08:00"
-          quote="blockquote" reply-to="div[component='post/content'] > p a[href*='/post/']@href" reply-to-pattern="/post/(\d+)$"
+          quote="blockquote" quote-intro="p" quote-of="a[href*='/post/']@href" quote-of-pattern="/post/(\d+)$"
+          quote-author="a.plugin-mentions-user" quote-author-pattern="^@(.+)$"
           post-id="li[component=post]@data-pid" author-id="a[itemprop=author]@data-uid" author-url="a[itemprop=author]@href"
           likes="span[component='post/vote-count']@data-votes" board-name="div.category-item a"
           thread-views="i.fa-eye + span.human-readable-number@title"/>"#,

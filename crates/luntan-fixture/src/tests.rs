@@ -298,14 +298,14 @@ fn read_posts(kind: ForumKind, html: &str) -> Vec<SeenPost> {
             .split("<li component=\"post\"")
             .skip(1)
             .map(|c| {
-                let body = without(between(c, "itemprop=\"text\">\n", "</div>").unwrap(), "<blockquote>", "</blockquote>\n");
+                // A quote and the line before it (a mention and a link) that introduces it.
+                let body = without(between(c, "itemprop=\"text\">\n", "</div>").unwrap(), "<p><a class=\"plugin-mentions-user", "</blockquote>\n");
                 let inner = body.trim_end().strip_prefix("<p>").and_then(|b| b.strip_suffix("</p>")).unwrap();
 
                 SeenPost {
                     floor: between(c, "data-index=\"", "\"").unwrap().parse::<u32>().unwrap() + 1,
                     author: unescape(between(c, "itemprop=\"author\"", "</a>").unwrap().split_once("\">").unwrap().1),
                     time: md_local_time(between(c, "<span class=\"timeago\" title=\"", "\"></span>").unwrap()),
-                    // The line before a quote is a mention and a link.
                     text: inner.split("</p>\n<p>").map(|p| unescape(&strip_tags(p))).collect::<Vec<_>>().join("\n"),
                 }
             })

@@ -9,7 +9,8 @@
 //! across every sampled page; an author id names one author and no other;
 //! a quote is a `blockquote` or an element of a `quote` class whose words
 //! another sampled post wrote, and what it says of that post (its id, its
-//! author) must read that post's on every quote whose post was sampled. A
+//! author), inside it or in the element just before it that introduces
+//! it, must read that post's on every quote whose post was sampled. A
 //! rule that fails on one sampled post that shows the field is not
 //! written: a missing field is fine, a wrong one is not.
 
@@ -18,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use ego_tree::NodeId;
 use luntan_core::dates::{normalize_time, Clock};
 use luntan_core::site::{self, count_of, Pick, QuoteRules};
-use luntan_extract::parse::{first_in_post, paragraphs, read_in_post, shown_inside, value_of};
+use luntan_extract::parse::{first_in_post, paragraphs, quote_intro, read_in_post, shown_for_quote, value_of};
 use regex::Regex;
 use scraper::{ElementRef, Html, Selector};
 use url::Url;
@@ -345,7 +346,7 @@ fn decoration(img: ElementRef) -> bool {
 /// attribute that holds the file where `src` is a placeholder.
 fn media(posts: &[P], pages: &[Page], quotes: &[QuoteAt], strip: Option<&Selector>, fields: &mut Vec<Field>) {
     // Node ids are a page's own: a quote is known by its post and its node.
-    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let in_quote = quoted_nodes(quotes);
     let own = |i: usize, b: ElementRef, e: &ElementRef| {
         !e.ancestors()
             .filter_map(ElementRef::wrap)
@@ -520,12 +521,20 @@ fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &
     }
 }
 
-/// A quote found: its element, the post it is in, and the sampled post
-/// whose words it quotes (by index in `posts`), where one was found.
+/// A quote found: its element, the post it is in, the sampled post whose
+/// words it quotes (by index in `posts`) where one was found, and its
+/// intro where `quote-intro` was learned.
 struct QuoteAt<'a> {
     el: ElementRef<'a>,
     post: usize,
     of: Option<usize>,
+    intro: Option<ElementRef<'a>>,
+}
+
+/// The quotes and their intros, by post and node (node ids are a page's
+/// own): none of them is a post's own text.
+fn quoted_nodes(quotes: &[QuoteAt]) -> HashSet<(usize, NodeId)> {
+    quotes.iter().flat_map(|q| std::iter::once(q.el).chain(q.intro).map(|e| (q.post, e.id()))).collect()
 }
 
 /// How many texts of `quote` of six letters or more (its dots and spaces
@@ -605,7 +614,7 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
                     .filter(|&(shown, own, _, _)| own > 0 && shown + 1 >= long)
                     .max()
                     .map(|(.., j)| j);
-                QuoteAt { el: q, post: i, of }
+                QuoteAt { el: q, post: i, of, intro: None }
             })
             .collect();
         let verified = quotes.iter().filter(|q| q.of.is_some()).count();
@@ -660,16 +669,36 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
             }
         }
     }
+    // What introduces a quote, where the quote itself does not name it.
+    let intro = intro_rule(posts, &verified, ids, &key);
+    if let Some((css, examples)) = &intro {
+        out.fields.push(Field { attr: "quote-intro", css: css.clone(), examples: examples.clone() });
+    }
+    let intro_sel = intro.and_then(|(css, _)| parse(&css));
+    let quotes: Vec<QuoteAt> = quotes.into_iter().map(|q| QuoteAt { intro: intro_sel.as_ref().and_then(|s| quote_intro(q.el, s)), ..q }).collect();
+    let verified: Vec<(&QuoteAt, &P)> = quotes.iter().filter_map(|q| q.of.map(|j| (q, &posts[j]))).collect();
+    // Where a quote names its post: its intro (the intro itself first),
+    // else inside it; as the candidates' elements, each with the scope of
+    // its selector forms.
+    let naming = |q: &QuoteAt<'a>| -> Vec<(ElementRef<'a>, NodeId)> {
+        match q.intro {
+            Some(i) => std::iter::once(i).chain(i.descendent_elements()).map(|e| (e, posts[q.post].body.map_or(q.el.id(), |b| b.id()))).collect(),
+            None => q.el.descendent_elements().map(|e| (e, q.el.id())).collect(),
+        }
+    };
     // The quoted post's id, where the quote links it.
     let with_id: Vec<(&QuoteAt, &String)> = quotes.iter().filter_map(|q| q.of.and_then(|j| ids.get(&j)).map(|id| (q, id))).collect();
     if with_id.len() >= EVIDENCE {
         let mut cands: Vec<Rule> = Vec::new();
         for (q, id) in with_id.iter().take(3) {
-            for e in q.el.descendent_elements() {
+            for (e, _) in naming(q) {
                 for (name, value) in e.value().attrs() {
                     for (s, end) in digit_runs(value).into_iter().filter(|&(s, end)| &value[s..end] == id.as_str()) {
-                        if let Some((pattern, _)) = number_pattern(value, s, end) {
-                            for css in select::own(e).into_iter().chain(attr_forms(e)) {
+                        if let Some((pattern, lit)) = number_pattern(value, s, end) {
+                            // The link that holds it, where an intro links others first
+                            // (NodeBB's mention before the quoted post's link).
+                            let holding = (!lit.is_empty() && !lit.contains(['\'', '"', '\\'])).then(|| format!("{}[{name}*='{lit}']", e.value().name()));
+                            for css in select::own(e).into_iter().chain(attr_forms(e)).chain(holding) {
                                 let r = Rule { css, attr: Some(name.to_owned()), pattern: pattern.clone() };
                                 if !cands.contains(&r) {
                                     cands.push(r);
@@ -682,24 +711,27 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         }
         for r in cands {
             let Some(f) = r.compiled() else { continue };
-            let reads = |q: &QuoteAt| f.capture(&shown_inside(q.el, &f.pick)?);
+            let reads = |q: &QuoteAt| f.capture(&shown_for_quote(q.el, q.intro, &f.pick)?);
             if with_id.iter().all(|(q, id)| reads(q).as_deref() == Some(id.as_str())) {
                 out.fields.extend(r.fields("quote-of", "quote-of-pattern", with_id.iter().take(3).map(|(_, id)| (*id).clone()).collect()));
                 break;
             }
         }
     }
-    // The quoted author: an element of the quote that shows the name, alone
-    // or before the words that follow it ("小明 发表于 …", "小明 寫道：").
+    // The quoted author: an element of the quote (or its intro) that shows
+    // the name, alone or before the words that follow it ("小明 发表于 …",
+    // "小明 寫道：", "青山客 wrote:"), after a mention's "@" or not.
     let named: Vec<(&QuoteAt, &P)> = verified.iter().copied().filter(|(_, p)| !p.author.is_empty()).collect();
     if named.len() >= EVIDENCE {
         let mut cands: Vec<Rule> = Vec::new();
         for (q, p) in named.iter().take(3) {
-            for e in q.el.descendent_elements() {
+            for (e, scope) in naming(q) {
                 let t = line_text(e);
-                let pattern = if t == p.author {
-                    None
-                } else if let Some(rest) = t.strip_prefix(p.author.as_str()).filter(|r| r.starts_with(|c: char| !c.is_alphanumeric())) {
+                let Some(at) = t.find(p.author.as_str()).filter(|&at| at <= 2 && t[..at].chars().all(|c| "@＠".contains(c))) else { continue };
+                let (lead, rest) = (regex::escape(&t[..at]), &t[at + p.author.len()..]);
+                let pattern = if rest.is_empty() {
+                    (!lead.is_empty()).then(|| format!("^{lead}(.+)$"))
+                } else if rest.starts_with(|c: char| !c.is_alphanumeric()) {
                     // The white space after the name and the word after it
                     // ("发表于", "寫道："), not what follows (a date, an arrow).
                     let space: String = rest.chars().take_while(|c| c.is_whitespace()).collect();
@@ -707,11 +739,11 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
                     if word.is_empty() {
                         continue;
                     }
-                    Some(format!("^(.+?){}", regex::escape(&format!("{space}{word}"))))
+                    Some(format!("^{lead}(.+?){}", regex::escape(&format!("{space}{word}"))))
                 } else {
                     continue;
                 };
-                for css in forms(e, q.el.id()) {
+                for css in forms(e, scope) {
                     let r = Rule { css, attr: None, pattern: pattern.clone() };
                     if !cands.contains(&r) {
                         cands.push(r);
@@ -723,7 +755,7 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         cands.sort_by_key(|r| r.pattern.is_some());
         for r in cands {
             let Some(f) = r.compiled() else { continue };
-            let reads = |q: &QuoteAt| f.capture(&shown_inside(q.el, &f.pick)?);
+            let reads = |q: &QuoteAt| f.capture(&shown_for_quote(q.el, q.intro, &f.pick)?);
             if named.iter().all(|(q, p)| reads(q).as_deref() == Some(p.author.as_str())) {
                 out.fields.extend(r.fields("quote-author", "quote-author-pattern", named.iter().take(3).map(|(_, p)| p.author.clone()).collect()));
                 break;
@@ -731,6 +763,41 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         }
     }
     quotes
+}
+
+/// `quote-intro`: the element just before a quote (white space between)
+/// that names the quoted post, by its author's name or a link holding its
+/// id, where the quote itself does not (FlaskBB's "青山客 wrote:", NodeBB's
+/// "@小明 said in [标题](/post/53):"). Learned from quotes of sampled posts
+/// whose intro says so, by the simplest selector that takes each of them
+/// and, before any quote of a sampled post, nothing that does not name
+/// that post: a reply's own paragraph before a quote stays its words.
+/// With the examples.
+fn intro_rule(posts: &[P], verified: &[(&QuoteAt, &P)], ids: &HashMap<usize, String>, quote_css: &str) -> Option<(String, Vec<String>)> {
+    let any = parse("*").expect("static selector");
+    let quote_sel = parse(quote_css)?;
+    let names = |e: ElementRef, q: &QuoteAt| -> bool {
+        let Some(j) = q.of else { return false };
+        let author = &posts[j].author;
+        let links_id = ids.get(&j).is_some_and(|id| {
+            std::iter::once(e)
+                .chain(e.descendent_elements())
+                .any(|x| x.value().attrs().any(|(_, v)| digit_runs(v).into_iter().any(|(s, end)| &v[s..end] == id.as_str())))
+        });
+        (!author.is_empty() && line_text(e).contains(author.as_str())) || links_id
+    };
+    let befores: Vec<(&QuoteAt, ElementRef)> = verified.iter().filter_map(|(q, _)| Some((*q, quote_intro(q.el, &any)?))).collect();
+    // Named before the quote and not inside it (Discuz!'s head names its
+    // post inside: no intro there).
+    let introduced: Vec<&(&QuoteAt, ElementRef)> = befores.iter().filter(|(q, e)| names(*e, q) && !names(q.el, q) && !quote_sel.matches(e)).collect();
+    if introduced.len() < EVIDENCE {
+        return None;
+    }
+    let scope = |q: &QuoteAt| posts[q.post].body.map_or(q.el.id(), |b| b.id());
+    let cands = introduced.iter().take(3).flat_map(|(q, e)| forms(*e, scope(q)));
+    let fits = |sel: &Selector| introduced.iter().all(|(_, e)| sel.matches(e)) && befores.iter().all(|(q, e)| !sel.matches(e) || names(*e, q));
+    let css = first_fitting(cands, fits)?;
+    Some((css, introduced.iter().take(3).map(|(_, e)| line_text(*e)).collect()))
 }
 
 /// `reply-to` where a post's own words link the post it answers ("@小明
@@ -752,7 +819,7 @@ fn reply_links(
         return;
     }
     let quoted_of_known = fields.iter().any(|f| f.attr == "quote-of");
-    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let in_quote = quoted_nodes(quotes);
     let id_at: HashMap<(Option<&str>, &str), usize> = ids.iter().map(|(i, id)| ((pages[posts[*i].page].thread.as_deref(), id.as_str()), *i)).collect();
     let anchors = Selector::parse("a[href]").expect("static selector");
     // The literal each answering link holds before the id, with its pattern.
@@ -836,7 +903,7 @@ fn is_edit_note(e: ElementRef) -> bool {
 /// the note's text, or where the text has none from the attribute that
 /// holds it (`css@title`).
 fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
-    let in_quote: HashSet<(usize, NodeId)> = quotes.iter().map(|q| (q.post, q.el.id())).collect();
+    let in_quote = quoted_nodes(quotes);
     // A note never holds the post's words (NodeBB's post element holds
     // "last edited by" and, in a reply's words, a date).
     let holds_body = |p: &P, e: &ElementRef| p.body.is_some_and(|b| b.id() == e.id() || b.ancestors().any(|a| a.id() == e.id()));
@@ -1115,7 +1182,7 @@ mod tests {
         assert_eq!(got.get("edited").map(String::as_str), Some("div.notice"));
         assert_eq!(got.get("board-name").map(String::as_str), Some("a[href^='./viewforum.php?f=']"));
         // Nothing on these pages counts likes, shows a location or links a post.
-        for absent in ["likes", "location", "reply-to"] {
+        for absent in ["likes", "location", "reply-to", "quote-intro"] {
             assert!(!got.contains_key(absent), "{absent}: {got:?}");
         }
     }
@@ -1171,6 +1238,48 @@ mod tests {
             assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "threads {order:?}: {got:?}");
             assert!(!got.contains_key("quote-head"), "threads {order:?}: a head would cut the inner quote's words: {got:?}");
         }
+    }
+
+    /// The real-software bed: FlaskBB ("青山客 wrote:") and NodeBB ("@小明
+    /// said in [标题](/post/101):") write what names a quote just before it,
+    /// as a paragraph of the reply. The learner wrote no rule for it, so
+    /// the line was the reply's words and the quote named neither its post
+    /// nor its author. A paragraph before a quote that names no one is the
+    /// reply's, and a quote that names its post inside needs no intro.
+    #[test]
+    fn a_quotes_intro_is_learned_where_the_line_before_it_names_the_quoted_post() {
+        let words =
+            ["春眠不觉晓处处闻啼鸟", "夜来风雨声花落知多少", "床前明月光疑是地上霜", "举头望明月低头思故乡", "白日依山尽黄河入海流", "欲穷千里目更上一层楼"];
+        let threads = |intro: &dyn Fn(u32, &str) -> String| -> Vec<(u32, String)> {
+            (1..=3u32)
+                .map(|tid| {
+                    let (a, b) = (format!("<p>{}</p>", words[tid as usize - 1]), format!("<p>{}</p>", words[tid as usize + 2]));
+                    let reply = format!("{}<blockquote>{a}</blockquote>{b}", intro(tid * 100 + 1, "小明"));
+                    (tid, thread(tid, &[(tid * 100 + 1, "小明", a.clone()), (tid * 100 + 2, "小红", reply)]))
+                })
+                .collect()
+        };
+        let flaskbb = threads(&|_, name| format!("<p><strong><a href=\"/user/{name}\">{name}</a> wrote:</strong></p>"));
+        let got = learned(&flaskbb);
+        assert_eq!(got.get("quote-intro").map(String::as_str), Some("p"), "{got:?}");
+        let author = |got: &HashMap<&str, String>| (got.get("quote-author").cloned(), got.get("quote-author-pattern").cloned());
+        // The name's own link, or the line cut before "wrote:".
+        assert!(matches!(author(&got), (Some(a), None) if a == "a") || author(&got) == (Some("p".into()), Some("^(.+?) wrote:".into())), "{got:?}");
+        let nodebb = threads(&|pid, name| format!("<p><a class=\"mention\" href=\"/user/{name}\">@{name}</a> said in <a href=\"/post/{pid}\">标题</a>:</p>"));
+        let got = learned(&nodebb);
+        assert_eq!(got.get("quote-intro").map(String::as_str), Some("p"), "{got:?}");
+        assert_eq!(
+            (got.get("quote-of").map(String::as_str), got.get("quote-of-pattern").map(String::as_str)),
+            (Some("a[href*='/post/']@href"), Some("/post/(\\d+)")),
+            "{got:?}"
+        );
+        assert!(matches!(got.get("quote-author-pattern").map(String::as_str), Some("^@(.+)$" | "^@(.+?) said")), "{got:?}");
+        assert!(matches!(got.get("quote-author").map(String::as_str), Some("a" | "a.mention" | "p")), "{got:?}");
+        // The reply's own paragraph before a quote: no intro.
+        let own = threads(&|_, _| "<p>我来说两句吧</p>".to_owned());
+        let got = learned(&own);
+        assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "{got:?}");
+        assert!(!got.contains_key("quote-intro"), "{got:?}");
     }
 
     /// Regression (the real-software bed, machina): a trail of home,

@@ -659,8 +659,9 @@ impl Fixture {
 
     /// What the NodeBB topic pages show of thread `t` beyond v1's fields,
     /// into its truth: the category, the view count, and per post its pid,
-    /// the author's uid and page, the votes, and the quote with the line
-    /// before it (the reply's own words, naming whom it answers).
+    /// the author's uid and page, the votes, and the quote, which the line
+    /// before it names (the quoted post and its author; that line is
+    /// neither the reply's words nor the quote's).
     pub(crate) fn md_truth(&self, f: &ForumModel, t: &ThreadMeta, truth: &mut crate::model::ThreadTruth) {
         truth.board_name = Some(f.boards[t.board as usize].title.clone());
         truth.views = Some(u64::from(t.views));
@@ -671,10 +672,9 @@ impl Fixture {
             want.author_path = Some(user_path(&p.author));
             want.likes = Some(u64::from(self.md_votes(f, t, p)));
             if let Some(q) = self.md_quoted(f, t, p) {
-                let said = format!("@{} 在 {} 中说：", q.author, t.title);
-                want.text = format!("{said}\n{}", want.text);
                 want.reply_to = Some(q.pid.to_string());
-                want.quotes = vec![crate::model::QuoteTruth { floor: p.floor, of: None, author: None, text: q.paragraphs.join("\n") }];
+                let (of, author) = (Some(q.pid.to_string()), Some(q.author.clone()));
+                want.quotes = vec![crate::model::QuoteTruth { floor: p.floor, of, author, text: q.paragraphs.join("\n") }];
             }
         }
     }
