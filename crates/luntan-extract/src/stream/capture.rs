@@ -80,14 +80,29 @@ pub(super) struct BodyParts {
     pub(super) intro: Option<IntroRec>,
 }
 
-/// One quote's captures: its words, and its first `quote-of` and
-/// `quote-author` (in its intro where it has one, else inside it).
+/// One quote's captures: its words, and what names it (in its intro where
+/// it has one, else inside it).
 pub(super) struct QuoteRec {
     pub(super) text: usize,
-    pub(super) of: Option<usize>,
-    pub(super) author: Option<usize>,
+    pub(super) named: Named,
     /// It has an intro, which alone names it.
     pub(super) introduced: bool,
+}
+
+/// The captures of the first `quote-of` and `quote-author` match where a
+/// quote is named.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Named {
+    of: Option<usize>,
+    author: Option<usize>,
+}
+
+/// Where an element inside a body names a quote: in the intro being read,
+/// or in the quote being read (which has no intro).
+#[derive(Clone, Copy)]
+enum NamedIn {
+    Intro,
+    Quote,
 }
 
 /// An element of a body that `quote-intro` matches. The stream has read
@@ -102,8 +117,7 @@ pub(super) struct IntroRec {
     images: usize,
     /// White space came after it.
     space: bool,
-    of: Option<usize>,
-    author: Option<usize>,
+    named: Named,
 }
 
 impl Capture {
@@ -270,6 +284,15 @@ impl Machine<'_> {
         self.caps.len() - 1
     }
 
+    /// What names the quote body `cap` is reading (see [`NamedIn`]).
+    fn named(&mut self, cap: usize, at: NamedIn) -> &mut Named {
+        let parts = self.caps[cap].body.as_mut().expect("a body");
+        match at {
+            NamedIn::Intro => &mut parts.intro.as_mut().expect("an open intro").named,
+            NamedIn::Quote => &mut parts.quotes.last_mut().expect("an open quote").named,
+        }
+    }
+
     pub(super) fn stop(&mut self, cap: usize) {
         self.active.retain(|&c| c != cap);
     }
@@ -330,7 +353,7 @@ impl Machine<'_> {
                     let para = cap.para.mark();
                     let parts = cap.body.as_mut().expect("a body");
                     let (links, images) = (parts.links.len(), parts.images.len());
-                    parts.intro = Some(IntroRec { uid, closed: false, para, links, images, space: false, of: None, author: None });
+                    parts.intro = Some(IntroRec { uid, closed: false, para, links, images, space: false, named: Named::default() });
                 }
             }
         }
@@ -360,52 +383,38 @@ impl Machine<'_> {
                     continue;
                 }
                 let own = self.caps[c].skipping.is_none();
-                match parts.open_quote {
+                // The intro (itself first) or the quote being read: the first
+                // `quote-of` and `quote-author` there.
+                let naming = match parts.open_quote {
                     None if parts.intro.as_ref().is_some_and(|r| !r.closed) => {
-                        // The intro or inside it: the first `quote-of` and
-                        // `quote-author` there, the intro itself first.
-                        let quote = rules.quote.as_ref().expect("quote rules");
                         if ask(self, QUOTE) {
                             // Which quote it would introduce is not the stream's to tell.
                             self.fail("a quote inside what may introduce a quote");
                         }
-                        let r = self.caps[c].body.as_ref().and_then(|p| p.intro.as_ref()).expect("an open intro");
-                        let (need_of, need_author) = (r.of.is_none(), r.author.is_none());
-                        if need_of && ask(self, QUOTE_OF) {
-                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
-                            self.caps[c].body.as_mut().and_then(|p| p.intro.as_mut()).expect("an open intro").of = Some(cap);
-                        }
-                        if need_author && ask(self, QUOTE_AUTHOR) {
-                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.author), false);
-                            self.caps[c].body.as_mut().and_then(|p| p.intro.as_mut()).expect("an open intro").author = Some(cap);
-                        }
+                        Some(NamedIn::Intro)
                     }
                     None => {
                         if ask(self, QUOTE) {
                             let text = self.start(uid, kind(&name), QUOTE_SKIPS, false, attrs, None, false);
                             let intro = introduced.iter().position(|(ci, _)| *ci == c).map(|k| introduced.swap_remove(k).1);
                             let parts = self.caps[c].body.as_mut().expect("a body");
-                            parts.quotes.push(QuoteRec {
-                                text,
-                                of: intro.as_ref().and_then(|r| r.of),
-                                author: intro.as_ref().and_then(|r| r.author),
-                                introduced: intro.is_some(),
-                            });
+                            let (named, introduced) = intro.map_or((Named::default(), false), |r| (r.named, true));
+                            parts.quotes.push(QuoteRec { text, named, introduced });
                             parts.open_quote = Some(uid);
                         }
+                        None
                     }
-                    Some(_) => {
-                        let q = parts.quotes.last().expect("an open quote");
-                        let (need_of, need_author) = (!q.introduced && q.of.is_none(), !q.introduced && q.author.is_none());
-                        let quote = rules.quote.as_ref().expect("quote rules");
-                        if need_of && ask(self, QUOTE_OF) {
-                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
-                            self.caps[c].body.as_mut().and_then(|p| p.quotes.last_mut()).expect("an open quote").of = Some(cap);
-                        }
-                        if need_author && ask(self, QUOTE_AUTHOR) {
-                            let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.author), false);
-                            self.caps[c].body.as_mut().and_then(|p| p.quotes.last_mut()).expect("an open quote").author = Some(cap);
-                        }
+                    Some(_) => (!parts.quotes.last().expect("an open quote").introduced).then_some(NamedIn::Quote),
+                };
+                if let Some(at) = naming {
+                    let quote = rules.quote.as_ref().expect("quote rules");
+                    if self.named(c, at).of.is_none() && ask(self, QUOTE_OF) {
+                        let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.of), false);
+                        self.named(c, at).of = Some(cap);
+                    }
+                    if self.named(c, at).author.is_none() && ask(self, QUOTE_AUTHOR) {
+                        let cap = self.start(uid, kind(&name), 0, false, attrs, from(&quote.author), false);
+                        self.named(c, at).author = Some(cap);
                     }
                 }
                 if own {
@@ -662,8 +671,8 @@ impl Machine<'_> {
             .into_iter()
             .filter_map(|rec| {
                 let q = q?;
-                let of = self.lines(rec.of).and_then(|v| QuoteRules::capture(q.of_pattern.as_ref(), &v));
-                let author = self.lines(rec.author).and_then(|v| QuoteRules::capture(q.author_pattern.as_ref(), &v));
+                let of = self.lines(rec.named.of).and_then(|v| QuoteRules::capture(q.of_pattern.as_ref(), &v));
+                let author = self.lines(rec.named.author).and_then(|v| QuoteRules::capture(q.author_pattern.as_ref(), &v));
                 let paragraphs = self.caps[rec.text].result.take().unwrap_or_default();
                 (!paragraphs.is_empty() || of.is_some()).then_some(Quote { of, author, paragraphs })
             })
