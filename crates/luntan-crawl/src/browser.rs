@@ -90,37 +90,62 @@ pub enum BrowserError {
     Browser { url: Url, why: String },
 }
 
-/// What the browser did for one site, for the stage's summary and status.
-#[derive(Debug, Default)]
-pub struct RenderStats {
+/// Declares the browser's counters once: [`RenderStats`], the live
+/// counters the renderer adds to, and [`BrowserReport`], a run's reading of
+/// them for the stage's summary and status; a counter added here is in
+/// both, and in `--json`.
+macro_rules! browser_counters {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// What the browser does for one site, as it does it.
+        #[derive(Debug, Default)]
+        pub struct RenderStats {
+            $($(#[$doc])* pub $name: AtomicU64,)*
+        }
+
+        /// What the browser did for a site in one run.
+        #[derive(Debug, Default, Clone, serde::Serialize)]
+        pub struct BrowserReport {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        impl BrowserReport {
+            pub fn of(stats: &RenderStats) -> BrowserReport {
+                BrowserReport { $($name: stats.$name.load(Ordering::Relaxed),)* }
+            }
+        }
+    };
+}
+
+browser_counters! {
     /// DOM states kept (saved) and dropped as duplicates (S4).
-    pub states_kept: AtomicU64,
-    pub states_dropped: AtomicU64,
+    states_kept,
+    states_dropped,
     /// Requests the browser made that luntan answered through the fetcher:
     /// documents and what their scripts ask for (XHR, fetch).
-    pub requests: AtomicU64,
+    requests,
     /// Scripts and stylesheets fetched (through the fetcher, like any
-    /// request): counted apart, as the page's furniture, not its content.
-    pub assets: AtomicU64,
+    /// request), each once per run: counted apart, as the page's furniture,
+    /// not its content.
+    assets,
     /// Requests answered from the renderer's cache of assets, the forum not
     /// asked again (see [`AssetCache`]).
-    pub cached: AtomicU64,
+    cached,
     /// Requests refused: off the forum's hosts, disallowed by robots.txt,
     /// or not a GET.
-    pub refused: AtomicU64,
+    refused,
     /// Images, fonts, media, favicons and the like, refused unread.
-    pub blocked: AtomicU64,
+    blocked,
     /// Browsers started again after one was found dead.
-    pub restarts: AtomicU64,
+    restarts,
     /// Long-polls let go: requests held open by the server that luntan
     /// stopped waiting for (see [`Traffic::let_go_long_polls`]).
-    pub long_polls: AtomicU64,
+    long_polls,
     /// WebSockets opened for pages (each handshake is also one of
     /// `requests`), the frames the pages sent over them (each a request to
     /// the forum, spaced by its delay) and the frames they received.
-    pub sockets: AtomicU64,
-    pub frames_sent: AtomicU64,
-    pub frames_received: AtomicU64,
+    sockets,
+    frames_sent,
+    frames_received,
 }
 
 /// A page rendered: its kept states, first to last, as HTML.

@@ -21,7 +21,8 @@ use luntan_core::store::{Store, StoreError, ThreadRow};
 use luntan_core::{DataDir, Site};
 use url::Url;
 
-use crate::browser::{BrowserError, PageKind, RenderStats, Renderer};
+pub use crate::browser::BrowserReport;
+use crate::browser::{BrowserError, PageKind, Renderer};
 use crate::commit::{Commit, CommitError, Committer};
 use crate::db::{lock, with_store};
 use crate::fetch::{FetchError, Fetched, Fetcher, ResponseHead};
@@ -48,52 +49,6 @@ pub struct DownloadReport {
     pub error: Option<String>,
     /// Browser mode: what the browser did (S4).
     pub browser: Option<BrowserReport>,
-}
-
-/// What the browser did for a site in one run.
-#[derive(Debug, Default, Clone, serde::Serialize)]
-pub struct BrowserReport {
-    pub states_kept: u64,
-    pub states_dropped: u64,
-    /// Requests the pages made, answered through the site's fetcher:
-    /// documents, XHRs, fetches.
-    pub requests: u64,
-    /// Scripts and stylesheets fetched, each once per run.
-    pub assets: u64,
-    /// Requests answered from the browser's cache of assets.
-    pub cached: u64,
-    /// Requests refused (off the forum's hosts, robots.txt, not a GET).
-    pub refused: u64,
-    /// Images, fonts and media refused unread.
-    pub blocked: u64,
-    pub restarts: u64,
-    /// Long-polls the server held open that luntan stopped waiting for.
-    pub long_polls: u64,
-    /// WebSockets the pages opened, and the frames sent and received over
-    /// them (each frame sent a request to the forum).
-    pub sockets: u64,
-    pub frames_sent: u64,
-    pub frames_received: u64,
-}
-
-impl BrowserReport {
-    pub fn of(stats: &RenderStats) -> BrowserReport {
-        let get = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-        BrowserReport {
-            states_kept: get(&stats.states_kept),
-            states_dropped: get(&stats.states_dropped),
-            requests: get(&stats.requests),
-            assets: get(&stats.assets),
-            cached: get(&stats.cached),
-            refused: get(&stats.refused),
-            blocked: get(&stats.blocked),
-            restarts: get(&stats.restarts),
-            long_polls: get(&stats.long_polls),
-            sockets: get(&stats.sockets),
-            frames_sent: get(&stats.frames_sent),
-            frames_received: get(&stats.frames_received),
-        }
-    }
 }
 
 /// Why a download run stopped before its queue was done.
