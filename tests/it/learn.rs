@@ -345,11 +345,10 @@ const PHPBB_V2: [&str; 9] = ["post-id", "author-id", "author-url", "reply-to", "
 fn dzx_v2() -> Vec<&'static str> {
     V2_FIELDS.into_iter().filter(|f| *f != "likes").collect()
 }
-/// NodeBB shows the view count as a number beside an icon, labelled only
-/// in the icon's `title`: not learned (the hand-written file reads it).
 /// A quote's post and author are read in the line before it that
-/// introduces it (`quote-intro`).
-const MD_V2: [&str; 9] = ["post-id", "author-id", "author-url", "reply-to", "quote", "quote-of", "quote-author", "likes", "board-name"];
+/// introduces it (`quote-intro`); the view count beside an icon labelled
+/// only in its `title`, the exact number in the count's own `title`.
+const MD_V2: [&str; 10] = ["post-id", "author-id", "author-url", "reply-to", "quote", "quote-of", "quote-author", "likes", "board-name", "thread-views"];
 
 /// A forum whose hand-written file reads no conversation field: learning
 /// conversation fields leaves version 1's reading as it was (the XML

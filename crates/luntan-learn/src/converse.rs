@@ -324,7 +324,67 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
                 break;
             }
         }
+        if !done {
+            fields.extend(icon_count(pages, &outside, name, labels));
+        }
     }
+}
+
+/// A thread count labelled only by the icon before it, in the icon's
+/// `title` or `aria-label` (NodeBB: `<i class="fa fa-eye" title="浏览"></i>`
+/// and the number, `1.2k`, exact in its own `title`): `icon + number`, read
+/// from the number's `title` where that is a whole count (else its text),
+/// whose first match on every sampled thread page is the number the label
+/// names, the same on every page of a thread and not one for all threads.
+fn icon_count(pages: &[Page], outside: &[HashSet<NodeId>], name: &'static str, labels: &[&str]) -> Vec<Field> {
+    let all = Selector::parse("body *").expect("static selector");
+    let labelled = |e: &ElementRef| {
+        e.text().all(|t| t.trim().is_empty())
+            && ["title", "aria-label"].iter().any(|a| e.value().attr(a).is_some_and(|v| labels.iter().any(|l| v.trim() == *l)))
+    };
+    // Per page: the element after the first icon so labelled, outside the posts.
+    let at: Vec<Option<ElementRef>> = pages
+        .iter()
+        .zip(outside)
+        .map(|(pg, posts)| {
+            let icon = pg.doc.select(&all).find(|e| !e.ancestors().any(|a| posts.contains(&a.id())) && labelled(e))?;
+            icon.next_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty())).and_then(ElementRef::wrap)
+        })
+        .collect();
+    if pages.len() < EVIDENCE || at.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    let exact = |e: &ElementRef| e.value().attr("title").is_some_and(|t| t.trim().parse::<u64>().is_ok());
+    let attr = at.iter().flatten().all(exact).then(|| "title".to_owned());
+    let mut cands = Vec::new();
+    for e in at.iter().flatten().take(3) {
+        let icon = e.prev_siblings().find_map(ElementRef::wrap).expect("the icon before it");
+        for a in select::own(icon) {
+            for b in select::own(*e) {
+                cands.push(Rule { css: format!("{a} + {b}"), attr: attr.clone(), pattern: None });
+            }
+        }
+    }
+    for r in cands {
+        let Some(f) = r.compiled() else { continue };
+        let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
+        let mut seen = HashSet::new();
+        let fits = pages.iter().zip(&at).all(|(pg, want)| {
+            let first = pg.doc.select(&f.pick).next();
+            let Some(v) = first.filter(|e| Some(e.id()) == want.map(|w| w.id())).and_then(|e| f.count(&value_of(e, &f.pick))) else { return false };
+            seen.insert(v);
+            *by_thread.entry(&pg.thread).or_insert(v) == v
+        });
+        if fits && seen.len() >= EVIDENCE {
+            let examples = at.iter().flatten().take(3).map(|e| value_of(*e, &f.pick)).collect();
+            let css = match &r.attr {
+                Some(a) => format!("{}@{a}", r.css),
+                None => r.css.clone(),
+            };
+            return vec![Field { attr: name, css, examples }];
+        }
+    }
+    Vec::new()
 }
 
 /// Where a picture's file is kept when `src` is a placeholder a script
@@ -1280,6 +1340,33 @@ mod tests {
         let got = learned(&own);
         assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "{got:?}");
         assert!(!got.contains_key("quote-intro"), "{got:?}");
+    }
+
+    /// NodeBB labels a topic's view count only by the icon before it
+    /// (`title="浏览"`), the number rounded (`1.2k`) and exact in its own
+    /// `title`; the reply count before it is labelled the same way. Read
+    /// from the number the views icon names, exactly; an icon labelled
+    /// nothing teaches nothing.
+    #[test]
+    fn a_count_labelled_only_by_its_icon_is_read_exactly_from_its_title() {
+        let stats = |tid: u32, views: u32, label: &str| {
+            let shown = if views >= 1000 { format!("{:.1}k", f64::from(views) / 1000.0) } else { views.to_string() };
+            let post = |n: u32, name: &str| {
+                format!("<div class=\"post\" id=\"p{tid}{n}\"><p><a class=\"username\" href=\"./u/{n}\">{name}</a></p><div class=\"content\">春眠不觉晓{tid}{n}</div></div>")
+            };
+            format!(
+                "<html><body><h2>主題{tid}</h2><div class=\"stats\"><i class=\"fa fa-reply\" title=\"回复\"></i><span class=\"num\" title=\"{}\">{}</span>\
+                 <i class=\"fa fa-eye\" title=\"{label}\"></i><span class=\"num\" title=\"{views}\">{shown}</span></div>{}{}</body></html>",
+                tid + 1,
+                tid + 1,
+                post(1, "小明"),
+                post(2, "小红")
+            )
+        };
+        let got = learned(&[(1, stats(1, 1234, "浏览")), (2, stats(2, 56, "浏览")), (3, stats(3, 2048, "浏览"))]);
+        assert_eq!(got.get("thread-views").map(String::as_str), Some("i.fa-eye + span.num@title"), "{got:?}");
+        let got = learned(&[(1, stats(1, 1234, "")), (2, stats(2, 56, "")), (3, stats(3, 2048, ""))]);
+        assert!(!got.contains_key("thread-views"), "{got:?}");
     }
 
     /// Regression (the real-software bed, machina): a trail of home,
