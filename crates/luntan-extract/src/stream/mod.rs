@@ -33,8 +33,13 @@
 //! case-insensitive for HTML's list of such attributes). Anything else
 //! (pseudo-classes, `~`) and `post="auto"` keep the DOM. Every rule of
 //! `<thread>` is read: quotes (each a capture of its own, left out of its
-//! body's), version 2's fields, a body's links and pictures, the thread's
-//! board name and counts, the page's `<base>`.
+//! body's) and their intros (`quote-intro`: the element before a quote is
+//! read into the body's words before the stream meets the quote, so the
+//! body keeps its words as they stood before each element that may be one
+//! and takes the element's back when a quote follows), version 2's fields,
+//! a body's links and pictures, the thread's board name and counts, the
+//! page's `<base>`. A quote inside what may introduce one is the page's
+//! refusal.
 //!
 //! The reading is in parts: `selector.rs` reads the selectors back,
 //! `machine.rs` holds the replay's state and takes each token, `modes.rs`
