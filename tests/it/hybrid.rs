@@ -321,3 +321,44 @@ fn a_round_asks_only_the_most_recently_active_articles_for_their_counts() {
     assert_eq!(asked, by_activity, "asked {asked:?}; the newest articles are {by_article:?}");
     assert!(out.contains(&format!("2 articles asked for their comment count, {} less recently active ones not asked", truth.threads.len() - 2)), "{out}");
 }
+
+/// The comment-widget news site (`cw`) read as a hybrid site: its comments
+/// API gives each comment's reply count, and the replies come from another
+/// endpoint, one request per comment that has any (`replies-url`).
+/// Regression: a hybrid site read only the comments endpoint, so every
+/// reply was missed (only browser mode read them). Each reply now follows
+/// its comment, answering it, once; a comment without replies is not
+/// asked for any; a WARC export holds every replies page.
+#[test]
+fn replies_asked_for_per_comment_follow_their_comment_answering_it() {
+    let server = FixtureServer::start_blocking(FixtureConfig { threads: 1, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() })
+        .expect("fixture server");
+    let work = Work::new();
+    std::fs::write(work.sites().join("cw.xml"), luntan_fixture::widget::widget_hybrid_site_file(&server.base_url())).unwrap();
+    let truth = server.widget_api_truth();
+    work.ok("discover", &["--site", "cw", "--all-boards"]);
+    server.clear_requests();
+    work.ok("download", &["--site", "cw"]);
+    let log = server.requests();
+    work.ok("extract", &[]);
+    let rows = work.rows();
+    for t in &truth.threads {
+        common::assert_extracted_matches_truth(&rows, &work.layout(), t);
+    }
+    let replies: usize = truth.threads.iter().flat_map(|t| &t.posts).filter(|p| p.reply_to.is_some()).count();
+    assert!(replies >= 5, "the fixture's replies: {replies}");
+    // One replies request per comment that has replies, none for the rest.
+    let commented: std::collections::BTreeSet<&str> = truth.threads.iter().flat_map(|t| &t.posts).filter_map(|p| p.reply_to.as_deref()).collect();
+    let asked: Vec<String> = log.iter().filter_map(|r| r.path_and_query.strip_prefix("/cw/api/replies?cid=").map(str::to_owned)).collect();
+    assert_eq!(asked.iter().map(String::as_str).collect::<std::collections::BTreeSet<_>>(), commented);
+    assert_eq!(asked.len(), commented.len(), "each comment's replies asked for once: {asked:?}");
+    // A WARC export holds each replies page with the rest.
+    let out = tempfile::tempdir().unwrap();
+    let warc = out.path().join("cw.warc");
+    work.ok("export", &["-q", "--warc", warc.to_str().unwrap()]);
+    let records = luntan_export::warc::read_records(&std::fs::read(&warc).unwrap()).unwrap();
+    for cid in &commented {
+        let r = records.iter().find(|r| r.header("WARC-Target-URI").is_some_and(|u| u.ends_with(&format!("/cw/api/replies?cid={cid}"))));
+        assert_eq!(r.and_then(|r| r.header("WARC-Type")), Some("response"), "cid {cid}: no WARC response record");
+    }
+}

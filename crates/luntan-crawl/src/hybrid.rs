@@ -48,7 +48,11 @@ impl From<JsonPageError> for CommentsError {
 
 /// An article's comments pages, in the order read, and its comment count.
 pub struct CommentPages {
+    /// The comments pages, then each comment's replies page (where the
+    /// site file says where replies are).
     pub pages: Vec<JsonPage>,
+    /// Per page, the comment whose replies it holds (`None`: a comments page).
+    pub replies_of: Vec<Option<String>>,
     pub count: i64,
     /// The newest comment's time (replies nested in comments included),
     /// as extract reads it, where the site's lists show no last-post time
@@ -57,9 +61,17 @@ pub struct CommentPages {
 }
 
 impl CommentPages {
-    /// `article<T>.comments`: one `<unix seconds>\t<url>` line a page.
+    /// `article<T>.comments`: one `<unix seconds>\t<url>` line a page, and
+    /// a replies page's comment id after a third tab.
     pub fn list(&self) -> String {
-        self.pages.iter().map(|p| format!("{}\t{}\n", p.at, p.fetched.url)).collect()
+        self.pages
+            .iter()
+            .zip(&self.replies_of)
+            .map(|(p, of)| match of {
+                Some(id) => format!("{}\t{}\t{id}\n", p.at, p.fetched.url),
+                None => format!("{}\t{}\n", p.at, p.fetched.url),
+            })
+            .collect()
     }
 }
 
@@ -84,8 +96,8 @@ pub fn key_of(site: &Site, rules: &HtmlComments, page: &Fetched) -> Result<Optio
 /// is `first`. Empty pages add nothing (an article without comments, the
 /// page after a full last one); a cursor that comes back ends the pages.
 pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &str, first: &Fetched) -> Result<CommentPages, CommentsError> {
-    let key = key_of(fetcher.site(), rules, first)?;
-    let endpoint = rules.for_article(key.as_deref());
+    let article_key = key_of(fetcher.site(), rules, first)?;
+    let endpoint = rules.for_article(article_key.as_deref());
     let mut pages = Vec::new();
     let (mut items_read, mut count) = (0usize, None);
     let mut key = endpoint.first_key();
@@ -111,18 +123,64 @@ pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &st
             None => break,
         }
     }
+    let mut replies_of = vec![None; pages.len()];
+    if let Some(replies) = &rules.replies {
+        // A comment's replies, one page each, for the comments whose count
+        // says they have some (every comment where no count is read).
+        let mut asked = std::collections::HashSet::new();
+        let comments: Vec<(String, Option<i64>)> = pages
+            .iter()
+            .flat_map(|p| endpoint.items(&p.value))
+            .filter_map(|item| {
+                let id = field_text(item, endpoint.id.as_ref()?)?;
+                let count = endpoint.replies.as_ref().and_then(|c| field_text(item, c)).and_then(|c| c.trim().parse::<i64>().ok());
+                Some((id, count))
+            })
+            .collect();
+        let mut read = Vec::new();
+        for (id, count) in comments {
+            if count == Some(0) || !asked.insert(id.clone()) {
+                continue;
+            }
+            let url = rules
+                .replies_url(thread, article_key.as_deref(), &id)
+                .ok_or_else(|| CommentsError::NoUrl { url: first.url.clone(), template: replies.url.clone() })?;
+            let page = get_json_page(fetcher, &url).await?;
+            if !replies.items(&page.value).is_empty() {
+                read.push((page, id));
+            }
+        }
+        for (page, id) in read {
+            pages.push(page);
+            replies_of.push(Some(id));
+        }
+    }
     let site = fetcher.site();
-    let newest = if site.list.as_ref().is_some_and(|l| l.last_post.is_some()) { None } else { newest_time(&endpoint, &pages, site.thread.utc_offset_minutes) };
-    Ok(CommentPages { pages, count: count.unwrap_or(items_read as i64), newest })
+    let newest = if site.list.as_ref().is_some_and(|l| l.last_post.is_some()) {
+        None
+    } else {
+        newest_time(&endpoint, rules.replies.as_ref(), &pages, &replies_of, site.thread.utc_offset_minutes)
+    };
+    Ok(CommentPages { pages, replies_of, count: count.unwrap_or(items_read as i64), newest })
 }
 
 /// The newest time among the items of `pages` and the replies nested in
-/// them, each read against its page's clock as extract reads it.
-fn newest_time(endpoint: &luntan_core::site::Endpoint, pages: &[JsonPage], offset: i32) -> Option<String> {
+/// them (a replies page's by the `replies` endpoint's items), each read
+/// against its page's clock as extract reads it.
+fn newest_time(
+    endpoint: &luntan_core::site::Endpoint,
+    replies: Option<&luntan_core::site::Endpoint>,
+    pages: &[JsonPage],
+    replies_of: &[Option<String>],
+    offset: i32,
+) -> Option<String> {
     let time = endpoint.time.as_ref()?;
     let mut newest: Option<String> = None;
-    for page in pages {
-        let mut stack = endpoint.items(&page.value);
+    for (page, of) in pages.iter().zip(replies_of) {
+        let mut stack = match (of, replies) {
+            (Some(_), Some(r)) => r.items(&page.value),
+            _ => endpoint.items(&page.value),
+        };
         while let Some(item) = stack.pop() {
             if let Some(children) = &endpoint.conversation.children {
                 stack.extend(children.query(item).all());

@@ -183,6 +183,12 @@ impl FixtureServer {
         crate::widget::WidgetSite::new(self.shared.fixture.config().seed).truth()
     }
 
+    /// [`Self::widget_truth`] with the ids and answers its comments API
+    /// gives (see [`crate::widget::WidgetSite::api_truth`]).
+    pub fn widget_api_truth(&self) -> crate::ForumTruth {
+        crate::widget::WidgetSite::new(self.shared.fixture.config().seed).api_truth()
+    }
+
     /// What the forum whose threads load over a WebSocket holds (see [`crate::socket`]).
     pub fn socket_truth(&self) -> crate::ForumTruth {
         crate::socket::SocketSite::new(self.shared.fixture.config().seed).truth()

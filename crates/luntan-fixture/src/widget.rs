@@ -132,6 +132,21 @@ impl WidgetSite {
         crate::ForumTruth { site: "cw".into(), name: "挂件新闻".into(), encoding: "UTF-8".into(), boards: Vec::new(), threads }
     }
 
+    /// [`WidgetSite::truth`] as the comments API names them, which a hybrid
+    /// site file reads: each comment's and reply's id, each reply answering
+    /// its comment.
+    pub fn api_truth(&self) -> crate::ForumTruth {
+        let mut truth = self.truth();
+        for (t, a) in truth.threads.iter_mut().zip(&self.articles) {
+            let ids = a.comments.iter().flat_map(|c| std::iter::once((c.id, None)).chain(c.replies.iter().map(move |r| (r.id, Some(c.id)))));
+            for (p, (id, to)) in t.posts.iter_mut().skip(1).zip(ids) {
+                p.id = Some(id.to_string());
+                p.reply_to = to.map(|c| c.to_string());
+            }
+        }
+        truth
+    }
+
     /// The response for a path under `/cw/`: (status, content type, body).
     pub fn get(&self, path: &str, query: &str) -> Option<(u16, &'static str, Vec<u8>)> {
         let num = |k: &str| query.split('&').find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse::<u64>().ok());
@@ -253,6 +268,31 @@ pub fn widget_browser_site_file(base_url: &str) -> String {
       <click selector="a.more-replies" items="div.post" max="50"/>
     </thread>
   </browser>
+</site>
+"##
+    )
+}
+
+/// The widget site read without a browser, as a hybrid site: the article
+/// from its HTML, its comments from the comments API (keyed by the page's
+/// `data-aid`), and each comment's replies from the replies API, asked for
+/// the comments whose count says they have some.
+pub fn widget_hybrid_site_file(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<!-- A news site whose comments and their replies come from two JSON APIs (hybrid). -->
+<site id="cw">
+  <name>挂件新闻</name>
+  <home>{base}/cw/</home>
+  <politeness delay-ms="0" concurrency="2" timeout-ms="10000" retries="2"/>
+  <links>
+    <board><![CDATA[/cw/c/{{board}}$]]></board>
+    <thread><![CDATA[/cw/a/{{thread}}$]]></thread>
+  </links>
+  <thread title="h1" post="div.post" author="b.author" time="span.time" body="div.text"/>
+  <comments key="#comments@data-aid" items="$.comments[*]" id="$.id" author="$.author" time="$.created" body="$.text" body-format="text"
+            replies="$.replies" replies-url="api/replies?cid={{comment}}" replies-items="$.replies[*]"><![CDATA[api/comments?aid={{key}}]]></comments>
 </site>
 "##
     )

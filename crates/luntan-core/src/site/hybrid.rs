@@ -48,6 +48,11 @@ pub struct HtmlComments {
     /// Saved articles a round asks for their count, the most recently
     /// active first.
     pub recheck: usize,
+    /// Where a comment's replies are when the comments pages hold only a
+    /// count of them (`replies-url`, `replies-items`): one page per comment,
+    /// its URL holding `{comment}` (the comment's `id`), its items read
+    /// with the comments' paths.
+    pub replies: Option<Endpoint>,
 }
 
 /// Articles a round asks for their comment count when the site file does
@@ -93,6 +98,20 @@ impl HtmlComments {
             e.url = e.url.replace("{key}", &percent_encoding::utf8_percent_encode(k, KEY).to_string());
         }
         e
+    }
+
+    /// The URL of the replies of the comment with id `comment`, where the
+    /// site file says where replies are.
+    pub fn replies_url(&self, thread: &str, key: Option<&str>, comment: &str) -> Option<Url> {
+        let mut e = self.replies.clone()?;
+        if let Some(k) = key {
+            e.url = e.url.replace("{key}", &percent_encoding::utf8_percent_encode(k, KEY).to_string());
+        }
+        if e.url.contains("{key}") {
+            return None;
+        }
+        e.url = e.url.replace("{comment}", &percent_encoding::utf8_percent_encode(comment, KEY).to_string());
+        e.page_url(thread, &PageKey::Number(1))
     }
 
     /// The URL of one comments page of an article.
@@ -157,6 +176,10 @@ pub(super) struct RawComments {
     location: Option<String>,
     #[serde(rename = "@edited")]
     edited: Option<String>,
+    #[serde(rename = "@replies-url")]
+    replies_url: Option<String>,
+    #[serde(rename = "@replies-items")]
+    replies_items: Option<String>,
     #[serde(rename = "$text")]
     url: String,
 }
@@ -253,7 +276,38 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
     if raw.recheck.is_some() && count.is_none() {
         return Err(ctx.err("comments@recheck", "later rounds ask for the comment count: give count (its JSONPath) too"));
     }
-    Ok(HtmlComments { endpoint, key, count, recheck })
+    let replies = match (raw.replies_url.as_deref().map(str::trim), &raw.replies_items) {
+        (None, None) => None,
+        (Some(_), None) => return Err(ctx.err("comments@replies-url", "give replies-items too: the JSONPath of the replies on that page")),
+        (None, Some(_)) => return Err(ctx.err("comments@replies-items", "give replies-url too: where a comment's replies are")),
+        (Some(url), Some(items)) => {
+            const COMMENT: &str = "LUNTANCOMMENT";
+            if !url.contains("{comment}") {
+                return Err(ctx.err("comments@replies-url", "needs {comment}: the comment's id, which its replies are asked for by"));
+            }
+            if endpoint.id.is_none() {
+                return Err(ctx.err("comments@replies-url", "needs an `id` path: the comment's id fills {comment}"));
+            }
+            if url.contains("{key}") && !has_key {
+                return Err(ctx.err("comments@replies-url", "has {key}, but the comments url reads no key"));
+            }
+            let raw_replies = RawEndpoint {
+                paging: None,
+                first: None,
+                page_size: None,
+                next: None,
+                max_pages: None,
+                items: Some(items.clone()),
+                url: url.replace("{comment}", COMMENT).replace("{key}", STAND_IN),
+                ..endpoint_raw
+            };
+            let mut e = super::json::endpoint(ctx, "comments", &raw_replies, home, if url.contains("{thread}") { "{thread}" } else { COMMENT })
+                .map_err(|e| SiteError { field: "comments@replies-url".into(), ..e })?;
+            e.url = e.url.replace(COMMENT, "{comment}").replace(STAND_IN, "{key}");
+            Some(e)
+        }
+    };
+    Ok(HtmlComments { endpoint, key, count, recheck, replies })
 }
 
 #[cfg(test)]
@@ -302,6 +356,32 @@ mod tests {
         let c = t.comments.unwrap();
         assert!(c.key.is_none());
         assert_eq!(c.page_url("7", None, &PageKey::Number(2)).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?article=7&page=2");
+    }
+
+    /// `replies-url`: where a comment's replies are, by its id; each
+    /// mistake is one line naming the attribute.
+    #[test]
+    fn replies_url_takes_the_comments_id_and_the_articles_key() {
+        let with = |attrs: &str| NEWS.replace("<comments ", &format!("<comments {attrs} "));
+        let s = parse(&with(r#"replies-url="api/replies?key={key}&amp;cid={comment}" replies-items="$.replies[*]""#)).unwrap();
+        let c = s.comments.unwrap();
+        let r = c.replies.as_ref().unwrap();
+        assert_eq!(r.url, "http://127.0.0.1:8080/news/api/replies?key={key}&cid={comment}");
+        assert_eq!(c.replies_url("7", Some("cms 7"), "c/9").unwrap().as_str(), "http://127.0.0.1:8080/news/api/replies?key=cms%207&cid=c%2F9");
+        assert_eq!(c.replies_url("7", None, "9"), None, "no key, no URL");
+        assert!(parse(NEWS).unwrap().comments.unwrap().replies.is_none());
+        for (attrs, says) in [
+            (r#"replies-url="api/replies?cid={comment}""#, "replies-items"),
+            (r#"replies-items="$.replies[*]""#, "replies-url"),
+            (r#"replies-url="api/replies" replies-items="$.replies[*]""#, "{comment}"),
+            (r#"replies-url="api/replies?cid={comment}&amp;p={page}" replies-items="$.replies[*]""#, "{page}"),
+            (r#"replies-url="api/replies?cid={comment}" replies-items="$.replies[""#, "replies-url"),
+        ] {
+            let e = parse(&with(attrs)).unwrap_err().to_string();
+            assert!(e.contains("x.xml") && e.contains("replies") && e.contains(says), "{attrs}: {e}");
+        }
+        let no_id = with(r#"replies-url="api/replies?cid={comment}" replies-items="$.replies[*]""#).replace(r#"id="$.id" "#, "");
+        assert!(parse(&no_id).unwrap_err().to_string().contains("`id` path"));
     }
 
     #[test]
