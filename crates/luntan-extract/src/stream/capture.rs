@@ -327,7 +327,7 @@ impl Machine<'_> {
         // it is a quote, and ends it where it is not; an element of a body
         // (outside its quotes) that may introduce one is remembered.
         let mut introduced: Vec<(usize, IntroRec)> = Vec::new();
-        if self.body_parts && self.plan.rules[QUOTE_INTRO as usize].is_some() {
+        if self.intros {
             for i in 0..self.active.len() {
                 let c = self.active[i];
                 let Some(parts) = &self.caps[c].body else { continue };
@@ -610,11 +610,13 @@ impl Machine<'_> {
     pub(super) fn text(&mut self, t: &str) {
         for &c in &self.active {
             let cap = &mut self.caps[c];
-            if let Some(r) = cap.body.as_mut().and_then(|p| p.intro.as_mut()).filter(|r| r.closed) {
-                match t.trim().is_empty() {
-                    true => r.space = true,
-                    // Words between an intro and a quote: it introduces none.
-                    false => cap.body.as_mut().expect("a body").intro = None,
+            if self.intros {
+                if let Some(r) = cap.body.as_mut().and_then(|p| p.intro.as_mut()).filter(|r| r.closed) {
+                    match t.trim().is_empty() {
+                        true => r.space = true,
+                        // Words between an intro and a quote: it introduces none.
+                        false => cap.body.as_mut().expect("a body").intro = None,
+                    }
                 }
             }
             cap.text(t);

@@ -9,7 +9,7 @@ use html5ever::{Attribute, LocalName};
 use luntan_core::site::ThreadRules;
 
 use super::capture::{Capture, Kind, PostRec};
-use super::selector::{Plan, IMAGES, LINKS, POST_FIELD, POST_FIELDS, QUOTE, THREAD_FIELD, THREAD_FIELDS};
+use super::selector::{Plan, IMAGES, LINKS, POST_FIELD, POST_FIELDS, QUOTE, QUOTE_INTRO, THREAD_FIELD, THREAD_FIELDS};
 use super::tags::doctype_quirks;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +100,9 @@ pub(super) struct Machine<'a> {
     pub(super) post_fields: u8,
     /// Bodies collect quotes, links or pictures (the site file asks).
     pub(super) body_parts: bool,
+    /// Bodies watch for what introduces a quote (`quote-intro`): the text
+    /// and comments after one are looked at.
+    pub(super) intros: bool,
     /// The thread's fields: their captures, and which are still looked for.
     pub(super) facts: [Option<usize>; THREAD_FIELDS],
     pub(super) facts_left: u8,
@@ -140,6 +143,7 @@ impl<'a> Machine<'a> {
             field_lists: Default::default(),
             post_fields: (0..POST_FIELDS).filter(|&j| plan.has(POST_FIELD + j as u8)).fold(0, |m, j| m | 1 << j),
             body_parts: plan.has(QUOTE) || plan.has(LINKS) || plan.has(IMAGES),
+            intros: plan.has(QUOTE_INTRO),
             facts: [None; THREAD_FIELDS],
             facts_left: (0..THREAD_FIELDS).filter(|&j| plan.has(THREAD_FIELD + j as u8)).fold(0, |m, j| m | 1 << j),
             reads_urls: {
@@ -179,7 +183,9 @@ impl<'a> Machine<'a> {
             }
             Token::TagToken(t) => Tk::Tag(t),
             Token::CommentToken(_) => {
-                self.comment();
+                if self.intros {
+                    self.comment();
+                }
                 Tk::Comment
             }
             Token::NullCharacterToken => Tk::Null,
