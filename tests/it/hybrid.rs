@@ -361,4 +361,15 @@ fn replies_asked_for_per_comment_follow_their_comment_answering_it() {
         let r = records.iter().find(|r| r.header("WARC-Target-URI").is_some_and(|u| u.ends_with(&format!("/cw/api/replies?cid={cid}"))));
         assert_eq!(r.and_then(|r| r.header("WARC-Type")), Some("response"), "cid {cid}: no WARC response record");
     }
+    // Without the heads (pages saved before luntan kept them), each page
+    // gets a minimal head at its list line's URL, the comment id not in it.
+    for f in common::files_under(&work.layout().root().join("pages")).into_iter().filter(|f| f.to_string_lossy().ends_with("_c.http")) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let bare = out.path().join("bare.warc");
+    work.ok("export", &["-q", "--warc", bare.to_str().unwrap()]);
+    let records = luntan_export::warc::read_records(&std::fs::read(&bare).unwrap()).unwrap();
+    let uris: Vec<&str> = records.iter().filter_map(|r| r.header("WARC-Target-URI")).filter(|u| u.contains("/cw/api/replies")).collect();
+    assert_eq!(uris.len(), commented.len(), "{uris:?}");
+    assert!(commented.iter().all(|cid| uris.iter().any(|u| u.ends_with(&format!("/cw/api/replies?cid={cid}")))), "{uris:?}");
 }

@@ -430,7 +430,9 @@ impl<'a> Pages<'a> {
         });
         for (i, line) in text.lines().enumerate() {
             let page = i as u32 + 1;
-            let Some((at, url)) = line.split_once('\t').and_then(|(at, url)| Some((at.trim().parse::<i64>().ok()?, url.trim().to_owned()))) else {
+            // A replies page's line names its comment after a third tab.
+            let mut cols = line.split('\t');
+            let Some((at, url)) = cols.next().zip(cols.next()).and_then(|(at, url)| Some((at.trim().parse::<i64>().ok()?, url.trim().to_owned()))) else {
                 report.bad.push(BadRecord { path: list.clone(), what: format!("line {page}: not <unix seconds><tab><url>") });
                 continue;
             };
