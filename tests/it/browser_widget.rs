@@ -56,3 +56,49 @@ fn a_comment_widget_reading_the_date_header_is_stored_with_the_servers_times_eac
     assert!(line.contains(", 2 scripts/stylesheets fetched, "), "{line}");
     assert!(line.contains(&format!(", {} served from cache, ", 3 * (articles - 1))), "{line}");
 }
+
+/// The news site in browser mode: its page script draws each reply inside
+/// the comment it answers (`<div class="comment">` within
+/// `<div class="comment">`, two levels deep). Regression: luntan kept only
+/// the outermost match of `post`, so a comment's replies were read as its
+/// own words and 15 of the 64 posts were lost as posts; with
+/// `nested-posts="true"` every comment and reply is a post of its own, in
+/// the page's order, each without the replies inside it, as the comments
+/// API (hybrid mode) gives them.
+#[test]
+fn replies_drawn_inside_their_comment_are_posts_of_their_own_with_nested_posts() {
+    let server = FixtureServer::start_blocking(FixtureConfig { threads: 1, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() })
+        .expect("fixture server");
+    let work = Work::new();
+    let base = server.base_url();
+    let base = base.trim_end_matches('/');
+    let site = format!(
+        r##"<?xml version="1.0" encoding="UTF-8"?>
+<site id="news">
+  <name>新闻网</name>
+  <home>{base}/news/</home>
+  <politeness delay-ms="0" concurrency="2" timeout-ms="10000" retries="1"/>
+  <links>
+    <board><![CDATA[/news/section/{{board}}$]]></board>
+    <thread><![CDATA[/news/article/{{thread}}\.html$]]></thread>
+  </links>
+  <thread title="h1.headline" post="article.story, div.comment" nested-posts="true" author="span.author, div.comment > b"
+          time="time, div.comment > span.time" body="div.content, div.comment" strip="div.comment > b, div.comment > span.time"/>
+  <browser timeout-ms="10000" settle-ms="150">
+    <thread><wait selector="#comments h2"/></thread>
+  </browser>
+</site>
+"##
+    );
+    std::fs::write(work.sites().join("news.xml"), site).unwrap();
+    let truth = server.news_truth();
+    work.ok("discover", &["--site", "news", "--all-boards"]);
+    work.ok("download", &["--site", "news"]);
+    work.ok("extract", &[]);
+    let rows = work.rows();
+    for t in &truth.threads {
+        common::assert_extracted_matches_truth(&rows, &work.layout(), t);
+    }
+    let nested: usize = truth.threads.iter().map(|t| server.news_conversation(&t.thread).unwrap().iter().filter(|c| c.nested).count()).sum();
+    assert!(nested >= 10, "the fixture's replies drawn inside comments: {nested}");
+}

@@ -5,7 +5,7 @@
 //!
 //! [`ThreadRules`]: luntan_core::site::ThreadRules
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use ego_tree::NodeId;
@@ -16,7 +16,7 @@ use luntan_core::site::{Pick, QuoteRules, ThreadRules};
 use luntan_core::store::ThreadRow;
 use luntan_core::{Post, Site};
 use luntan_text::encoding::detect_and_decode;
-use scraper::{ElementRef, Html};
+use scraper::{ElementRef, Html, Selector};
 
 use crate::conversation::{self, Scope};
 use crate::dom::{body_in, page_title};
@@ -69,8 +69,13 @@ fn parse_page_with(site: &Site, plan: Option<&crate::stream::Plan>, html: &str, 
 /// [`parse_page_at`] through the page's DOM (scraper's `Html`), whatever
 /// the rules: what [`crate::stream::parse_page_stream`] must equal.
 pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
-    let doc = Html::parse_document(html);
+    let mut doc = Html::parse_document(html);
     let rules = &site.thread;
+    let holders = match (&rules.post, rules.nested_posts) {
+        (Some(sel), true) => flatten_posts(&mut doc, sel),
+        _ => HashMap::new(),
+    };
+    let doc = doc;
     let title = page_title(&doc, rules);
     if rules.auto_posts {
         return PageExtract { title, posts: crate::template::auto_posts(&doc, rules, now, None).posts, ..PageExtract::default() };
@@ -100,7 +105,8 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
 
     let clock = Clock::new(rules.utc_offset_minutes, now);
     let c = &rules.conversation;
-    let posts = posts
+    let elements: Vec<Option<NodeId>> = posts.iter().map(|p| p.4.map(|e| e.id())).collect();
+    let mut posts: Vec<Post> = posts
         .into_iter()
         .enumerate()
         .map(|(i, (body, author, time, floor, element))| {
@@ -127,8 +133,51 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             post
         })
         .collect();
+    if !holders.is_empty() {
+        // A reply held in a post answers it, where nothing on the reply
+        // says otherwise and the post has an id.
+        let id_of: HashMap<NodeId, Option<String>> = elements.iter().zip(&posts).filter_map(|(e, p)| Some(((*e)?, p.id.clone()))).collect();
+        for (e, post) in elements.iter().zip(posts.iter_mut()) {
+            let held_in = e.and_then(|e| holders.get(&e)).and_then(|h| id_of.get(h).cloned().flatten());
+            if post.reply_to.is_none() {
+                post.reply_to = held_in;
+            }
+        }
+    }
     let reads_urls = c.author_url.is_some() || c.links.is_some() || c.images.is_some();
     PageExtract { title, posts, facts: conversation::read_thread(&doc, c), base: reads_urls.then(|| conversation::base_href(&doc)).flatten() }
+}
+
+/// `nested-posts`: every post a post holds is moved out of it, right
+/// after it and the replies moved before it, so the posts stand one after
+/// another in page order (a reply after the post that holds it) and each
+/// is read without its replies. Returns each moved post's holder.
+fn flatten_posts(doc: &mut Html, sel: &Selector) -> HashMap<NodeId, NodeId> {
+    let all: Vec<NodeId> = doc.select(sel).map(|e| e.id()).collect();
+    let set: HashSet<NodeId> = all.iter().copied().collect();
+    let holders: HashMap<NodeId, NodeId> = all
+        .iter()
+        .filter_map(|&id| {
+            let node = doc.tree.get(id).expect("a node of this page");
+            node.ancestors().find(|a| set.contains(&a.id())).map(|h| (id, h.id()))
+        })
+        .collect();
+    // Per outermost post, the last post moved out after it.
+    let mut last: HashMap<NodeId, NodeId> = HashMap::new();
+    for &id in &all {
+        if !holders.contains_key(&id) {
+            continue;
+        }
+        let mut top = id;
+        while let Some(&h) = holders.get(&top) {
+            top = h;
+        }
+        let after = last.get(&top).copied().unwrap_or(top);
+        doc.tree.get_mut(id).expect("a node of this page").detach();
+        doc.tree.get_mut(after).expect("a node of this page").insert_id_after(id);
+        last.insert(top, id);
+    }
+    holders
 }
 
 /// What a post body says, by the site file's rules.
@@ -378,6 +427,47 @@ pub(crate) mod tests {
         let old = parse_page(&site(stripped), &discuz_reply_quoting());
         assert_eq!(old.posts[1].paragraphs, reply.paragraphs);
         assert!(old.posts[1].quotes.is_empty());
+    }
+
+    /// A comment widget's tree: replies drawn inside the comment they
+    /// answer, two levels deep. With `nested-posts` each is a post of its
+    /// own, in page order, without the replies inside it, answering the
+    /// post that holds it (by its id); without, the outermost comments
+    /// hold their replies' words.
+    #[test]
+    fn posts_held_inside_posts_are_posts_of_their_own_answering_their_holder() {
+        let c = |id: u32, who: &str, words: &str, inner: &str| {
+            format!("<li class=\"c\" id=\"c{id}\"><b>{who}</b><span class=\"t\">2024-03-0{} 12:00</span><p>{words}</p><ul>{inner}</ul></li>", id % 9)
+        };
+        let tree = c(1, "甲", "第一条", &(c(2, "乙", "回甲", &c(3, "丙", "回乙", "")) + &c(4, "丁", "也回甲", "")));
+        let html = format!("<html><body><h1>标题</h1><ul id=\"comments\">{}{}</ul></body></html>", tree, c(5, "戊", "第二条", ""));
+        let rules = |more: &str| {
+            site(&format!(
+                r#"<thread title="h1" post="li.c" body="li.c" author="li.c > b" time="li.c > span.t" strip="li.c > b, li.c > span.t"
+                   post-id="li.c@id" post-id-pattern="^c(\d+)$" {more}/>"#
+            ))
+        };
+        let got = parse_page(&rules(r#"nested-posts="true""#), &html);
+        let seen: Vec<(&str, String, Option<&str>, Option<&str>)> =
+            got.posts.iter().map(|p| (p.author.as_str(), p.text(), p.id.as_deref(), p.reply_to.as_deref())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("甲", "第一条".to_owned(), Some("1"), None),
+                ("乙", "回甲".to_owned(), Some("2"), Some("1")),
+                ("丙", "回乙".to_owned(), Some("3"), Some("2")),
+                ("丁", "也回甲".to_owned(), Some("4"), Some("1")),
+                ("戊", "第二条".to_owned(), Some("5"), None),
+            ]
+        );
+        assert_eq!(got.posts.iter().map(|p| p.floor).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        assert!(got.posts.iter().all(|p| p.time.is_some()));
+        // The stream leaves such a file to the DOM.
+        assert_eq!(crate::stream::streamable(&rules(r#"nested-posts="true""#).thread), Err(crate::stream::SelectorError::NestedPosts));
+        // Without it: the outermost comments, their replies' words their own.
+        let flat = parse_page(&rules(""), &html);
+        assert_eq!(flat.posts.len(), 2);
+        assert_eq!(flat.posts[0].text(), "第一条\n回甲\n回乙\n也回甲");
     }
 
     /// NodeBB and FlaskBB write what introduces a quote as a paragraph of

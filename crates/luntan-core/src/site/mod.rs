@@ -472,6 +472,11 @@ pub struct ThreadRules {
     /// and body, author, time and floor are optional: given, they are
     /// looked up inside each found post; absent, they are found too.
     pub auto_posts: bool,
+    /// `nested-posts="true"`: a post may hold its replies, each a match of
+    /// `post` inside it (a comment widget's tree). Every match is then a
+    /// post of its own, read without the replies inside it, in page order,
+    /// each reply after the post that holds it and answering it.
+    pub nested_posts: bool,
     /// The post body, as a CSS selector.
     pub body: Option<Selector>,
     /// The post body, as a pattern over element ids (S3's "content flag",

@@ -213,6 +213,8 @@ pub(super) struct RawThread {
     pub(super) quote_head: Option<String>,
     #[serde(rename = "@quote-intro")]
     pub(super) quote_intro: Option<String>,
+    #[serde(rename = "@nested-posts")]
+    pub(super) nested_posts: Option<String>,
     #[serde(rename = "@quote-of")]
     pub(super) quote_of: Option<String>,
     #[serde(rename = "@quote-of-pattern")]

@@ -206,12 +206,21 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
     // A page that names no thread: its first post does (a microblog).
     let title_from_first_post = raw.title.as_deref().map(str::trim) == Some("first-post");
     let title = if title_from_first_post { None } else { opt_pick(ctx, "thread@title", &raw.title)? };
+    let nested_posts = match raw.nested_posts.as_deref().map(str::trim) {
+        None | Some("false") => false,
+        Some("true") if raw.post.is_none() || auto_posts => {
+            return Err(ctx.err("thread@nested-posts", "needs a post selector: the posts that hold their replies"));
+        }
+        Some("true") => true,
+        Some(other) => return Err(ctx.err("thread@nested-posts", format!("{other:?} is not true or false"))),
+    };
     Ok(ThreadRules {
         title,
         title_from_first_post,
         utc_offset_minutes,
         post: if auto_posts { None } else { opt_selector(ctx, "thread@post", &raw.post)? },
         auto_posts,
+        nested_posts,
         body: opt_selector(ctx, "thread@body", &raw.body)?,
         body_id,
         author: opt_pick(ctx, "thread@author", &raw.author)?,
@@ -541,6 +550,20 @@ mod tests {
         let e = parse(&DISCUZ.replace(rules, r#"<thread post="div.post"/>"#)).unwrap_err();
         assert_eq!((e.field.as_str(), e.message.as_str()), ("thread", "needs a `body` selector or a `body-id` pattern"));
         assert!(!parse(DISCUZ).unwrap().thread.auto_posts);
+    }
+
+    #[test]
+    fn nested_posts_needs_a_post_selector_and_says_true_or_false() {
+        let with = |attr: &str, post: &str| DISCUZ.replace(r#"post="div[id^=post_]""#, &format!("{post} {attr}"));
+        assert!(parse(&with(r#"nested-posts="true""#, r#"post="div[id^=post_]""#)).unwrap().thread.nested_posts);
+        assert!(!parse(DISCUZ).unwrap().thread.nested_posts);
+        for (attr, post, says) in [
+            (r#"nested-posts="yes""#, r#"post="div[id^=post_]""#, "is not true or false"),
+            (r#"nested-posts="true""#, r#"post="auto""#, "needs a post selector"),
+        ] {
+            let e = parse(&with(attr, post)).unwrap_err().to_string();
+            assert!(e.contains("x.xml") && e.contains("nested-posts") && e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -13,6 +13,8 @@ use scraper::Selector;
 pub enum SelectorError {
     #[error("post=\"auto\" finds the posts in the page's DOM")]
     AutoPosts,
+    #[error("nested-posts moves each reply out of the post that holds it, in the page's DOM")]
+    NestedPosts,
     #[error("{rule}={css:?}: {source}")]
     Rule { rule: &'static str, css: String, source: CssError },
     #[error("{0} compound selectors (the stream tracks at most 64)")]
@@ -482,6 +484,9 @@ impl Plan {
     pub(crate) fn new(rules: &ThreadRules) -> Result<Plan, SelectorError> {
         if rules.auto_posts {
             return Err(SelectorError::AutoPosts);
+        }
+        if rules.nested_posts {
+            return Err(SelectorError::NestedPosts);
         }
         let title = Selector::parse("title").expect("static selector");
         let q = rules.quote.as_ref();
