@@ -25,7 +25,8 @@ import tempfile
 import time
 
 # The news site read in Chromium: the same links and article selectors as
-# news.xml, the comments drawn by the page's own script.
+# news.xml, the comments drawn by the page's own script, each reply inside
+# the comment it answers (nested-posts).
 NEWS_BROWSER = """<?xml version="1.0" encoding="UTF-8"?>
 <site id="news-browser">
   <name>新闻网（浏览器）</name>
@@ -35,7 +36,8 @@ NEWS_BROWSER = """<?xml version="1.0" encoding="UTF-8"?>
     <board><![CDATA[/news/section/{{board}}$]]></board>
     <thread><![CDATA[/news/article/{{thread}}\\.html$]]></thread>
   </links>
-  <thread title="h1.headline" post="article.story, div.comment" author="span.author, b" time="time, span.time" body="div.content, p"/>
+  <thread title="h1.headline" post="article.story, div.comment" nested-posts="true" author="span.author, div.comment > b"
+          time="time, div.comment > span.time" body="div.content, div.comment" strip="div.comment > b, div.comment > span.time"/>
   <browser timeout-ms="10000" settle-ms="150">
     <thread><wait selector="#comments h2"/></thread>
   </browser>
