@@ -70,27 +70,7 @@ fn replies_drawn_inside_their_comment_are_posts_of_their_own_with_nested_posts()
     let server = FixtureServer::start_blocking(FixtureConfig { threads: 1, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() })
         .expect("fixture server");
     let work = Work::new();
-    let base = server.base_url();
-    let base = base.trim_end_matches('/');
-    let site = format!(
-        r##"<?xml version="1.0" encoding="UTF-8"?>
-<site id="news">
-  <name>新闻网</name>
-  <home>{base}/news/</home>
-  <politeness delay-ms="0" concurrency="2" timeout-ms="10000" retries="1"/>
-  <links>
-    <board><![CDATA[/news/section/{{board}}$]]></board>
-    <thread><![CDATA[/news/article/{{thread}}\.html$]]></thread>
-  </links>
-  <thread title="h1.headline" post="article.story, div.comment" nested-posts="true" author="span.author, div.comment > b"
-          time="time, div.comment > span.time" body="div.content, div.comment" strip="div.comment > b, div.comment > span.time"/>
-  <browser timeout-ms="10000" settle-ms="150">
-    <thread><wait selector="#comments h2"/></thread>
-  </browser>
-</site>
-"##
-    );
-    std::fs::write(work.sites().join("news.xml"), site).unwrap();
+    std::fs::write(work.sites().join("news.xml"), luntan_fixture::news_browser_site_file(&server.base_url())).unwrap();
     let truth = server.news_truth();
     work.ok("discover", &["--site", "news", "--all-boards"]);
     work.ok("download", &["--site", "news"]);

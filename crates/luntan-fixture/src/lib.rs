@@ -113,7 +113,7 @@ pub use pages::{FixtureResponse, ROBOTS_TXT};
 pub use search::{search_start_path, SearchRecord, SearchRequest, SearchResult};
 pub use server::{serve, serve_fixture, BlockingFixture, FixtureServer, RequestRecord};
 pub use sites::{browser_site_file, microblog_browser_site_file, microblog_site_files, site_file, write_microblog_site_files, write_site_files};
-pub use sites::{news_site_file, write_news_site_file};
+pub use sites::{news_browser_site_file, news_site_file, write_news_site_file};
 pub use topics::Topics;
 
 #[cfg(test)]

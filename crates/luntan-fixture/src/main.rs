@@ -66,6 +66,18 @@ enum Command {
         #[arg(long)]
         pretty: bool,
     },
+    /// Print one of the site files no --sites-out writes, for a server
+    /// running at --base: news-browser (the news site in Chromium, replies
+    /// nested in their comments) or cw-hybrid (the comment-widget site as a
+    /// hybrid site, replies from their own endpoint). Both name their site
+    /// as the file --sites-out writes for it does (news, cw).
+    SiteFile {
+        /// The server's base URL, e.g. http://127.0.0.1:8080/.
+        #[arg(long)]
+        base: String,
+        #[arg(value_parser = ["news-browser", "cw-hybrid"])]
+        name: String,
+    },
     /// Write site files for a server running at --base, then exit.
     Sites {
         /// The server's base URL, e.g. http://127.0.0.1:8080/.
@@ -275,6 +287,14 @@ fn run(command: Command) -> Result<(), String> {
             let written = if pretty { serde_json::to_writer_pretty(&mut out, &truth) } else { serde_json::to_writer(&mut out, &truth) };
             written.map_err(|e| e.to_string())?;
             writeln!(out).and_then(|()| out.flush()).map_err(|e| e.to_string())
+        }
+        Command::SiteFile { base, name } => {
+            let text = match name.as_str() {
+                "news-browser" => luntan_fixture::news_browser_site_file(&base),
+                _ => luntan_fixture::widget::widget_hybrid_site_file(&base),
+            };
+            print!("{text}");
+            Ok(())
         }
         Command::Sites { base, out, model } => {
             let paths = write_site_files(&model.config(), &base, &out).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -415,10 +415,42 @@ pub fn write_microblog_site_files(base_url: &str, dir: &Path) -> io::Result<Vec<
 /// key read off the article page, and the comment count asked for by
 /// later rounds.
 pub fn news_site_file(base_url: &str) -> String {
+    news_site(
+        base_url,
+        "A news site: articles in HTML, their comments loaded by the page's script as JSON.",
+        r##"  <list row="li.item" title="a.title"/>
+  <thread title="h1.headline" post="article.story" body="div.content" author="span.author" time="time@datetime"/>
+  <!-- five top-level comments a page, each with its replies nested inside it -->
+  <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
+            items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
+            body="$.content" body-format="text" author-id="$.uid" parent="$.parent" children="$.replies[*]"
+            likes="$.like_count" location="$.ip_location"><![CDATA[api/comments?key={key}&page={page}]]></comments>
+"##,
+    )
+}
+
+/// The news site read in Chromium (browser mode): the articles as
+/// [`news_site_file`] reads them, the comments as the page's script draws
+/// them, each reply inside the comment it answers (`nested-posts`).
+pub fn news_browser_site_file(base_url: &str) -> String {
+    news_site(
+        base_url,
+        "The news site read in Chromium: its comments drawn by the page's script, each reply inside the comment it answers.",
+        r##"  <thread title="h1.headline" post="article.story, div.comment" nested-posts="true" author="span.author, div.comment > b"
+          time="time, div.comment > span.time" body="div.content, div.comment" strip="div.comment > b, div.comment > span.time"/>
+  <browser timeout-ms="10000" settle-ms="150">
+    <thread><wait selector="#comments h2"/></thread>
+  </browser>
+"##,
+    )
+}
+
+/// A site file of the news site: its links, then `rules`.
+fn news_site(base_url: &str, comment: &str, rules: &str) -> String {
     let base = base_url.trim_end_matches('/');
     format!(
         r##"<?xml version="1.0" encoding="UTF-8"?>
-<!-- A news site: articles in HTML, their comments loaded by the page's script as JSON. -->
+<!-- {comment} -->
 <site id="news">
   <name>新闻网</name>
   <home>{base}/news/</home>
@@ -427,14 +459,7 @@ pub fn news_site_file(base_url: &str) -> String {
     <board><![CDATA[/news/section/{{board}}$]]></board>
     <thread><![CDATA[/news/article/{{thread}}\.html$]]></thread>
   </links>
-  <list row="li.item" title="a.title"/>
-  <thread title="h1.headline" post="article.story" body="div.content" author="span.author" time="time@datetime"/>
-  <!-- five top-level comments a page, each with its replies nested inside it -->
-  <comments key="#comments@data-thread-key" count="$.total" paging="page" page-size="5"
-            items="$.comments[*]" id="$.id" author="$.user.nick" time="$.created"
-            body="$.content" body-format="text" author-id="$.uid" parent="$.parent" children="$.replies[*]"
-            likes="$.like_count" location="$.ip_location"><![CDATA[api/comments?key={{key}}&page={{page}}]]></comments>
-</site>
+{rules}</site>
 "##
     )
 }
