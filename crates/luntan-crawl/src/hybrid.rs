@@ -137,7 +137,6 @@ pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &st
                 Some((id, count))
             })
             .collect();
-        let mut read = Vec::new();
         for (id, count) in comments {
             if count == Some(0) || !asked.insert(id.clone()) {
                 continue;
@@ -147,12 +146,9 @@ pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &st
                 .ok_or_else(|| CommentsError::NoUrl { url: first.url.clone(), template: replies.url.clone() })?;
             let page = get_json_page(fetcher, &url).await?;
             if !replies.items(&page.value).is_empty() {
-                read.push((page, id));
+                pages.push(page);
+                replies_of.push(Some(id));
             }
-        }
-        for (page, id) in read {
-            pages.push(page);
-            replies_of.push(Some(id));
         }
     }
     let site = fetcher.site();
