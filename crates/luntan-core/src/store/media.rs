@@ -62,21 +62,16 @@ impl Store {
     /// absent.
     pub(super) fn media_counts(&self) -> Result<std::collections::HashMap<String, MediaCounts>, StoreError> {
         let mut out: std::collections::HashMap<String, MediaCounts> = std::collections::HashMap::new();
-        let rows = self.query(
-            "SELECT site, count(*) FILTER (WHERE status = 'archived'), count(*) FILTER (WHERE status = 'failed') FROM media GROUP BY site",
-            &[],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
-        )?;
+        let rows =
+            self.per_site("SELECT site, count(*) FILTER (WHERE status = 'archived'), count(*) FILTER (WHERE status = 'failed') FROM media GROUP BY site")?;
         for (site, archived, failed) in rows {
             out.insert(site, MediaCounts { archived, failed, ..MediaCounts::default() });
         }
         // Each content once, though many URLs show it. CAST: PostgreSQL
         // sums BIGINTs as NUMERIC.
-        let rows = self.query(
+        let rows = self.per_site(
             "SELECT site, count(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM
                (SELECT DISTINCT site, sha256, bytes FROM media WHERE status = 'archived') m GROUP BY site",
-            &[],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
         )?;
         for (site, files, bytes) in rows {
             let c = out.entry(site).or_default();

@@ -348,6 +348,12 @@ impl Store {
         rows.iter().map(read).collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
+    /// A query whose rows are a forum and two numbers (per-site counts
+    /// and sums), read as such.
+    fn per_site(&self, sql: &'static str) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        self.query(sql, &[], |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)))
+    }
+
     /// The first row of a query, read with `read`.
     fn query_first<T>(&self, sql: &'static str, vals: &[sql::Val<'_>], read: impl FnOnce(&Row) -> Result<T, DbError>) -> Result<Option<T>, StoreError> {
         let row = self.conn.query_first(sql, vals).map_err(|e| self.err(e))?;

@@ -384,8 +384,7 @@ impl Store {
             |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
         )?;
         let mut out: Vec<SiteCounts> = sites.into_iter().map(|(site, boards)| SiteCounts { site, boards, ..Default::default() }).collect();
-        let rows = self
-            .query("SELECT site, state, count(*) FROM threads GROUP BY site, state", &[], |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)))?;
+        let rows = self.per_site("SELECT site, state, count(*) FROM threads GROUP BY site, state")?;
         for (site, code, n) in rows {
             let Some(c) = out.iter_mut().find(|c| c.site == site) else { continue };
             match ThreadState::from_code(code) {
@@ -398,10 +397,8 @@ impl Store {
             }
         }
         // CAST: PostgreSQL sums BIGINTs as NUMERIC.
-        let rows = self.query(
+        let rows = self.per_site(
             "SELECT site, CAST(SUM(states_kept) AS BIGINT), CAST(SUM(states_dropped) AS BIGINT) FROM threads WHERE states_kept IS NOT NULL GROUP BY site",
-            &[],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<i64>(2)?)),
         )?;
         for (site, kept, dropped) in rows {
             if let Some(c) = out.iter_mut().find(|c| c.site == site) {
