@@ -306,9 +306,7 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
             let value = |e: ElementRef| text_read(e, &re).and_then(|v| count_of(&v));
             let fits = |sel: &Selector| {
                 let got: Vec<Option<u64>> = pages.iter().map(|pg| pg.doc.select(sel).next().and_then(value)).collect();
-                let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
-                let agree = pages.iter().zip(&got).all(|(pg, v)| v.is_some_and(|v| *by_thread.entry(&pg.thread).or_insert(v) == v));
-                agree && got.iter().flatten().collect::<HashSet<_>>().len() >= EVIDENCE
+                a_thread_count(pages, &got)
             };
             if let Some(css) = first_fitting(cands, fits) {
                 let examples = at.iter().flatten().take(3).map(|e| line_text(*e)).collect();
@@ -325,7 +323,7 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
             }
         }
         if !done {
-            fields.extend(icon_count(pages, &outside, name, labels));
+            fields.extend(icon_count(pages, &outside, name, pattern_name, labels));
         }
     }
 }
@@ -336,7 +334,7 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
 /// from the number's `title` where that is a whole count (else its text),
 /// whose first match on every sampled thread page is the number the label
 /// names, the same on every page of a thread and not one for all threads.
-fn icon_count(pages: &[Page], outside: &[HashSet<NodeId>], name: &'static str, labels: &[&str]) -> Vec<Field> {
+fn icon_count(pages: &[Page], outside: &[HashSet<NodeId>], name: &'static str, pattern_name: &'static str, labels: &[&str]) -> Vec<Field> {
     let all = Selector::parse("body *").expect("static selector");
     let labelled = |e: &ElementRef| {
         e.text().all(|t| t.trim().is_empty())
@@ -367,24 +365,29 @@ fn icon_count(pages: &[Page], outside: &[HashSet<NodeId>], name: &'static str, l
     }
     for r in cands {
         let Some(f) = r.compiled() else { continue };
-        let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
-        let mut seen = HashSet::new();
-        let fits = pages.iter().zip(&at).all(|(pg, want)| {
-            let first = pg.doc.select(&f.pick).next();
-            let Some(v) = first.filter(|e| Some(e.id()) == want.map(|w| w.id())).and_then(|e| f.count(&value_of(e, &f.pick))) else { return false };
-            seen.insert(v);
-            *by_thread.entry(&pg.thread).or_insert(v) == v
-        });
-        if fits && seen.len() >= EVIDENCE {
+        let got: Vec<Option<u64>> = pages
+            .iter()
+            .zip(&at)
+            .map(|(pg, want)| {
+                let first = pg.doc.select(&f.pick).next();
+                first.filter(|e| Some(e.id()) == want.map(|w| w.id())).and_then(|e| f.count(&value_of(e, &f.pick)))
+            })
+            .collect();
+        if a_thread_count(pages, &got) {
             let examples = at.iter().flatten().take(3).map(|e| value_of(*e, &f.pick)).collect();
-            let css = match &r.attr {
-                Some(a) => format!("{}@{a}", r.css),
-                None => r.css.clone(),
-            };
-            return vec![Field { attr: name, css, examples }];
+            return r.fields(name, pattern_name, examples);
         }
     }
     Vec::new()
+}
+
+/// Whether `got`, a count read on each of `pages`, reads as a thread's:
+/// on every page, the same on every page of a thread, and not one value
+/// for all threads.
+fn a_thread_count(pages: &[Page], got: &[Option<u64>]) -> bool {
+    let mut by_thread: HashMap<&Option<String>, u64> = HashMap::new();
+    let agree = pages.iter().zip(got).all(|(pg, v)| v.is_some_and(|v| *by_thread.entry(&pg.thread).or_insert(v) == v));
+    agree && got.iter().flatten().collect::<HashSet<_>>().len() >= EVIDENCE
 }
 
 /// Where a picture's file is kept when `src` is a placeholder a script
