@@ -790,7 +790,8 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         for (q, p) in named.iter().take(3) {
             for (e, scope) in naming(q) {
                 let t = line_text(e);
-                let Some(at) = t.find(p.author.as_str()).filter(|&at| at <= 2 && t[..at].chars().all(|c| "@＠".contains(c))) else { continue };
+                // Nothing before the name, or a mention's one "@" (or full-width "＠").
+                let Some(at) = t.find(p.author.as_str()).filter(|&at| matches!(&t[..at], "" | "@" | "＠")) else { continue };
                 let (lead, rest) = (regex::escape(&t[..at]), &t[at + p.author.len()..]);
                 let pattern = if rest.is_empty() {
                     (!lead.is_empty()).then(|| format!("^{lead}(.+)$"))
@@ -1330,6 +1331,10 @@ mod tests {
         assert!(matches!(author(&got), (Some(a), None) if a == "a") || author(&got) == (Some("p".into()), Some("^(.+?) wrote:".into())), "{got:?}");
         let nodebb = threads(&|pid, name| format!("<p><a class=\"mention\" href=\"/user/{name}\">@{name}</a> said in <a href=\"/post/{pid}\">标题</a>:</p>"));
         let got = learned(&nodebb);
+        // A full-width "＠" is a mention's too (its three bytes once kept it out).
+        let wide =
+            learned(&threads(&|pid, name| format!("<p><a class=\"mention\" href=\"/user/{name}\">＠{name}</a> 说 <a href=\"/post/{pid}\">标题</a>:</p>")));
+        assert!(wide.get("quote-author-pattern").is_some_and(|p| p.starts_with("^＠(")), "{wide:?}");
         assert_eq!(got.get("quote-intro").map(String::as_str), Some("p"), "{got:?}");
         assert_eq!(
             (got.get("quote-of").map(String::as_str), got.get("quote-of-pattern").map(String::as_str)),
