@@ -151,8 +151,9 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
 /// `nested-posts`: every post a post holds is moved out of it, right
 /// after it and the replies moved before it, so the posts stand one after
 /// another in page order (a reply after the post that holds it) and each
-/// is read without its replies. Returns each moved post's holder.
-fn flatten_posts(doc: &mut Html, sel: &Selector) -> HashMap<NodeId, NodeId> {
+/// is read without its replies (the learner reads sampled pages so to
+/// learn such a file). Returns each moved post's holder.
+pub fn flatten_posts(doc: &mut Html, sel: &Selector) -> HashMap<NodeId, NodeId> {
     let all: Vec<NodeId> = doc.select(sel).map(|e| e.id()).collect();
     let set: HashSet<NodeId> = all.iter().copied().collect();
     let holders: HashMap<NodeId, NodeId> = all

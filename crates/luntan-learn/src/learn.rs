@@ -324,7 +324,14 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     }
     // 5. Posts and the title.
     let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && threads.fam.member(&s.split, &read.shapes)).collect();
-    what.thread = if by_layout { post_rules(&thread_pages, &mut what.missing) } else { vec![auto_posts()] };
+    // Replies drawn inside the post they answer: every later step reads
+    // the thread pages as extract will, each reply moved out after it.
+    let nested = if by_layout { nested_posts(&thread_pages) } else { None };
+    let thread_pages: Vec<&Seen> = match &nested {
+        Some((_, flat)) => flat.iter().collect(),
+        None => thread_pages,
+    };
+    what.thread = if by_layout { post_rules(&thread_pages, nested.as_ref().map(|(css, _)| css.as_str()), &mut what.missing) } else { vec![auto_posts()] };
     match title_rule(&titled(&read, &list_pages, &thread_pages, &threads)) {
         Some(f) => what.thread.insert(0, f),
         None => what.missing.push("title: no element shows the thread's name as lists link it; the page's <title> is used".into()),
@@ -543,11 +550,27 @@ impl<'s> Seen<'s> {
     /// Parses `page` and finds its posts. A page that was redirected is
     /// not thread-like: its layout belongs to another URL than its own.
     fn read(page: &'s Page, shapes: &Shapes) -> Seen<'s> {
-        let doc = Html::parse_document(&page.html);
-        let (found, grouped) = records(&doc, None);
         let split = Split::of(&page.url);
+        Seen::of(page, shapes.of(&split), split, Html::parse_document(&page.html))
+    }
+
+    fn of(page: &'s Page, shape: Shape, split: Split, doc: Html) -> Seen<'s> {
+        let (found, grouped) = records(&doc, None);
         let layout = Layout::of(&doc, &found);
-        Seen { page, shape: shapes.of(&split), split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped, listed: 0 }
+        Seen { page, shape, split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped, listed: 0 }
+    }
+
+    /// The page with every match of `post` inside another moved out after
+    /// it, as extract reads a page with `nested-posts`, and read again.
+    fn flattened(&self, post: &Selector) -> Seen<'s> {
+        let mut doc = self.doc.clone();
+        luntan_extract::parse::flatten_posts(&mut doc, post);
+        Seen { listed: self.listed, ..Seen::of(self.page, self.shape.clone(), self.split.clone(), doc) }
+    }
+
+    /// The template's records, in page order.
+    fn records(&self) -> Vec<NodeId> {
+        self.found.iter().map(|r| r.record).collect()
     }
 
     /// How many of the records each link a page of another thread-like
@@ -1091,7 +1114,7 @@ fn time_of(e: ElementRef) -> Option<String> {
 
 /// The post selector and the fields inside it, from the pages whose posts
 /// repeat.
-fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
+fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) -> Vec<Field> {
     let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
     let mut out = Vec::new();
     if grouped.is_empty() {
@@ -1100,8 +1123,13 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
         return out;
     }
     let examples = |ids: &mut dyn Iterator<Item = (&Html, NodeId)>| -> Vec<String> { ids.take(3).map(|(d, i)| describe(el(d, i))).collect() };
-    let cands = grouped.iter().take(3).flat_map(|s| select::with_parent(el(&s.doc, s.found[0].record)));
-    let post = first_fitting(cands, |sel| grouped.iter().all(|s| select::outermost(&s.doc, sel) == s.found.iter().map(|r| r.record).collect::<Vec<_>>()));
+    // Where replies are drawn inside the post they answer, the pages are
+    // read flattened and the post selector is the one that took every
+    // post, the replies included, on the pages as served.
+    let post = match nested {
+        Some(css) => Some(css.to_owned()),
+        None => first_fitting(post_candidates(&grouped), |sel| grouped.iter().all(|s| select::outermost(&s.doc, sel) == s.records())),
+    };
     match &post {
         Some(css) => out.push(Field {
             attr: "post",
@@ -1171,7 +1199,42 @@ fn post_rules(pages: &[&Seen], missing: &mut Vec<String>) -> Vec<Field> {
             out.push(strip);
         }
     }
+    if nested.is_some() && out[0].css != "auto" {
+        out.push(Field { attr: "nested-posts", css: "true".into(), examples: Vec::new() });
+    }
     out
+}
+
+/// Post selectors to try: the first record's, each with its parent's,
+/// on the first three pages that show posts.
+fn post_candidates<'a>(grouped: &'a [&&Seen]) -> impl Iterator<Item = String> + 'a {
+    grouped.iter().take(3).flat_map(|s| select::with_parent(el(&s.doc, s.found[0].record)))
+}
+
+/// Threaded comments (WordPress's `<ol class="children">` inside the
+/// `<li class="comment">` it answers, comment widgets): the template
+/// reads a comment and its replies as one record, and may not take a
+/// comment holding many replies and one holding none for one shape. A
+/// selector that takes every record and matches inside another match on
+/// some page, and whose matches, each moved out after the post that holds
+/// it (as extract reads a `nested-posts` file), are then just the records
+/// the template finds on each page that showed posts, draws replies inside
+/// posts: returns it with the thread pages read that way. A quote drawn
+/// with other markup than a post's is left where it is.
+fn nested_posts<'s>(pages: &[&Seen<'s>]) -> Option<(String, Vec<Seen<'s>>)> {
+    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
+    let css = first_fitting(post_candidates(&grouped), |sel| {
+        let matches = |s: &Seen| s.doc.select(sel).map(|e| e.id()).collect::<Vec<_>>();
+        grouped.iter().all(|s| s.records().iter().all(|r| matches(s).contains(r)))
+            && grouped.iter().any(|s| select::outermost(&s.doc, sel).len() < matches(s).len())
+            && grouped.iter().all(|s| {
+                let f = s.flattened(sel);
+                f.grouped && matches(&f) == f.records()
+            })
+    })?;
+    let sel = select::parse(&css)?;
+    let flat = pages.iter().map(|s| s.flattened(&sel)).collect();
+    Some((css, flat))
 }
 
 /// The body where the template's own picks agree on no selector (a
@@ -1485,6 +1548,8 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::sample::{page_links, walking_site};
+    use luntan_core::Site;
+    use std::path::Path;
 
     const HOME: &str = "http://forum.test/";
     const TITLE: &str = "小城论坛";
@@ -1853,6 +1918,58 @@ pub(crate) mod tests {
         let read = Read::of(&sample);
         assert_eq!(forum_name(Some(seen(&read, HOME)), &read.seen).as_deref(), Some(TITLE));
         assert_eq!(forum_name(None, &read.seen), None);
+    }
+
+    /// Threaded comments (WordPress, comment widgets): each reply drawn
+    /// inside the comment it answers, in a list of its own after that
+    /// comment's words.
+    fn nested_thread_html(tid: u32) -> String {
+        // WordPress's own markup for a comment (its classic themes').
+        let post = |id: u32, d: u32, text: &str, replies: &str| {
+            let parent = if replies.is_empty() { "" } else { " parent" };
+            format!(
+                "<li id=\"comment-{id}\" class=\"comment {} depth-1{parent}\"><article id=\"div-comment-{id}\" class=\"comment-body\">\
+                 <footer class=\"comment-meta\"><div class=\"comment-author vcard\"><b class=\"fn\"><a href=\"user.php?uid={id}\" class=\"url\">用户{id}</a></b> <span class=\"says\">说道：</span></div>\
+                 <div class=\"comment-metadata\"><a href=\"#comment-{id}\"><time datetime=\"2024-03-0{d}T12:3{d}:00+08:00\">2024年3月{d}日 12:3{d}</time></a></div></footer>\
+                 <div class=\"comment-content\"><p>{text}</p></div><div class=\"reply\"><a class=\"comment-reply-link\" href=\"#respond\">回复</a></div></article>{replies}</li>",
+                if id.is_multiple_of(2) { "even" } else { "odd alt" }
+            )
+        };
+        let c = tid * 10;
+        let quoted = "<blockquote>被引用的那一楼说过的话</blockquote>";
+        let reply =
+            post(c + 3, 3, "同意楼上的看法，这本书确实值得一读再读", &format!("<ol class=\"children\">{}</ol>", post(c + 4, 4, "谢谢回复，我也这么觉得", "")));
+        let first = post(c + 1, 1, "今天读完了一本很好的书，想和大家分享一下其中的故事和感想", &format!("<ol class=\"children\">{reply}</ol>"));
+        let second = post(c + 2, 2, &format!("{quoted}我也读过这本书，作者写得非常细腻，人物都很真实动人"), "");
+        let third = post(c + 5, 5, "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获", "");
+        format!(
+            "{}<h1 class=\"subject\">第{tid}个主题的标题文字</h1><ol class=\"comment-list\">{first}{second}{third}</ol></body></html>",
+            head(&format!("第{tid}个主题的标题文字 - {TITLE}"))
+        )
+    }
+
+    #[test]
+    fn replies_drawn_inside_the_comment_they_answer_are_learned_as_nested_posts() {
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.path() == "/read.php") {
+            let tid = p.url.query_pairs().find(|(k, _)| k == "tid").unwrap().1.parse().unwrap();
+            p.html = nested_thread_html(tid);
+        }
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let get = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str());
+        assert_eq!(get("nested-posts"), Some("true"), "{:?} {:?}", learned.thread, learned.missing);
+        // Read with the learned file, every reply is a post of its own,
+        // after the one it answers; the quote stays in its post.
+        let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).unwrap();
+        let posts = luntan_extract::parse_page(&site, &nested_thread_html(11)).posts;
+        let seen: Vec<(&str, String)> = posts.iter().map(|p| (p.author.as_str(), p.paragraphs.concat())).collect();
+        assert_eq!(seen.iter().map(|(a, _)| *a).collect::<Vec<_>>(), ["用户111", "用户113", "用户114", "用户112", "用户115"], "{seen:?}");
+        assert!(seen[0].1.starts_with("今天读完") && !seen[0].1.contains("同意"), "{seen:?}");
+        let answers: Vec<Option<&str>> = posts.iter().map(|p| p.reply_to.as_deref()).collect();
+        assert_eq!(answers, [None, Some("111"), Some("113"), None, None]);
+        // The flat forum's posts hold none.
+        let flat = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        assert!(!flat.thread.iter().any(|f| f.attr == "nested-posts"), "{:?}", flat.thread);
     }
 
     #[test]
