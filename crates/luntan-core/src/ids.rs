@@ -40,6 +40,24 @@ impl IdError {
     }
 }
 
+/// The id luntan gives a board or thread whose URL names it only by a
+/// slug (`<links hashed="thread">`: WordPress's `/2025/02/%e4%ba%ac…/`):
+/// 16 hex digits of the SHA-256 of the slug's bytes, percent-decoded, so
+/// `%E4` and `%e4` name one thread. A slug cannot be an id itself: it may
+/// hold any byte and be any length, and ids name files.
+///
+/// ```
+/// use luntan_core::ids::slug_id;
+/// assert_eq!(slug_id("%e4%ba%ac"), slug_id("%E4%BA%AC"));
+/// assert_eq!(slug_id("%e4%ba%ac"), slug_id("京"));
+/// assert_eq!(slug_id("京").len(), 16);
+/// ```
+pub fn slug_id(slug: &str) -> String {
+    use sha2::Digest;
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(slug).collect();
+    sha2::Sha256::digest(&bytes)[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Returns `s` if it is a safe id. Prefer the typed ids below, which keep
 /// the result of this check.
 pub fn check_id(s: &str) -> Result<String, IdError> {

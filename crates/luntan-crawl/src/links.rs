@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(strict.matched[0].url.as_str(), "http://forum.test/bbs/viewtopic.php?t=9");
         assert!(strict.refused.is_empty());
         // ...and a careless pattern that does still gets its id refused.
-        let liberal = LinkPattern { regex: regex::Regex::new(r"viewtopic\.php\?t=(?P<thread>[^&]+)$").unwrap(), first_page: 1 };
+        let liberal = LinkPattern { regex: regex::Regex::new(r"viewtopic\.php\?t=(?P<thread>[^&]+)$").unwrap(), first_page: 1, hashed: Default::default() };
         let loose = scan(&s, &html, None, &base, &liberal);
         assert_eq!(loose.matched.len(), 1);
         assert_eq!(loose.refused.len(), 1, "{:?}", loose.refused);

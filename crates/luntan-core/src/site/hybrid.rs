@@ -185,8 +185,9 @@ pub(super) struct RawComments {
 }
 
 /// Checks a top-level `<comments>`; `json` and `browser` say whether the
-/// site has those, which read comments their own way.
-pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, browser: bool) -> Result<HtmlComments, SiteError> {
+/// site has those, which read comments their own way; `hashed`, whether a
+/// thread id is a slug's hash (which no URL can be made from).
+pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, browser: bool, hashed: bool) -> Result<HtmlComments, SiteError> {
     if json {
         return Err(ctx.err("comments", "a <json> site names its comments inside <json>; a top-level <comments> is for HTML articles"));
     }
@@ -208,6 +209,12 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
         rest = &rest[open + len + 1..];
     }
     let (has_thread, has_key) = (template.contains("{thread}"), template.contains("{key}"));
+    if has_thread && hashed {
+        return Err(ctx.err(
+            "comments",
+            "{thread} is a slug's hash here (<links hashed=\"thread\">), which the endpoint cannot know: read the article's id off its page with {key}",
+        ));
+    }
     if !has_thread && !has_key {
         return Err(ctx.err("comments", "the url needs {thread} (the thread id in the article's URL) or {key} (read off the article page)"));
     }
@@ -355,6 +362,12 @@ mod tests {
         let t = parse(&NEWS.replace(r##"key="#comments@data-thread-key" "##, "").replace("key={key}", "article={thread}")).unwrap();
         let c = t.comments.unwrap();
         assert!(c.key.is_none());
+        // A slug's hash is no id an endpoint knows.
+        let hashed =
+            NEWS.replace(r##"key="#comments@data-thread-key" "##, "").replace("key={key}", "article={thread}").replace("<links>", r#"<links hashed="thread">"#);
+        let e = parse(&hashed).unwrap_err().to_string();
+        assert!(e.contains("{thread} is a slug's hash here"), "{e}");
+        assert!(parse(&NEWS.replace("<links>", r#"<links hashed="thread">"#)).is_ok(), "{{key}} read off the page is fine");
         assert_eq!(c.page_url("7", None, &PageKey::Number(2)).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?article=7&page=2");
     }
 

@@ -33,7 +33,7 @@ use url::Url;
 
 use super::locate::Ctx;
 use super::raw::{RawEndpoint, RawJson, RawUsers};
-use super::{LinkPattern, Links, SiteError};
+use super::{Hashed, LinkPattern, Links, SiteError};
 
 /// A site's JSON endpoints.
 #[derive(Debug, Clone)]
@@ -487,7 +487,7 @@ pub(super) fn derived_links(ctx: &Ctx, rules: &JsonRules) -> Result<Links, SiteE
     let pattern = |element: &str, template: &str| {
         let regex = Regex::new(&format!("^{}$", template_pattern(template)))
             .map_err(|e| ctx.err(element, format!("its url makes no pattern: {}", e.to_string().lines().last().unwrap_or("").trim())))?;
-        Ok::<_, SiteError>(LinkPattern { regex, first_page: 1 })
+        Ok::<_, SiteError>(LinkPattern { regex, first_page: 1, hashed: Hashed::default() })
     };
     let thread = rules.thread.as_ref().or(rules.comments.as_ref()).unwrap_or(&rules.list);
     Ok(Links {

@@ -302,6 +302,17 @@ pub struct LinkPattern {
     pub regex: Regex,
     /// The `page` value that denotes the first page (1 for page numbers, 0 for offsets).
     pub first_page: u64,
+    /// Groups whose captured value is a slug, made an id by [`slug_id`](crate::ids::slug_id).
+    pub hashed: Hashed,
+}
+
+/// `<links hashed="…">`: the groups whose captured value names a board or
+/// thread only by a slug (any bytes, percent-encoded Chinese, any length),
+/// so luntan makes the id from it ([`crate::ids::slug_id`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hashed {
+    pub board: bool,
+    pub thread: bool,
 }
 
 /// What a link pattern captured from a URL.
@@ -317,8 +328,14 @@ impl LinkPattern {
     /// captured value is not a usable id (see [`crate::ids`]) or page number.
     pub fn captures(&self, url: &str) -> Option<Result<LinkMatch, IdError>> {
         let caps = self.regex.captures(url)?;
-        fn grab<T: std::str::FromStr<Err = IdError>>(caps: &regex::Captures, name: &str) -> Result<Option<T>, IdError> {
-            caps.name(name).map(|m| m.as_str().parse()).transpose()
+        fn grab<T: std::str::FromStr<Err = IdError>>(caps: &regex::Captures, name: &str, hashed: bool) -> Result<Option<T>, IdError> {
+            caps.name(name)
+                .map(|m| match hashed {
+                    true if m.is_empty() => Err(IdError::new("", "empty")),
+                    true => crate::ids::slug_id(m.as_str()).parse(),
+                    false => m.as_str().parse(),
+                })
+                .transpose()
         }
         let page = match caps.name("page") {
             Some(m) => match m.as_str().parse::<u64>() {
@@ -327,7 +344,7 @@ impl LinkPattern {
             },
             None => None,
         };
-        Some((|| Ok(LinkMatch { board: grab(&caps, "board")?, thread: grab(&caps, "thread")?, page }))())
+        Some((|| Ok(LinkMatch { board: grab(&caps, "board", self.hashed.board)?, thread: grab(&caps, "thread", self.hashed.thread)?, page }))())
     }
 
     /// `url` as the thread (or board) it names: query parameters that begin

@@ -152,6 +152,9 @@ pub(super) struct RawIncremental {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLinks {
+    /// Groups (`thread`, `board`) that capture a slug, not an id.
+    #[serde(rename = "@hashed")]
+    pub(super) hashed: Option<String>,
     pub(super) board: RawPattern,
     #[serde(rename = "board-page")]
     pub(super) board_page: Option<RawPattern>,

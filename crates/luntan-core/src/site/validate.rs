@@ -13,7 +13,7 @@ use super::{
     Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Pick, Politeness, SearchRules, Site, SiteError, ThreadRules,
     DEFAULT_EMPTY_PATTERN,
 };
-use super::{BoardFollow, DEFAULT_MAX_BOARDS};
+use super::{BoardFollow, Hashed, DEFAULT_MAX_BOARDS};
 use crate::ids::SiteId;
 
 impl RawSite {
@@ -35,6 +35,9 @@ impl RawSite {
             (None, Some(j)) => super::json::derived_links(ctx, j)?,
             (None, None) => return Err(ctx.err("links", "missing: a site needs <links> (or <json> endpoints)")),
         };
+        if json.is_some() && links.thread.hashed != Hashed::default() {
+            return Err(ctx.err("links@hashed", "a JSON site's ids are its endpoints' ids, which go back into their URLs: no slug can be hashed"));
+        }
         let list = self.list.as_ref().map(|l| list(ctx, l)).transpose()?;
         let thread = match (&self.thread, &json) {
             (Some(t), _) => thread(ctx, t)?,
@@ -45,7 +48,11 @@ impl RawSite {
         let focus = self.focus.as_ref().map(|f| focus(ctx, f)).transpose()?;
         let search = self.search.as_ref().map(|s| search(ctx, s, &home, encoding)).transpose()?;
         let accounts = accounts(ctx, &self.account, &home)?;
-        let comments = self.comments.as_ref().map(|c| super::hybrid::comments(ctx, c, &home, json.is_some(), browser.is_some())).transpose()?;
+        let comments = self
+            .comments
+            .as_ref()
+            .map(|c| super::hybrid::comments(ctx, c, &home, json.is_some(), browser.is_some(), links.thread.hashed.thread))
+            .transpose()?;
         let media = self.media.as_ref().map(|m| super::media::media(ctx, m)).transpose()?;
         let max_board_pages = self.max_board_pages.unwrap_or(100);
         if max_board_pages == 0 {
@@ -164,12 +171,20 @@ fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
         (_, Some(0)) => return Err(ctx.err("links/board@max", "must be at least 1")),
         (depth, max) => Some(BoardFollow { depth: depth.unwrap_or(1), max: max.unwrap_or(DEFAULT_MAX_BOARDS) }),
     };
+    let mut hashed = Hashed::default();
+    for group in raw.hashed.as_deref().unwrap_or_default().split_whitespace() {
+        match group {
+            "board" => hashed.board = true,
+            "thread" => hashed.thread = true,
+            other => return Err(ctx.err("links@hashed", format!("{other:?} is no group (thread, board or both, space-separated)"))),
+        }
+    }
     Ok(Links {
         follow,
-        board: pattern(ctx, "links/board", &raw.board, &["board"])?,
-        board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"])).transpose()?,
-        thread: pattern(ctx, "links/thread", &raw.thread, &["thread"])?,
-        thread_page: raw.thread_page.as_ref().map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"])).transpose()?,
+        board: pattern(ctx, "links/board", &raw.board, &["board"], hashed)?,
+        board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"], hashed)).transpose()?,
+        thread: pattern(ctx, "links/thread", &raw.thread, &["thread"], hashed)?,
+        thread_page: raw.thread_page.as_ref().map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"], hashed)).transpose()?,
     })
 }
 
@@ -469,11 +484,16 @@ pub(super) fn name_once(pattern: &str, shorthand: &str, named: &str, again: &str
     }
 }
 
-/// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles.
-fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<LinkPattern, SiteError> {
+/// Expands the `{board}`/`{thread}`/`{page}` shorthands and compiles. A
+/// hashed group's shorthand takes a whole path segment or parameter value.
+fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str], hashed: Hashed) -> Result<LinkPattern, SiteError> {
+    const ID: &str = r"[0-9A-Za-z_\-]+";
+    const SLUG: &str = "[^/?#&]+";
     let src = raw.pattern.trim().to_owned();
-    let src = name_once(&src, "{board}", r"(?P<board>[0-9A-Za-z_\-]+)", r"[0-9A-Za-z_\-]+");
-    let src = name_once(&src, "{thread}", r"(?P<thread>[0-9A-Za-z_\-]+)", r"[0-9A-Za-z_\-]+");
+    let board = if hashed.board { SLUG } else { ID };
+    let src = name_once(&src, "{board}", &format!("(?P<board>{board})"), board);
+    let thread = if hashed.thread { SLUG } else { ID };
+    let src = name_once(&src, "{thread}", &format!("(?P<thread>{thread})"), thread);
     let src = name_once(&src, "{page}", r"(?P<page>[0-9]+)", r"[0-9]+");
     if src.is_empty() {
         return Err(ctx.err(field, "empty pattern"));
@@ -487,7 +507,7 @@ fn pattern(ctx: &Ctx, field: &str, raw: &RawPattern, needs: &[&str]) -> Result<L
             return Err(ctx.err(field, format!("pattern has no `{group}` group (write {{{group}}} or (?P<{group}>…))")));
         }
     }
-    Ok(LinkPattern { regex, first_page: raw.first.unwrap_or(1) })
+    Ok(LinkPattern { regex, first_page: raw.first.unwrap_or(1), hashed })
 }
 
 #[cfg(test)]
@@ -495,6 +515,45 @@ mod tests {
     use super::*;
     use crate::site::tests::{discuz_with, parse, DISCUZ};
     use crate::site::LinkMatch;
+
+    /// WordPress's default permalinks for a Chinese site name a post by its
+    /// title's slug only (`/2025/02/%e4%ba%ac%e4%b8%9c/`), and a category
+    /// the same way: no id in the URL. `hashed` makes the id from the slug,
+    /// the same however the percent-encoding is cased, and a slug that could
+    /// name a path is harmless once hashed.
+    #[test]
+    fn a_slug_named_in_hashed_is_made_an_id_and_the_same_slug_the_same_id() {
+        let wp = DISCUZ.replace(
+            r##"<links>
+    <board><![CDATA[forum\.php\?mod=forumdisplay&fid={board}$]]></board>
+    <board-page><![CDATA[forum\.php\?mod=forumdisplay&fid={board}&page={page}]]></board-page>
+    <thread><![CDATA[forum\.php\?mod=viewthread&tid={thread}$]]></thread>
+    <thread-page><![CDATA[forum\.php\?mod=viewthread&tid={thread}&page={page}]]></thread-page>"##,
+            r##"<links hashed="thread board">
+    <board><![CDATA[/category/{board}/$]]></board>
+    <board-page><![CDATA[/category/{board}/page/{page}/$]]></board-page>
+    <thread><![CDATA[/[0-9]{4}/[0-9]{2}/{thread}/$]]></thread>
+    <thread-page><![CDATA[/[0-9]{4}/[0-9]{2}/{thread}/comment-page-{page}/$]]></thread-page>"##,
+        );
+        assert_ne!(wp, DISCUZ);
+        let s = parse(&wp).unwrap();
+        let thread = |url: &str| s.links.thread.captures(url).unwrap().unwrap().thread.unwrap();
+        let id = thread("http://h/2025/02/%e4%ba%ac%e4%b8%9c%e5%88%b0%e8%b4%a7/");
+        assert_eq!(id.as_str().len(), 16);
+        assert_eq!(thread("http://h/2025/02/%E4%BA%AC%E4%B8%9C%E5%88%B0%E8%B4%A7/"), id);
+        assert_ne!(thread("http://h/2025/02/%e4%ba%ac%e4%b8%9c/"), id);
+        let page = s.links.thread_page.as_ref().unwrap().captures("http://h/2025/02/%e4%ba%ac%e4%b8%9c%e5%88%b0%e8%b4%a7/comment-page-2/").unwrap().unwrap();
+        assert_eq!((page.thread, page.page), (Some(id), Some(2)));
+        // A slug that would climb out of the data directory names a file no more.
+        assert!(thread("http://h/2025/02/..%2F..%2Fetc/").as_str().bytes().all(|b| b.is_ascii_hexdigit()));
+        let board = s.links.board.captures("http://h/category/%e8%af%bb%e4%b9%a6/").unwrap().unwrap().board.unwrap();
+        assert_eq!(board.as_str(), crate::ids::slug_id("读书"));
+        // Without it, the slug is refused as an id, as before.
+        let plain = parse(&wp.replace(r#"<links hashed="thread board">"#, "<links>")).unwrap();
+        assert!(plain.links.thread.captures("http://h/2025/02/%e4%ba%ac/").is_none());
+        let e = parse(&wp.replace(r#"hashed="thread board""#, r#"hashed="post""#)).unwrap_err();
+        assert!(e.to_string().contains("line 8: hashed: \"post\" is no group"), "{e}");
+    }
 
     #[test]
     fn a_full_site_file_compiles() {
