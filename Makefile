@@ -44,10 +44,10 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# The real-software test bed (realworld/README.md): forum packages from PyPI
-# and npm installed, filled with Chinese text and served on loopback, then
-# crawled with the file luntan-learn writes and with a hand-written one, each
-# thread compared with the package's own database. Needs the registries and
+# The real-software test bed (realworld/README.md): forum and comment
+# packages from PyPI, npm and Debian installed, filled with Chinese text and
+# served on loopback, then crawled with the file luntan-learn writes and with
+# a hand-written one, each thread compared with the package's own database. Needs the registries and
 # minutes, so it is not part of make test. PACKAGES=machina,… for some.
 .PHONY: realworld
 realworld: build
