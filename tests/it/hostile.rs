@@ -472,9 +472,15 @@ fn traversal_ids_and_off_host_links_go_nowhere() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("LOOSE"), "a pattern was not loosened:\n{text}");
     }
-    let discover = work.ok("discover", &[]);
+    let out = work.stage_env("discover", &[], &[]);
+    let (discover, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "discover failed: {discover}\n{stderr}");
     let refused: usize = regex::Regex::new(r"(\d+) refused links").unwrap().captures(&discover).expect("summary names refused links")[1].parse().unwrap();
     assert!(refused > 0, "crafted ids should be refused, not silently dropped: {discover}");
+    // Why, in one line a forum: the first link refused, with its id and why.
+    let told: Vec<&str> = stderr.lines().filter(|l| l.contains("name no usable board or thread, the first http")).collect();
+    assert!(!told.is_empty() && told.len() <= servers.len(), "{stderr}");
+    assert!(told.iter().all(|l| l.contains(": id \"")), "{told:?}");
     for stage in ["download", "extract", "index"] {
         work.ok(stage, &[]);
     }

@@ -69,6 +69,16 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
     let stats = &fetcher.stats;
     let (requests_before, bytes_before) = (stats.requests.load(std::sync::atomic::Ordering::Relaxed), stats.bytes.load(std::sync::atomic::Ordering::Relaxed));
     let mut report = discover_round(&run, &fetcher, &store, &opts).await?;
+    // The count alone says nothing of why: name the first thread link
+    // refused (a pattern capturing more than an id, a slug that wants
+    // `<links hashed>`), once a site.
+    if let Some(first) = &report.refused_example {
+        tracing::warn!(
+            "{}: {} links matched a pattern but name no usable board or thread, the first {first}; each is left out",
+            report.site,
+            report.refused_links
+        );
+    }
     // New articles come from the lists; new comments only from the comment API.
     crate::hybrid::recheck_comments(&run, &fetcher, &store, &mut report).await?;
     report.requests = stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
@@ -261,6 +271,7 @@ async fn walk_wave(
         report.updated_threads += r.updated_threads;
         report.known_threads += r.known_threads;
         report.refused_links += r.refused_links;
+        report.refused_example = report.refused_example.take().or(r.refused_example);
         report.lookups_saved += r.lookups_saved;
         report.not_modified += r.not_modified;
         report.off_topic += r.off_topic;
@@ -372,6 +383,9 @@ async fn walk_board(
             let doc = Html::parse_document(&html);
             let base = links::base_url(&doc, &fetched.url);
             let (threads, refused) = list_threads(&site, &doc, &base);
+            if let (None, Some((url, e))) = (&report.refused_example, refused.first()) {
+                report.refused_example = Some(format!("{url}: {e}"));
+            }
             report.refused_links += refused.len();
             if site.links.follow.is_some() {
                 let (met, refused) = links::board_links(&site, &doc, &base);

@@ -36,6 +36,8 @@ pub struct DiscoverReport {
     pub not_modified: usize,
     /// Links whose ids were refused (path tricks, odd bytes).
     pub refused_links: usize,
+    /// The first of them and why (`URL: id "…": why`), said once a site.
+    pub refused_example: Option<String>,
     /// Thread rows the Bloom filter showed to be new, inserted without a lookup.
     pub lookups_saved: usize,
     /// One line per page that could not be fetched.
