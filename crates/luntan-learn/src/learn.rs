@@ -313,7 +313,13 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         }
         Err(e) => return Err(e),
     };
-    // 4. Patterns.
+    // 4. Patterns, with the groups whose values are slugs no id can be
+    // (WordPress's `/2025/02/%e4%ba%ac…/`) made ids by their hash.
+    for (scheme, group) in [(Some(&threads), "thread"), (boards.as_ref(), "board")] {
+        if scheme.is_some_and(|s| s.slugs(&read)) {
+            what.hashed.push(group);
+        }
+    }
     what.links = match &boards {
         Some(boards) => family_links(&read, &steps, boards, Role::Board, "board", "board-page"),
         None => vec![placeholder_board(&sample.home)],
@@ -650,6 +656,17 @@ pub(crate) struct Scheme {
 }
 
 impl Scheme {
+    /// Whether some URL of the family that the sample read or linked
+    /// names its board or thread by a value no id can be (a
+    /// percent-encoded title, too long, a dot first): a slug, to hash.
+    fn slugs(&self, read: &Read) -> bool {
+        let splits = read.seen.iter().flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))));
+        splits
+            .filter(|sp| self.fam.member(sp, &read.shapes))
+            .filter_map(|sp| sp.get(&self.id).map(str::to_owned))
+            .any(|v| luntan_core::ids::check_id(&v).is_err())
+    }
+
     /// The thread a URL names: a page of the family, or a first page with
     /// a context parameter.
     fn thread_of(&self, sp: &Split, shapes: &Shapes) -> Option<String> {
@@ -917,16 +934,24 @@ pub(crate) fn list_candidates(read: &Read, threads: &Scheme) -> Vec<(usize, usiz
 /// the shape most list pages have, unpaged.
 pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>) -> Family {
     let seen = &read.seen;
+    // Boards are what the home page links (discover reads them there):
+    // of list families, the one it links most members of, then the one
+    // with most lists read. A blog's home links its own second page
+    // ("Older Posts", `/page/2/`), itself a list, but one.
+    let home: Vec<(&Url, Split)> = seen.iter().filter(|s| s.page.depth == 0).flat_map(|s| s.page.links.iter().map(|l| (&l.url, Split::of(&l.url)))).collect();
+    let linked = |f: &Family| home.iter().filter(|(_, sp)| f.member(sp, &read.shapes)).map(|(u, _)| *u).collect::<HashSet<_>>().len();
     steps
         .keys()
         .filter(|f| list_pages.iter().any(|&i| f.member(&seen[i].split, &read.shapes)) && !thread_shapes.contains(&f.base))
-        .map(|f| (list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count(), steps[f].len(), f.clone()))
-        .max_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| b.2.cmp(&a.2)))
-        .map(|(_, _, f)| f)
+        .map(|f| ((linked(f), list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count(), steps[f].len()), f.clone()))
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
+        .map(|(_, f)| f)
         .unwrap_or_else(|| {
             let list_shapes: BTreeSet<&Shape> = list_pages.iter().map(|&i| &seen[i].shape).collect();
-            let most = list_shapes.iter().max_by_key(|sh| list_pages.iter().filter(|&&i| &&seen[i].shape == *sh).count()).expect("not empty");
-            Family { base: (*most).clone(), page: None }
+            let family = |sh: &Shape| Family { base: sh.clone(), page: None };
+            let most =
+                list_shapes.iter().max_by_key(|sh| (linked(&family(sh)), list_pages.iter().filter(|&&i| &&seen[i].shape == *sh).count())).expect("not empty");
+            family(most)
         })
 }
 
@@ -1970,6 +1995,84 @@ pub(crate) mod tests {
         // The flat forum's posts hold none.
         let flat = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
         assert!(!flat.thread.iter().any(|f| f.attr == "nested-posts"), "{:?}", flat.thread);
+    }
+
+    /// A blog as WordPress draws it for a Chinese site: categories and
+    /// posts named by slugs of their titles (two categories by their own
+    /// name, one by a pinyin alias), the home page also a list that links
+    /// its own second page ("Older Posts"), and under every comment a
+    /// reply link `?replytocom=<comment>` that its page marks nofollow.
+    fn blog() -> Sample {
+        let slug = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>().to_lowercase();
+        let cats = [slug("读书笔记"), "lvxing".to_owned(), slug("唐诗选读")];
+        let post_path = |n: u32| format!("/2025/0{}/{}/", n % 2 + 1, slug(&format!("第{n}篇好文章的标题")));
+        let list = |title: &str, posts: &[u32], older: Option<&str>| {
+            let mut out = head(title);
+            out.push_str("<nav>");
+            for (c, name) in cats.iter().zip(["读书笔记", "酒店与旅行", "唐诗选读"]) {
+                out.push_str(&format!("<a href=\"/category/{c}/\">{name}</a> "));
+            }
+            out.push_str("</nav><ul class=\"posts\">");
+            for &n in posts {
+                out.push_str(&format!("<li class=\"post\"><h2><a href=\"{}\">第{n}篇好文章的标题</a></h2><p>摘要文字</p></li>", post_path(n)));
+            }
+            out.push_str("</ul>");
+            if let Some(o) = older {
+                out.push_str(&format!("<a href=\"{o}\">Older Posts</a>"));
+            }
+            out + "</body></html>"
+        };
+        let thread = |n: u32| {
+            let mut out = head(&format!("第{n}篇好文章的标题 - {TITLE}"));
+            out.push_str(&format!("<h1 class=\"subject\">第{n}篇好文章的标题</h1><ol class=\"comments\">"));
+            let words = [
+                "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
+                "我也读过这本书，作者写得非常细腻，人物都很真实动人",
+                "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
+            ];
+            for (i, w) in words.iter().enumerate() {
+                let c = n * 10 + i as u32;
+                out.push_str(&format!(
+                    "<li class=\"comment\" id=\"comment-{c}\"><div class=\"author\"><a href=\"/author/u{c}/\">用户{c}</a></div><time datetime=\"2025-03-0{d}T12:3{d}:00+08:00\">2025年3月{d}日</time>\
+                     <div class=\"text\">{w}</div><a rel=\"nofollow\" class=\"reply\" href=\"{}?replytocom={c}#respond\">回复</a></li>",
+                    post_path(n),
+                    d = i + 1
+                ));
+            }
+            out + "</ol></body></html>"
+        };
+        let mut pages = vec![page(HOME, 0, list(TITLE, &[1, 2, 3, 4], Some("/page/2/")))];
+        // More pages of the home's own list read than categories: the
+        // boards are still what the home page links.
+        for k in 2..=5u32 {
+            let older = format!("/page/{}/", k + 1);
+            pages.push(page(&format!("/page/{k}/"), k - 1, list(TITLE, &[4 * k - 3, 4 * k - 2, 4 * k - 1, 4 * k], (k < 5).then_some(older.as_str()))));
+        }
+        for (k, c) in cats.iter().enumerate() {
+            let k = k as u32;
+            pages.push(page(&format!("/category/{c}/"), 1, list(&format!("分类{k} - {TITLE}"), &[10 * k + 11, 10 * k + 12, 10 * k + 13], None)));
+        }
+        for n in [1, 2, 5, 11, 22, 33] {
+            pages.push(page(&post_path(n), 2, thread(n)));
+        }
+        let home = url(HOME);
+        Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 12, aside_left: 0 }
+    }
+
+    #[test]
+    fn a_blog_named_by_slugs_is_learned_with_its_categories_for_boards_and_no_reply_link_for_a_pager() {
+        let learned = learn(&blog(), Learned::new("blog", None, url(HOME), Duration::ZERO)).unwrap();
+        let file = learned.site_file();
+        assert_eq!(learned.hashed, ["thread", "board"], "{file}");
+        let links: Vec<(&str, &str)> = learned.links.iter().map(|l| (l.element, l.pattern.as_str())).collect();
+        assert!(links.iter().any(|(e, p)| *e == "board" && p.ends_with("/category/{board}/$")), "{file}");
+        assert!(!file.contains("replytocom") && !links.iter().any(|(e, _)| *e == "thread-page"), "{file}");
+        // The file finds every category the home page links, each once.
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        let home = blog().pages.remove(0);
+        let doc = Html::parse_document(&home.html);
+        let (boards, refused) = luntan_crawl::links::board_links(&site, &doc, &home.url);
+        assert_eq!((boards.len(), refused), (3, 0), "{file}");
     }
 
     #[test]

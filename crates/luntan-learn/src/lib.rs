@@ -88,6 +88,9 @@ pub struct Learned {
     /// What could not be learned, one line each.
     pub missing: Vec<String>,
     pub max_board_pages: Option<u32>,
+    /// Groups whose links name a board or thread by a slug no id can be
+    /// (`<links hashed="thread">`): `board`, `thread`.
+    pub hashed: Vec<&'static str>,
     /// Pages read and requests sent for the sample.
     pub pages: usize,
     pub requests: u64,
@@ -105,6 +108,7 @@ impl Learned {
             thread: Vec::new(),
             missing: Vec::new(),
             max_board_pages: None,
+            hashed: Vec::new(),
             pages: 0,
             requests: 0,
         }
@@ -124,7 +128,12 @@ impl Learned {
         if let Some(n) = self.max_board_pages {
             let _ = writeln!(out, "  <max-board-pages>{n}</max-board-pages>");
         }
-        out.push_str("  <links>\n");
+        match self.hashed.is_empty() {
+            true => out.push_str("  <links>\n"),
+            false => {
+                let _ = writeln!(out, "  <links hashed=\"{}\">", self.hashed.join(" "));
+            }
+        }
         for l in &self.links {
             let first = l.first.filter(|&f| f != 1).map(|f| format!(" first=\"{f}\"")).unwrap_or_default();
             let _ = writeln!(out, "    <{}{first}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);

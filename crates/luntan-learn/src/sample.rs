@@ -118,9 +118,16 @@ pub(crate) fn page_links(site: &Site, html: &str, landed: &Url) -> Vec<Link> {
     let base = links::base_url(&doc, landed);
     let mut out = Vec::new();
     links::each_link(&doc, None, |a| {
+        let rel = |word: &str| a.el.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case(word)));
+        // A link its page asks robots not to follow is an action (reply,
+        // quote, "只看该作者", log in: WordPress's `?replytocom=<comment>`
+        // would read as a pager), not the forum's structure: neither
+        // walked nor weighed.
+        if rel("nofollow") {
+            return;
+        }
         let Some(url) = links::resolve(site, &base, a.href) else { return };
-        let rel_pager = a.rel_link
-            || a.el.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w.eq_ignore_ascii_case("next") || w.eq_ignore_ascii_case("prev")));
+        let rel_pager = a.rel_link || rel("next") || rel("prev");
         out.push(Link { url, text: links::text_of(a.el), rel_pager });
     });
     out

@@ -270,7 +270,10 @@ impl Shape {
 
 /// Shapes that differ only in one path segment holding a different word
 /// (`/bbs/board/tech/`, `/bbs/board/life/`) become one shape with a
-/// [`Kind::Word`] there. Returns each input shape's merged shape.
+/// [`Kind::Word`] there; a word where another shape, otherwise the same,
+/// holds a slug is that slug's shape (WordPress's categories: `lvxing`
+/// typed by the owner, `%e8%af%bb%e4%b9%a6` made from the name). Returns
+/// each input shape's merged shape.
 pub fn merge_words(shapes: &[Shape]) -> BTreeMap<Shape, Shape> {
     let mut out: BTreeMap<Shape, Shape> = shapes.iter().map(|s| (s.clone(), s.clone())).collect();
     let max_segs = shapes.iter().map(|s| s.path.len()).max().unwrap_or(0);
@@ -292,6 +295,21 @@ pub fn merge_words(shapes: &[Shape]) -> BTreeMap<Shape, Shape> {
                     if distinct.contains(v) {
                         *v = merged.clone();
                     }
+                }
+            }
+        }
+        let slugs: std::collections::BTreeSet<Shape> = out.values().filter(|s| s.path.get(i).is_some_and(|k| k == &[Kind::Slug])).cloned().collect();
+        for v in out.values_mut() {
+            let word = match v.path.get(i).map(Vec::as_slice) {
+                Some([Kind::Word]) => true,
+                Some([Kind::Lit(l)]) => wordlike(l) && i > 0,
+                _ => false,
+            };
+            if word {
+                let mut g = v.clone();
+                g.path[i] = vec![Kind::Slug];
+                if slugs.contains(&g) {
+                    *v = g;
                 }
             }
         }
