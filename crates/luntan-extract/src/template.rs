@@ -325,7 +325,23 @@ fn fnv(seed: u64, s: &str) -> u64 {
 /// elements of one template share.
 fn key_of(el: &ElementRef) -> String {
     let v = el.value();
-    let mut classes: Vec<String> = v.classes().map(|c| c.chars().map(|ch| if ch.is_ascii_digit() { '#' } else { ch }).collect()).collect();
+    // A run of digits is one `#`, however long: WordPress numbers its
+    // layout containers page-wide (`wp-container-7`, `wp-container-17`),
+    // so the same place in two comments has classes of either length.
+    let mut classes: Vec<String> = v
+        .classes()
+        .map(|c| {
+            let mut k = String::with_capacity(c.len());
+            for ch in c.chars() {
+                match (ch.is_ascii_digit(), k.ends_with('#')) {
+                    (true, true) => {}
+                    (true, false) => k.push('#'),
+                    (false, _) => k.push(ch),
+                }
+            }
+            k
+        })
+        .collect();
     classes.sort();
     classes.dedup();
     let mut key = v.name().to_owned();
@@ -866,11 +882,18 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
             } else {
                 let short = |k: usize, i: usize, link: bool| {
                     let e = &dom.nodes[i];
+                    // A blog shows a member's name as a link to their site
+                    // and a guest's as plain text, in one element.
+                    let holds_a_link = e.text == 0 && matches!(e.children.as_slice(), [c] if dom.nodes[*c].tag == "a");
                     (1..=NAME).contains(&e.chars)
                         && !e.dated
                         && !taken(k, i)
                         && e.text + e.link > 0
-                        && if link { e.tag == "a" } else { !e.in_link && e.link == 0 && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars) }
+                        && if link {
+                            e.tag == "a"
+                        } else {
+                            !e.in_link && (e.link == 0 || holds_a_link) && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars && !holds_a_link)
+                        }
                         && floor_label(&line_text(e.el)).is_none()
                 };
                 let core_ok = |k: usize, i: usize| match time_picks[k] {
@@ -881,7 +904,16 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                 for link in [true, false] {
                     let cands: Vec<Vec<usize>> =
                         records.iter().enumerate().map(|(k, &r)| inside(r).filter(|&i| short(k, i, link) && (link || core_ok(k, i))).collect()).collect();
-                    if let Some(best) = shared_varying(dom, records, &cands) {
+                    // A link that says the same in three posts or more but
+                    // leads somewhere else from each is an action on the
+                    // post (WordPress's "回复" under every comment,
+                    // `?replytocom=<comment>`), where a name may be missing
+                    // from some (a guest's, no link). One author's posts
+                    // link one page.
+                    // A short text at one place: the shortest (a name, not a
+                    // one-line comment beside it).
+                    let best = if link { shared_varying(dom, records, &cands) } else { shared_shortest(dom, records, &cands) };
+                    if let Some(best) = best.filter(|(_, picks)| !action(dom, picks)) {
                         found = Some(best);
                         break;
                     }
@@ -944,6 +976,47 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
         })
         .collect();
     (posts, floors, fields, found)
+}
+
+/// Of the paths present in every record, other than an action's
+/// ([`action`]), the one whose texts are shortest on average; ties: the
+/// first.
+fn shared_shortest(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
+    let n = records.len();
+    let mut votes = Votes::default();
+    for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
+        for &c in cs {
+            votes.add(dom.rel_path(r, c), k, n, c);
+        }
+    }
+    let mut best: Option<(u32, &Voted)> = None;
+    for entry in &votes.paths {
+        if Votes::count(&entry.1) < n || action(dom, &entry.1) {
+            continue;
+        }
+        let chars: u32 = entry.1.iter().flatten().map(|&i| dom.nodes[i].chars).sum::<u32>() / n as u32;
+        if best.is_none_or(|(b, _)| chars < b) {
+            best = Some((chars, entry));
+        }
+    }
+    best.map(|(_, (p, v))| (p.clone(), v.clone()))
+}
+
+/// Whether picked elements are an action on each post, not its author: a
+/// link (or the holder of one) that says the same in three posts or more
+/// but leads somewhere else from each (WordPress's "回复" under every
+/// comment, `?replytocom=<comment>`). One author's posts link one page.
+fn action(dom: &Dom, picks: &Picks) -> bool {
+    let href = |i: usize| {
+        let e = dom.nodes[i].el;
+        e.value().attr("href").or_else(|| e.descendent_elements().find_map(|d| d.value().attr("href")))
+    };
+    picks.iter().flatten().count() >= 3 && distinct_texts(dom, picks) == 1 && picks.iter().flatten().filter_map(|&i| href(i)).collect::<HashSet<_>>().len() >= 2
+}
+
+/// How many texts the picked elements show.
+fn distinct_texts(dom: &Dom, picks: &Picks) -> usize {
+    picks.iter().flatten().map(|&i| line_text(dom.nodes[i].el)).collect::<HashSet<_>>().len()
 }
 
 /// Of the paths present in every record, the one whose texts differ most
@@ -1118,6 +1191,29 @@ mod tests {
                 post(3, "王五", "2024-03-06T11:00:00", &["谢谢大家"]),
             ]
         );
+    }
+
+    /// Regression (the real-software bed's WordPress): a reply link says
+    /// "回复" under every comment, while a commenter's name is a link to
+    /// their site or, a guest's, plain text: the template took the one link
+    /// every record holds, and every author was "回复".
+    #[test]
+    fn a_reply_label_under_every_comment_is_no_author_and_a_guests_plain_name_is() {
+        let p = |who: &str, when: &str, body: &str| {
+            format!(
+                r#"<li class="comment"><div class="columns"><div class="column"><img src="/a.png"></div><div class="column"><div class="name">{who}</div><div class="group"><time datetime="{when}+08:00"><a href="/p/#c">{}</a></time></div><div class="text"><p>{body}</p></div><div class="reply"><a rel="nofollow" href="/p/?replytocom={}">回复</a></div></div></div></li>"#,
+                &when[..10],
+                &when[11..13]
+            )
+        };
+        let html = format!(
+            r#"<html><head><title>标题</title></head><body>{NAV}<h1>文章</h1><ol class="comments">{}{}{}</ol><footer>论坛 · 联系我们</footer></body></html>"#,
+            p(r#"<a href="http://blog.example/" rel="external nofollow ugc">王五</a>"#, "2024-03-05T09:07:00", "第一段很长很长的文字"),
+            p("路人甲", "2024-03-05T10:00:00", "我也来说两句吧"),
+            p(r#"<a href="http://site.example/">赵六</a>"#, "2024-03-06T11:00:00", "谢谢大家的分享"),
+        );
+        let authors: Vec<String> = summary(&html, AUTO).into_iter().map(|p| p.1).collect();
+        assert_eq!(authors, ["王五", "路人甲", "赵六"]);
     }
 
     /// NodeBB links each post's author twice: an avatar showing the name's
