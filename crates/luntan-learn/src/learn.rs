@@ -28,9 +28,11 @@
 //!    the threads read whole.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
 
 use ego_tree::NodeId;
 use luntan_core::dates::normalize_time;
+use luntan_core::Site;
 use luntan_crawl::links::{self, first_number};
 use luntan_extract::parse::floor_number;
 use luntan_extract::template::{records, FoundRecord};
@@ -351,6 +353,8 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     }
     // 7. Thread XML version 2's fields, where the posts have selectors.
     conversation(&read, &thread_pages, &threads, boards.as_ref(), &list_pages, &mut what);
+    // 8. An article drawn apart from its comments, as the first post.
+    lead_post(&thread_pages, &mut what);
     // The forum's name: the part of the titles every page shares.
     if what.name.is_empty() {
         what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
@@ -1230,6 +1234,201 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
     out
 }
 
+/// Step 8: the lead post. A blog or a news section draws its article in
+/// other markup than its readers' comments (WordPress: the article in
+/// `<main>`, each comment an `<li class="comment">` under it), so the
+/// template's records are the comments and the article is no post. On each
+/// page that shows posts, with them taken out, the lead is the lowest
+/// element holding the page's one date and its largest block of text
+/// ([`lead_records`]); where one selector takes just that element on every
+/// such page and selectors of its own read its body and time, and its
+/// author where shown ([`lead_rules`]), the post rules become lists, the
+/// lead's first (`post="main, li.comment"`), with `nested-posts` where the
+/// lead holds the comments. Kept only where the file so made reads every
+/// such page as the lead, as its own selectors read it, then exactly the
+/// posts it read before.
+fn lead_post(pages: &[&Seen], what: &mut Learned) {
+    let Some(post) = what.thread.iter().find(|f| f.attr == "post").map(|f| f.css.clone()).filter(|c| c != "auto") else { return };
+    let Some(post_sel) = select::parse(&post) else { return };
+    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
+    let Some(leads) = lead_records(&grouped, &post_sel) else { return };
+    let Some((lead, own)) = lead_rules(&leads, &grouped) else { return };
+    // A selector of either side that also matches in the other's posts
+    // is scoped to its own side's post (`li.comment p`), since a list
+    // takes the first match of any of its selectors.
+    let in_leads = |sel: &Selector| leads.iter().any(|l| lead_el(l).select(sel).next().is_some());
+    let in_posts = |sel: &Selector| grouped.iter().any(|s| s.found.iter().any(|r| el(&s.doc, r.record).select(sel).next().is_some()));
+    let scoped = |css: &str, scope: &str, elsewhere: &dyn Fn(&Selector) -> bool| match select::parse(css.split('@').next().unwrap_or(css)) {
+        Some(sel) if elsewhere(&sel) && !css.contains(',') => format!("{scope} {css}"),
+        _ => css.to_owned(),
+    };
+    let mut with = what.clone();
+    for f in with.thread.iter_mut() {
+        match (f.attr, own.iter().find(|(n, _)| *n == f.attr)) {
+            ("post", _) => f.css = format!("{lead}, {}", f.css),
+            (_, Some((_, css))) => f.css = format!("{}, {}", scoped(css, &lead, &in_posts), scoped(&f.css, &post, &in_leads)),
+            _ => {}
+        }
+    }
+    // What the lead's own selectors read on each page, for the check.
+    // A post's author, time and paragraphs.
+    type Said = (String, Option<String>, Vec<String>);
+    let expected: Vec<Option<Said>> = leads
+        .iter()
+        .map(|l| {
+            let rule = |name: &str| own.iter().find(|(n, _)| *n == name).and_then(|(_, c)| select::parse(c));
+            let rec = lead_el(l);
+            let body = body_at(rec, &rule("body")?)?;
+            let author = rule("author").and_then(|a| rec.select(&a).next()).map(line_text).unwrap_or_default();
+            let time = rule("time").and_then(|t| rec.select(&t).next()).and_then(time_of);
+            Some((author, time, luntan_extract::parse::paragraphs(body, None)))
+        })
+        .collect();
+    let holds = grouped.iter().any(|s| select::parse(&lead).is_some_and(|l| s.doc.select(&l).any(|e| e.select(&post_sel).next().is_some())));
+    if holds && !with.thread.iter().any(|f| f.attr == "nested-posts") {
+        with.thread.push(Field { attr: "nested-posts", css: "true".into(), examples: Vec::new() });
+    }
+    let (Ok(before), Ok(after)) = (Site::parse(&what.site_file(), Path::new("learned.xml")), Site::parse(&with.site_file(), Path::new("learned.xml"))) else {
+        return;
+    };
+    let same =
+        |a: &luntan_core::doc::Post, b: &luntan_core::doc::Post| (&a.author, &a.time, &a.paragraphs, &a.id) == (&b.author, &b.time, &b.paragraphs, &b.id);
+    let reads = grouped.iter().zip(&expected).all(|(s, want)| {
+        let (old, new) = (luntan_extract::parse_page(&before, &s.page.html).posts, luntan_extract::parse_page(&after, &s.page.html).posts);
+        let lead_reads = want
+            .as_ref()
+            .is_some_and(|(a, t, p)| new.first().is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (a, t, p) && t.is_some() && !p.is_empty()));
+        lead_reads && new.len() == old.len() + 1 && new[1..].iter().zip(&old).all(|(a, b)| same(a, b))
+    });
+    if reads {
+        *what = with;
+    } else {
+        what.missing
+            .push(format!("post: the pages show one more dated record ({lead}) than the posts, but read with it as the first post they change; not learned"));
+    }
+}
+
+/// [`lead_post`]'s leads: each page without its posts, the lead's element
+/// in it, the page's one date (the template's single record's) and its
+/// largest block of text. `None` where a page has none.
+fn lead_records(grouped: &[&&Seen], post: &Selector) -> Option<Vec<(Html, FoundRecord)>> {
+    if grouped.is_empty() {
+        return None;
+    }
+    let mut leads: Vec<(Html, FoundRecord)> = Vec::new();
+    for s in grouped {
+        let mut doc = s.doc.clone();
+        let ids: Vec<NodeId> = doc.select(post).map(|e| e.id()).collect();
+        for id in ids {
+            if let Some(mut n) = doc.tree.get_mut(id) {
+                n.detach();
+            }
+        }
+        let time = match records(&doc, None) {
+            (found, false) if found.len() == 1 => found[0].time?,
+            _ => return None,
+        };
+        let page_body = doc.root_element().children().filter_map(ElementRef::wrap).find(|e| e.value().name() == "body")?;
+        let body = largest_text(page_body)?.id();
+        let holds_body: HashSet<NodeId> = el(&doc, body).ancestors().map(|a| a.id()).collect();
+        let record = el(&doc, time).ancestors().filter_map(ElementRef::wrap).map(|a| a.id()).find(|a| holds_body.contains(a))?;
+        leads.push((doc, FoundRecord { record, time: Some(time), author: None, floor: None, body }));
+    }
+    Some(leads)
+}
+
+/// [`lead_post`]'s rules: the selector that takes just the lead on every
+/// page, and by one selector inside it that fits every page, its time
+/// (where the template found it), its body (the largest block of text that
+/// holds no date and no heading) and, where shown, its author (a short
+/// text at one place that differs between articles, other than the title,
+/// the date, the body and a category's link).
+fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen]) -> Option<(String, Vec<(&'static str, String)>)> {
+    let (doc0, rec0) = &leads[0];
+    let lead = first_fitting(select::with_parent(el(doc0, rec0.record)), |sel| {
+        leads.iter().zip(grouped).all(|((doc, r), s)| doc.select(sel).map(|e| e.id()).collect::<Vec<_>>() == [r.record] && s.doc.select(sel).count() == 1)
+    })?;
+    let dated = |e: ElementRef| e.value().name() == "time" || time_of(e).is_some_and(|_| line_text(e).chars().count() <= 40);
+    let fit = |cands: Vec<String>, pick: &dyn Fn(ElementRef<'_>) -> Option<String>, read: &dyn Fn(ElementRef<'_>, &Selector) -> Option<String>| {
+        first_fitting(cands, |sel| leads.iter().all(|l| pick(lead_el(l)).is_some_and(|want| read(lead_el(l), sel).as_ref() == Some(&want))))
+    };
+    let inside = |e: Option<ElementRef<'_>>, rec: ElementRef<'_>| e.map(|e| select::inside(e, rec.id())).unwrap_or_default();
+    let body_text = |e: ElementRef<'_>| Some(luntan_extract::parse::paragraphs(e, None).join("\n"));
+    let body = fit(inside(largest_text(lead_el(&leads[0])), lead_el(&leads[0])), &|rec| largest_text(rec).and_then(body_text), &|rec, sel| {
+        body_at(rec, sel).and_then(body_text)
+    });
+    let time_cands = leads.iter().take(3).flat_map(|(d, r)| inside(r.time.map(|t| el(d, t)), el(d, r.record))).collect();
+    let time = fit(time_cands, &|rec| rec.descendent_elements().find(|e| dated(*e)).and_then(time_of), &|rec, sel| rec.select(sel).next().and_then(time_of));
+    let (body, time) = (body?, time?);
+    let body_sel = select::parse(&body);
+    let named = |e: ElementRef| {
+        let t = line_text(e);
+        let n = t.chars().count();
+        (1..=20).contains(&n)
+            && !dated(e)
+            && !e.ancestors().filter_map(ElementRef::wrap).any(|a| heading(a) || body_sel.as_ref().is_some_and(|b| b.matches(&a)))
+            && !heading(e)
+            // A category's or tag's link names no author.
+            && !std::iter::once(e).chain(e.descendent_elements()).any(|d| d.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w == "tag" || w == "category")))
+            && e.children().all(|c| c.value().is_text() || ElementRef::wrap(c).is_some_and(|c| c.value().name() == "a" && line_text(c) == t))
+    };
+    let titles: HashSet<String> =
+        leads.iter().flat_map(|l| lead_el(l).descendent_elements().filter(|e| heading(*e)).map(line_text).collect::<Vec<_>>()).collect();
+    let rec0 = lead_el(&leads[0]);
+    let mut tried = HashSet::new();
+    let author = rec0
+        .descendent_elements()
+        .flat_map(|e| select::inside(e, rec0.id()))
+        .filter(|css| tried.insert(css.clone()))
+        .filter_map(|css| {
+            let sel = select::parse(&css)?;
+            let names: Vec<String> = leads.iter().map(|l| lead_el(l).select(&sel).next().filter(|e| named(*e)).map(line_text)).collect::<Option<_>>()?;
+            let distinct = names.iter().collect::<HashSet<_>>().len();
+            (distinct > 1 && names.iter().all(|n| !titles.contains(n))).then_some((distinct, css))
+        })
+        // The first (the simplest selector) of those that vary most.
+        .fold(None::<(usize, String)>, |best, (n, css)| match best {
+            Some((b, _)) if b >= n => best,
+            _ => Some((n, css)),
+        })
+        .map(|(_, css)| css);
+    let own = [("body", Some(body)), ("time", Some(time)), ("author", author)].into_iter().filter_map(|(n, c)| c.map(|c| (n, c))).collect();
+    Some((lead, own))
+}
+
+/// A lead's element.
+fn lead_el(l: &(Html, FoundRecord)) -> ElementRef<'_> {
+    el(&l.0, l.1.record)
+}
+
+/// Whether an element is a heading (a title's).
+fn heading(e: ElementRef) -> bool {
+    ["h1", "h2", "h3"].contains(&e.value().name())
+}
+
+/// The element under `rec` with the most text a reader sees that holds
+/// no date and no heading and is no form, menu or sidebar: an article's
+/// body.
+fn largest_text(rec: ElementRef<'_>) -> Option<ElementRef<'_>> {
+    const UNREAD: [&str; 5] = ["head", "script", "style", "noscript", "template"];
+    // Letters a reader sees.
+    let shown = |e: ElementRef| {
+        e.descendants()
+            .filter(|n| n.parent().and_then(ElementRef::wrap).is_some_and(|p| !UNREAD.contains(&p.value().name())))
+            .filter_map(|n| n.value().as_text())
+            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
+            .sum::<usize>()
+    };
+    // A form (the reply form under the comments), a menu or a sidebar
+    // is nobody's words.
+    const ASIDE: [&str; 4] = ["form", "nav", "aside", "footer"];
+    rec.descendent_elements()
+        .filter(|e| e.id() != rec.id() && !heading(*e) && !UNREAD.contains(&e.value().name()))
+        .filter(|e| !std::iter::once(*e).chain(e.ancestors().filter_map(ElementRef::wrap)).any(|a| ASIDE.contains(&a.value().name())))
+        .filter(|e| !e.descendent_elements().any(|d| heading(d) || ["time"].iter().chain(&ASIDE).any(|n| d.value().name() == *n)))
+        .max_by_key(|e| shown(*e))
+}
+
 /// Post selectors to try: the first record's, each with its parent's,
 /// on the first three pages that show posts.
 fn post_candidates<'a>(grouped: &'a [&&Seen]) -> impl Iterator<Item = String> + 'a {
@@ -1573,8 +1772,6 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::sample::{page_links, walking_site};
-    use luntan_core::Site;
-    use std::path::Path;
 
     const HOME: &str = "http://forum.test/";
     const TITLE: &str = "小城论坛";
@@ -2024,7 +2221,14 @@ pub(crate) mod tests {
         };
         let thread = |n: u32| {
             let mut out = head(&format!("第{n}篇好文章的标题 - {TITLE}"));
-            out.push_str(&format!("<h1 class=\"subject\">第{n}篇好文章的标题</h1><ol class=\"comments\">"));
+            // The article, then its comments, all in <main>.
+            out.push_str(&format!(
+                "<main><h1 class=\"subject\">第{n}篇好文章的标题</h1><div class=\"post-date\"><time datetime=\"2025-02-2{}T08:00:00+08:00\">2025年2月2{}日</time></div>\
+                 <p class=\"post-author\">作者{}</p><div class=\"post-content\"><p>这是第{n}篇文章的第一段，讲一讲最近读过的几本书和其中的人物故事。</p><p>第二段说说感想。</p></div><ol class=\"comments\">",
+                n % 9,
+                n % 9,
+                n % 3
+            ));
             let words = [
                 "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
                 "我也读过这本书，作者写得非常细腻，人物都很真实动人",
@@ -2032,14 +2236,19 @@ pub(crate) mod tests {
             ];
             for (i, w) in words.iter().enumerate() {
                 let c = n * 10 + i as u32;
+                // The second comment a guest's: a name, no link.
+                let who = if i == 1 { format!("路人{c}") } else { format!("<a href=\"/author/u{c}/\">用户{c}</a>") };
+                // Twenty Twenty-Three's comment block, its classes cut short.
                 out.push_str(&format!(
-                    "<li class=\"comment\" id=\"comment-{c}\"><div class=\"author\"><a href=\"/author/u{c}/\">用户{c}</a></div><time datetime=\"2025-03-0{d}T12:3{d}:00+08:00\">2025年3月{d}日</time>\
-                     <div class=\"text\">{w}</div><a rel=\"nofollow\" class=\"reply\" href=\"{}?replytocom={c}#respond\">回复</a></li>",
-                    post_path(n),
+                    "<li class=\"comment\" id=\"comment-{c}\"><div class=\"columns\"><div class=\"column\"><div class=\"avatar\"><img src=\"/a.png\"></div></div>\
+                     <div class=\"column\"><div class=\"author\">{who}</div><div class=\"group\"><div class=\"date\"><time datetime=\"2025-03-0{d}T12:3{d}:00+08:00\">\
+                     <a href=\"{p}#comment-{c}\">2025年3月{d}日</a></time></div></div><div class=\"text\"><p>{w}</p></div>\
+                     <div class=\"reply\"><a rel=\"nofollow\" class=\"reply\" href=\"{p}?replytocom={c}#respond\">回复</a></div></div></div></li>",
+                    p = post_path(n),
                     d = i + 1
                 ));
             }
-            out + "</ol></body></html>"
+            out + "</ol></main></body></html>"
         };
         let mut pages = vec![page(HOME, 0, list(TITLE, &[1, 2, 3, 4], Some("/page/2/")))];
         // More pages of the home's own list read than categories: the
@@ -2073,6 +2282,14 @@ pub(crate) mod tests {
         let doc = Html::parse_document(&home.html);
         let (boards, refused) = luntan_crawl::links::board_links(&site, &doc, &home.url);
         assert_eq!((boards.len(), refused), (3, 0), "{file}");
+        // A guest's name, plain text where a member's is a link, is read too.
+        let thread = blog().pages.into_iter().find(|p| p.url.path().starts_with("/2025/")).unwrap();
+        let posts = luntan_extract::parse_page(&site, &thread.html).posts;
+        let authors: Vec<&str> = posts.iter().map(|p| p.author.as_str()).collect();
+        assert!(authors.len() == 4 && authors[2].starts_with("路人") && authors[1].starts_with("用户"), "{authors:?}\n{file}");
+        // The article is the first post, read by rules of its own.
+        assert!(authors[0].starts_with("作者") && posts[0].paragraphs[0].starts_with("这是第"), "{:?}\n{file}", posts[0]);
+        assert!(posts[1..].iter().all(|p| !p.paragraphs.concat().contains("这是第")), "{file}");
     }
 
     #[test]
