@@ -85,6 +85,7 @@ impl Family {
         match &self.page {
             None => format!("{} (no pager)", self.base.key()),
             Some((Pos::Query(k, _), true)) => format!("{}{}{k}={{page}}", self.base.key(), if self.base.query.is_empty() { '?' } else { '&' }),
+            Some((Pos::Seg(..), true)) => format!("{} (later pages add a word and {{page}} to the path)", self.base.key()),
             Some((pos, _)) => {
                 let mut marked = self.base.clone();
                 match pos {
@@ -110,7 +111,7 @@ impl Family {
     /// Whether `split` is a page of this family (first or later).
     fn member(&self, split: &Split, shapes: &Shapes) -> bool {
         let shape = shapes.of(split);
-        shape == self.base || self.page_key().is_some_and(|k| shape.extra_param(&self.base).is_some_and(|(key, kind)| key == k && *kind == Kind::Num))
+        shape == self.base || matches!(&self.page, Some((pos, true)) if shape.extra_page(&self.base).as_ref() == Some(pos))
     }
 
     /// The varying places that may name the board or thread: all but a
@@ -944,10 +945,13 @@ pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thr
     // ("Older Posts", `/page/2/`), itself a list, but one.
     let home: Vec<(&Url, Split)> = seen.iter().filter(|s| s.page.depth == 0).flat_map(|s| s.page.links.iter().map(|l| (&l.url, Split::of(&l.url)))).collect();
     let linked = |f: &Family| home.iter().filter(|(_, sp)| f.member(sp, &read.shapes)).map(|(u, _)| *u).collect::<HashSet<_>>().len();
+    // Of families with a pager, each with a place to name a board (the
+    // home page and its own later pages name none).
+    let lists = |f: &Family| list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count();
     steps
         .keys()
-        .filter(|f| list_pages.iter().any(|&i| f.member(&seen[i].split, &read.shapes)) && !thread_shapes.contains(&f.base))
-        .map(|f| ((linked(f), list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count(), steps[f].len()), f.clone()))
+        .filter(|f| lists(f) > 0 && !thread_shapes.contains(&f.base) && !f.id_vars().is_empty())
+        .map(|f| ((linked(f), lists(f), steps[f].len()), f.clone()))
         .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
         .map(|(_, f)| f)
         .unwrap_or_else(|| {
@@ -1049,15 +1053,24 @@ fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'s
                 examples: examples(read, &|sp| shapes.of(sp) == fam.base),
             });
             roles.insert(pos.clone(), Role::Page);
-            let key = fam.page_key().expect("an added page parameter");
             // The later pages' shape as links write it.
             let with = read
                 .seen
                 .iter()
                 .flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))))
                 .map(|sp| shapes.of(&sp))
-                .find(|sh| sh.extra_param(&fam.base).is_some_and(|(k, kind)| k == key && *kind == Kind::Num))
+                .find(|sh| sh.extra_page(&fam.base).as_ref() == Some(pos))
                 .expect("a pager step was seen");
+            // The first page's places, two further on past added path segments.
+            if let Pos::Seg(at, _) = pos {
+                roles = roles
+                    .into_iter()
+                    .map(|(p, r)| match p {
+                        Pos::Seg(i, j) if i >= at - 1 && r != Role::Page => (Pos::Seg(i + 2, j), r),
+                        p => (p, r),
+                    })
+                    .collect();
+            }
             out.push(LearnedLink {
                 element: page_elem,
                 pattern: pattern(origin, &with, &roles, &[]),
@@ -2197,8 +2210,10 @@ pub(crate) mod tests {
     /// A blog as WordPress draws it for a Chinese site: categories and
     /// posts named by slugs of their titles (two categories by their own
     /// name, one by a pinyin alias), the home page also a list that links
-    /// its own second page ("Older Posts"), and under every comment a
-    /// reply link `?replytocom=<comment>` that its page marks nofollow.
+    /// its own second page ("Older Posts", `/page/2/`), a category's older
+    /// posts on `/category/…/page/2/`, each article in `<main>` before its
+    /// comments, and under every comment a reply link
+    /// `?replytocom=<comment>` that its page marks nofollow.
     fn blog() -> Sample {
         let slug = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>().to_lowercase();
         let cats = [slug("读书笔记"), "lvxing".to_owned(), slug("唐诗选读")];
@@ -2259,7 +2274,14 @@ pub(crate) mod tests {
         }
         for (k, c) in cats.iter().enumerate() {
             let k = k as u32;
-            pages.push(page(&format!("/category/{c}/"), 1, list(&format!("分类{k} - {TITLE}"), &[10 * k + 11, 10 * k + 12, 10 * k + 13], None)));
+            // The first category's older posts on a page of its own, its
+            // number a path segment after a word: `/category/…/page/2/`.
+            let older = format!("/category/{c}/page/2/");
+            let more = (k == 0).then_some(older.as_str());
+            pages.push(page(&format!("/category/{c}/"), 1, list(&format!("分类{k} - {TITLE}"), &[10 * k + 11, 10 * k + 12, 10 * k + 13], more)));
+            if let Some(o) = more {
+                pages.push(page(o, 2, list(&format!("分类{k} - {TITLE}"), &[10 * k + 14, 10 * k + 15, 10 * k + 16], None)));
+            }
         }
         for n in [1, 2, 5, 11, 22, 33] {
             pages.push(page(&post_path(n), 2, thread(n)));
@@ -2275,6 +2297,7 @@ pub(crate) mod tests {
         assert_eq!(learned.hashed, ["thread", "board"], "{file}");
         let links: Vec<(&str, &str)> = learned.links.iter().map(|l| (l.element, l.pattern.as_str())).collect();
         assert!(links.iter().any(|(e, p)| *e == "board" && p.ends_with("/category/{board}/$")), "{file}");
+        assert!(links.iter().any(|(e, p)| *e == "board-page" && p.ends_with("/category/{board}/page/{page}/$")), "{file}");
         assert!(!file.contains("replytocom") && !links.iter().any(|(e, _)| *e == "thread-page"), "{file}");
         // The file finds every category the home page links, each once.
         let site = Site::parse(&file, Path::new("learned.xml")).unwrap();

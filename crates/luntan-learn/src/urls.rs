@@ -268,6 +268,23 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// Where `self`, a later page of `base`, holds its page number when
+    /// `base` has none: one query parameter more (`&page=2`), or a word
+    /// and a number as two path segments more (WordPress's `/page/2/`).
+    pub fn extra_page(&self, base: &Shape) -> Option<Pos> {
+        if let Some((k, Kind::Num)) = self.extra_param(base) {
+            return Some(Pos::Query(k.to_owned(), 0));
+        }
+        if self.query != base.query || self.path.len() != base.path.len() + 2 {
+            return None;
+        }
+        let i = (0..base.path.len()).find(|&i| self.path[i] != base.path[i]).unwrap_or(base.path.len());
+        let word = matches!(self.path[i].as_slice(), [Kind::Word] | [Kind::Lit(_)]);
+        (word && self.path[i + 1] == [Kind::Num] && self.path[i + 2..] == base.path[i..]).then_some(Pos::Seg(i + 1, 0))
+    }
+}
+
 /// Shapes that differ only in one path segment holding a different word
 /// (`/bbs/board/tech/`, `/bbs/board/life/`) become one shape with a
 /// [`Kind::Word`] there; a word where another shape, otherwise the same,
@@ -340,9 +357,34 @@ pub fn pager_text(text: &str) -> bool {
     let lower = t.to_lowercase();
     (t.chars().any(|c| c.is_ascii_digit()) && others <= 3)
         || t.is_empty()
-        || ["下一页", "上一页", "下页", "上页", "下一頁", "上一頁", "後頁", "前頁", "后页", "前页", "尾页", "末页", "next", "prev", "»", "«", "›", "‹"]
-            .iter()
-            .any(|w| lower.contains(w))
+        || [
+            "下一页",
+            "上一页",
+            "下页",
+            "上页",
+            "下一頁",
+            "上一頁",
+            "後頁",
+            "前頁",
+            "后页",
+            "前页",
+            "尾页",
+            "末页",
+            "较早",
+            "较新",
+            "next",
+            "prev",
+            "older",
+            "newer",
+            "»",
+            "«",
+            "›",
+            "‹",
+            "→",
+            "←",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
         || matches!(t, ">" | "<" | ">>" | "<<")
 }
 
@@ -363,17 +405,27 @@ pub fn pager_step(page: &Split, page_shape: &Shape, link: &Split, link_shape: &S
             _ => None,
         };
     }
-    let same_elsewhere =
-        |a: &Split, b: &Split, shape: &Shape, skip: &str| shape.vars().iter().all(|(p, _)| matches!(p, Pos::Query(k, _) if k == skip) || a.get(p) == b.get(p));
-    if let Some((key, Kind::Num)) = link_shape.extra_param(page_shape) {
-        let pos = Pos::Query(key.to_owned(), 0);
-        if same_elsewhere(page, link, page_shape, key) {
+    // `first` (a first page) and `later` (one with the number added at
+    // `pos`) name the same board or thread: every varying place of the
+    // first page's shape holds the same value in both (a place after two
+    // added path segments two further on).
+    let same_elsewhere = |first: &Split, later: &Split, shape: &Shape, pos: &Pos| {
+        shape.vars().iter().all(|(p, _)| {
+            let moved = match (p, pos) {
+                (Pos::Seg(i, j), Pos::Seg(at, _)) if *i >= at - 1 => Pos::Seg(i + 2, *j),
+                _ => p.clone(),
+            };
+            first.get(p) == later.get(&moved)
+        })
+    };
+    if let Some(pos) = link_shape.extra_page(page_shape) {
+        if same_elsewhere(page, link, page_shape, &pos) {
             return Some(PagerStep { base: page_shape.clone(), pos: pos.clone(), added: true, value: link.get(&pos).and_then(|v| v.parse().ok()) });
         }
     }
-    if let Some((key, Kind::Num)) = page_shape.extra_param(link_shape) {
-        if same_elsewhere(page, link, link_shape, key) {
-            return Some(PagerStep { base: link_shape.clone(), pos: Pos::Query(key.to_owned(), 0), added: true, value: None });
+    if let Some(pos) = page_shape.extra_page(link_shape) {
+        if same_elsewhere(link, page, link_shape, &pos) {
+            return Some(PagerStep { base: link_shape.clone(), pos, added: true, value: None });
         }
     }
     None
@@ -576,6 +628,15 @@ mod tests {
         assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "下一主题").is_none(), "a next-thread link is no pager");
         let (a, b) = (split("http://h/t.php?t=5&page=1"), split("http://h/t.php?t=5&page=1&authorid=3"));
         assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "只看该作者").is_none());
+        // WordPress: a word and the number as two path segments more, an
+        // arrow or "Older Posts" for text; back to the first page drops them.
+        let (a, b) = (split("http://h/category/%e8%af%bb/"), split("http://h/category/%e8%af%bb/page/2/"));
+        let s = pager_step(&a, &a.shape(), &b, &b.shape(), "Older Posts→").unwrap();
+        assert_eq!((s.base.key(), s.pos, s.added, s.value), ("/category/*/".to_owned(), Pos::Seg(3, 0), true, Some(2)));
+        let s = pager_step(&b, &b.shape(), &a, &a.shape(), "← Newer Posts").unwrap();
+        assert_eq!((s.base.key(), s.value), ("/category/*/".to_owned(), None));
+        let other = split("http://h/category/%e6%97%85/page/2/");
+        assert!(pager_step(&a, &a.shape(), &other, &other.shape(), "→").is_none(), "another category's page");
     }
 
     #[test]
