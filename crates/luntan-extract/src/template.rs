@@ -978,30 +978,6 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
     (posts, floors, fields, found)
 }
 
-/// Of the paths present in every record, other than an action's
-/// ([`action`]), the one whose texts are shortest on average; ties: the
-/// first.
-fn shared_shortest(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
-    let n = records.len();
-    let mut votes = Votes::default();
-    for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
-        for &c in cs {
-            votes.add(dom.rel_path(r, c), k, n, c);
-        }
-    }
-    let mut best: Option<(u32, &Voted)> = None;
-    for entry in &votes.paths {
-        if Votes::count(&entry.1) < n || action(dom, &entry.1) {
-            continue;
-        }
-        let chars: u32 = entry.1.iter().flatten().map(|&i| dom.nodes[i].chars).sum::<u32>() / n as u32;
-        if best.is_none_or(|(b, _)| chars < b) {
-            best = Some((chars, entry));
-        }
-    }
-    best.map(|(_, (p, v))| (p.clone(), v.clone()))
-}
-
 /// Whether picked elements are an action on each post, not its author: a
 /// link (or the holder of one) that says the same in three posts or more
 /// but leads somewhere else from each (WordPress's "回复" under every
@@ -1019,9 +995,9 @@ fn distinct_texts(dom: &Dom, picks: &Picks) -> usize {
     picks.iter().flatten().map(|&i| line_text(dom.nodes[i].el)).collect::<HashSet<_>>().len()
 }
 
-/// Of the paths present in every record, the one whose texts differ most
-/// across records (names do, labels do not); ties: the first.
-fn shared_varying(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
+/// Of the paths present in every record, the one `rank` puts highest
+/// (`None`: never); ties: the first.
+fn shared_best<K: Ord>(dom: &Dom, records: &[usize], cands: &[Vec<usize>], rank: impl Fn(&Picks) -> Option<K>) -> Option<(String, Picks)> {
     let n = records.len();
     let mut votes = Votes::default();
     for (k, (&r, cs)) in records.iter().zip(cands).enumerate() {
@@ -1029,17 +1005,29 @@ fn shared_varying(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<
             votes.add(dom.rel_path(r, c), k, n, c);
         }
     }
-    let mut best: Option<(usize, &Voted)> = None;
-    for entry in &votes.paths {
-        if Votes::count(&entry.1) < n {
-            continue;
-        }
-        let texts: HashSet<String> = entry.1.iter().flatten().map(|&i| line_text(dom.nodes[i].el)).collect();
-        if best.is_none_or(|(b, _)| texts.len() > b) {
-            best = Some((texts.len(), entry));
+    let mut best: Option<(K, &Voted)> = None;
+    for entry in votes.paths.iter().filter(|e| Votes::count(&e.1) >= n) {
+        let Some(key) = rank(&entry.1) else { continue };
+        if best.as_ref().is_none_or(|(b, _)| key > *b) {
+            best = Some((key, entry));
         }
     }
     best.map(|(_, (p, v))| (p.clone(), v.clone()))
+}
+
+/// [`shared_best`]: the texts that differ most across records (names do,
+/// labels do not).
+fn shared_varying(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
+    shared_best(dom, records, cands, |picks| Some(distinct_texts(dom, picks)))
+}
+
+/// [`shared_best`]: other than an action's ([`action`]), the texts that are
+/// shortest on average (a name, not a one-line comment beside it).
+fn shared_shortest(dom: &Dom, records: &[usize], cands: &[Vec<usize>]) -> Option<(String, Picks)> {
+    let n = records.len().max(1) as u32;
+    shared_best(dom, records, cands, |picks| {
+        (!action(dom, picks)).then(|| std::cmp::Reverse(picks.iter().flatten().map(|&i| dom.nodes[i].chars).sum::<u32>() / n))
+    })
 }
 
 /// Short texts of an element's own (not in links), blurred as labels.
