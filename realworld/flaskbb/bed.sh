@@ -6,11 +6,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 CORPUS="$REPO/crates/luntan-fixture/corpus"
 
-usage() { echo "usage: bed.sh install|fill|serve|stop WORK [PORT]" >&2; exit 2; }
-[ $# -ge 2 ] || usage
-CMD="$1"
-mkdir -p "$2"
-WORK="$(cd "$2" && pwd)"
+# shellcheck source=../bed-lib.sh
+. "$HERE/../bed-lib.sh"
+bed_args "$@"
 PY="$WORK/venv/bin/python"
 
 install() {
@@ -61,38 +59,11 @@ fill() {
 
 serve() {
   local port="${1:?PORT}"
-  stop_server
+  bed_stop
   : > "$WORK/server.log"
   setsid "$PY" "$HERE/serve.py" "$WORK" "$port" >>"$WORK/server.log" 2>&1 < /dev/null &
   echo $! > "$WORK/server.pid"
-  for _ in $(seq 1 240); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/" || true)" = 200 ]; then
-      echo "flaskbb: serving http://127.0.0.1:$port/ (pid $(cat "$WORK/server.pid"))"; return 0
-    fi
-    kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null || break
-    sleep 0.5
-  done
-  echo "flaskbb: server did not come up; see $WORK/server.log" >&2
-  tail -20 "$WORK/server.log" >&2
-  exit 1
+  bed_wait "http://127.0.0.1:$port/" 120
 }
 
-stop_server() {
-  local pidf="$WORK/server.pid" pid
-  [ -f "$pidf" ] || return 0
-  pid="$(cat "$pidf")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null >/dev/null 2>&1 || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    kill -KILL -- "-$pid" 2>/dev/null >/dev/null 2>&1 || true
-  fi
-  rm -f "$pidf"
-}
-
-case "$CMD" in
-  install) install ;;
-  fill) fill ;;
-  serve) serve "${3:-}" ;;
-  stop) stop_server; echo "flaskbb: stopped" ;;
-  *) usage ;;
-esac
+bed_main "$@"

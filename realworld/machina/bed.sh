@@ -7,11 +7,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 PROJECT="$HERE/project"
 
-usage() { echo "usage: $0 install|fill|stop WORK | serve WORK PORT" >&2; exit 2; }
-[ $# -ge 2 ] || usage
-CMD="$1"
-mkdir -p "$2"
-WORK="$(cd "$2" && pwd)"
+# shellcheck source=../bed-lib.sh
+. "$HERE/../bed-lib.sh"
+bed_args "$@"
 PY="$WORK/venv/bin/python"
 
 export BED_WORK="$WORK"
@@ -49,50 +47,17 @@ fill() {
   BED_CORPUS="$REPO/crates/luntan-fixture/corpus" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
 }
 
-running() { [ -f "$WORK/server.pid" ] && kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null; }
-
 serve() {
   local port="$1"
   [ -f "$WORK/db.sqlite3" ] || { echo "no database: run $0 fill $WORK" >&2; exit 1; }
-  stop
-  # setsid: gunicorn's master leads its own process group, which `stop` kills whole.
+  bed_stop
+  # setsid: gunicorn's master leads its own process group, which bed_stop kills whole.
   (cd "$PROJECT" && exec setsid "$WORK/venv/bin/gunicorn" bedsite.wsgi:application \
       --bind "127.0.0.1:$port" --workers 2 --timeout 60 \
       --access-logfile - --error-logfile - \
       </dev/null >>"$WORK/server.log" 2>&1) &
   echo $! > "$WORK/server.pid"
-  local i
-  for i in $(seq 1 120); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/forum/" || true)" = 200 ]; then
-      echo "serving http://127.0.0.1:$port/forum/ (pid $(cat "$WORK/server.pid"), log $WORK/server.log)"
-      return 0
-    fi
-    running || { echo "server died; see $WORK/server.log" >&2; tail -20 "$WORK/server.log" >&2; exit 1; }
-    sleep 1
-  done
-  echo "home page did not answer 200 within 120 s; see $WORK/server.log" >&2
-  stop
-  exit 1
+  bed_wait "http://127.0.0.1:$port/forum/" 120
 }
 
-stop() {
-  if running; then
-    local pid i
-    pid="$(cat "$WORK/server.pid")"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  rm -f "$WORK/server.pid"
-}
-
-case "$CMD" in
-  install) install ;;
-  fill) fill ;;
-  serve) [ $# -eq 3 ] || usage; serve "$3" ;;
-  stop) stop ;;
-  *) usage ;;
-esac
+bed_main "$@"

@@ -11,11 +11,9 @@ REDIS_DB=${NODEBB_REDIS_DB:-5}
 REDIS_HOST=127.0.0.1
 REDIS_PORT=6379
 
-usage() { echo "usage: $0 install WORK | fill WORK | serve WORK PORT | stop WORK" >&2; exit 64; }
-[ $# -ge 2 ] || usage
-CMD=$1
-mkdir -p "$2"
-WORK=$(cd "$2" && pwd)
+# shellcheck source=../bed-lib.sh
+. "$HERE/../bed-lib.sh"
+bed_args "$@"
 NB=$WORK/src
 
 # config.json for a given port (url only shapes absolute links in <meta>, not routing)
@@ -37,7 +35,7 @@ write_config() {
 EOF
 }
 
-do_install() {
+install() {
 	if [ -f "$NB/.bed-installed" ] && [ "$(cat "$NB/.bed-installed")" = "$VERSION" ]; then
 		echo "nodebb $VERSION already installed in $NB"
 		return 0
@@ -57,9 +55,9 @@ do_install() {
 	echo "nodebb $VERSION installed in $NB"
 }
 
-do_fill() {
+fill() {
 	[ -f "$NB/.bed-installed" ] || { echo "run install first" >&2; exit 1; }
-	do_stop
+	bed_stop
 	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" flushdb >/dev/null
 	rm -f "$NB/config.json"
 	local setup
@@ -82,23 +80,10 @@ EOF
 	python3 "$REPO/realworld/truthlib.py" nodebb "$WORK/truth.json"
 }
 
-do_stop() {
-	if [ -f "$WORK/server.pid" ]; then
-		local pid
-		pid=$(cat "$WORK/server.pid")
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-			kill -KILL -- "-$pid" 2>/dev/null || true
-		fi
-		rm -f "$WORK/server.pid"
-	fi
-}
-
-do_serve() {
+serve() {
 	local port=$1
 	[ -f "$WORK/truth.json" ] || { echo "run fill first" >&2; exit 1; }
-	do_stop
+	bed_stop
 	write_config "$port"
 	# app.js itself (not the ./nodebb loader, which forks and restarts) in its own process group
 	# (setsid may fork, so the pid is written by the shell that then becomes node: pid = pgid)
@@ -106,23 +91,7 @@ do_serve() {
 	(cd "$NB" && NODE_ENV=production setsid bash -c 'echo $$ > "$0"; exec node app.js' "$WORK/server.pid" \
 		> "$WORK/server.log" 2>&1 < /dev/null &)
 	for _ in $(seq 1 50); do [ -s "$WORK/server.pid" ] && break; sleep 0.1; done
-	for _ in $(seq 1 120); do
-		sleep 1
-		kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null || { tail -20 "$WORK/server.log" >&2; exit 1; }
-		if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 200 ]; then
-			echo "nodebb serving on http://127.0.0.1:$port/ (pid $(cat "$WORK/server.pid"))"
-			return 0
-		fi
-	done
-	echo "nodebb did not answer in 120 s" >&2
-	tail -20 "$WORK/server.log" >&2
-	exit 1
+	bed_wait "http://127.0.0.1:$port/" 120
 }
 
-case $CMD in
-	install) do_install ;;
-	fill) do_fill ;;
-	serve) [ $# -ge 3 ] || usage; do_serve "$3" ;;
-	stop) do_stop ;;
-	*) usage ;;
-esac
+bed_main "$@"

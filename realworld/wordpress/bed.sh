@@ -10,11 +10,9 @@ REPO="$(cd "$HERE/../.." && pwd)"
 PACKAGES=(wordpress php-cli php-mysql wordpress-l10n wordpress-theme-twentytwentythree)
 export WP_BED_DB="${WP_BED_DB:-wp_bed}"
 
-usage() { echo "usage: $0 install|fill|stop WORK | serve WORK PORT" >&2; exit 2; }
-[ $# -ge 2 ] || usage
-CMD="$1"
-mkdir -p "$2"
-WORK="$(cd "$2" && pwd)"
+# shellcheck source=../bed-lib.sh
+. "$HERE/../bed-lib.sh"
+bed_args "$@"
 WP="$WORK/wordpress"
 
 # The installed package's version, e.g. 6.1.9+dfsg1-0+deb12u1.
@@ -51,55 +49,22 @@ install() {
 
 fill() {
   [ -f "$WORK/.installed" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
-  stop
+  bed_stop
   rm -f "$WORK/truth.json"
   php "$HERE/fill.php" "$WP" "$REPO/crates/luntan-fixture/corpus" "$WORK/truth.json"
   # each post's rendered HTML into paragraphs, as a reader sees them (same input shape as NodeBB's)
   python3 "$REPO/realworld/truthlib.py" nodebb "$WORK/truth.json"
 }
 
-running() { [ -f "$WORK/server.pid" ] && kill -0 "$(cat "$WORK/server.pid")" 2>/dev/null; }
-
 serve() {
   local port="$1"
   [ -f "$WORK/truth.json" ] || { echo "no database: run $0 fill $WORK" >&2; exit 1; }
-  stop
-  # setsid: php -S and its workers lead their own process group, which `stop` kills whole.
+  bed_stop
+  # setsid: php -S and its workers lead their own process group, which bed_stop kills whole.
   (cd "$WP" && PHP_CLI_SERVER_WORKERS=2 exec setsid php -S "127.0.0.1:$port" -t "$WP" "$HERE/router.php" \
       </dev/null >>"$WORK/server.log" 2>&1) &
   echo $! > "$WORK/server.pid"
-  local i
-  for i in $(seq 1 60); do
-    if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/" || true)" = 200 ]; then
-      echo "serving http://127.0.0.1:$port/ (pid $(cat "$WORK/server.pid"), log $WORK/server.log)"
-      return 0
-    fi
-    running || { echo "server died; see $WORK/server.log" >&2; tail -20 "$WORK/server.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "home page did not answer 200 within 30 s; see $WORK/server.log" >&2
-  stop
-  exit 1
+  bed_wait "http://127.0.0.1:$port/" 30
 }
 
-stop() {
-  if running; then
-    local pid i
-    pid="$(cat "$WORK/server.pid")"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  rm -f "$WORK/server.pid"
-}
-
-case "$CMD" in
-  install) install ;;
-  fill) fill ;;
-  serve) [ $# -eq 3 ] || usage; serve "$3" ;;
-  stop) stop ;;
-  *) usage ;;
-esac
+bed_main "$@"
