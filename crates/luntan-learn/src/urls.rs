@@ -266,9 +266,7 @@ impl Shape {
         let (i, (k, v)) = self.query.iter().enumerate().find(|(i, q)| base.query.get(*i) != Some(q))?;
         (v.len() == 1 && self.without(k) == *base && i <= base.query.len()).then(|| (k.as_str(), &v[0]))
     }
-}
 
-impl Shape {
     /// Where `self`, a later page of `base`, holds its page number when
     /// `base` has none: one query parameter more (`&page=2`), or a word
     /// and a number as two path segments more (WordPress's `/page/2/`).
