@@ -128,12 +128,8 @@ impl Learned {
         if let Some(n) = self.max_board_pages {
             let _ = writeln!(out, "  <max-board-pages>{n}</max-board-pages>");
         }
-        match self.hashed.is_empty() {
-            true => out.push_str("  <links>\n"),
-            false => {
-                let _ = writeln!(out, "  <links hashed=\"{}\">", self.hashed.join(" "));
-            }
-        }
+        let hashed = if self.hashed.is_empty() { String::new() } else { format!(" hashed=\"{}\"", self.hashed.join(" ")) };
+        let _ = writeln!(out, "  <links{hashed}>");
         for l in &self.links {
             let first = l.first.filter(|&f| f != 1).map(|f| format!(" first=\"{f}\"")).unwrap_or_default();
             let _ = writeln!(out, "    <{}{first}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);
