@@ -346,6 +346,12 @@ pub struct PagerStep {
     pub value: Option<u64>,
 }
 
+/// Words a pager's link says (lower case), Chinese and English.
+const PAGER_WORDS: [&str; 18] =
+    ["下一页", "上一页", "下页", "上页", "下一頁", "上一頁", "後頁", "前頁", "后页", "前页", "尾页", "末页", "较早", "较新", "next", "prev", "older", "newer"];
+/// Signs a pager's link shows for the next or previous page.
+const PAGER_SIGNS: [&str; 6] = ["»", "«", "›", "‹", "→", "←"];
+
 /// Whether a link's text is a pager's: a page number (`2`, `... 12`,
 /// `[3]`), an arrow or a word for the next or previous page, or nothing
 /// (an icon).
@@ -355,34 +361,7 @@ pub fn pager_text(text: &str) -> bool {
     let lower = t.to_lowercase();
     (t.chars().any(|c| c.is_ascii_digit()) && others <= 3)
         || t.is_empty()
-        || [
-            "下一页",
-            "上一页",
-            "下页",
-            "上页",
-            "下一頁",
-            "上一頁",
-            "後頁",
-            "前頁",
-            "后页",
-            "前页",
-            "尾页",
-            "末页",
-            "较早",
-            "较新",
-            "next",
-            "prev",
-            "older",
-            "newer",
-            "»",
-            "«",
-            "›",
-            "‹",
-            "→",
-            "←",
-        ]
-        .iter()
-        .any(|w| lower.contains(w))
+        || PAGER_WORDS.iter().chain(&PAGER_SIGNS).any(|w| lower.contains(w))
         || matches!(t, ">" | "<" | ">>" | "<<")
 }
 
