@@ -1462,8 +1462,10 @@ fn nested_posts<'s>(pages: &[&Seen<'s>]) -> Option<(String, Vec<Seen<'s>>)> {
     let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
     let css = first_fitting(post_candidates(&grouped), |sel| {
         let matches = |s: &Seen| s.doc.select(sel).map(|e| e.id()).collect::<Vec<_>>();
-        grouped.iter().all(|s| s.records().iter().all(|r| matches(s).contains(r)))
-            && grouped.iter().any(|s| select::outermost(&s.doc, sel).len() < matches(s).len())
+        grouped.iter().all(|s| {
+            let all: HashSet<NodeId> = matches(s).into_iter().collect();
+            s.found.iter().all(|r| all.contains(&r.record))
+        }) && grouped.iter().any(|s| select::outermost(&s.doc, sel).len() < matches(s).len())
             && grouped.iter().all(|s| {
                 let f = s.flattened(sel);
                 f.grouped && matches(&f) == f.records()
