@@ -584,6 +584,16 @@ impl<'s> Seen<'s> {
         self.found.iter().map(|r| r.record).collect()
     }
 
+    /// Whether the page shows posts: two records or more of one shape.
+    fn shows_posts(&self) -> bool {
+        self.grouped && self.found.len() >= 2
+    }
+
+    /// The page's own URL and those it links, cut into pieces.
+    fn splits(&self) -> impl Iterator<Item = Split> + '_ {
+        std::iter::once(self.split.clone()).chain(self.page.links.iter().map(|l| Split::of(&l.url)))
+    }
+
     /// How many of the records each link a page of another thread-like
     /// shape than this page's (`threadish`) under a title, when enough of
     /// them do ([`FIELD_SHARE`] of the records, [`LIST_LINKS`] at least)
@@ -665,8 +675,9 @@ impl Scheme {
     /// names its board or thread by a value no id can be (a
     /// percent-encoded title, too long, a dot first): a slug, to hash.
     fn slugs(&self, read: &Read) -> bool {
-        let splits = read.seen.iter().flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))));
-        splits
+        read.seen
+            .iter()
+            .flat_map(Seen::splits)
             .filter(|sp| self.fam.member(sp, &read.shapes))
             .filter_map(|sp| sp.get(&self.id).map(str::to_owned))
             .any(|v| luntan_core::ids::check_id(&v).is_err())
@@ -971,7 +982,7 @@ pub(crate) fn board_id(read: &Read, fam: &Family, list_pages: &[usize]) -> Resul
     let mut values: HashMap<Pos, HashSet<String>> = HashMap::new();
     let sources = read.seen.iter().filter(|s| s.page.depth == 0).chain(list_pages.iter().map(|&i| &read.seen[i]));
     for s in sources {
-        for l in std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))) {
+        for l in s.splits() {
             if fam.member(&l, &read.shapes) {
                 for v in &vars {
                     if let Some(x) = l.get(v) {
@@ -1057,7 +1068,7 @@ fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'s
             let with = read
                 .seen
                 .iter()
-                .flat_map(|s| std::iter::once(s.split.clone()).chain(s.page.links.iter().map(|l| Split::of(&l.url))))
+                .flat_map(Seen::splits)
                 .map(|sp| shapes.of(&sp))
                 .find(|sh| sh.extra_page(&fam.base).as_ref() == Some(pos))
                 .expect("a pager step was seen");
@@ -1157,7 +1168,7 @@ fn time_of(e: ElementRef) -> Option<String> {
 /// The post selector and the fields inside it, from the pages whose posts
 /// repeat.
 fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) -> Vec<Field> {
-    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
+    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
     let mut out = Vec::new();
     if grouped.is_empty() {
         missing.push("post: no thread page read shows two posts or more; posts are found by the template (post=\"auto\")".into());
@@ -1263,7 +1274,7 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
 fn lead_post(pages: &[&Seen], what: &mut Learned) {
     let Some(post) = what.thread.iter().find(|f| f.attr == "post").map(|f| f.css.clone()).filter(|c| c != "auto") else { return };
     let Some(post_sel) = select::parse(&post) else { return };
-    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
+    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
     let Some(leads) = lead_records(&grouped, &post_sel) else { return };
     let Some((lead, own)) = lead_rules(&leads, &grouped) else { return };
     // A selector of either side that also matches in the other's posts
@@ -1297,7 +1308,7 @@ fn lead_post(pages: &[&Seen], what: &mut Learned) {
             Some((author, time, luntan_extract::parse::paragraphs(body, None)))
         })
         .collect();
-    let holds = grouped.iter().any(|s| select::parse(&lead).is_some_and(|l| s.doc.select(&l).any(|e| e.select(&post_sel).next().is_some())));
+    let holds = select::parse(&lead).is_some_and(|l| grouped.iter().any(|s| s.doc.select(&l).any(|e| e.select(&post_sel).next().is_some())));
     if holds && !with.thread.iter().any(|f| f.attr == "nested-posts") {
         with.thread.push(Field { attr: "nested-posts", css: "true".into(), examples: Vec::new() });
     }
@@ -1459,7 +1470,7 @@ fn post_candidates<'a>(grouped: &'a [&&Seen]) -> impl Iterator<Item = String> + 
 /// posts: returns it with the thread pages read that way. A quote drawn
 /// with other markup than a post's is left where it is.
 fn nested_posts<'s>(pages: &[&Seen<'s>]) -> Option<(String, Vec<Seen<'s>>)> {
-    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.grouped && s.found.len() >= 2).collect();
+    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
     let css = first_fitting(post_candidates(&grouped), |sel| {
         let matches = |s: &Seen| s.doc.select(sel).map(|e| e.id()).collect::<Vec<_>>();
         grouped.iter().all(|s| {
