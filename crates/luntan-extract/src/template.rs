@@ -892,7 +892,7 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                         && if link {
                             e.tag == "a"
                         } else {
-                            !e.in_link && (e.link == 0 || holds_a_link) && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars && !holds_a_link)
+                            !e.in_link && (holds_a_link || (e.link == 0 && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars)))
                         }
                         && floor_label(&line_text(e.el)).is_none()
                 };
