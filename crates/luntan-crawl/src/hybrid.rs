@@ -15,18 +15,17 @@
 //! file has a `count` path and its lists show no reply counts: an article
 //! whose count grew is re-queued, as a list row showing more replies is.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
-use luntan_core::site::{field_text, HtmlComments, Site};
+use luntan_core::site::{field_text, CommentKey, HtmlComments, Site};
 use luntan_core::state::ThreadState;
 use luntan_core::store::{Listing, NewThread, Store, StoreError, ThreadRow};
 use url::Url;
 
 use crate::db::with_store;
 use crate::fetch::{Fetched, Fetcher};
-use crate::protocol::{get_json_page, JsonPage, JsonPageError};
+use crate::protocol::{get_json_page, walk_pages, JsonPage, JsonPageError, WalkError};
 use crate::round::DiscoverReport;
 
 /// Why an article's comments could not be read.
@@ -80,12 +79,13 @@ impl CommentPages {
 pub fn key_of(site: &Site, rules: &HtmlComments, page: &Fetched) -> Result<Option<String>, CommentsError> {
     let Some(how) = &rules.key else { return Ok(None) };
     let html = crate::links::decode(site, &page.body, page.content_type.as_deref());
-    match rules.key_in(&html) {
+    match rules.key_in(&page.url, &html) {
         Some(k) => Ok(Some(k)),
         None => {
             let what = match how {
-                luntan_core::site::CommentKey::Select(_) => "key",
-                luntan_core::site::CommentKey::Pattern(_) => "key-pattern",
+                CommentKey::Select(_) => "key",
+                CommentKey::Pattern(_) => "key-pattern",
+                CommentKey::Path { .. } => "key-from",
             };
             Err(CommentsError::NoKey { url: page.url.clone(), what: what.into() })
         }
@@ -98,31 +98,13 @@ pub fn key_of(site: &Site, rules: &HtmlComments, page: &Fetched) -> Result<Optio
 pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &str, first: &Fetched) -> Result<CommentPages, CommentsError> {
     let article_key = key_of(fetcher.site(), rules, first)?;
     let endpoint = rules.for_article(article_key.as_deref());
-    let mut pages = Vec::new();
-    let (mut items_read, mut count) = (0usize, None);
-    let mut key = endpoint.first_key();
-    let mut keys: BTreeMap<String, u32> = BTreeMap::new();
-    for n in 1..=endpoint.max_pages {
-        let url = endpoint.page_url(thread, &key).ok_or_else(|| CommentsError::NoUrl { url: first.url.clone(), template: endpoint.url.clone() })?;
-        if keys.insert(format!("{key:?}"), n).is_some() {
-            tracing::warn!("{}", JsonPageError::Loop { url, page: n, cursor: format!("{key:?}") });
-            break;
-        }
-        let page = get_json_page(fetcher, &url).await?;
-        if n == 1 {
-            count = rules.count.as_ref().and_then(|p| field_text(&page.value, p)).and_then(|c| c.trim().parse::<i64>().ok());
-        }
-        let items = endpoint.items(&page.value).len();
-        let next = endpoint.next_key(&key, items, &page.value);
-        if items > 0 {
-            items_read += items;
-            pages.push(page);
-        }
-        match next {
-            Some(k) => key = k,
-            None => break,
-        }
-    }
+    let walked = walk_pages(fetcher, &endpoint, thread).await.map_err(|e| match e {
+        WalkError::NoUrl => CommentsError::NoUrl { url: first.url.clone(), template: endpoint.url.clone() },
+        WalkError::Page(e) => e.into(),
+    })?;
+    let count = walked.first().and_then(|p| rules.count.as_ref().and_then(|c| field_text(&p.value, c))).and_then(|c| c.trim().parse::<i64>().ok());
+    let items_read: usize = walked.iter().map(|p| endpoint.items(&p.value).len()).sum();
+    let mut pages: Vec<JsonPage> = walked.into_iter().filter(|p| !endpoint.items(&p.value).is_empty()).collect();
     let mut replies_of = vec![None; pages.len()];
     if let Some(replies) = &rules.replies {
         // A comment's replies, one page each, for the comments whose count
@@ -269,16 +251,26 @@ fn activity(row: &ThreadRow) -> Option<&str> {
 }
 
 /// The first comments page of a saved article: its key read off the HTML
-/// page 1 on disk, so a check costs one request.
+/// page 1 on disk (or its URL), so a check costs one request.
 fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: &ThreadRow) -> Result<Url, String> {
     let key = match &rules.key {
         None => None,
-        Some(_) => {
+        Some(how) => {
             let loc = row.saved_location().ok_or("no save date")?;
-            let path = run.data().html_path(&loc, 1);
-            let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let html = crate::links::decode(site, &body, row.content_type.as_deref());
-            Some(rules.key_in(&html).ok_or_else(|| format!("{}: no comment key on the saved page", path.display()))?)
+            // The article's path as download read it: its first page's URL
+            // after redirects, where the capture kept one.
+            let saved_url = luntan_core::capture::read(&run.data().http_path(&loc)).ok().flatten().and_then(|c| c.into_iter().find(|p| p.page == 1));
+            let url = saved_url.map_or_else(|| row.url.clone(), |p| p.url);
+            let url = Url::parse(&url).map_err(|e| format!("{url}: {e}"))?;
+            let html = match how {
+                CommentKey::Path { .. } => String::new(),
+                _ => {
+                    let path = run.data().html_path(&loc, 1);
+                    let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    crate::links::decode(site, &body, row.content_type.as_deref())
+                }
+            };
+            Some(rules.key_in(&url, &html).ok_or_else(|| format!("{}: no comment key on the saved page", run.data().html_path(&loc, 1).display()))?)
         }
     };
     rules.page_url(&row.thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("<comments> gives no URL ({})", rules.endpoint.url))

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
 use luntan_core::ids::{BoardId, SiteId, ThreadId};
-use luntan_core::site::{field_text, resolve_time, Endpoint, JsonRules, PageKey, UserRules};
+use luntan_core::site::{field_text, resolve_time, Endpoint, ItemsSeen, JsonRules, PageKey, UserRules};
 use luntan_core::store::{Listing, NewThread, Store, StoreError};
 use serde_json::Value;
 use url::Url;
@@ -39,6 +39,8 @@ pub enum JsonPageError {
     Invalid { url: Url, why: String },
     #[error("{url}: page {page} repeats an earlier cursor ({cursor:?}); stopped there")]
     Loop { url: Url, page: u32, cursor: String },
+    #[error("{url}: page {page} holds only items of earlier pages (the server does not page as the site file says); stopped there")]
+    Repeats { url: Url, page: u32 },
 }
 
 /// A JSON page as fetched: the parsed value and the server's clock.
@@ -238,6 +240,7 @@ async fn walk_list(
     let mut found = Vec::new();
     let mut key = list.first_key();
     let mut cursors: HashSet<PageKey> = HashSet::new();
+    let mut repeated = ItemsSeen::default();
     let (mut pages, mut unchanged_run, mut finished) = (0u32, 0u32, true);
     while pages < list.max_pages && !run.stopped() {
         let Some(url) = list.page_url(&user.id, &key) else { break };
@@ -260,6 +263,10 @@ async fn walk_list(
             found.extend(users_in(u, &page.value));
         }
         let items = list.items(&page.value);
+        if repeated.repeats(&items) {
+            report.errors.push(JsonPageError::Repeats { url: page.fetched.url.clone(), page: pages }.to_string());
+            break;
+        }
         let rows = rows_of(rules, list, &user.id, &items, page.at, &site.id, report);
         let next = list.next_key(&key, items.len(), &page.value);
         let seen = seen.clone();
@@ -330,24 +337,54 @@ pub async fn fetch_thread(fetcher: &Fetcher, rules: &JsonRules, thread: &str) ->
         pages.push(get_json_page(fetcher, &url).await?);
     }
     let Some(c) = &rules.comments else { return Ok(pages) };
-    let mut key = c.first_key();
+    let walked = walk_pages(fetcher, c, thread).await.map_err(|e| match e {
+        WalkError::NoUrl => bad_template(c),
+        WalkError::Page(e) => e,
+    })?;
+    // An empty comments page adds nothing (a post without comments, the
+    // page after a full last one); without a thread endpoint the first
+    // is kept all the same, as the thread's page 1.
+    for (n, page) in walked.into_iter().enumerate() {
+        if !c.items(&page.value).is_empty() || (n == 0 && rules.thread.is_none()) {
+            pages.push(page);
+        }
+    }
+    Ok(pages)
+}
+
+/// Why a walk of an endpoint's pages stopped.
+pub(crate) enum WalkError {
+    /// The endpoint's template made no URL for a page.
+    NoUrl,
+    Page(JsonPageError),
+}
+
+/// Every page of one walk of `endpoint` for the thread `id`, in order, the
+/// empty ones too: from its first page on, each next as its paging reads
+/// it, until a page ends the paging, a cursor comes back, or a page holds
+/// only items of earlier pages (a server that does not page as the site
+/// file says: Isso answers every `offset` alike without `limit`). The last
+/// two would page on to `max-pages`: each is a warning, and what was read
+/// stands.
+pub(crate) async fn walk_pages(fetcher: &Fetcher, endpoint: &Endpoint, id: &str) -> Result<Vec<JsonPage>, WalkError> {
+    let mut pages = Vec::new();
+    let mut key = endpoint.first_key();
     let mut keys: BTreeMap<String, u32> = BTreeMap::new();
-    for n in 1..=c.max_pages {
-        let url = c.page_url(thread, &key).ok_or_else(|| bad_template(c))?;
+    let mut repeated = ItemsSeen::default();
+    for n in 1..=endpoint.max_pages {
+        let url = endpoint.page_url(id, &key).ok_or(WalkError::NoUrl)?;
         if keys.insert(format!("{key:?}"), n).is_some() {
-            // A cursor that comes back would page forever: what was read stands.
             tracing::warn!("{}", JsonPageError::Loop { url, page: n, cursor: format!("{key:?}") });
             break;
         }
-        let page = get_json_page(fetcher, &url).await?;
-        let items = c.items(&page.value).len();
-        let next = c.next_key(&key, items, &page.value);
-        // An empty comments page adds nothing (a post without comments, the
-        // page after a full last one); without a thread endpoint the first
-        // is kept all the same, as the thread's page 1.
-        if items > 0 || (n == 1 && rules.thread.is_none()) {
-            pages.push(page);
+        let page = get_json_page(fetcher, &url).await.map_err(WalkError::Page)?;
+        let items = endpoint.items(&page.value);
+        if repeated.repeats(&items) {
+            tracing::warn!("{}", JsonPageError::Repeats { url, page: n });
+            break;
         }
+        let next = endpoint.next_key(&key, items.len(), &page.value);
+        pages.push(page);
         match next {
             Some(k) => key = k,
             None => break,

@@ -19,7 +19,11 @@
 //! `{thread}` in the URL is the thread id from the article's URL; `{key}`
 //! is read off the article's first page, by `key` (a CSS selector, with
 //! `@attr` for an attribute) or `key-pattern` (a regular expression over
-//! the page source, for a script variable). `count` is the JSONPath of the
+//! the page source, for a script variable), or is the article's own path
+//! (`key-from="path"`): the comment packages a blog embeds (Isso, Waline,
+//! Twikoo, Artalk) name a page's thread by `location.pathname`, which is in
+//! no page source. `key-from="decoded-path"` is that path as `decodeURI`
+//! gives it, for the scripts that decode it first. `count` is the JSONPath of the
 //! total comment count on the first comments page, which later rounds ask
 //! for to notice new comments: each round asks at most `recheck` articles
 //! (default [`RECHECK`]), the most recently active first (last post, else
@@ -66,16 +70,21 @@ pub enum CommentKey {
     Select(Pick),
     /// The first match's `key` group, else its first group, in the page source.
     Pattern(Regex),
+    /// The article URL's path as `location.pathname` gives it, still
+    /// percent-encoded; `decoded`: as `decodeURI` gives it.
+    Path { decoded: bool },
 }
 
 /// The placeholders a `<comments>` URL may hold.
 const PLACEHOLDERS: [&str; 5] = ["thread", "key", "page", "offset", "cursor"];
 
 impl HtmlComments {
-    /// The key on an article page (its decoded source); `None` when the
-    /// page has none, or an empty one.
-    pub fn key_in(&self, html: &str) -> Option<String> {
+    /// The key of the article at `url` whose page source is `html`; `None`
+    /// when the page has none, or an empty one.
+    pub fn key_in(&self, url: &Url, html: &str) -> Option<String> {
         let found = match self.key.as_ref()? {
+            CommentKey::Path { decoded: false } => url.path().to_owned(),
+            CommentKey::Path { decoded: true } => decode_uri(url.path()),
             CommentKey::Select(pick) => {
                 let doc = scraper::Html::parse_document(html);
                 let el = doc.select(pick).next()?;
@@ -123,6 +132,34 @@ impl HtmlComments {
     }
 }
 
+/// `decodeURI`: percent-escapes decoded, except those of the characters a
+/// URI reserves (`;/?:@&=+$,#`), which it keeps; a path that does not
+/// decode to UTF-8 is kept whole, as the script's `try { decodeURI(…) }`
+/// falls back to it.
+pub fn decode_uri(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        let escaped = match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(hi), Some(lo)) => Some((hi * 16 + lo) as u8),
+            _ => None,
+        };
+        match escaped {
+            Some(b) if !b";/?:@&=+$,#".contains(&b) => {
+                out.push(b);
+                i += 3;
+            }
+            _ => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| path.to_owned())
+}
+
 const KEY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 #[derive(Debug, Deserialize)]
@@ -132,6 +169,8 @@ pub(super) struct RawComments {
     key: Option<String>,
     #[serde(rename = "@key-pattern")]
     key_pattern: Option<String>,
+    #[serde(rename = "@key-from")]
+    key_from: Option<String>,
     #[serde(rename = "@count")]
     count: Option<String>,
     #[serde(rename = "@recheck")]
@@ -218,10 +257,18 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
     if !has_thread && !has_key {
         return Err(ctx.err("comments", "the url needs {thread} (the thread id in the article's URL) or {key} (read off the article page)"));
     }
-    let key = match (&raw.key, &raw.key_pattern) {
-        (Some(_), Some(_)) => return Err(ctx.err("comments@key-pattern", "give key or key-pattern, not both")),
-        (Some(css), None) => Some(CommentKey::Select(Pick::parse(css).map_err(|e| ctx.err("comments@key", e))?)),
-        (None, Some(p)) => {
+    let key = match (&raw.key, &raw.key_pattern, raw.key_from.as_deref().map(str::trim)) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
+            let at = if raw.key_from.is_some() { "comments@key-from" } else { "comments@key-pattern" };
+            return Err(ctx.err(at, "give one of key, key-pattern and key-from"));
+        }
+        (None, None, Some(from)) => match from {
+            "path" => Some(CommentKey::Path { decoded: false }),
+            "decoded-path" => Some(CommentKey::Path { decoded: true }),
+            other => return Err(ctx.err("comments@key-from", format!("{other:?} is not path or decoded-path"))),
+        },
+        (Some(css), None, None) => Some(CommentKey::Select(Pick::parse(css).map_err(|e| ctx.err("comments@key", e))?)),
+        (None, Some(p), None) => {
             let re = Regex::new(p.trim())
                 .map_err(|e| ctx.err("comments@key-pattern", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?;
             if re.captures_len() < 2 {
@@ -229,12 +276,16 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
             }
             Some(CommentKey::Pattern(re))
         }
-        (None, None) => None,
+        (None, None, None) => None,
     };
     match (has_key, key.is_some()) {
-        (true, false) => return Err(ctx.err("comments", "the url has {key} but neither key (a selector) nor key-pattern says where it is on the article page")),
+        (true, false) => return Err(ctx.err("comments", "the url has {key} but none of key (a selector), key-pattern and key-from says where it is")),
         (false, true) => {
-            let at = if raw.key.is_some() { "comments@key" } else { "comments@key-pattern" };
+            let at = match (&raw.key, &raw.key_pattern) {
+                (Some(_), _) => "comments@key",
+                (_, Some(_)) => "comments@key-pattern",
+                _ => "comments@key-from",
+            };
             return Err(ctx.err(at, "the url has no {key} to fill"));
         }
         _ => {}
@@ -347,18 +398,19 @@ mod tests {
         let c = s.comments.as_ref().unwrap();
         assert_eq!(c.endpoint.url, "http://127.0.0.1:8080/news/api/comments?key={key}&page={page}");
         let page = "<html><body><article>x</article><div id=comments data-thread-key='cms 7/a'></div></body></html>";
-        let key = c.key_in(page).unwrap();
+        let article = Url::parse("http://127.0.0.1:8080/news/article/7.html").unwrap();
+        let key = c.key_in(&article, page).unwrap();
         assert_eq!(key, "cms 7/a");
         let first = c.endpoint.first_key();
         assert_eq!(c.page_url("7", Some(&key), &first).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?key=cms%207%2Fa&page=1");
         assert_eq!(c.page_url("7", None, &first), None, "no key, no URL");
-        assert_eq!(c.key_in("<div id=comments></div>"), None);
+        assert_eq!(c.key_in(&article, "<div id=comments></div>"), None);
         assert!(s.json.is_none() && s.links.thread.captures("http://127.0.0.1:8080/news/article/7.html").is_some());
 
         // A script variable, and the thread id alone.
         let p = parse(&NEWS.replace(r##"key="#comments@data-thread-key""##, r#"key-pattern="var\s+THREAD_KEY\s*=\s*'([^']+)'""#)).unwrap();
         let c = p.comments.unwrap();
-        assert_eq!(c.key_in("<script>var THREAD_KEY = 'news-7';</script>").as_deref(), Some("news-7"));
+        assert_eq!(c.key_in(&article, "<script>var THREAD_KEY = 'news-7';</script>").as_deref(), Some("news-7"));
         let t = parse(&NEWS.replace(r##"key="#comments@data-thread-key" "##, "").replace("key={key}", "article={thread}")).unwrap();
         let c = t.comments.unwrap();
         assert!(c.key.is_none());
@@ -369,6 +421,44 @@ mod tests {
         assert!(e.contains("{thread} is a slug's hash here"), "{e}");
         assert!(parse(&NEWS.replace("<links>", r#"<links hashed="thread">"#)).is_ok(), "{{key}} read off the page is fine");
         assert_eq!(c.page_url("7", None, &PageKey::Number(2)).unwrap().as_str(), "http://127.0.0.1:8080/news/api/comments?article=7&page=2");
+    }
+
+    /// Isso and Waline key a page's comments by its path, which no page
+    /// source holds: Isso sends `location.pathname` as it is (a Chinese
+    /// path double-encoded), Waline `decodeURI` of it.
+    #[test]
+    fn key_from_path_reads_the_articles_own_path_as_the_embed_sends_it() {
+        let from = |how: &str| {
+            let s = parse(&NEWS.replace(r##"key="#comments@data-thread-key""##, &format!(r#"key-from="{how}""#))).unwrap();
+            s.comments.unwrap()
+        };
+        let article = Url::parse("http://127.0.0.1:8080/2025/03/05/京城%E6%97%A7%E4%BA%8B%3F/?x=1").unwrap();
+        let first = PageKey::Number(1);
+        let isso = from("path");
+        let key = isso.key_in(&article, "<p>no key here</p>").unwrap();
+        assert_eq!(key, "/2025/03/05/%E4%BA%AC%E5%9F%8E%E6%97%A7%E4%BA%8B%3F/");
+        assert_eq!(
+            isso.page_url("7", Some(&key), &first).unwrap().query(),
+            Some("key=%2F2025%2F03%2F05%2F%25E4%25BA%25AC%25E5%259F%258E%25E6%2597%25A7%25E4%25BA%258B%253F%2F&page=1")
+        );
+        let waline = from("decoded-path");
+        let key = waline.key_in(&article, "").unwrap();
+        assert_eq!(key, "/2025/03/05/京城旧事%3F/", "a reserved character's escape is kept, as decodeURI keeps it");
+        assert_eq!(
+            waline.page_url("7", Some(&key), &first).unwrap().query(),
+            Some("key=%2F2025%2F03%2F05%2F%E4%BA%AC%E5%9F%8E%E6%97%A7%E4%BA%8B%253F%2F&page=1")
+        );
+        let not_utf8 = Url::parse("http://127.0.0.1:8080/a/%B0%A1/").unwrap();
+        assert_eq!(waline.key_in(&not_utf8, "").unwrap(), "/a/%B0%A1/", "kept whole, as decodeURI's failure leaves it");
+        for (attrs, says) in [
+            (r##"key="#comments@data-thread-key" key-from="path""##, "one of key, key-pattern and key-from"),
+            (r#"key-from="href""#, "not path or decoded-path"),
+        ] {
+            let e = parse(&NEWS.replace(r##"key="#comments@data-thread-key""##, attrs)).unwrap_err();
+            assert!(e.field == "key-from" && e.message.contains(says), "{attrs}: {e}");
+        }
+        let e = parse(&NEWS.replace(r##"key="#comments@data-thread-key""##, r#"key-from="path""#).replace("key={key}", "article={thread}")).unwrap_err();
+        assert!(e.field == "key-from" && e.message.contains("no {key} to fill"), "{e}");
     }
 
     /// `replies-url`: where a comment's replies are, by its id; each
@@ -468,7 +558,7 @@ mod tests {
         let e = err(r##"key="#comments@data-thread-key""##, r#"key-pattern="(""#);
         assert!(e.field == "key-pattern" && e.message.contains("bad regular expression"), "{e}");
         let e = err(r##"key="#comments@data-thread-key""##, r##"key="#comments@data-thread-key" key-pattern="(x)""##);
-        assert!(e.message.contains("not both"), "{e}");
+        assert!(e.field == "key-pattern" && e.message.contains("give one of key, key-pattern and key-from"), "{e}");
     }
 
     #[test]

@@ -201,6 +201,24 @@ impl Endpoint {
     }
 }
 
+/// The items met on the earlier pages of one walk of an endpoint. A server
+/// that ignores the paging parameter (Isso without `limit`) answers every
+/// page alike, and offset or page paging would ask again up to `max-pages`
+/// times: a page whose items were all met before ends the walk.
+#[derive(Debug, Default)]
+pub struct ItemsSeen(std::collections::HashSet<String>);
+
+impl ItemsSeen {
+    /// Whether `items` is a page of items all met before; records them.
+    pub fn repeats(&mut self, items: &[&serde_json::Value]) -> bool {
+        let mut any_new = false;
+        for item in items {
+            any_new |= self.0.insert(item.to_string());
+        }
+        !items.is_empty() && !any_new
+    }
+}
+
 impl Endpoint {
     /// The items of one page, in order.
     pub fn items<'a>(&self, page: &'a serde_json::Value) -> Vec<&'a serde_json::Value> {
@@ -697,5 +715,21 @@ mod tests {
         assert_eq!(offset("-0530"), Some(-330));
         assert_eq!(offset("UTC"), Some(0));
         assert_eq!(offset("8"), None);
+    }
+
+    /// Isso answers `offset=6` with the same six comments as `offset=0`
+    /// (it pages only with `limit`): the second page ends the walk.
+    #[test]
+    fn a_page_of_items_all_met_before_is_a_repeat() {
+        let page = |ids: &[u64]| serde_json::json!({"replies": ids.iter().map(|i| serde_json::json!({"id": i})).collect::<Vec<_>>()});
+        fn items(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+            v["replies"].as_array().unwrap().iter().collect()
+        }
+        let mut seen = ItemsSeen::default();
+        let (first, same, more) = (page(&[1, 2, 3]), page(&[1, 2, 3]), page(&[3, 4]));
+        assert!(!seen.repeats(&items(&first)));
+        assert!(!seen.repeats(&items(&more)), "one new item is news");
+        assert!(seen.repeats(&items(&same)));
+        assert!(!seen.repeats(&[]), "an empty page is no repeat (it ends the walk anyway)");
     }
 }

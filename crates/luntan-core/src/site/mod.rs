@@ -21,8 +21,8 @@ mod raw;
 mod validate;
 
 pub use browser::{Action, BrowserRules};
-pub use hybrid::{CommentKey, HtmlComments};
-pub use json::{field_count, field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, JsonConversation, JsonRules, PageKey, Paging, UserRules};
+pub use hybrid::{decode_uri, CommentKey, HtmlComments};
+pub use json::{field_count, field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, ItemsSeen, JsonConversation, JsonRules, PageKey, Paging, UserRules};
 pub use media::{MediaRules, DEFAULT_MEDIA_MAX_BYTES};
 
 use std::collections::HashSet;
