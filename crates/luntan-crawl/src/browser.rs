@@ -157,7 +157,15 @@ pub struct Rendered {
     /// The forum's clock (`Date` of the document's response), against which
     /// times such as "3分钟前" are read.
     pub date: Option<String>,
+    /// What the page's scripts asked for and got as JSON (XHRs and
+    /// fetches answered 200), in the order answered: where a script found
+    /// what it drew, for the learner to name ([`JSON_KEPT`] bytes at most).
+    pub json: Vec<(Url, Vec<u8>)>,
 }
+
+/// Bytes of JSON answers a rendered page keeps at most: a comment API's
+/// pages, not a feed's history.
+pub const JSON_KEPT: usize = 4 << 20;
 
 /// Which of the site file's action lists applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,7 +256,8 @@ impl Renderer {
         self.stats.states_kept.fetch_add(states.len() as u64, Ordering::Relaxed);
         self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
         let date = crate::db::lock(&traffic.date).clone();
-        Ok(Rendered { url: url.clone(), states, dropped, date })
+        let json = std::mem::take(&mut *crate::db::lock(&traffic.json));
+        Ok(Rendered { url: url.clone(), states, dropped, date, json })
     }
 
     /// A tab left open by an earlier page of this browser; those of a dead
@@ -626,6 +635,8 @@ struct Traffic {
     answered: Mutex<std::collections::HashSet<String>>,
     /// The page's WebSockets, and its frames awaiting an answer.
     sockets: socket::Sockets,
+    /// JSON answers to the page's XHRs and fetches ([`Rendered::json`]).
+    json: Mutex<Vec<(Url, Vec<u8>)>>,
 }
 
 /// An XHR or fetch in flight.
@@ -658,6 +669,7 @@ impl Traffic {
             next: AtomicU64::new(0),
             answered: Mutex::default(),
             sockets: socket::Sockets::default(),
+            json: Mutex::default(),
         }
     }
 
@@ -793,7 +805,8 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
         return;
     }
     // An XHR or fetch may be a long-poll, let go of by `settle`.
-    let poll = matches!(event.resource_type, ResourceType::Xhr | ResourceType::Fetch).then(|| traffic.opened(&url));
+    let script_asked = matches!(event.resource_type, ResourceType::Xhr | ResourceType::Fetch);
+    let poll = script_asked.then(|| traffic.opened(&url));
     let got = match &poll {
         None => fetcher.get_resource_step(&url).await.map(Some),
         Some((_, let_go)) => {
@@ -844,6 +857,12 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let headers = got.head.as_ref().map(|h| h.headers.clone()).unwrap_or_default();
             let entries = response_headers(&headers, got.content_type.as_deref(), &got.body);
             fulfil(page, event, got.status, entries, &got.body).await;
+            if script_asked && got.status == 200 && looks_like_json(got.content_type.as_deref(), &got.body) {
+                let mut json = crate::db::lock(&traffic.json);
+                if json.iter().map(|(_, b)| b.len()).sum::<usize>() + got.body.len() <= JSON_KEPT {
+                    json.push((url.clone(), got.body.clone()));
+                }
+            }
             if let Some(until) = cacheable(&event.resource_type, got.status, &headers) {
                 answerer.assets.put(&url, Asset { status: got.status, headers, content_type: got.content_type, body: got.body, until });
             }
@@ -870,6 +889,13 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let _ = page.execute(refuse(reason)).await;
         }
     }
+}
+
+/// A JSON answer: said so by its type, or an object or array whatever the
+/// type says (many APIs answer `text/html`).
+fn looks_like_json(content_type: Option<&str>, body: &[u8]) -> bool {
+    content_type.is_some_and(|t| t.to_ascii_lowercase().contains("json"))
+        || body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['))
 }
 
 /// Answers a paused request with a response.
