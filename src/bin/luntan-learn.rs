@@ -61,6 +61,12 @@ struct Args {
     /// still 2).
     #[arg(long)]
     partial: bool,
+    /// Do not draw article pages in Chromium to see what their scripts load
+    /// (comments fetched as JSON); without it, a few article pages that
+    /// hold scripts are drawn, every request through the same politeness,
+    /// when Chromium is on this machine.
+    #[arg(long)]
+    no_browser: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -165,6 +171,10 @@ fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Comments a script loads are in no page the sample read.
+    if !args.no_browser {
+        rt.block_on(luntan_learn::comments::learn_comments(&sample, &mut learned));
+    }
     let mut checked = match check(&learned.site_file(), &sample) {
         Ok(c) => c,
         Err(e) => {
@@ -234,7 +244,7 @@ fn run(args: Args) -> ExitCode {
     eprintln!(
         "luntan-learn: {}: {} requests, {} pages; {} boards, {} list pages ({} threads), {} thread pages ({} posts); {} things to check{}",
         cfg.id,
-        sample.requests,
+        learned.requests,
         sample.pages.len(),
         checked.boards,
         checked.lists,

@@ -354,8 +354,10 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     }
     // 7. Thread XML version 2's fields, where the posts have selectors.
     conversation(&read, &thread_pages, &threads, boards.as_ref(), &list_pages, &mut what);
-    // 8. An article drawn apart from its comments, as the first post.
+    // 8. An article drawn apart from its comments, as the first post;
+    // or alone, where the pages show no posts.
     lead_post(&thread_pages, &mut what);
+    lone_article(&thread_pages, &mut what);
     // The forum's name: the part of the titles every page shares.
     if what.name.is_empty() {
         what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
@@ -1275,8 +1277,8 @@ fn lead_post(pages: &[&Seen], what: &mut Learned) {
     let Some(post) = what.thread.iter().find(|f| f.attr == "post").map(|f| f.css.clone()).filter(|c| c != "auto") else { return };
     let Some(post_sel) = select::parse(&post) else { return };
     let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
-    let Some(leads) = lead_records(&grouped, &post_sel) else { return };
-    let Some((lead, own)) = lead_rules(&leads, &grouped) else { return };
+    let Some(leads) = lead_records(&grouped, Some(&post_sel)) else { return };
+    let Some((lead, own)) = lead_rules(&leads, &grouped, what) else { return };
     // A selector of either side that also matches in the other's posts
     // is scoped to its own side's post (`li.comment p`), since a list
     // takes the first match of any of its selectors.
@@ -1294,20 +1296,7 @@ fn lead_post(pages: &[&Seen], what: &mut Learned) {
             _ => {}
         }
     }
-    // What the lead's own selectors read on each page, for the check.
-    // A post's author, time and paragraphs.
-    type Said = (String, Option<String>, Vec<String>);
-    let expected: Vec<Option<Said>> = leads
-        .iter()
-        .map(|l| {
-            let rule = |name: &str| own.iter().find(|(n, _)| *n == name).and_then(|(_, c)| select::parse(c));
-            let rec = lead_el(l);
-            let body = body_at(rec, &rule("body")?)?;
-            let author = rule("author").and_then(|a| rec.select(&a).next()).map(line_text).unwrap_or_default();
-            let time = rule("time").and_then(|t| rec.select(&t).next()).and_then(time_of);
-            Some((author, time, luntan_extract::parse::paragraphs(body, None)))
-        })
-        .collect();
+    let expected = lead_said(&leads, &own);
     let holds = select::parse(&lead).is_some_and(|l| grouped.iter().any(|s| s.doc.select(&l).any(|e| e.select(&post_sel).next().is_some())));
     if holds && !with.thread.iter().any(|f| f.attr == "nested-posts") {
         with.thread.push(Field { attr: "nested-posts", css: "true".into(), examples: Vec::new() });
@@ -1319,10 +1308,7 @@ fn lead_post(pages: &[&Seen], what: &mut Learned) {
         |a: &luntan_core::doc::Post, b: &luntan_core::doc::Post| (&a.author, &a.time, &a.paragraphs, &a.id) == (&b.author, &b.time, &b.paragraphs, &b.id);
     let reads = grouped.iter().zip(&expected).all(|(s, want)| {
         let (old, new) = (luntan_extract::parse_page(&before, &s.page.html).posts, luntan_extract::parse_page(&after, &s.page.html).posts);
-        let lead_reads = want
-            .as_ref()
-            .is_some_and(|(a, t, p)| new.first().is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (a, t, p) && t.is_some() && !p.is_empty()));
-        lead_reads && new.len() == old.len() + 1 && new[1..].iter().zip(&old).all(|(a, b)| same(a, b))
+        lead_reads(want, new.first()) && new.len() == old.len() + 1 && new[1..].iter().zip(&old).all(|(a, b)| same(a, b))
     });
     if reads {
         *what = with;
@@ -1332,17 +1318,69 @@ fn lead_post(pages: &[&Seen], what: &mut Learned) {
     }
 }
 
+/// A post's author, time and paragraphs.
+type Said = (String, Option<String>, Vec<String>);
+
+/// What the lead's own selectors read on each page, for the check.
+fn lead_said(leads: &[(Html, FoundRecord)], own: &[(&'static str, String)]) -> Vec<Option<Said>> {
+    leads
+        .iter()
+        .map(|l| {
+            let rule = |name: &str| own.iter().find(|(n, _)| *n == name).and_then(|(_, c)| select::parse(c));
+            let rec = lead_el(l);
+            let body = body_at(rec, &rule("body")?)?;
+            let author = rule("author").and_then(|a| rec.select(&a).next()).map(line_text).unwrap_or_default();
+            let time = rule("time").and_then(|t| rec.select(&t).next()).and_then(time_of);
+            Some((author, time, luntan_extract::parse::paragraphs(body, None)))
+        })
+        .collect()
+}
+
+/// Whether the file read `first` as the lead its own selectors read: a
+/// dated post with words.
+fn lead_reads(want: &Option<Said>, first: Option<&luntan_core::doc::Post>) -> bool {
+    want.as_ref().is_some_and(|(a, t, p)| first.is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (a, t, p) && t.is_some() && !p.is_empty()))
+}
+
+/// Step 8 where no thread page shows posts (an article whose comments a
+/// script draws, a blog's post without comments): the article alone as
+/// the post, found as [`lead_post`] finds a lead, with selectors of its
+/// own; kept where the file then reads every page as that one post.
+fn lone_article(pages: &[&Seen], what: &mut Learned) {
+    const AUTO: &str = "post: no thread page read shows two posts or more; posts are found by the template (post=\"auto\")";
+    if !what.missing.iter().any(|m| m == AUTO) || pages.iter().any(|s| s.shows_posts()) {
+        return;
+    }
+    let grouped: Vec<&&Seen> = pages.iter().collect();
+    let Some(leads) = lead_records(&grouped, None) else { return };
+    let Some((lead, own)) = lead_rules(&leads, &grouped, what) else { return };
+    let mut with = what.clone();
+    with.thread.retain(|f| f.attr != "post");
+    with.thread.push(Field { attr: "post", css: lead, examples: Vec::new() });
+    with.thread.extend(own.iter().map(|(name, css)| Field { attr: name, css: css.clone(), examples: Vec::new() }));
+    let Ok(site) = Site::parse(&with.site_file(), Path::new("learned.xml")) else { return };
+    let expected = lead_said(&leads, &own);
+    let reads = grouped.iter().zip(&expected).all(|(s, want)| {
+        let posts = luntan_extract::parse_page(&site, &s.page.html).posts;
+        posts.len() == 1 && lead_reads(want, posts.first())
+    });
+    if reads {
+        with.missing.retain(|m| m != AUTO);
+        *what = with;
+    }
+}
+
 /// [`lead_post`]'s leads: each page without its posts, the lead's element
 /// in it, the page's one date (the template's single record's) and its
 /// largest block of text. `None` where a page has none.
-fn lead_records(grouped: &[&&Seen], post: &Selector) -> Option<Vec<(Html, FoundRecord)>> {
+fn lead_records(grouped: &[&&Seen], post: Option<&Selector>) -> Option<Vec<(Html, FoundRecord)>> {
     if grouped.is_empty() {
         return None;
     }
     let mut leads: Vec<(Html, FoundRecord)> = Vec::new();
     for s in grouped {
         let mut doc = s.doc.clone();
-        let ids: Vec<NodeId> = doc.select(post).map(|e| e.id()).collect();
+        let ids: Vec<NodeId> = post.map(|p| doc.select(p).map(|e| e.id()).collect()).unwrap_or_default();
         for id in ids {
             if let Some(mut n) = doc.tree.get_mut(id) {
                 n.detach();
@@ -1366,8 +1404,18 @@ fn lead_records(grouped: &[&&Seen], post: &Selector) -> Option<Vec<(Html, FoundR
 /// (where the template found it), its body (the largest block of text that
 /// holds no date and no heading) and, where shown, its author (a short
 /// text at one place that differs between articles, other than the title,
-/// the date, the body and a category's link).
-fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen]) -> Option<(String, Vec<(&'static str, String)>)> {
+/// the date, the body and a category's link: marked so, or leading to a
+/// board of `what`'s).
+fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen], what: &Learned) -> Option<(String, Vec<(&'static str, String)>)> {
+    let boards = Site::parse(&what.site_file(), Path::new("learned.xml")).ok();
+    let to_board = |e: ElementRef, page: &Url| {
+        let Some(site) = &boards else { return false };
+        std::iter::once(e)
+            .chain(e.descendent_elements())
+            .filter_map(|d| d.value().attr("href"))
+            .filter_map(|h| page.join(h.trim()).ok())
+            .any(|u| site.links.board.captures(u.as_str()).is_some() || site.links.board_page.as_ref().is_some_and(|p| p.captures(u.as_str()).is_some()))
+    };
     let (doc0, rec0) = &leads[0];
     let lead = first_fitting(select::with_parent(el(doc0, rec0.record)), |sel| {
         leads.iter().zip(grouped).all(|((doc, r), s)| doc.select(sel).map(|e| e.id()).collect::<Vec<_>>() == [r.record] && s.doc.select(sel).count() == 1)
@@ -1385,15 +1433,16 @@ fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen]) -> Option<(Stri
     let time = fit(time_cands, &|rec| rec.descendent_elements().find(|e| dated(*e)).and_then(time_of), &|rec, sel| rec.select(sel).next().and_then(time_of));
     let (body, time) = (body?, time?);
     let body_sel = select::parse(&body);
-    let named = |e: ElementRef| {
+    let named = |e: ElementRef, page: &Url| {
         let t = line_text(e);
         let n = t.chars().count();
         (1..=20).contains(&n)
             && !dated(e)
-            && !e.ancestors().filter_map(ElementRef::wrap).any(|a| heading(a) || body_sel.as_ref().is_some_and(|b| b.matches(&a)))
+            && !e.ancestors().filter_map(ElementRef::wrap).any(|a| heading(a) || ASIDE.contains(&a.value().name()) || body_sel.as_ref().is_some_and(|b| b.matches(&a)))
             && !heading(e)
             // A category's or tag's link names no author.
             && !std::iter::once(e).chain(e.descendent_elements()).any(|d| d.value().attr("rel").is_some_and(|r| r.split_whitespace().any(|w| w == "tag" || w == "category")))
+            && !to_board(e, page)
             && e.children().all(|c| c.value().is_text() || ElementRef::wrap(c).is_some_and(|c| c.value().name() == "a" && line_text(c) == t))
     };
     let titles: HashSet<String> =
@@ -1406,7 +1455,11 @@ fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen]) -> Option<(Stri
         .filter(|css| tried.insert(css.clone()))
         .filter_map(|css| {
             let sel = select::parse(&css)?;
-            let names: Vec<String> = leads.iter().map(|l| lead_el(l).select(&sel).next().filter(|e| named(*e)).map(line_text)).collect::<Option<_>>()?;
+            let names: Vec<String> = leads
+                .iter()
+                .zip(grouped)
+                .map(|(l, s)| lead_el(l).select(&sel).next().filter(|e| named(*e, &s.page.landed)).map(line_text))
+                .collect::<Option<_>>()?;
             let distinct = names.iter().collect::<HashSet<_>>().len();
             (distinct > 1 && names.iter().all(|n| !titles.contains(n))).then_some((distinct, css))
         })
@@ -1430,6 +1483,10 @@ fn heading(e: ElementRef) -> bool {
     ["h1", "h2", "h3"].contains(&e.value().name())
 }
 
+/// A form (the reply form under the comments), a menu (the next and
+/// previous articles' links) or a sidebar: nobody's words, nobody's name.
+const ASIDE: [&str; 4] = ["form", "nav", "aside", "footer"];
+
 /// The element under `rec` with the most text a reader sees that holds
 /// no date and no heading and is no form, menu or sidebar: an article's
 /// body.
@@ -1443,9 +1500,6 @@ fn largest_text(rec: ElementRef<'_>) -> Option<ElementRef<'_>> {
             .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
             .sum::<usize>()
     };
-    // A form (the reply form under the comments), a menu or a sidebar
-    // is nobody's words.
-    const ASIDE: [&str; 4] = ["form", "nav", "aside", "footer"];
     rec.descendent_elements()
         .filter(|e| e.id() != rec.id() && !heading(*e) && !UNREAD.contains(&e.value().name()))
         .filter(|e| !std::iter::once(*e).chain(e.ancestors().filter_map(ElementRef::wrap)).any(|a| ASIDE.contains(&a.value().name())))
@@ -2301,6 +2355,40 @@ pub(crate) mod tests {
         }
         let home = url(HOME);
         Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 12, aside_left: 0 }
+    }
+
+    /// A blog whose comments a script draws (Hexo with Isso): its pages
+    /// as served show the article alone, a category link and the next and
+    /// previous articles' captions beside it. The article is the post, read
+    /// by rules of its own; neither the category (a board's link) nor the
+    /// caption ("Newer", in a <nav>) is its author.
+    #[test]
+    fn an_article_shown_alone_is_the_one_post_and_its_category_no_author() {
+        let mut sample = blog();
+        let comments = regex::Regex::new(r#"<ol class="comments">.*</ol>"#).unwrap();
+        for (i, p) in sample.pages.iter_mut().filter(|p| p.url.path().starts_with("/2025/")).enumerate() {
+            let n = i % 3;
+            let cat = ["%e8%af%bb%e4%b9%a6%e7%ac%94%e8%ae%b0", "lvxing", "%e5%94%90%e8%af%97%e9%80%89%e8%af%bb"][n];
+            // Before the author, as Hexo's landscape draws them.
+            let aside = format!(
+                "</h1><nav class=\"article-nav\"><a href=\"/\"><strong class=\"caption\">{}</strong></a></nav>\
+                 <div class=\"meta\"><a class=\"cat-link\" href=\"/category/{cat}/\">分类{n}</a></div>",
+                ["Newer", "Older", "Newer"][n]
+            );
+            p.html = comments.replace(&p.html, "").replace("</h1>", &aside);
+        }
+        let learned = learn(&sample, Learned::new("blog", None, url(HOME), Duration::ZERO)).unwrap();
+        let file = learned.site_file();
+        let rule = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str());
+        assert!(rule("post").is_some_and(|p| p != "auto"), "{file}");
+        assert_eq!(rule("author"), Some("p.post-author"), "{file}");
+        assert!(!learned.missing.iter().any(|m| m.contains("post=\"auto\"")), "{file}");
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        for page in sample.pages.iter().filter(|p| p.url.path().starts_with("/2025/")) {
+            let posts = luntan_extract::parse_page(&site, &page.html).posts;
+            assert_eq!(posts.len(), 1, "{file}");
+            assert!(posts[0].author.starts_with("作者") && posts[0].time.is_some() && posts[0].paragraphs[0].starts_with("这是第"), "{:?}\n{file}", posts[0]);
+        }
     }
 
     #[test]

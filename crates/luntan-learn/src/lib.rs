@@ -35,6 +35,7 @@ use scraper::Html;
 use url::Url;
 
 pub mod aside;
+pub mod comments;
 mod converse;
 pub mod diagnose;
 pub mod learn;
@@ -91,7 +92,9 @@ pub struct Learned {
     /// Groups whose links name a board or thread by a slug no id can be
     /// (`<links hashed="thread">`): `board`, `thread`.
     pub hashed: Vec<&'static str>,
-    /// Pages read and requests sent for the sample.
+    /// Comments the article pages' scripts load as JSON ([`comments`]).
+    pub comments: Option<comments::LearnedComments>,
+    /// Pages read and requests sent for the sample (and to draw articles).
     pub pages: usize,
     pub requests: u64,
 }
@@ -109,6 +112,7 @@ impl Learned {
             missing: Vec::new(),
             max_board_pages: None,
             hashed: Vec::new(),
+            comments: None,
             pages: 0,
             requests: 0,
         }
@@ -140,6 +144,9 @@ impl Learned {
             let _ = writeln!(out, "  <list{}/>", attrs(list));
         }
         let _ = writeln!(out, "  <thread{}/>", attrs(&self.thread));
+        if let Some(c) = &self.comments {
+            let _ = writeln!(out, "{}", c.element());
+        }
         out.push_str("</site>\n");
         out
     }
@@ -162,6 +169,15 @@ impl Learned {
                 for e in &f.examples {
                     let _ = writeln!(out, "  from {e}");
                 }
+            }
+        }
+        if let Some(c) = &self.comments {
+            let _ = writeln!(out, "comments: {}", c.url);
+            for (name, value) in &c.attrs {
+                let _ = writeln!(out, "  {name}: {value}");
+            }
+            for e in &c.examples {
+                let _ = writeln!(out, "  from {e}");
             }
         }
         for m in &self.missing {

@@ -92,14 +92,25 @@ impl Sample {
 
 /// The site the walk runs under: the home page, its politeness, no rules.
 pub fn walking_site(home: &Url, delay: Duration) -> Result<Site, LearnError> {
+    learner_site(home, delay, "").map_err(|why| LearnError::Home { url: home.to_string(), why })
+}
+
+/// The walking site with a browser: what draws sampled articles in
+/// Chromium ([`crate::comments::draw`]), every request through the same
+/// politeness.
+pub fn drawing_site(home: &Url, delay: Duration) -> Result<Site, String> {
+    learner_site(home, delay, "<browser/>")
+}
+
+fn learner_site(home: &Url, delay: Duration, extra: &str) -> Result<Site, String> {
     let text = format!(
         r#"<site id="learn"><home>{}</home><politeness delay-ms="{}" concurrency="1"/>
   <links><board>^luntan-learn:{{board}}$</board><thread>^luntan-learn:{{thread}}$</thread></links>
-  <thread post="auto"/></site>"#,
+  <thread post="auto"/>{extra}</site>"#,
         crate::text(home.as_str()),
         delay.as_millis()
     );
-    Site::parse(&text, Path::new("luntan-learn")).map_err(|e| LearnError::Home { url: home.to_string(), why: e.to_string() })
+    Site::parse(&text, Path::new("luntan-learn")).map_err(|e| e.to_string())
 }
 
 /// Links that act on the forum rather than show it.

@@ -354,15 +354,14 @@ const PAGER_SIGNS: [&str; 6] = ["»", "«", "›", "‹", "→", "←"];
 
 /// Whether a link's text is a pager's: a page number (`2`, `... 12`,
 /// `[3]`), an arrow or a word for the next or previous page, or nothing
-/// (an icon).
+/// (an icon). One number: a blog's month archives (`2025年12月`, linked
+/// from each other) are not one list's pages.
 pub fn pager_text(text: &str) -> bool {
     let t = text.trim();
     let others = t.chars().filter(|c| !c.is_ascii_digit() && !c.is_whitespace()).count();
+    let numbers = t.split(|c: char| !c.is_ascii_digit()).filter(|run| !run.is_empty()).count();
     let lower = t.to_lowercase();
-    (t.chars().any(|c| c.is_ascii_digit()) && others <= 3)
-        || t.is_empty()
-        || PAGER_WORDS.iter().chain(&PAGER_SIGNS).any(|w| lower.contains(w))
-        || matches!(t, ">" | "<" | ">>" | "<<")
+    (numbers == 1 && others <= 3) || t.is_empty() || PAGER_WORDS.iter().chain(&PAGER_SIGNS).any(|w| lower.contains(w)) || matches!(t, ">" | "<" | ">>" | "<<")
 }
 
 /// If `link` is `page` with one number changed, added or dropped (and
@@ -373,6 +372,22 @@ pub fn pager_step(page: &Split, page_shape: &Shape, link: &Split, link_shape: &S
     if !pager_text(text) {
         return None;
     }
+    pager_step_of(page, page_shape, link, link_shape).filter(|step| shows_its_page(text, step.value))
+}
+
+/// Whether a link's text names the page `value` it leads to, where it
+/// names a number: that number (page numbers), or the page whose offset
+/// it is (`3` for `start=30`, ten a page). A month archive linked as
+/// "十一月 2025" steps a number too, but shows another.
+fn shows_its_page(text: &str, value: Option<u64>) -> bool {
+    let shown = text.split(|c: char| !c.is_ascii_digit()).find(|run| !run.is_empty()).and_then(|n| n.parse::<u64>().ok());
+    match (shown, value) {
+        (Some(n), Some(v)) => v == n || (n <= 1 && v <= 1) || (n > 1 && v > 0 && v % (n - 1) == 0),
+        _ => true,
+    }
+}
+
+fn pager_step_of(page: &Split, page_shape: &Shape, link: &Split, link_shape: &Shape) -> Option<PagerStep> {
     if page_shape == link_shape {
         let diffs: Vec<(Pos, Kind)> = page_shape.vars().into_iter().filter(|(p, _)| page.get(p) != link.get(p)).collect();
         return match diffs.as_slice() {
@@ -614,6 +629,12 @@ mod tests {
         assert_eq!((s.base.key(), s.value), ("/category/*/".to_owned(), None));
         let other = split("http://h/category/%e6%97%85/page/2/");
         assert!(pager_step(&a, &a.shape(), &other, &other.shape(), "→").is_none(), "another category's page");
+        // Hexo's month archives link each other by year and month: a
+        // date, not a page number.
+        let (a, b) = (split("http://h/archives/2025/12/"), split("http://h/archives/2025/11/"));
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "2025年11月").is_none(), "a month is no page");
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "十一月 2025").is_none(), "nor is a year");
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "第 11 页").is_some());
     }
 
     #[test]

@@ -1,0 +1,1052 @@
+//! Comments a page's script draws from JSON: a news site's comment box, a
+//! blog's Isso or Waline. The sample reads pages as a crawler does, so an
+//! article whose comments a script loads reads as an article without any.
+//! This step draws a few sampled articles in Chromium, every request going
+//! through the sample's fetcher as in browser mode ([`draw`]), keeps the
+//! JSON the scripts were answered with, and finds in it what the page drew
+//! ([`infer`]), so that the site file can read the comments without a
+//! browser (a top-level `<comments>`, see `luntan_core::site::HtmlComments`):
+//!
+//! 1. **Items and body**: of every array of objects in an answer, the one
+//!    with a text field the drawn page shows and the served page does not
+//!    (the comments' words), counted over every article drawn.
+//! 2. **Replies nested inside** (`children`): an array field of the items
+//!    whose objects have the items' own fields.
+//! 3. **The other fields**, each by its values over every comment read:
+//!    `author` a short text the page shows, the most varied one; `time` a
+//!    field every comment has that reads as a time; `id` one that differs
+//!    between every two comments; `parent` one whose values are other
+//!    comments' ids; `author-url` a link the page draws; `count` a number on
+//!    the first page equal to the comments read.
+//! 4. **The URL**: the request's, with the article's part found in it: its
+//!    thread id (`{thread}`), an attribute of the served page (`key`), or
+//!    its path as the script sees it (`key-from`); the parameter that
+//!    changes from one request of an article to the next is its paging.
+//! 5. **Checked**: the file, loaded back, must ask for the URL the script
+//!    asked for, for every article drawn, and read the same comments.
+//!
+//! Comments on another host than the forum's, and comments a page loads
+//! only when clicked, are not learned (the browser is refused the one and
+//! never clicks for the other).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use luntan_core::site::{decode_uri, Pick, Site};
+use scraper::Html;
+use serde_json::Value;
+use url::Url;
+
+use crate::sample::Sample;
+use crate::Learned;
+
+/// Articles drawn at most: enough to see the key change between two and
+/// a second page where one has it.
+pub const DRAWN: usize = 4;
+
+/// One article as the sample read it and as Chromium drew it.
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    /// Where the page landed: what its script calls `location`.
+    pub url: Url,
+    /// The id the learned thread pattern takes from the URL.
+    pub thread: Option<String>,
+    /// The page as served.
+    pub source: String,
+    /// The page once its scripts had drawn it.
+    pub rendered: String,
+    /// What its scripts asked for and got as JSON, in order.
+    pub json: Vec<(Url, Value)>,
+}
+
+/// A learned top-level `<comments>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LearnedComments {
+    /// Attributes in the order written.
+    pub attrs: Vec<(&'static str, String)>,
+    /// The endpoint's URL with its placeholders.
+    pub url: String,
+    /// What it was learned from, one line each.
+    pub examples: Vec<String>,
+    /// Paging a parameter's name suggests (`page=1`) but no script was
+    /// seen to use, with the value the scripts sent: see [`probe_paging`].
+    pub paging_unseen: Option<String>,
+}
+
+impl LearnedComments {
+    /// The element as the site file holds it.
+    pub fn element(&self) -> String {
+        let mut out = String::from("  <comments");
+        for (name, value) in &self.attrs {
+            let _ = write!(out, " {name}=\"{}\"", crate::attr(value));
+        }
+        let _ = write!(out, "><![CDATA[{}]]></comments>", self.url);
+        out
+    }
+
+    /// Without the paging no script was seen to use: its parameter keeps
+    /// the value the scripts sent.
+    fn without_paging(&mut self) {
+        if let Some(v) = self.paging_unseen.take() {
+            self.url = self.url.replace("{page}", &v).replace("{offset}", &v);
+            self.attrs.retain(|(name, _)| !matches!(*name, "paging" | "first" | "page-size"));
+        }
+    }
+}
+
+/// Draws the sampled first pages of up to [`DRAWN`] articles of the
+/// learned file in Chromium, through a fetcher of the sample's politeness.
+/// None is drawn (and no browser started) where a thread page as served
+/// shows posts beside the article (a forum's, or comments drawn on the
+/// server: they are read from the HTML) or no article page holds a
+/// script. Returns the articles and the requests sent.
+pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64), String> {
+    let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(|e| e.to_string())?;
+    let is_thread = |page: &&crate::sample::Page| site.links.thread.captures(page.landed.as_str()).is_some_and(|m| m.is_ok());
+    if sample.pages.iter().filter(is_thread).any(|p| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {
+        return Ok((Vec::new(), 0));
+    }
+    let mut articles: Vec<(Url, Option<String>, &str)> = Vec::new();
+    for page in &sample.pages {
+        let Some(Ok(m)) = site.links.thread.captures(page.landed.as_str()) else { continue };
+        let thread = m.thread.map(|t| t.to_string());
+        let first = site.links.thread.is_first(m.page);
+        let has_script = page.html.to_ascii_lowercase().contains("<script");
+        if first && has_script && !articles.iter().any(|(_, t, _)| *t == thread) && articles.len() < DRAWN {
+            articles.push((page.landed.clone(), thread, &page.html));
+        }
+    }
+    if articles.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay)?);
+    let fetcher = Arc::new(luntan_crawl::fetch::Fetcher::new(drawing).map_err(|e| e.to_string())?);
+    let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or("the drawing site has no <browser>")?;
+    let mut out = Vec::new();
+    // One article that will not draw (a page that never settles) leaves
+    // the others to learn from; none drawn is the first one's fault.
+    let mut first_error = None;
+    for (url, thread, source) in articles {
+        match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
+            Ok(drawn) => {
+                let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), serde_json::from_slice(body).ok()?))).collect();
+                out.push(Drawn { url, thread, source: source.to_owned(), rendered: drawn.states.last().cloned().unwrap_or_default(), json });
+            }
+            Err(e) => {
+                first_error.get_or_insert(e.to_string());
+            }
+        }
+    }
+    luntan_crawl::browser::shutdown().await;
+    let requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    match (out.is_empty(), first_error) {
+        (true, Some(e)) => Err(e),
+        _ => Ok((out, requests)),
+    }
+}
+
+/// Draws and infers; what was learned goes into `learned.comments`, and why
+/// nothing was (where articles hold scripts) into `learned.missing`.
+pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
+    match draw(sample, learned).await {
+        Ok((drawn, requests)) => {
+            learned.requests += requests;
+            if drawn.is_empty() || drawn.iter().all(|d| d.json.is_empty()) {
+                return;
+            }
+            let hashed = learned.hashed.contains(&"thread");
+            match infer(&drawn, hashed).and_then(|c| verify(learned, c, &drawn)) {
+                Ok(mut c) => {
+                    if c.paging_unseen.is_some() {
+                        let (alike, requests) = probe_paging(sample, learned, &c, &drawn).await;
+                        learned.requests += requests;
+                        if alike == Some(true) {
+                            c.without_paging();
+                        }
+                    }
+                    c.paging_unseen = None;
+                    learned.comments = Some(c);
+                }
+                Err(why) => learned.missing.push(format!("comments: the article pages' scripts load JSON, but no comments were learned from it: {why}")),
+            }
+        }
+        Err(why) => learned.missing.push(format!("comments: article pages hold scripts, but none was drawn to see what they load: {why}")),
+    }
+}
+
+/// A key path inside a JSON value, as written in a JSONPath (`$.user.nick`).
+type Keys = Vec<String>;
+
+fn json_path(keys: &[String]) -> String {
+    let mut out = String::from("$");
+    for k in keys {
+        if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.starts_with(|c: char| c.is_ascii_digit()) {
+            let _ = write!(out, ".{k}");
+        } else {
+            let _ = write!(out, "['{}']", k.replace('\\', "\\\\").replace('\'', "\\'"));
+        }
+    }
+    out
+}
+
+fn get<'a>(v: &'a Value, keys: &[String]) -> Option<&'a Value> {
+    keys.iter().try_fold(v, |v, k| v.get(k))
+}
+
+/// Every array of objects in `v` (not inside another array), by where it is.
+fn arrays<'a>(v: &'a Value, at: &mut Keys, out: &mut Vec<(Keys, &'a [Value])>) {
+    match v {
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => out.push((at.clone(), items)),
+        Value::Object(map) if at.len() < 4 => {
+            for (k, child) in map {
+                at.push(k.clone());
+                arrays(child, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The scalar fields of an item, objects followed three deep.
+fn leaves<'a>(v: &'a Value, at: &mut Keys, out: &mut Vec<(Keys, &'a Value)>) {
+    match v {
+        Value::Object(map) if at.len() < 3 => {
+            for (k, child) in map {
+                at.push(k.clone());
+                leaves(child, at, out);
+                at.pop();
+            }
+        }
+        Value::Object(_) | Value::Array(_) => {}
+        scalar => out.push((at.clone(), scalar)),
+    }
+}
+
+/// The field of `items` holding replies drawn inside them: an array of
+/// objects sharing at least half the items' own fields.
+fn children_key(items: &[&Value]) -> Option<String> {
+    let own: BTreeSet<&String> = items.iter().filter_map(|i| i.as_object()).flat_map(|m| m.keys()).collect();
+    let mut best: Option<(usize, String)> = None;
+    let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+    for item in items.iter().filter_map(|i| i.as_object()) {
+        for (k, v) in item {
+            if let Value::Array(a) = v {
+                let alike = a.iter().filter(|c| c.as_object().is_some_and(|m| m.keys().filter(|k| own.contains(k)).count() * 2 >= own.len().max(1))).count();
+                if alike > 0 && alike == a.len() {
+                    *counts.entry(k).or_insert(0) += alike;
+                }
+            }
+        }
+    }
+    for (k, n) in counts {
+        if best.as_ref().is_none_or(|(b, _)| n > *b) {
+            best = Some((n, k.clone()));
+        }
+    }
+    best.map(|(_, k)| k)
+}
+
+/// The items and, depth first, the replies inside each.
+fn with_children<'a>(items: &[&'a Value], children: Option<&str>, out: &mut Vec<&'a Value>) {
+    for item in items {
+        out.push(item);
+        if let Some(Value::Array(kids)) = children.and_then(|k| item.get(k)) {
+            with_children(&kids.iter().collect::<Vec<_>>(), children, out);
+        }
+    }
+}
+
+/// Text without white space: what a page shows, whatever its markup.
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The words of a page.
+fn page_text(html: &str) -> String {
+    squash(&Html::parse_document(html).root_element().text().collect::<String>())
+}
+
+fn looks_html(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.windows(2).any(|w| w[0] == b'<' && (w[1].is_ascii_alphabetic() || w[1] == b'/')) && s.contains('>')
+}
+
+/// The words of a JSON text field as a page would show them.
+fn value_text(v: &Value) -> Option<String> {
+    let s = v.as_str()?;
+    let text = if looks_html(s) { Html::parse_fragment(s).root_element().text().collect::<String>() } else { s.to_owned() };
+    Some(squash(&text))
+}
+
+/// At most 40 characters of `text`: enough to be found, short enough that
+/// a page which cuts long comments short still holds it.
+fn head(text: &str) -> &str {
+    text.char_indices().nth(40).map_or(text, |(i, _)| &text[..i])
+}
+
+/// The endpoint an answer came from, as one for every article: host and
+/// path with runs of digits as one `#`.
+fn endpoint_shape(url: &Url) -> String {
+    let mut out = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    if let Some(p) = url.port() {
+        let _ = write!(out, ":{p}");
+    }
+    let mut digits = false;
+    for c in url.path().chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+        } else {
+            out.push(c);
+            digits = false;
+        }
+    }
+    out
+}
+
+/// The comments of one answer read with a choice of items and body.
+#[derive(Debug, Clone)]
+struct Answer<'a> {
+    article: usize,
+    url: &'a Url,
+    value: &'a Value,
+    /// Every comment, replies after what they answer.
+    comments: Vec<&'a Value>,
+    /// The items alone (what a page of comments counts).
+    items: usize,
+}
+
+/// Finds the comments in what the drawn articles' scripts were answered
+/// with. `hashed`: the thread id is a slug's hash, which no URL holds.
+pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
+    // 1. Items and body, counted over every article.
+    let texts: Vec<(String, String)> = drawn.iter().map(|d| (page_text(&d.source), page_text(&d.rendered))).collect();
+    let mut votes: BTreeMap<(String, Keys, Keys), (usize, usize)> = BTreeMap::new();
+    for (a, d) in drawn.iter().enumerate() {
+        let (served, shown) = &texts[a];
+        for (url, value) in &d.json {
+            let mut found = Vec::new();
+            arrays(value, &mut Vec::new(), &mut found);
+            for (at, items) in found {
+                let items: Vec<&Value> = items.iter().collect();
+                let mut all = Vec::new();
+                with_children(&items, children_key(&items).as_deref(), &mut all);
+                let mut fields: BTreeMap<Keys, (usize, usize)> = BTreeMap::new();
+                for item in &all {
+                    let mut ls = Vec::new();
+                    leaves(item, &mut Vec::new(), &mut ls);
+                    for (k, v) in ls {
+                        let Some(t) = value_text(v).filter(|t| t.chars().count() >= 2) else { continue };
+                        let h = head(&t);
+                        let e = fields.entry(k).or_default();
+                        if shown.contains(h) && !served.contains(h) {
+                            e.0 += 1;
+                            e.1 += t.len();
+                        }
+                    }
+                }
+                for (k, (n, len)) in fields {
+                    if n > 0 {
+                        let v = votes.entry((endpoint_shape(url), at.clone(), k)).or_default();
+                        v.0 += n;
+                        v.1 += len;
+                    }
+                }
+            }
+        }
+    }
+    let ((shape, items_at, body), (shown, _)) =
+        votes.into_iter().max_by_key(|(k, (n, len))| (*n, *len, std::cmp::Reverse(k.2.len()))).ok_or("no JSON answer holds a text the drawn page shows")?;
+    let answers: Vec<Answer> = drawn
+        .iter()
+        .enumerate()
+        .flat_map(|(a, d)| d.json.iter().map(move |(u, v)| (a, u, v)))
+        .filter(|(_, u, _)| endpoint_shape(u) == shape)
+        .filter_map(|(article, url, value)| {
+            let items: Vec<&Value> = match get(value, &items_at)? {
+                Value::Array(a) => a.iter().collect(),
+                _ => return None,
+            };
+            Some(Answer { article, url, value, comments: Vec::new(), items: items.len() })
+        })
+        .collect();
+    fn items_of<'v>(v: &'v Value, at: &[String]) -> Vec<&'v Value> {
+        get(v, at).and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
+    }
+    // 2. Replies inside the items.
+    let every_item: Vec<&Value> = answers.iter().flat_map(|a| items_of(a.value, &items_at)).collect();
+    let children = children_key(&every_item);
+    let answers: Vec<Answer> = answers
+        .into_iter()
+        .map(|mut a| {
+            with_children(&items_of(a.value, &items_at), children.as_deref(), &mut a.comments);
+            a
+        })
+        .collect();
+    let comments: Vec<&Value> = answers.iter().flat_map(|a| a.comments.iter().copied()).collect();
+    let with_body = comments.iter().filter(|c| get(c, &body).and_then(value_text).is_some_and(|t| !t.is_empty())).count();
+    if shown * 2 < with_body {
+        return Err(format!("the page shows {shown} of the {with_body} texts at {} (items {}{})", json_path(&body), json_path(&items_at), "[*]"));
+    }
+    // 3. The other fields.
+    let fields = Fields::of(&comments);
+    let shown_texts: Vec<&String> = texts.iter().map(|(_, s)| s).collect();
+    let rendered: Vec<&str> = drawn.iter().map(|d| d.rendered.as_str()).collect();
+    let time = fields.time(&body);
+    let author = fields.author(&body, time.as_ref(), &shown_texts);
+    let id = fields.id(&[Some(&body), time.as_ref(), author.as_ref()], &element_names(&rendered));
+    let parent = id.as_ref().and_then(|id| fields.parent(id, &answers));
+    let author_url = fields.author_url(&rendered);
+    let html = comments.iter().filter_map(|c| get(c, &body)?.as_str()).any(looks_html);
+
+    // 4. The URL: the article's part, then the paging.
+    let (url, paging) = url_template(drawn, &answers, hashed)?;
+    let mut attrs: Vec<(&'static str, String)> = Vec::new();
+    match &url.key {
+        Key::Thread => {}
+        Key::Attr(css) => attrs.push(("key", css.clone())),
+        Key::Path { decoded: false } => attrs.push(("key-from", "path".into())),
+        Key::Path { decoded: true } => attrs.push(("key-from", "decoded-path".into())),
+    }
+    if let Some(count) = count_path(&answers, &items_at) {
+        attrs.push(("count", count));
+    }
+    match &paging {
+        Paging::None => {}
+        Paging::Page { first, size } | Paging::Offset { first, size } => {
+            attrs.push(("paging", if matches!(paging, Paging::Page { .. }) { "page" } else { "offset" }.into()));
+            if *first != if matches!(paging, Paging::Page { .. }) { 1 } else { 0 } {
+                attrs.push(("first", first.to_string()));
+            }
+            if let Some(size) = size {
+                attrs.push(("page-size", size.to_string()));
+            }
+        }
+    }
+    attrs.push(("items", format!("{}[*]", json_path(&items_at))));
+    for (name, path) in [("id", &id), ("author", &author), ("time", &time)] {
+        if let Some(p) = path {
+            attrs.push((name, json_path(p)));
+        }
+    }
+    attrs.push(("body", json_path(&body)));
+    attrs.push(("body-format", if html { "html" } else { "text" }.into()));
+    if let Some(p) = &author_url {
+        attrs.push(("author-url", json_path(p)));
+    }
+    if let Some(p) = &parent {
+        attrs.push(("parent", json_path(p)));
+    }
+    if let Some(k) = &children {
+        attrs.push(("children", format!("{}[*]", json_path(std::slice::from_ref(k)))));
+    }
+    let examples = answers.iter().map(|a| format!("{} ({} comments)", a.url, a.comments.len())).take(DRAWN).collect();
+    Ok(LearnedComments { attrs, url: url.template, examples, paging_unseen: url.paging_unseen })
+}
+
+/// Every comment's scalar fields, by path.
+struct Fields<'a> {
+    comments: usize,
+    by_path: BTreeMap<Keys, Vec<&'a Value>>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(comments: &[&'a Value]) -> Fields<'a> {
+        let mut by_path: BTreeMap<Keys, Vec<&Value>> = BTreeMap::new();
+        for c in comments {
+            let mut ls = Vec::new();
+            leaves(c, &mut Vec::new(), &mut ls);
+            for (k, v) in ls {
+                by_path.entry(k).or_default().push(v);
+            }
+        }
+        Fields { comments: comments.len(), by_path }
+    }
+
+    fn present<'b>(values: &'b [&'a Value]) -> impl Iterator<Item = &'a Value> + 'b {
+        values.iter().copied().filter(|v| match v {
+            Value::Null => false,
+            Value::String(s) => !s.trim().is_empty(),
+            _ => true,
+        })
+    }
+
+    /// A field every comment has, read as a time; the most varied, then
+    /// the shortest path.
+    fn time(&self, body: &Keys) -> Option<Keys> {
+        self.by_path
+            .iter()
+            .filter(|(k, vs)| *k != body && vs.len() == self.comments)
+            .filter(|(_, vs)| vs.iter().all(|v| is_time(v)))
+            .max_by_key(|(k, vs)| (distinct(vs), std::cmp::Reverse(k.len())))
+            .map(|(k, _)| k.clone())
+    }
+
+    /// A short text the page shows for most comments that have it: the
+    /// most varied such field (a name, not a browser's or a badge's).
+    fn author(&self, body: &Keys, time: Option<&Keys>, shown: &[&String]) -> Option<Keys> {
+        self.by_path
+            .iter()
+            .filter(|(k, _)| *k != body && Some(*k) != time)
+            .filter_map(|(k, vs)| {
+                let texts: Vec<String> = Self::present(vs).filter_map(|v| v.as_str()).map(squash).collect();
+                let fits = texts.len() * 2 >= self.comments
+                    && texts.iter().all(|t| t.chars().count() <= 60 && !t.contains("://"))
+                    && texts.iter().filter(|t| shown.iter().any(|s| s.contains(t.as_str()))).count() * 5 >= texts.len() * 4;
+                fits.then(|| (k, texts.iter().collect::<BTreeSet<_>>().len()))
+            })
+            .max_by_key(|(k, n)| (*n, std::cmp::Reverse(k.len())))
+            .map(|(k, _)| k.clone())
+    }
+
+    /// A field every comment has, different in every two; of several (a
+    /// comment's id, its author's where no author wrote twice), the one
+    /// the drawn page names its comments' elements by (`id="c12"`,
+    /// `id="isso-12"`), then a number before a text, then the shortest path.
+    fn id(&self, taken: &[Option<&Keys>], names: &BTreeSet<String>) -> Option<Keys> {
+        self.by_path
+            .iter()
+            .filter(|(k, _)| !taken.contains(&Some(*k)))
+            .filter(|(_, vs)| Self::present(vs).count() == self.comments && distinct(vs) == self.comments)
+            .filter(|(_, vs)| vs.iter().all(|v| v.is_u64() || v.as_str().is_some_and(|s| s.len() <= 64)))
+            .max_by_key(|(k, vs)| {
+                let named = vs.iter().filter_map(|v| scalar(v)).filter(|v| names.iter().any(|n| names_id(n, v))).count();
+                (named, vs.iter().all(|v| v.is_u64()), std::cmp::Reverse(k.len()), std::cmp::Reverse(*k))
+            })
+            .map(|(k, _)| k.clone())
+    }
+
+    /// A field naming another comment of the same article by its id
+    /// wherever it names anything (`null`, `0` and `""` name nothing); the
+    /// one naming the most distinct comments.
+    fn parent(&self, id: &Keys, answers: &[Answer]) -> Option<Keys> {
+        let mut ids_of: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        for a in answers {
+            ids_of.entry(a.article).or_default().extend(a.comments.iter().filter_map(|c| scalar(get(c, id)?)));
+        }
+        let mut best: Option<(usize, Keys)> = None;
+        for k in self.by_path.keys().filter(|k| *k != id) {
+            let mut named = BTreeSet::new();
+            let ok = answers.iter().all(|a| {
+                a.comments.iter().all(|c| match get(c, k).and_then(scalar) {
+                    None => true,
+                    Some(s) if s == "0" || s.is_empty() => true,
+                    Some(s) => {
+                        let known = ids_of.get(&a.article).is_some_and(|ids| ids.contains(&s)) && get(c, id).and_then(scalar) != Some(s.clone());
+                        named.insert(s);
+                        known
+                    }
+                })
+            });
+            if ok && !named.is_empty() && best.as_ref().is_none_or(|(n, _)| named.len() > *n) {
+                best = Some((named.len(), k.clone()));
+            }
+        }
+        best.map(|(_, k)| k)
+    }
+
+    /// A field of links the page draws (`href`) where a comment has one.
+    fn author_url(&self, rendered: &[&str]) -> Option<Keys> {
+        self.by_path
+            .iter()
+            .filter_map(|(k, vs)| {
+                let urls: Vec<&str> = Self::present(vs).filter_map(|v| v.as_str()).collect();
+                let links = !urls.is_empty() && urls.iter().all(|u| u.starts_with("http://") || u.starts_with("https://"));
+                let drawn = urls.iter().filter(|u| rendered.iter().any(|r| r.contains(&format!("href=\"{}\"", u.replace('&', "&amp;"))))).count();
+                (links && drawn * 2 >= urls.len() && drawn > 0).then_some((k, drawn))
+            })
+            .max_by_key(|(k, n)| (*n, std::cmp::Reverse(k.len())))
+            .map(|(k, _)| k.clone())
+    }
+}
+
+/// A time a comment could have been written at: this century's (a small
+/// number reads as a time of 1970, as an id would).
+fn is_time(v: &Value) -> bool {
+    luntan_core::site::resolve_time(v, 0, 480).and_then(|t| t.get(..4)?.parse::<u32>().ok()).is_some_and(|year| (2000..2100).contains(&year))
+}
+
+/// The values of the drawn pages' `id` and `data-*` attributes: what a
+/// script names the elements it draws comments in by.
+fn element_names(rendered: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for html in rendered {
+        for el in Html::parse_document(html).root_element().descendants().filter_map(scraper::ElementRef::wrap) {
+            for (name, value) in el.value().attrs() {
+                if name == "id" || name.starts_with("data-") {
+                    out.insert(value.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether an element named `name` is named after the id `id`: the id
+/// itself, or after a prefix that does not run on into it (`c12`,
+/// `isso-12` for 12, not `112`).
+fn names_id(name: &str, id: &str) -> bool {
+    match name.strip_suffix(id) {
+        Some("") => true,
+        Some(prefix) => {
+            let last = prefix.chars().last().unwrap_or(' ');
+            let first = id.chars().next().unwrap_or(' ');
+            !(last.is_ascii_digit() && first.is_ascii_digit() || last.is_ascii_alphanumeric() && first.is_ascii_alphabetic())
+        }
+        None => false,
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn distinct(values: &[&Value]) -> usize {
+    values.iter().map(|v| v.to_string()).collect::<BTreeSet<_>>().len()
+}
+
+/// Where the article's part of the comment URL comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Key {
+    Thread,
+    /// `css@attr` on the served page.
+    Attr(String),
+    Path {
+        decoded: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Paging {
+    None,
+    Page { first: u64, size: Option<usize> },
+    Offset { first: u64, size: Option<usize> },
+}
+
+struct Template {
+    template: String,
+    key: Key,
+    paging_unseen: Option<String>,
+}
+
+/// Query parameter names that number a page or say how many a page holds.
+const PAGE_PARAMS: [&str; 8] = ["page", "p", "pn", "pageno", "pagenum", "pageindex", "current", "pagenumber"];
+const OFFSET_PARAMS: [&str; 4] = ["offset", "start", "skip", "from"];
+const SIZE_PARAMS: [&str; 9] = ["limit", "size", "pagesize", "page_size", "per_page", "perpage", "rows", "count", "num"];
+
+/// The URL's parts: the path's segments, then the query's pairs, each as
+/// sent (raw) and decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Seg(String),
+    Pair { name: String, raw: String, value: String },
+}
+
+fn parts(url: &Url) -> Vec<Part> {
+    let mut out: Vec<Part> = url.path().split('/').map(|s| Part::Seg(s.to_owned())).collect();
+    if let Some(q) = url.query() {
+        for piece in q.split('&') {
+            let (name, raw) = piece.split_once('=').unwrap_or((piece, ""));
+            let value = url::form_urlencoded::parse(piece.as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default();
+            out.push(Part::Pair { name: name.to_owned(), raw: raw.to_owned(), value });
+        }
+    }
+    out
+}
+
+fn part_value(p: &Part) -> String {
+    match p {
+        Part::Seg(s) => percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned(),
+        Part::Pair { value, .. } => value.clone(),
+    }
+}
+
+/// The ways `value` is the article's: its thread id, an attribute of its
+/// served page, its path.
+fn keys_for(value: &str, d: &Drawn, hashed: bool) -> Vec<Key> {
+    let mut out = Vec::new();
+    if value.is_empty() {
+        return out;
+    }
+    if !hashed && d.thread.as_deref() == Some(value) {
+        out.push(Key::Thread);
+    }
+    if value == d.url.path() {
+        out.push(Key::Path { decoded: false });
+    } else if value == decode_uri(d.url.path()) {
+        out.push(Key::Path { decoded: true });
+    }
+    if value.chars().count() >= 2 {
+        let doc = Html::parse_document(&d.source);
+        for el in doc.root_element().descendants().filter_map(scraper::ElementRef::wrap) {
+            for (name, v) in el.value().attrs() {
+                if v != value || matches!(name, "href" | "src" | "content" | "value" | "class" | "id") {
+                    continue;
+                }
+                let css = match el.value().id() {
+                    Some(id) if id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') => format!("#{id}@{name}"),
+                    _ => format!("{}[{name}]@{name}", el.value().name()),
+                };
+                let picks = Pick::parse(&css).ok().and_then(|p| {
+                    let first = Html::parse_document(&d.source);
+                    let el = first.select(&p).next()?;
+                    p.attribute_of(el)
+                });
+                if picks.as_deref() == Some(value) && !out.contains(&Key::Attr(css.clone())) {
+                    out.push(Key::Attr(css));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The endpoint's URL, the article's part and the paging found in it.
+fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Template, Paging), String> {
+    // The requests of each article, in order.
+    let mut asked: BTreeMap<usize, Vec<&Answer>> = BTreeMap::new();
+    for a in answers {
+        asked.entry(a.article).or_default().push(a);
+    }
+    let firsts: Vec<(&Drawn, &Answer)> = asked.values().map(|v| (&drawn[v[0].article], v[0])).collect();
+    let first_parts: Vec<Vec<Part>> = firsts.iter().map(|(_, a)| parts(a.url)).collect();
+    let n = first_parts[0].len();
+    if first_parts.iter().any(|p| p.len() != n) {
+        return Err(format!("the articles' first comment URLs differ in shape: {} and others", firsts[0].1.url));
+    }
+    // The part that changes from one request of an article to the next.
+    let mut paging_at: Option<usize> = None;
+    let mut values: Vec<Vec<u64>> = Vec::new();
+    for requests in asked.values().filter(|r| r.len() > 1) {
+        let ps: Vec<Vec<Part>> = requests.iter().map(|a| parts(a.url)).collect();
+        let differs: Vec<usize> = (0..n).filter(|&i| ps.iter().any(|p| p.get(i) != ps[0].get(i))).collect();
+        if let [i] = differs[..] {
+            paging_at.get_or_insert(i);
+            if paging_at == Some(i) {
+                values.push(ps.iter().filter_map(|p| part_value(&p[i]).parse().ok()).collect());
+            }
+        }
+    }
+    // The article's part: the first place every article agrees on.
+    let mut key = None;
+    for i in (0..n).filter(|&i| Some(i) != paging_at) {
+        // An article's own part differs between two articles; one that
+        // stays is the endpoint's.
+        let values: BTreeSet<String> = first_parts.iter().map(|p| part_value(&p[i])).collect();
+        if firsts.len() > 1 && values.len() < 2 {
+            continue;
+        }
+        let kinds: Vec<Vec<Key>> = firsts.iter().zip(&first_parts).map(|((d, _), p)| keys_for(&part_value(&p[i]), d, hashed)).collect();
+        let same = |k: &Key| kinds.iter().all(|ks| ks.contains(k));
+        if let Some(k) = kinds[0].iter().find(|k| same(k)) {
+            key = Some((i, k.clone()));
+            break;
+        }
+    }
+    let (key_at, key) = key.ok_or_else(|| format!("{}: no part of it is the article's id, an attribute of its page or its path", firsts[0].1.url))?;
+    // Paging seen (1, 2, 3 or 0, 10, 20), else a parameter's name says so.
+    let named = |i: usize, names: &[&str]| match &first_parts[0][i] {
+        Part::Pair { name, value, .. } => names.contains(&name.to_ascii_lowercase().as_str()) && value.parse::<u64>().is_ok(),
+        Part::Seg(_) => false,
+    };
+    let size_param = (0..n).find(|&i| named(i, &SIZE_PARAMS)).and_then(|i| part_value(&first_parts[0][i]).parse::<usize>().ok());
+    let full_page = asked.values().filter(|r| r.len() > 1).map(|r| r[0].items).max();
+    let size = full_page.or(size_param);
+    // A parameter named like a page's is taken for paging no script was
+    // seen to use, which [`probe_paging`] tries.
+    let seen = paging_at.is_some();
+    let paging_at = paging_at.or_else(|| (0..n).find(|&i| i != key_at && (named(i, &PAGE_PARAMS) || named(i, &OFFSET_PARAMS))));
+    let paging_unseen = paging_at.filter(|_| !seen).map(|i| match &first_parts[0][i] {
+        Part::Pair { raw, .. } => raw.clone(),
+        Part::Seg(s) => s.clone(),
+    });
+    let paging = match paging_at {
+        None => Paging::None,
+        Some(i) => {
+            let first: u64 = part_value(&first_parts[0][i]).parse().map_err(|_| format!("{}: its paging is not a number", firsts[0].1.url))?;
+            let step = values.iter().find(|v| v.len() > 1).map(|v| v[1].saturating_sub(v[0]));
+            // Page numbers step by one; offsets by a page's comments.
+            let offset = match step {
+                Some(1) => false,
+                Some(s) if Some(s as usize) == size => true,
+                Some(s) => return Err(format!("{}: its pages step by {s}, neither one nor a page's comments", firsts[0].1.url)),
+                None => named(i, &OFFSET_PARAMS),
+            };
+            if offset {
+                Paging::Offset { first, size }
+            } else {
+                Paging::Page { first, size }
+            }
+        }
+    };
+    let placeholder = if key == Key::Thread { "{thread}" } else { "{key}" };
+    let url = firsts[0].1.url;
+    let mut template = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    if let Some(p) = url.port() {
+        let _ = write!(template, ":{p}");
+    }
+    let mut query = Vec::new();
+    let mut path = Vec::new();
+    for (i, p) in first_parts[0].iter().enumerate() {
+        let put = if i == key_at {
+            Some(placeholder)
+        } else if Some(i) == paging_at {
+            Some(if matches!(paging, Paging::Offset { .. }) { "{offset}" } else { "{page}" })
+        } else {
+            None
+        };
+        match p {
+            Part::Seg(s) => path.push(put.map_or_else(|| s.clone(), str::to_owned)),
+            Part::Pair { name, raw, .. } => query.push(format!("{name}={}", put.map_or(raw.as_str(), |v| v))),
+        }
+    }
+    template.push_str(&path.join("/"));
+    if !query.is_empty() {
+        let _ = write!(template, "?{}", query.join("&"));
+    }
+    Ok((Template { template, key, paging_unseen }, paging))
+}
+
+/// A number on every article's first page equal to the comments read of
+/// that article (replies nested inside included), where an article has some.
+fn count_path(answers: &[Answer], items_at: &Keys) -> Option<String> {
+    let mut read: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut firsts: BTreeMap<usize, &Value> = BTreeMap::new();
+    for a in answers {
+        *read.entry(a.article).or_insert(0) += a.comments.len();
+        firsts.entry(a.article).or_insert(a.value);
+    }
+    if read.values().all(|&n| n == 0) {
+        return None;
+    }
+    let mut candidates: Option<BTreeSet<Keys>> = None;
+    for (article, first) in &firsts {
+        let mut ls = Vec::new();
+        leaves(first, &mut Vec::new(), &mut ls);
+        let fits: BTreeSet<Keys> =
+            ls.into_iter().filter(|(k, v)| !k.starts_with(items_at) && v.as_u64() == Some(read[article] as u64)).map(|(k, _)| k).collect();
+        candidates = Some(match candidates {
+            None => fits,
+            Some(c) => c.intersection(&fits).cloned().collect(),
+        });
+    }
+    candidates?.into_iter().min_by_key(|k| k.len()).map(|k| json_path(&k))
+}
+
+/// Whether two URLs ask for the same: host, port, path and the query's
+/// pairs (how a script wrote them, `+` or `%20`, the pairs' order, is its own).
+fn same_request(a: &Url, b: &Url) -> bool {
+    let meaning = |u: &Url| {
+        let mut pairs: Vec<(String, String)> = u.query_pairs().map(|(a, b)| (a.into_owned(), b.into_owned())).collect();
+        pairs.sort();
+        (u.host_str().map(str::to_owned), u.port(), percent_encoding::percent_decode_str(u.path()).decode_utf8_lossy().into_owned(), pairs)
+    };
+    meaning(a) == meaning(b)
+}
+
+/// Paging no script was seen to use, tried once: the next page of the
+/// drawn article with the most comments, asked through a fetcher of the
+/// sample's politeness. `Some(true)` when it holds only the first page's
+/// comments again (the server does not page so: Isso's `offset=0`
+/// without `limit`), `Some(false)` when it holds others or none, `None`
+/// when it could not be asked; and the requests sent.
+async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComments, drawn: &[Drawn]) -> (Option<bool>, u64) {
+    let mut with = learned.clone();
+    with.comments = Some(comments.clone());
+    let Ok(site) = Site::parse(&with.site_file(), Path::new("learned.xml")) else { return (None, 0) };
+    let Some(rules) = &site.comments else { return (None, 0) };
+    let first = rules.endpoint.first_key();
+    let fullest = drawn
+        .iter()
+        .filter_map(|d| {
+            let thread = d.thread.clone().unwrap_or_default();
+            let key = rules.key_in(&d.url, &d.source);
+            let url = rules.page_url(&thread, key.as_deref(), &first)?;
+            let (_, value) = d.json.iter().find(|(u, _)| same_request(u, &url))?;
+            Some((thread, key, value))
+        })
+        .max_by_key(|(_, _, v)| rules.endpoint.items(v).len());
+    let Some((thread, key, value)) = fullest else { return (None, 0) };
+    let items = rules.endpoint.items(value);
+    let Some(next) = rules.endpoint.next_key(&first, items.len(), value) else { return (None, 0) };
+    let Some(url) = rules.page_url(&thread, key.as_deref(), &next) else { return (None, 0) };
+    let Ok(site) = crate::sample::drawing_site(&sample.home, learned.delay) else { return (None, 0) };
+    let Ok(fetcher) = luntan_crawl::fetch::Fetcher::new(Arc::new(site)) else { return (None, 0) };
+    let got = luntan_crawl::protocol::get_json_page(&fetcher, &url).await;
+    let requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let Ok(page) = got else { return (None, requests) };
+    let mut seen = luntan_core::site::ItemsSeen::default();
+    seen.repeats(&items);
+    (Some(seen.repeats(&rules.endpoint.items(&page.value))), requests)
+}
+
+/// The learned file, loaded back with the comments, must ask for what each
+/// drawn article's script asked for first, and read comments there.
+fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Result<LearnedComments, String> {
+    let mut with = learned.clone();
+    with.comments = Some(comments.clone());
+    let site = Site::parse(&with.site_file(), Path::new("learned.xml")).map_err(|e| format!("the file does not load: {e}"))?;
+    let rules = site.comments.as_ref().ok_or("the file has no <comments>")?;
+    let mut read = 0;
+    for d in drawn {
+        let thread = d.thread.clone().unwrap_or_default();
+        let key = rules.key_in(&d.url, &d.source);
+        let url =
+            rules.page_url(&thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("{}: the file makes no comment URL for it", d.url))?;
+        let Some((asked, value)) = d.json.iter().find(|(u, _)| endpoint_shape(u) == endpoint_shape(&url)) else { continue };
+        if !same_request(&url, asked) {
+            return Err(format!("{}: the file asks {url}, the page's script asked {asked}", d.url));
+        }
+        read += rules.endpoint.items(value).len();
+    }
+    if read == 0 {
+        return Err("the file, loaded back, reads no comment where the scripts found them".into());
+    }
+    Ok(comments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drawn(url: &str, thread: &str, source: &str, rendered: &str, json: &[(&str, Value)]) -> Drawn {
+        Drawn {
+            url: Url::parse(url).unwrap(),
+            thread: Some(thread.into()),
+            source: source.into(),
+            rendered: rendered.into(),
+            json: json.iter().map(|(u, v)| (Url::parse(u).unwrap(), v.clone())).collect(),
+        }
+    }
+
+    fn attr<'a>(c: &'a LearnedComments, name: &str) -> Option<&'a str> {
+        c.attrs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Isso's answer: replies nested under `replies`, its text HTML, the
+    /// thread named by the page's path (double-encoded when Chinese).
+    #[test]
+    fn an_isso_like_answer_learns_items_fields_and_the_path_key() {
+        let page = |n: u32, who: &[(&str, &str)]| {
+            let mut html = String::from("<html><body><article><h1>标题</h1><p>正文在这里</p></article><section id=isso-thread>");
+            for (a, t) in who {
+                let _ = write!(html, "<div class=isso-comment><span class=author>{a}</span><div class=text><p>{t}</p></div></div>");
+            }
+            html.push_str("</section></body></html>");
+            let _ = n;
+            html
+        };
+        let answer = |base: u64, names: [&str; 3]| {
+            serde_json::json!({"id": null, "total_replies": 2, "replies": [
+                {"id": base, "parent": null, "text": format!("<p>第一条评论{base}，说得好</p>"), "author": names[0], "website": null,
+                 "created": 1_741_165_200.5 + base as f64, "modified": null, "likes": 0, "dislikes": 0, "hash": "abc",
+                 "replies": [{"id": base + 1, "parent": base, "text": format!("<p>回复第一条{base}</p>"), "author": names[1], "website": "http://a.example/",
+                              "created": 1_741_166_200.5 + base as f64, "modified": null, "likes": 1, "dislikes": 0, "hash": "abc", "replies": []}]},
+                {"id": base + 2, "parent": null, "text": format!("<p>第二条评论{base}</p>"), "author": names[2], "website": null,
+                 "created": 1_741_167_200.5 + base as f64, "modified": null, "likes": 0, "dislikes": 0, "hash": "def", "replies": []}
+            ]})
+        };
+        let source = "<html><body><article><h1>标题</h1><p>正文在这里</p></article><section id=isso-thread></section><script src=/isso/js/embed.min.js></script></body></html>";
+        let a = drawn(
+            "http://b.test/2025/03/05/%E4%BA%AC%E5%9F%8E/",
+            "h1",
+            source,
+            &page(1, &[("甲", "第一条评论1，说得好"), ("乙", "回复第一条1"), ("丙", "第二条评论1")]),
+            &[("http://b.test/isso/?uri=%2F2025%2F03%2F05%2F%25E4%25BA%25AC%25E5%259F%258E%2F&offset=0&nested_limit=5", answer(1, ["甲", "乙", "丙"]))],
+        );
+        let b = drawn(
+            "http://b.test/2025/03/06/abc/",
+            "h2",
+            source,
+            &page(2, &[("丁", "第一条评论10，说得好"), ("戊", "回复第一条10"), ("己", "第二条评论10")]),
+            &[("http://b.test/isso/?uri=%2F2025%2F03%2F06%2Fabc%2F&offset=0&nested_limit=5", answer(10, ["丁", "戊", "己"]))],
+        );
+        let mut c = infer(&[a, b], true).unwrap();
+        // `offset=0` reads as paging no script was seen to use: the probe
+        // asks, and Isso answering every offset alike takes it out again.
+        assert_eq!(c.url, "http://b.test/isso/?uri={key}&offset={offset}&nested_limit=5");
+        assert_eq!((attr(&c, "paging"), c.paging_unseen.as_deref()), (Some("offset"), Some("0")));
+        c.without_paging();
+        assert_eq!(c.url, "http://b.test/isso/?uri={key}&offset=0&nested_limit=5");
+        assert_eq!(attr(&c, "key-from"), Some("path"));
+        assert_eq!(attr(&c, "items"), Some("$.replies[*]"));
+        assert_eq!(attr(&c, "body"), Some("$.text"));
+        assert_eq!(attr(&c, "body-format"), Some("html"));
+        assert_eq!(attr(&c, "author"), Some("$.author"));
+        assert_eq!(attr(&c, "time"), Some("$.created"));
+        assert_eq!(attr(&c, "id"), Some("$.id"));
+        assert_eq!(attr(&c, "parent"), Some("$.parent"));
+        assert_eq!(attr(&c, "children"), Some("$.replies[*]"));
+        assert_eq!(attr(&c, "paging"), None);
+        assert_eq!(attr(&c, "count"), None, "total_replies counts the top level only");
+    }
+
+    /// A news site's box: the key in an attribute of the served page, five
+    /// comments a page asked for page by page, a total on the first.
+    #[test]
+    fn a_paged_answer_with_the_key_in_an_attribute_learns_page_paging_and_the_count() {
+        let comment = |id: u64, nick: &str| serde_json::json!({"id": id, "user": {"nick": nick, "uid": 900 + id}, "created": 1_733_018_400 + id * 60, "content": format!("评论内容第{id}条\n第二段"), "parent": 0});
+        let source = |key: &str| {
+            format!("<html><body><article>文章</article><section id=\"comments\" data-thread-key=\"{key}\"></section><script>load()</script></body></html>")
+        };
+        let shown = |ids: std::ops::RangeInclusive<u64>| {
+            let mut s = String::from("<html><body><article>文章</article><section id=comments>");
+            for i in ids {
+                let _ = write!(s, "<div><b>用户{i}</b><p>评论内容第{i}条</p><p>第二段</p></div>");
+            }
+            s + "</section></body></html>"
+        };
+        let page1: Vec<Value> = (1..=5).map(|i| comment(i, &format!("用户{i}"))).collect();
+        let page2: Vec<Value> = (6..=7).map(|i| comment(i, &format!("用户{i}"))).collect();
+        let a = drawn(
+            "http://n.test/news/article/7.html",
+            "7",
+            &source("cms-7"),
+            &shown(1..=7),
+            &[
+                ("http://n.test/news/api/comments?key=cms-7&page=1", serde_json::json!({"total": 7, "page_size": 5, "comments": page1})),
+                ("http://n.test/news/api/comments?key=cms-7&page=2", serde_json::json!({"total": 7, "page_size": 5, "comments": page2})),
+            ],
+        );
+        let b = drawn(
+            "http://n.test/news/article/8.html",
+            "8",
+            &source("cms-8"),
+            &shown(20..=21),
+            &[(
+                "http://n.test/news/api/comments?key=cms-8&page=1",
+                serde_json::json!({"total": 2, "page_size": 5, "comments": [comment(20, "用户20"), comment(21, "用户21")]}),
+            )],
+        );
+        let c = infer(&[a, b], false).unwrap();
+        assert_eq!(c.url, "http://n.test/news/api/comments?key={key}&page={page}");
+        assert_eq!(attr(&c, "key"), Some("#comments@data-thread-key"));
+        assert_eq!((attr(&c, "paging"), attr(&c, "page-size"), attr(&c, "first")), (Some("page"), Some("5"), None));
+        assert_eq!(attr(&c, "count"), Some("$.total"));
+        assert_eq!(attr(&c, "author"), Some("$.user.nick"));
+        assert_eq!(attr(&c, "body-format"), Some("text"));
+        assert_eq!(attr(&c, "parent"), None, "0 names nothing, and nothing else is named");
+    }
+
+    /// The page shows nothing of what the JSON holds: no comments.
+    #[test]
+    fn json_the_page_does_not_show_teaches_nothing() {
+        let a = drawn(
+            "http://n.test/a/1.html",
+            "1",
+            "<html><body><p>正文</p><script></script></body></html>",
+            "<html><body><p>正文</p></body></html>",
+            &[("http://n.test/api/stats?id=1", serde_json::json!({"views": [{"day": "周一", "n": 5}]}))],
+        );
+        assert!(infer(&[a], false).is_err());
+    }
+}
