@@ -49,8 +49,9 @@ lint:
 # served on loopback, then crawled with the file luntan-learn writes and with
 # a hand-written one, each thread compared with the package's own database. Needs the registries and
 # minutes, so it is not part of make test. PACKAGES=machina,… for some.
+# Chromium: the learner draws the Isso blog's articles to find its comments.
 .PHONY: realworld
-realworld: build
+realworld: build chromium
 	python3 realworld/run.py $(if $(PACKAGES),--packages $(PACKAGES),)
 
 # A site file learned from a forum's home page: make learn URL=http://… SITE=id

@@ -1,7 +1,12 @@
 # What every package's bed.sh shares (sourced, not run): its arguments,
 # the server's pid file and process group, and waiting for its first page.
-# A bed.sh sets HERE, sources this, calls `bed_args "$@"` (which sets CMD and
-# WORK), defines install, fill and serve, and ends with `bed_main "$@"`.
+# A bed.sh sets HERE, sources this (which sets REPO and CORPUS), calls
+# `bed_args "$@"` (which sets CMD and WORK), defines install, fill and serve,
+# and ends with `bed_main "$@"`.
+
+# The repository and the fixture's corpus every fill takes its text from.
+REPO="$(cd "$HERE/../.." && pwd)"
+CORPUS="$REPO/crates/luntan-fixture/corpus"
 
 bed_usage() { echo "usage: $0 install|fill|stop WORK | serve WORK PORT" >&2; exit 2; }
 

@@ -142,10 +142,24 @@ MEASURED = [
 ]
 
 
+# A top-level <comments> (a hybrid site's JSON comments) names the same
+# fields by its own attributes.
+COMMENTS_RULES = {"id": "post-id", "author-id": "author-id", "author-url": "author-url", "parent": "reply-to",
+                  "children": "reply-to", "edited": "edited", "likes": "likes", "location": "location"}
+
+
 def thread_rules(site_file):
-    """The conversation attributes of a site file's `<thread>`, in file order."""
-    el = ET.parse(site_file).getroot().find("thread")
-    return [a for a in (el.attrib if el is not None else {}) if a in CONVERSATION]
+    """The conversation attributes of a site file's `<thread>`, then those
+    its `<comments>` reads, in file order."""
+    root = ET.parse(site_file).getroot()
+    el = root.find("thread")
+    rules = [a for a in (el.attrib if el is not None else {}) if a in CONVERSATION]
+    comments = root.find("comments")
+    for a in (comments.attrib if comments is not None else {}):
+        rule = COMMENTS_RULES.get(a)
+        if rule and rule not in rules:
+            rules.append(rule)
+    return rules
 
 
 def url_key(u):

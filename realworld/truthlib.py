@@ -32,6 +32,33 @@ def fold(s):
     return " ".join(s.split())
 
 
+# Elements with no end tag: never on a page parser's stack.
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class SourcePage(HTMLParser):
+    """A page parser that knows where it is in the page's source (`pos`,
+    for slicing a post's HTML out of it), and reads a self-closing tag
+    (`<div/>`) as a browser does: a start tag, then its end unless void."""
+
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.source = text
+        self.line_at = [0]
+        for i, c in enumerate(text):
+            if c == "\n":
+                self.line_at.append(i + 1)
+
+    def pos(self):
+        line, col = self.getpos()
+        return self.line_at[line - 1] + col
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.handle_endtag(tag)
+
+
 class _View(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)

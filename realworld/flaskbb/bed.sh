@@ -3,8 +3,6 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
-CORPUS="$REPO/crates/luntan-fixture/corpus"
 
 # shellcheck source=../bed-lib.sh
 . "$HERE/../bed-lib.sh"

@@ -4,7 +4,6 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
 PROJECT="$HERE/project"
 
 # shellcheck source=../bed-lib.sh
@@ -44,7 +43,7 @@ fill() {
   [ -x "$PY" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
   rm -f "$WORK/db.sqlite3" "$WORK/truth.json"
   manage migrate --noinput -v 0
-  BED_CORPUS="$REPO/crates/luntan-fixture/corpus" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
+  BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
 }
 
 serve() {

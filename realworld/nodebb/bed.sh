@@ -6,7 +6,6 @@ set -euo pipefail
 
 VERSION=1.4.0
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
 REDIS_DB=${NODEBB_REDIS_DB:-5}
 REDIS_HOST=127.0.0.1
 REDIS_PORT=6379
@@ -75,7 +74,7 @@ EOF
 	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" zrem plugins:active \
 		nodebb-plugin-emoji-one nodebb-plugin-emoji-extended nodebb-plugin-soundpack-default >/dev/null
 	write_config 4567
-	node "$HERE/fill.js" "$NB" "$REPO/crates/luntan-fixture/corpus" "$WORK/truth.json"
+	node "$HERE/fill.js" "$NB" "$CORPUS" "$WORK/truth.json"
 	# each post's rendered HTML into paragraphs and quotes, as a reader sees them
 	python3 "$REPO/realworld/truthlib.py" nodebb "$WORK/truth.json"
 }

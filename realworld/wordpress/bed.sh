@@ -6,7 +6,6 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
 PACKAGES=(wordpress php-cli php-mysql wordpress-l10n wordpress-theme-twentytwentythree)
 export WP_BED_DB="${WP_BED_DB:-wp_bed}"
 
@@ -51,7 +50,7 @@ fill() {
   [ -f "$WORK/.installed" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
   bed_stop
   rm -f "$WORK/truth.json"
-  php "$HERE/fill.php" "$WP" "$REPO/crates/luntan-fixture/corpus" "$WORK/truth.json"
+  php "$HERE/fill.php" "$WP" "$CORPUS" "$WORK/truth.json"
   # each post's rendered HTML into paragraphs, as a reader sees them (same input shape as NodeBB's)
   python3 "$REPO/realworld/truthlib.py" nodebb "$WORK/truth.json"
 }

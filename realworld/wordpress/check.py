@@ -18,25 +18,18 @@ import json
 import sys
 import urllib.parse
 import urllib.request
-from html.parser import HTMLParser
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from truthlib import fold, post_view  # noqa: E402
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+from truthlib import VOID, SourcePage, fold, post_view  # noqa: E402
 
 
-class Page(HTMLParser):
+class Page(SourcePage):
     """The parts of a post page (or the links of a list page)."""
 
     def __init__(self, html):
-        super().__init__(convert_charrefs=True)
+        super().__init__(html)
         self.html = html
-        self.line_at = [0]
-        for i, c in enumerate(html):
-            if c == "\n":
-                self.line_at.append(i + 1)
         self.stack = []  # (tag, classes, record or None)
         self.title = None
         self.posts = []  # dicts in page order; the article first
@@ -44,10 +37,6 @@ class Page(HTMLParser):
         self.text_to = None  # (dict, key) collecting text
         self.feed(html)
         self.close()
-
-    def pos(self):
-        line, col = self.getpos()
-        return self.line_at[line - 1] + col
 
     def _comment(self):
         for tag, cls, rec in reversed(self.stack):
@@ -82,11 +71,6 @@ class Page(HTMLParser):
             rec = {"kind": "body", "start": self.pos() + len(self.get_starttag_text())}
         if tag not in VOID:
             self.stack.append((tag, cls, rec))
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID:
-            self.handle_endtag(tag)
 
     def handle_endtag(self, tag):
         if tag in VOID:
