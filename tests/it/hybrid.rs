@@ -16,6 +16,16 @@ fn server() -> luntan_fixture::BlockingFixture {
     FixtureServer::start_blocking(FixtureConfig { threads: 5, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).expect("fixture server")
 }
 
+/// A fixture server and a work folder holding its news site file: the
+/// file's path and text.
+fn news_file() -> (luntan_fixture::BlockingFixture, Work, std::path::PathBuf, String) {
+    let server = server();
+    let work = Work::new();
+    let path = server.write_news_site_file(&work.sites()).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    (server, work, path, text)
+}
+
 fn crawl(work: &Work) {
     work.ok("discover", &["--all-boards"]);
     work.ok("download", &[]);
@@ -88,7 +98,11 @@ fn comment_requests(server: &luntan_fixture::BlockingFixture, from: usize) -> BT
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in &server.requests()[from..] {
         if let Some(q) = r.path_and_query.strip_prefix("/news/api/comments?") {
-            let key = q.split('&').find_map(|kv| kv.strip_prefix("key=cms-")).unwrap_or_default().to_owned();
+            // The article, by its key or (`key-from="path"`) its path.
+            fn by_path(kv: &str) -> Option<&str> {
+                kv.strip_prefix("path=%2Fnews%2Farticle%2F")?.strip_suffix(".html")
+            }
+            let key = q.split('&').find_map(|kv| kv.strip_prefix("key=cms-").or_else(|| by_path(kv))).unwrap_or_default().to_owned();
             out.entry(key).or_default().push(q.to_owned());
         }
     }
@@ -199,6 +213,32 @@ fn a_comment_added_between_rounds_and_a_new_article_are_picked_up() {
     assert_eq!(doc.posts.len(), full.posts.len() + 1, "the article, its page of comments, and the new one");
 }
 
+/// Comment packages a blog embeds key a page's comments by its own path,
+/// which no page source holds: with `key-from="path"` every article's
+/// comments are read from `?path=…`, as with the page's key, and a later
+/// round asks each saved article's count by the path its page 1 had.
+#[test]
+fn comments_keyed_by_the_articles_path_are_read_and_rechecked() {
+    let (server, work, path, text) = news_file();
+    let by_path = text.replace(r##"key="#comments@data-thread-key""##, r#"key-from="path""#).replace("key={key}", "path={key}");
+    assert_ne!(by_path, text);
+    std::fs::write(&path, by_path).unwrap();
+    let truth = server.news_truth();
+    crawl(&work);
+    assert_every_article_matches(&work, &truth);
+    let asked: Vec<String> = server.requests().iter().filter_map(|r| r.path_and_query.strip_prefix("/news/api/comments?").map(str::to_owned)).collect();
+    assert!(!asked.is_empty() && asked.iter().all(|q| q.starts_with("path=%2Fnews%2Farticle%2F") && !q.contains("key=")), "{asked:?}");
+
+    let full = truth.threads.iter().find(|t| top_level(&server, &t.thread) == luntan_fixture::news::COMMENTS_PAGE).expect("an article with one full page");
+    assert!(server.add_news_comment(&full.thread));
+    let from = server.requests().len();
+    work.ok("discover", &["--all-boards"]);
+    let rows = work.rows();
+    assert_eq!(rows[&("news".to_owned(), full.thread.clone())].0, ThreadState::Discovered, "its count grew");
+    let rechecked = comment_requests(&server, from);
+    assert_eq!(rechecked.len(), truth.threads.len(), "{rechecked:?}");
+}
+
 /// Replies the comment API nests inside their comments (and replies to
 /// replies, a level deeper) came out as floors of their own with no sign
 /// of what they answered, and no comment said who wrote it (by id), how
@@ -267,10 +307,7 @@ fn a_reply_to_an_old_comment_is_stored_under_it_in_a_later_round() {
 /// line naming the file, the line and the attribute, before any request.
 #[test]
 fn a_bad_parent_path_is_one_line_naming_the_file_line_and_attribute() {
-    let server = server();
-    let work = Work::new();
-    let file = server.write_news_site_file(&work.sites()).unwrap();
-    let good = std::fs::read_to_string(&file).unwrap();
+    let (server, work, file, good) = news_file();
     let line = good.lines().position(|l| l.contains("parent=")).unwrap() + 1;
     for (from, to, field, says) in
         [(r#"parent="$.parent""#, r#"parent="$.parent[""#, "parent", "bad JSONPath"), (r#"id="$.id" "#, "", "children", "needs an `id` path")]

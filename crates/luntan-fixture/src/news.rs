@@ -2,7 +2,8 @@
 //! `news` under `/news/`. Sections and their article lists are plain HTML,
 //! newest first, with no comment counts; each article page holds its title,
 //! byline and text, and an empty `<div id="comments" data-thread-key="cms-N">`
-//! that its script fills from `/news/api/comments?key=cms-N&page=P`: five
+//! that its script fills from `/news/api/comments?key=cms-N&page=P` (the
+//! API also answers `path=/news/article/N.html` for `key`): five
 //! comments a page, oldest first, with the total count, epoch-second
 //! times, plain text with `\n` between paragraphs. Comments are
 //! conversations: each names its author's id (`uid`), its likes
@@ -338,7 +339,12 @@ impl News {
                 html(s)
             }
             "/news/api/comments" => {
-                let a = self.articles.iter().find(|a| param("key") == Some(format!("cms-{}", a.aid).as_str()))?;
+                // By the page's key, or as the comment packages a blog
+                // embeds ask (Isso, Waline): by the page's own path.
+                let path = param("path").map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned());
+                let a = self.articles.iter().find(|a| {
+                    param("key") == Some(format!("cms-{}", a.aid).as_str()) || path.as_deref() == Some(format!("/news/article/{}.html", a.aid).as_str())
+                })?;
                 let page = param("page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1).max(1);
                 let rows: Vec<serde_json::Value> = a
                     .comments

@@ -936,13 +936,12 @@ mod tests {
     /// thread named by the page's path (double-encoded when Chinese).
     #[test]
     fn an_isso_like_answer_learns_items_fields_and_the_path_key() {
-        let page = |n: u32, who: &[(&str, &str)]| {
+        let page = |who: &[(&str, &str)]| {
             let mut html = String::from("<html><body><article><h1>标题</h1><p>正文在这里</p></article><section id=isso-thread>");
             for (a, t) in who {
                 let _ = write!(html, "<div class=isso-comment><span class=author>{a}</span><div class=text><p>{t}</p></div></div>");
             }
             html.push_str("</section></body></html>");
-            let _ = n;
             html
         };
         let answer = |base: u64, names: [&str; 3]| {
@@ -956,20 +955,14 @@ mod tests {
             ]})
         };
         let source = "<html><body><article><h1>标题</h1><p>正文在这里</p></article><section id=isso-thread></section><script src=/isso/js/embed.min.js></script></body></html>";
-        let a = drawn(
-            "http://b.test/2025/03/05/%E4%BA%AC%E5%9F%8E/",
-            "h1",
-            source,
-            &page(1, &[("甲", "第一条评论1，说得好"), ("乙", "回复第一条1"), ("丙", "第二条评论1")]),
-            &[("http://b.test/isso/?uri=%2F2025%2F03%2F05%2F%25E4%25BA%25AC%25E5%259F%258E%2F&offset=0&nested_limit=5", answer(1, ["甲", "乙", "丙"]))],
-        );
-        let b = drawn(
-            "http://b.test/2025/03/06/abc/",
-            "h2",
-            source,
-            &page(2, &[("丁", "第一条评论10，说得好"), ("戊", "回复第一条10"), ("己", "第二条评论10")]),
-            &[("http://b.test/isso/?uri=%2F2025%2F03%2F06%2Fabc%2F&offset=0&nested_limit=5", answer(10, ["丁", "戊", "己"]))],
-        );
+        let article = |path: &str, uri: &str, base: u64, names: [&str; 3]| {
+            let shown = [(names[0], format!("第一条评论{base}，说得好")), (names[1], format!("回复第一条{base}")), (names[2], format!("第二条评论{base}"))];
+            let shown: Vec<(&str, &str)> = shown.iter().map(|(a, t)| (*a, t.as_str())).collect();
+            let api = format!("http://b.test/isso/?uri={uri}&offset=0&nested_limit=5");
+            drawn(&format!("http://b.test{path}"), &format!("h{base}"), source, &page(&shown), &[(&api, answer(base, names))])
+        };
+        let a = article("/2025/03/05/%E4%BA%AC%E5%9F%8E/", "%2F2025%2F03%2F05%2F%25E4%25BA%25AC%25E5%259F%258E%2F", 1, ["甲", "乙", "丙"]);
+        let b = article("/2025/03/06/abc/", "%2F2025%2F03%2F06%2Fabc%2F", 10, ["丁", "戊", "己"]);
         let mut c = infer(&[a, b], true).unwrap();
         // `offset=0` reads as paging no script was seen to use: the probe
         // asks, and Isso answering every offset alike takes it out again.
