@@ -202,21 +202,16 @@ def comments_of(rd, path, bad):
     ]
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    truth = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    rd = Reader(int(sys.argv[2]))
-    bad = []
+def check_blog(truth, rd, comments_of, embed_faults, keys, drawn_under=False, bad=None):
+    """What both Hexo beds check (this one and ../waline's, which imports
+    it): the home's and each category's list pages link exactly the truth's
+    articles, the sidebar its categories; each article's title, category,
+    embed (`embed_faults(page, thread)`: one line a fault), and its posts,
+    the article from the page and the comments from `comments_of(rd, path,
+    bad)`, compared key by key (`keys`; `drawn_under`: a reply's nesting
+    is its `reply_to`). Prints the differences and the counts."""
+    bad = [] if bad is None else bad
     n_posts = 0
-
-    # the client config the server hands the embed must leave sorting and nesting as they are
-    conf = rd.json("/isso/config")["config"]
-    for k in ("sorting", "max-comments-top", "max-comments-nested"):
-        if k in conf:
-            bad.append(f"/isso/config sets {k} = {conf[k]!r}")
-
-    # list pages
     home, n_home, first = list_pages(rd, truth["home"])
     want = [t["path"] for t in truth["threads"]]
     if sorted(home) != sorted(want):
@@ -239,9 +234,7 @@ def main():
             bad.append(f"{path}: title {page.title!r} != {t['title']!r}")
         if fold(page.category or "") != names[t["board"]]:
             bad.append(f"{path}: category {page.category!r} != {names[t['board']]!r}")
-        scripts = [s for s in page.embed_script if s.get("data-isso") == "/isso/" and s.get("src") == "/isso/js/embed.min.js"]
-        if len(scripts) != 1 or len(page.threads) != 1 or set(page.threads[0]) != {"id"}:
-            bad.append(f"{path}: not Isso's documented embed: {page.embed_script} {page.threads}")
+        bad += [f"{path}: {fault}" for fault in embed_faults(page, t)]
         got = [
             {
                 "id": None,
@@ -249,6 +242,7 @@ def main():
                 "author": "",
                 "author_url": None,
                 "time": on_clock(page.time) if page.time else None,
+                "likes": None,
                 "paragraphs": post_view(page.body or "")["paragraphs"],
                 "shown": post_view(page.body or "")["shown"],
             }
@@ -258,10 +252,10 @@ def main():
             bad.append(f"{path}: {len(got)} posts, truth {len(t['posts'])}")
         for i, (g, w) in enumerate(zip(got, t["posts"])):
             n_posts += 1
-            for k in ("id", "reply_to", "author", "author_url", "time", "paragraphs", "shown"):
+            for k in keys:
                 if g[k] != w[k]:
                     bad.append(f"{path} post {i + 1}: {k} {g[k]!r} != {w[k]!r}")
-            if g.get("drawn_under") != w["reply_to"]:
+            if drawn_under and g.get("drawn_under") != w["reply_to"]:
                 bad.append(f"{path} post {i + 1}: drawn under {g.get('drawn_under')!r}, truth reply_to {w['reply_to']!r}")
     for b in bad[:40]:
         print(b)
@@ -271,6 +265,28 @@ def main():
         f"{rd.pages} pages ({n_lists} list pages) and {rd.api} API answers read; {len(bad)} differences"
     )
     return 1 if bad else 0
+
+
+def isso_embed_faults(page, t):
+    scripts = [s for s in page.embed_script if s.get("data-isso") == "/isso/" and s.get("src") == "/isso/js/embed.min.js"]
+    if len(scripts) != 1 or len(page.threads) != 1 or set(page.threads[0]) != {"id"}:
+        return [f"not Isso's documented embed: {page.embed_script} {page.threads}"]
+    return []
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    truth = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    rd = Reader(int(sys.argv[2]))
+    bad = []
+    # the client config the server hands the embed must leave sorting and nesting as they are
+    conf = rd.json("/isso/config")["config"]
+    for k in ("sorting", "max-comments-top", "max-comments-nested"):
+        if k in conf:
+            bad.append(f"/isso/config sets {k} = {conf[k]!r}")
+    keys = ("id", "reply_to", "author", "author_url", "time", "paragraphs", "shown")
+    return check_blog(truth, rd, comments_of, isso_embed_faults, keys, drawn_under=True, bad=bad)
 
 
 if __name__ == "__main__":

@@ -237,12 +237,88 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_server(work, port):
+def boards_of(loaded):
+    """truth.json's boards: the categories as Hexo loaded them, each id the
+    hash of its slug as luntan's `<links hashed="board">` makes it."""
+    out = []
+    for c in loaded["categories"]:
+        slug = c["path"].rstrip("/").rsplit("/", 1)[-1]
+        out.append({"id": slug_id(slug), "name": c["name"], "path": c["path"], "slug": c["slug"], "posts": c["posts"]})
+    return out
+
+
+def hexo_posts(work, rng, reviews, poems, configs="_config.yml"):
+    """The planned posts written as `hexo new` writes them, the blog
+    generated with `configs` and read back as Hexo loads it, each checked
+    against its plan (kept as the post's `plan`): the posts, the plan and
+    all Hexo loaded. The Waline bed's fill makes its blog with it too."""
+    blog = work / "blog"
+    plan = plan_posts(rng, reviews, poems)
+    shutil.rmtree(blog / "source" / "_posts", ignore_errors=True)
+    (blog / "source" / "_posts").mkdir(parents=True)
+    (work / "plan.json").write_text(json.dumps({"posts": plan}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(run(["node", str(HERE / "hexo.js"), str(blog), "write", str(work / "plan.json")], blog).strip())
+    shutil.rmtree(blog / "public", ignore_errors=True)
+    (blog / "db.json").unlink(missing_ok=True)
+    out = run([str(blog / "node_modules" / ".bin" / "hexo"), "generate", "--config", configs], blog)
+    print(f"hexo generate: {sum(1 for x in out.splitlines() if 'Generated:' in x)} files")
+    run(["node", str(HERE / "hexo.js"), str(blog), "read", str(work / "hexo.json")], blog)
+    loaded = json.loads((work / "hexo.json").read_text(encoding="utf-8"))
+    posts = loaded["posts"]
+    if [(p["title"], p["date"].replace("T", " ")) for p in posts] != [(p["title"], p["date"]) for p in plan]:
+        sys.exit("fill: Hexo's posts are not the plan's (a slug taken twice, or a date moved)")
+    for p in posts:
+        if not p["path"].startswith("/" + p["date"][:10].replace("-", "/") + "/"):
+            sys.exit(f"fill: {p['path']} does not name its day, {p['date']} (the machine's clock is not the site's)")
+    for p, q in zip(posts, plan):
+        p["plan"] = q
+    return posts, plan, loaded
+
+
+def comment_shows(likes):
+    """truth.json's `shows` for a comment package's pages: a comment's id,
+    its author's site, what it answers; no user id, quotes or edit time;
+    `likes` where the package shows a count."""
+    return {
+        "post_id": True,
+        "author_id": False,
+        "author_url": True,
+        "quote_of": False,
+        "quote_author": False,
+        "reply_to": True,
+        "edited": False,
+        "likes": likes,
+    }
+
+
+def article_post(p):
+    """The article as a thread's first post, from Hexo's rendered HTML."""
+    view = post_view(p["content"])
+    return {
+        "id": None,
+        "author": "",  # landscape shows no author on a post (Hexo's `author` is only in <meta>)
+        "author_id": None,
+        "author_url": None,
+        "time": p["date"],
+        "edited": None,
+        "likes": None,
+        "reply_to": None,
+        "shown": view["shown"],
+        "paragraphs": view["paragraphs"],
+        "intros": view["intros"],
+        "quotes": [],
+    }
+
+
+def start_server(work, port, serve=HERE / "serve.py", ready="/isso/config", tries=120):
+    """The bed's `serve` (`--fill`: its comment server's flood guard off) on
+    `port`, once `ready` answers 200 (a quarter of a second between tries).
+    The Waline bed's fill starts its own server with it too."""
     log = open(work / "fill-server.log", "w")
-    p = subprocess.Popen([sys.executable, str(HERE / "serve.py"), str(work), str(port), "--fill"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    for _ in range(120):
+    p = subprocess.Popen([sys.executable, str(serve), str(work), str(port), "--fill"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    for _ in range(tries):
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/isso/config", timeout=5) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready}", timeout=5) as r:
                 if r.status == 200:
                     return p
         except OSError:
@@ -263,47 +339,37 @@ def stop_server(p):
         p.wait()
 
 
-def post_comment(origin, path, data):
+def post_json(url, data, origin, page, timeout=30):
+    """POSTs `data` as JSON, as an embed on `page` (a path of `origin`)
+    posts a comment: the status and the answer. The Waline bed's fill posts
+    with it too."""
     req = urllib.request.Request(
-        f"{origin}/isso/new?uri={encode_uri_component(path)}",
+        url,
         data=json.dumps(data, ensure_ascii=False).encode("utf-8"),
-        headers={"Content-Type": "application/json", "Origin": origin, "Referer": origin + path},
+        headers={"Content-Type": "application/json", "Origin": origin, "Referer": origin + page},
         method="POST",
     )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        if r.status != 201:
-            sys.exit(f"fill: POST {req.full_url}: {r.status}")
-        return json.loads(r.read())
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, json.loads(r.read())
+
+
+def post_comment(origin, path, data):
+    url = f"{origin}/isso/new?uri={encode_uri_component(path)}"
+    status, answer = post_json(url, data, origin, path)
+    if status != 201:
+        sys.exit(f"fill: POST {url}: {status}")
+    return answer
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     work, corpus = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
-    blog = work / "blog"
     rng = random.Random(SEED)
     reviews, poems = load_corpus(corpus)
 
     # ---- Hexo: write the posts as `hexo new` does, generate, read back ----
-    plan = plan_posts(rng, reviews, poems)
-    shutil.rmtree(blog / "source" / "_posts", ignore_errors=True)
-    (blog / "source" / "_posts").mkdir(parents=True)
-    (work / "plan.json").write_text(json.dumps({"posts": plan}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(run(["node", str(HERE / "hexo.js"), str(blog), "write", str(work / "plan.json")], blog).strip())
-    shutil.rmtree(blog / "public", ignore_errors=True)
-    (blog / "db.json").unlink(missing_ok=True)
-    out = run([str(blog / "node_modules" / ".bin" / "hexo"), "generate"], blog)
-    print(f"hexo generate: {sum(1 for x in out.splitlines() if 'Generated:' in x)} files")
-    run(["node", str(HERE / "hexo.js"), str(blog), "read", str(work / "hexo.json")], blog)
-    loaded = json.loads((work / "hexo.json").read_text(encoding="utf-8"))
-    posts = loaded["posts"]
-    if [(p["title"], p["date"].replace("T", " ")) for p in posts] != [(p["title"], p["date"]) for p in plan]:
-        sys.exit("fill: Hexo's posts are not the plan's (a slug taken twice, or a date moved)")
-    for p in posts:
-        if not p["path"].startswith("/" + p["date"][:10].replace("-", "/") + "/"):
-            sys.exit(f"fill: {p['path']} does not name its day, {p['date']} (the machine's clock is not the site's)")
-    for p, q in zip(posts, plan):
-        p["plan"] = q
+    posts, plan, loaded = hexo_posts(work, rng, reviews, poems)
 
     # ---- Isso: every comment through its API, in time order over the whole blog ----
     comments = []
@@ -364,16 +430,7 @@ def main():
         # author's web site (the name links to it), what it answers by nesting (the JSON's
         # parent; a reply drawn in its top-level comment's .isso-follow-up). No user id, no
         # quotes, no edit time; votes only as likes − dislikes (none are cast).
-        "shows": {
-            "post_id": True,
-            "author_id": False,
-            "author_url": True,
-            "quote_of": False,
-            "quote_author": False,
-            "reply_to": True,
-            "edited": False,
-            "likes": False,
-        },
+        "shows": comment_shows(likes=False),
         "settings": {
             "hexo": {k: loaded.get(k) for k in ("hexo", "timezone")} | {"per_page": 10, "permalink": ":year/:month/:day/:title/", "theme": "landscape"},
             "isso": {
@@ -388,29 +445,11 @@ def main():
         "boards": [],
         "threads": [],
     }
-    for c in loaded["categories"]:
-        slug = c["path"].rstrip("/").rsplit("/", 1)[-1]
-        truth["boards"].append({"id": slug_id(slug), "name": c["name"], "path": c["path"], "slug": c["slug"], "posts": c["posts"]})
+    truth["boards"] = boards_of(loaded)
     board_of = {b["name"]: b["id"] for b in truth["boards"]}
     n_comments = n_replies = n_flattened = 0
     for a, p in enumerate(posts):
-        view = post_view(p["content"])
-        posts_out = [
-            {
-                "id": None,
-                "author": "",  # landscape shows no author on a post (Hexo's `author` is only in <meta>)
-                "author_id": None,
-                "author_url": None,
-                "time": p["date"],
-                "edited": None,
-                "likes": None,
-                "reply_to": None,
-                "shown": view["shown"],
-                "paragraphs": view["paragraphs"],
-                "intros": view["intros"],
-                "quotes": [],
-            }
-        ]
+        posts_out = [article_post(p)]
         rows = list(isso_db.comments.fetch(p["path"], mode=5, parent="any", order_by="id", asc=1))
         kids = {}
         for r in rows:
