@@ -275,6 +275,20 @@ def hexo_posts(work, rng, reviews, poems, configs="_config.yml"):
     return posts, plan, loaded
 
 
+def write_truth(work, truth, replies):
+    """truth.json written, the plan gone, and one line saying what it
+    holds (`replies`: how the comments answer each other)."""
+    (work / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    (work / "plan.json").unlink()
+    threads = truth["threads"]
+    comments = sum(len(t["posts"]) - 1 for t in threads)
+    bare = sum(1 for t in threads if len(t["posts"]) == 1)
+    print(
+        f"truth.json: {len(truth['boards'])} boards, {len(threads)} threads, {len(threads) + comments} posts "
+        f"({comments} comments, {replies}; {bare} articles without comments); {truth['version']}"
+    )
+
+
 def comment_shows(likes):
     """truth.json's `shows` for a comment package's pages: a comment's id,
     its author's site, what it answers; no user id, quotes or edit time;
@@ -447,7 +461,7 @@ def main():
     }
     truth["boards"] = boards_of(loaded)
     board_of = {b["name"]: b["id"] for b in truth["boards"]}
-    n_comments = n_replies = n_flattened = 0
+    n_replies = n_flattened = 0
     for a, p in enumerate(posts):
         posts_out = [article_post(p)]
         rows = list(isso_db.comments.fetch(p["path"], mode=5, parent="any", order_by="id", asc=1))
@@ -489,7 +503,6 @@ def main():
                     "quotes": [],
                 }
             )
-            n_comments += 1
             n_replies += r["parent"] is not None
         n_flattened += sum(1 for c in comments if c["article"] == a and c["answers"] is not None and c["top"] != c["answers"])
         slug = p["path"].rstrip("/").rsplit("/", 1)[-1]
@@ -504,14 +517,7 @@ def main():
                 "posts": posts_out,
             }
         )
-    (work / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    (work / "plan.json").unlink()
-    print(
-        f"truth.json: {len(truth['boards'])} boards, {len(truth['threads'])} threads, "
-        f"{len(truth['threads']) + n_comments} posts ({n_comments} comments, {n_replies} of them replies, "
-        f"{n_flattened} of those posted to a reply and drawn under its top-level comment; "
-        f"{sum(1 for t in truth['threads'] if len(t['posts']) == 1)} articles without comments); {truth['version']}"
-    )
+    write_truth(work, truth, f"{n_replies} of them replies, {n_flattened} of those posted to a reply and drawn under its top-level comment")
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ def main():
         if r["status"] != "approved" or r["sticky"]:
             sys.exit(f"fill: comment {r['id']} is {r['status']}{', sticky' if r['sticky'] else ''}")
         by_url.setdefault(r["url"], []).append(r)
-    n_comments = n_replies = n_deep = 0
+    n_replies = n_deep = 0
     pages = {}
     for p in posts:
         posts_out = [base.article_post(p)]
@@ -220,7 +220,6 @@ def main():
                     "quotes": [],
                 }
             )
-            n_comments += 1
             n_replies += depth == 2
             n_deep += bool(r["pid"] and r["pid"] != r["rid"])
         slug = p["path"].rstrip("/").rsplit("/", 1)[-1]
@@ -238,14 +237,8 @@ def main():
         )
     if by_url:
         sys.exit(f"fill: comments on no article: {list(by_url)[:3]}")
-    (work / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    (work / "plan.json").unlink()
-    print(
-        f"truth.json: {len(truth['boards'])} boards, {len(truth['threads'])} threads, "
-        f"{len(truth['threads']) + n_comments} posts ({n_comments} comments, {n_replies} of them replies, "
-        f"{n_deep} of those answering a reply; {sum(1 for t in truth['threads'] if len(t['posts']) == 1)} articles without comments, "
-        f"{sum(1 for n in pages.values() if n > 1)} with a second comments page); {truth['version']}"
-    )
+    second = sum(1 for n in pages.values() if n > 1)
+    base.write_truth(work, truth, f"{n_replies} of them replies, {n_deep} of those answering a reply, {second} articles with a second comments page")
 
 
 if __name__ == "__main__":
