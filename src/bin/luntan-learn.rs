@@ -19,7 +19,10 @@ use url::Url;
 /// delay, at most --max-requests requests), the thread and board-list
 /// pages are told apart by their layout and links, their URL patterns
 /// and pagers are learned from the URLs, and the posts' and rows'
-/// selectors from the pages. The file is loaded back and checked on the
+/// selectors from the pages. Where article pages show no comments but
+/// hold scripts, a few are drawn in Chromium (beyond --max-requests: four
+/// articles at most) and the JSON API their comments come from is
+/// learned as a <comments>. The file is loaded back and checked on the
 /// sample before it is written; what could not be learned is named in a
 /// comment in it and on stderr. Exit status 2 when no usable site file
 /// could be made (with --partial, also when the file written is partial).
