@@ -161,6 +161,9 @@ pub struct Rendered {
     /// fetches answered 200), in the order answered: where a script found
     /// what it drew, for the learner to name ([`JSON_KEPT`] bytes at most).
     pub json: Vec<(Url, Vec<u8>)>,
+    /// What the page asked of hosts not the forum's, refused unread (a
+    /// comment server elsewhere, a script from a CDN), in order.
+    pub off_host: Vec<Url>,
 }
 
 /// Bytes of JSON answers a rendered page keeps at most: a comment API's
@@ -257,7 +260,8 @@ impl Renderer {
         self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
         let date = crate::db::lock(&traffic.date).clone();
         let json = std::mem::take(&mut *crate::db::lock(&traffic.json));
-        Ok(Rendered { url: url.clone(), states, dropped, date, json })
+        let off_host = std::mem::take(&mut *crate::db::lock(&traffic.off_host));
+        Ok(Rendered { url: url.clone(), states, dropped, date, json, off_host })
     }
 
     /// A tab left open by an earlier page of this browser; those of a dead
@@ -637,6 +641,8 @@ struct Traffic {
     sockets: socket::Sockets,
     /// JSON answers to the page's XHRs and fetches ([`Rendered::json`]).
     json: Mutex<Vec<(Url, Vec<u8>)>>,
+    /// [`Rendered::off_host`].
+    off_host: Mutex<Vec<Url>>,
 }
 
 /// An XHR or fetch in flight.
@@ -670,6 +676,7 @@ impl Traffic {
             answered: Mutex::default(),
             sockets: socket::Sockets::default(),
             json: Mutex::default(),
+            off_host: Mutex::default(),
         }
     }
 
@@ -878,6 +885,9 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let reason = match &e {
                 FetchError::Refused { .. } | FetchError::Robots { .. } => {
                     stats.refused.fetch_add(1, Ordering::Relaxed);
+                    if !fetcher.site().host_allowed(&url) {
+                        crate::db::lock(&traffic.off_host).push(url.clone());
+                    }
                     ErrorReason::BlockedByClient
                 }
                 _ => ErrorReason::Failed,

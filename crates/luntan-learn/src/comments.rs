@@ -59,6 +59,8 @@ pub struct Drawn {
     pub rendered: String,
     /// What its scripts asked for and got as JSON, in order.
     pub json: Vec<(Url, Value)>,
+    /// What it asked of other hosts than the forum's, refused unread.
+    pub off_host: Vec<Url>,
 }
 
 /// A learned top-level `<comments>`.
@@ -132,7 +134,8 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
         match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
             Ok(drawn) => {
                 let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), serde_json::from_slice(body).ok()?))).collect();
-                out.push(Drawn { url, thread, source: source.to_owned(), rendered: drawn.states.last().cloned().unwrap_or_default(), json });
+                let rendered = drawn.states.last().cloned().unwrap_or_default();
+                out.push(Drawn { url, thread, source: source.to_owned(), rendered, json, off_host: drawn.off_host });
             }
             Err(e) => {
                 first_error.get_or_insert(e.to_string());
@@ -153,7 +156,11 @@ pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
     match draw(sample, learned).await {
         Ok((drawn, requests)) => {
             learned.requests += requests;
+            let elsewhere = elsewhere(&drawn);
             if drawn.is_empty() || drawn.iter().all(|d| d.json.is_empty()) {
+                if let Some(e) = elsewhere {
+                    learned.missing.push(format!("comments: the article pages' scripts loaded no JSON from this host{e}"));
+                }
                 return;
             }
             let hashed = learned.hashed.contains(&"thread");
@@ -169,11 +176,27 @@ pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
                     c.paging_unseen = None;
                     learned.comments = Some(c);
                 }
-                Err(why) => learned.missing.push(format!("comments: the article pages' scripts load JSON, but no comments were learned from it: {why}")),
+                Err(why) => learned.missing.push(format!(
+                    "comments: the article pages' scripts load JSON, but no comments were learned from it: {why}{}",
+                    elsewhere.unwrap_or_default()
+                )),
             }
         }
         Err(why) => learned.missing.push(format!("comments: article pages hold scripts, but none was drawn to see what they load: {why}")),
     }
+}
+
+/// A comment server on another host (Waline's on Vercel, Isso on a
+/// subdomain) is refused in the drawing: the hosts the pages' scripts
+/// asked, said rather than passed over.
+fn elsewhere(drawn: &[Drawn]) -> Option<String> {
+    let hosts: BTreeSet<&str> = drawn.iter().flat_map(|d| &d.off_host).map(|u| &u[url::Position::BeforeScheme..url::Position::BeforePath]).collect();
+    (!hosts.is_empty()).then(|| {
+        format!(
+            "; the pages' scripts also asked other hosts ({}), which the learner does not draw from: comments served there need <allow-host> and a <comments> written by hand",
+            hosts.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 /// A key path inside a JSON value, as written in a JSONPath (`$.user.nick`).
@@ -925,6 +948,7 @@ mod tests {
             source: source.into(),
             rendered: rendered.into(),
             json: json.iter().map(|(u, v)| (Url::parse(u).unwrap(), v.clone())).collect(),
+            off_host: Vec::new(),
         }
     }
 
@@ -1028,6 +1052,24 @@ mod tests {
         assert_eq!(attr(&c, "author"), Some("$.user.nick"));
         assert_eq!(attr(&c, "body-format"), Some("text"));
         assert_eq!(attr(&c, "parent"), None, "0 names nothing, and nothing else is named");
+    }
+
+    /// Waline's server on another host than the blog's: its requests were
+    /// refused in the drawing, and the hosts are named, each once.
+    #[test]
+    fn a_comment_server_on_another_host_is_named() {
+        let mut a = drawn("http://b.test/a/", "1", "<script></script>", "", &[]);
+        a.off_host = [
+            "https://waline.example.app/api/comment?path=%2Fa%2F",
+            "https://unpkg.com/@waline/emojis/weibo/info.json",
+            "https://waline.example.app/api/article",
+        ]
+        .iter()
+        .map(|u| Url::parse(u).unwrap())
+        .collect();
+        let note = elsewhere(&[a]).unwrap();
+        assert!(note.contains("(https://unpkg.com, https://waline.example.app)"), "{note}");
+        assert_eq!(elsewhere(&[drawn("http://b.test/a/", "1", "", "", &[])]), None);
     }
 
     /// The page shows nothing of what the JSON holds: no comments.
