@@ -576,8 +576,30 @@ fn get(base: &str, path: &str) -> String {
 /// the same authors, times, words, ids and answers, in the same order.
 #[test]
 fn comments_a_script_loads_as_json_are_learned_and_read_as_the_hand_written_file_reads_them() {
-    let server = FixtureServer::start_blocking(FixtureConfig { threads: 5, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() })
-        .expect("fixture server");
+    let server = news_server();
+    let text = learn_news_and_compare(&server, None);
+    assert!(!text.contains("<allow-host>"), "{text}");
+}
+
+/// The same with the comment API on another server, as a blog's Waline
+/// on a host of its own: the page's script names it, the learner draws
+/// from it too, and the file allows its host and asks it for the comments.
+#[test]
+fn comments_from_a_server_of_their_own_are_learned_with_its_host_allowed() {
+    let (pages, api) = (news_server(), news_server());
+    pages.set_news_api_origin(&api.base_url());
+    let text = learn_news_and_compare(&pages, Some(&api));
+    assert!(text.contains("<allow-host>127.0.0.1</allow-host>"), "{text}");
+}
+
+fn news_server() -> luntan_fixture::BlockingFixture {
+    FixtureServer::start_blocking(FixtureConfig { threads: 5, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).expect("fixture server")
+}
+
+/// Learns the news site of `server` (its comments from `api`'s server
+/// where given), crawls with the learned file and with the hand-written
+/// one (`server`'s own API), and compares every post; the learned file.
+fn learn_news_and_compare(server: &luntan_fixture::BlockingFixture, api: Option<&luntan_fixture::BlockingFixture>) -> String {
     let learned = Work::new();
     let out = learned.stage("learn", &[&server.url("/news/"), "--id", "news", "--delay-ms", "0", "--quiet", "--explain"]);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -587,14 +609,19 @@ fn comments_a_script_loads_as_json_are_learned_and_read_as_the_hand_written_file
     assert!(out.status.success(), "{stderr}");
     let site = Site::parse(&text, &path).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let comments = site.comments.as_ref().unwrap_or_else(|| panic!("no <comments> learned:\n{text}"));
-    assert!(comments.endpoint.url.contains("/news/api/comments?key={key}&page={page}"), "{}", comments.endpoint.url);
+    let api_base = api.unwrap_or(server).base_url();
+    assert_eq!(comments.endpoint.url, format!("{api_base}news/api/comments?key={{key}}&page={{page}}"));
     assert!(stdout.contains("comments: ") && stdout.contains("  from "), "--explain names the comments and where they came from:\n{stdout}");
 
     let hand = Work::new();
     server.write_news_site_file(&hand.sites()).unwrap();
     crawl(&hand);
     common::set_politeness(&path, r#"delay-ms="0" concurrency="4""#);
+    let asked_before = api.map(|a| a.requests().len());
     crawl(&learned);
+    if let (Some(a), Some(before)) = (api, asked_before) {
+        assert!(a.requests()[before..].iter().any(|r| r.path_and_query.starts_with("/news/api/comments?")), "the crawl asked the API's own server");
+    }
     let (h_docs, l_docs) = (docs(&hand), docs(&learned));
     let truth = server.news_truth();
     assert_eq!(h_docs.len(), truth.threads.len());
@@ -610,4 +637,5 @@ fn comments_a_script_loads_as_json_are_learned_and_read_as_the_hand_written_file
         comments_read += view(l).len();
     }
     assert!(comments_read > 10, "only {comments_read} comments read");
+    text
 }

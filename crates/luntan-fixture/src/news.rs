@@ -115,6 +115,10 @@ struct Article {
 #[derive(Debug, Clone)]
 pub struct News {
     seed: u64,
+    /// Where the article pages' script asks for comments: `""` this
+    /// server, else another's origin (`http://127.0.0.1:8081`), as a blog
+    /// whose comment server lives on a host of its own.
+    api_origin: String,
     articles: Vec<Article>,
     /// Changes made so far: each seeds its own text.
     changes: u64,
@@ -141,7 +145,7 @@ impl News {
     pub fn new(seed: u64) -> News {
         let mut r = rng(&[seed, 0x4E45_5753]);
         let now = minutes_of(NOW.0, NOW.1, NOW.2, NOW.3, NOW.4);
-        let mut news = News { seed, articles: Vec::new(), changes: 0, next_comment: 90_001 };
+        let mut news = News { seed, api_origin: String::new(), articles: Vec::new(), changes: 0, next_comment: 90_001 };
         for (k, &count) in COMMENT_COUNTS.iter().enumerate().take(SECTIONS.len() * ARTICLES_PER_SECTION) {
             let aid = 3000 + 7 * k as u64 + r.u64(0..7);
             let time = now - 60 * 24 * 20 + (k as u32) * 60 * 24 * 2 + r.u32(0..600);
@@ -325,6 +329,12 @@ impl News {
         list
     }
 
+    /// The article pages ask another server's API for their comments (the
+    /// same news, the same seed): `origin` without a trailing `/`.
+    pub fn set_api_origin(&mut self, origin: &str) {
+        self.api_origin = origin.trim_end_matches('/').to_owned();
+    }
+
     /// The response for a path under `/news/`: (status, content type, body).
     pub fn get(&self, path: &str, query: &str) -> Option<(u16, &'static str, Vec<u8>)> {
         let html = |s: String| Some((200, "text/html; charset=utf-8", s.into_bytes()));
@@ -378,7 +388,7 @@ impl News {
                 }
                 let aid = path.strip_prefix("/news/article/")?.strip_suffix(".html")?;
                 let a = self.articles.iter().find(|a| a.aid.to_string() == aid)?;
-                html(article_page(a))
+                html(article_page(a, &self.api_origin))
             }
         }
     }
@@ -398,7 +408,7 @@ fn page_head(title: &str) -> String {
     s
 }
 
-fn article_page(a: &Article) -> String {
+fn article_page(a: &Article, api_origin: &str) -> String {
     let mut s = page_head(&a.title);
     s.push_str("</nav><h1 class=\"headline\">");
     esc_into(&mut s, &a.title);
@@ -414,7 +424,7 @@ fn article_page(a: &Article) -> String {
     let _ = write!(
         s,
         "</div></article><section id=\"comments\" data-thread-key=\"cms-{aid}\"><p class=\"loading\">评论加载中…</p></section>\
-<script>var NEWS_CONFIG = {{threadKey: 'cms-{aid}', api: '/news/api/comments'}};</script><script>{SCRIPT}</script></body></html>",
+<script>var NEWS_CONFIG = {{threadKey: 'cms-{aid}', api: '{api_origin}/news/api/comments'}};</script><script>{SCRIPT}</script></body></html>",
         aid = a.aid
     );
     s

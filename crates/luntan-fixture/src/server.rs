@@ -220,6 +220,12 @@ impl FixtureServer {
         lock(&self.shared.news).conversation(aid)
     }
 
+    /// The news articles' script asks `origin`'s comment API (another
+    /// fixture server's: the same seed, the same news) instead of this one's.
+    pub fn set_news_api_origin(&self, origin: &str) {
+        lock(&self.shared.news).set_api_origin(origin);
+    }
+
     /// A new news article in `section`, with two comments; its id.
     pub fn add_news_article(&self, section: &str) -> Option<String> {
         lock(&self.shared.news).add_article(section)
@@ -665,6 +671,10 @@ async fn respond(shared: &Arc<Shared>, conn: &ConnHandle, method: &Method, path_
         for (name, value) in crate::widget::headers(path_and_query) {
             builder = builder.header(name, value);
         }
+    }
+    if path_and_query.starts_with("/news/api/") {
+        // Asked from another origin's pages too (`set_news_api_origin`).
+        builder = builder.header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*");
     }
     let mut builder = builder
         .status(StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))

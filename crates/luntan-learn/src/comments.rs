@@ -25,9 +25,11 @@
 //! 5. **Checked**: the file, loaded back, must ask for the URL the script
 //!    asked for, for every article drawn, and read the same comments.
 //!
-//! Comments on another host than the forum's, and comments a page loads
-//! only when clicked, are not learned (the browser is refused the one and
-//! never clicks for the other).
+//! A comment server on a host of its own (Waline's `serverURL`) is drawn
+//! from when the page's scripts come from it or name it, and the file then
+//! allows its host; other hosts are refused in the drawing and, where no
+//! comments are learned, named. Comments a page loads only when clicked
+//! are learned only as far as its script asks on its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -123,7 +125,11 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
     if articles.is_empty() {
         return Ok((Vec::new(), 0));
     }
-    let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay)?);
+    // A page's comment server may live on a host of its own (Waline's
+    // serverURL): the hosts its scripts come from or name are drawn from too,
+    // each through the same fetcher (its robots.txt, the delay).
+    let hosts = script_hosts(&sample.home, articles.iter().map(|(u, _, html)| (u, *html)));
+    let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay, &hosts)?);
     let fetcher = Arc::new(luntan_crawl::fetch::Fetcher::new(drawing).map_err(|e| e.to_string())?);
     let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or("the drawing site has no <browser>")?;
     let mut out = Vec::new();
@@ -150,6 +156,30 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
     }
 }
 
+/// The host names a page's scripts come from (`<script src>`) or name
+/// (an absolute URL in a script's text), other than `home`'s host and port:
+/// where a comment server elsewhere is (ten at most).
+fn script_hosts<'a>(home: &Url, pages: impl Iterator<Item = (&'a Url, &'a str)>) -> Vec<String> {
+    let named = regex::Regex::new(r#"https?://[A-Za-z0-9.\-]+(?::[0-9]+)?"#).expect("a valid pattern");
+    let scripts = scraper::Selector::parse("script").expect("a valid selector");
+    let mut hosts = BTreeSet::new();
+    for (url, html) in pages {
+        let doc = Html::parse_document(html);
+        for script in doc.select(&scripts) {
+            let src = script.value().attr("src").and_then(|s| url.join(s.trim()).ok());
+            let text: String = script.text().collect();
+            let inline = named.find_iter(&text).filter_map(|m| Url::parse(m.as_str()).ok());
+            for u in src.into_iter().chain(inline) {
+                let elsewhere = u.host_str() != home.host_str() || u.port_or_known_default() != home.port_or_known_default();
+                if let (Some(h), true) = (u.host_str(), elsewhere) {
+                    hosts.insert(h.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    hosts.into_iter().take(10).collect()
+}
+
 /// Draws and infers; what was learned goes into `learned.comments`, and why
 /// nothing was (where articles hold scripts) into `learned.missing`.
 pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
@@ -166,6 +196,10 @@ pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
             let hashed = learned.hashed.contains(&"thread");
             match infer(&drawn, hashed).and_then(|c| verify(learned, c, &drawn)) {
                 Ok(mut c) => {
+                    if let Some(h) = Url::parse(&c.url).ok().filter(|u| !same_origin(u, &learned.home)).and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+                    {
+                        learned.allow_hosts.push(h);
+                    }
                     if c.paging_unseen.is_some() {
                         let (alike, requests) = probe_paging(sample, learned, &c, &drawn).await;
                         learned.requests += requests;
@@ -193,7 +227,7 @@ fn elsewhere(drawn: &[Drawn]) -> Option<String> {
     let hosts: BTreeSet<&str> = drawn.iter().flat_map(|d| &d.off_host).map(|u| &u[url::Position::BeforeScheme..url::Position::BeforePath]).collect();
     (!hosts.is_empty()).then(|| {
         format!(
-            "; the pages' scripts also asked other hosts ({}), which the learner does not draw from: comments served there need <allow-host> and a <comments> written by hand",
+            "; the pages' scripts also asked other hosts ({}), which the page's own scripts name nowhere and the drawing refused: comments served there need <allow-host> and a <comments> written by hand",
             hosts.into_iter().collect::<Vec<_>>().join(", ")
         )
     })
@@ -865,6 +899,11 @@ fn count_path(answers: &[Answer], items_at: &Keys) -> Option<String> {
     candidates?.into_iter().min_by_key(|k| k.len()).map(|k| json_path(&k))
 }
 
+/// Whether two URLs have one host and port.
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.host_str() == b.host_str() && a.port_or_known_default() == b.port_or_known_default()
+}
+
 /// Whether two URLs ask for the same: host, port, path and the query's
 /// pairs (how a script wrote them, `+` or `%20`, the pairs' order, is its own).
 fn same_request(a: &Url, b: &Url) -> bool {
@@ -902,7 +941,7 @@ async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComm
     let items = rules.endpoint.items(value);
     let Some(next) = rules.endpoint.next_key(&first, items.len(), value) else { return (None, 0) };
     let Some(url) = rules.page_url(&thread, key.as_deref(), &next) else { return (None, 0) };
-    let Ok(site) = crate::sample::drawing_site(&sample.home, learned.delay) else { return (None, 0) };
+    let Ok(site) = crate::sample::drawing_site(&sample.home, learned.delay, &learned.allow_hosts) else { return (None, 0) };
     let Ok(fetcher) = luntan_crawl::fetch::Fetcher::new(Arc::new(site)) else { return (None, 0) };
     let got = luntan_crawl::protocol::get_json_page(&fetcher, &url).await;
     let requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);

@@ -94,6 +94,9 @@ pub struct Learned {
     pub hashed: Vec<&'static str>,
     /// Comments the article pages' scripts load as JSON ([`comments`]).
     pub comments: Option<comments::LearnedComments>,
+    /// Hosts besides the forum's its pages are read from (`<allow-host>`:
+    /// a comment server's).
+    pub allow_hosts: Vec<String>,
     /// Pages read and requests sent for the sample (and to draw articles).
     pub pages: usize,
     pub requests: u64,
@@ -113,6 +116,7 @@ impl Learned {
             max_board_pages: None,
             hashed: Vec::new(),
             comments: None,
+            allow_hosts: Vec::new(),
             pages: 0,
             requests: 0,
         }
@@ -129,6 +133,9 @@ impl Learned {
         let _ = writeln!(out, "  <name>{}</name>", text(&self.name));
         let _ = writeln!(out, "  <home>{}</home>", text(self.home.as_str()));
         let _ = writeln!(out, "  <politeness delay-ms=\"{}\"/>", self.delay.as_millis());
+        for h in &self.allow_hosts {
+            let _ = writeln!(out, "  <allow-host>{}</allow-host>", text(h));
+        }
         if let Some(n) = self.max_board_pages {
             let _ = writeln!(out, "  <max-board-pages>{n}</max-board-pages>");
         }

@@ -97,9 +97,10 @@ pub fn walking_site(home: &Url, delay: Duration) -> Result<Site, LearnError> {
 
 /// The walking site with a browser: what draws sampled articles in
 /// Chromium ([`crate::comments::draw`]), every request through the same
-/// politeness.
-pub fn drawing_site(home: &Url, delay: Duration) -> Result<Site, String> {
-    learner_site(home, delay, "<browser/>")
+/// politeness, the forum's host and `hosts` (a comment server's) allowed.
+pub fn drawing_site(home: &Url, delay: Duration, hosts: &[String]) -> Result<Site, String> {
+    let allowed: String = hosts.iter().map(|h| format!("<allow-host>{}</allow-host>", crate::text(h))).collect();
+    learner_site(home, delay, &format!("{allowed}<browser/>"))
 }
 
 fn learner_site(home: &Url, delay: Duration, extra: &str) -> Result<Site, String> {
