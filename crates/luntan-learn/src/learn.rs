@@ -1167,13 +1167,17 @@ fn time_of(e: ElementRef) -> Option<String> {
     luntan_extract::parse::time_of(e, luntan_core::dates::Clock::CHINA)
 }
 
+/// What [`post_rules`] says where no page shows posts, and [`lone_article`]
+/// takes back where it reads the article alone.
+const NO_POSTS_SHOWN: &str = "post: no thread page read shows two posts or more; posts are found by the template (post=\"auto\")";
+
 /// The post selector and the fields inside it, from the pages whose posts
 /// repeat.
 fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) -> Vec<Field> {
     let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
     let mut out = Vec::new();
     if grouped.is_empty() {
-        missing.push("post: no thread page read shows two posts or more; posts are found by the template (post=\"auto\")".into());
+        missing.push(NO_POSTS_SHOWN.into());
         out.push(Field { attr: "post", css: "auto".into(), examples: Vec::new() });
         return out;
     }
@@ -1347,8 +1351,7 @@ fn lead_reads(want: &Option<Said>, first: Option<&luntan_core::doc::Post>) -> bo
 /// the post, found as [`lead_post`] finds a lead, with selectors of its
 /// own; kept where the file then reads every page as that one post.
 fn lone_article(pages: &[&Seen], what: &mut Learned) {
-    const AUTO: &str = "post: no thread page read shows two posts or more; posts are found by the template (post=\"auto\")";
-    if !what.missing.iter().any(|m| m == AUTO) || pages.iter().any(|s| s.shows_posts()) {
+    if !what.missing.iter().any(|m| m == NO_POSTS_SHOWN) || pages.iter().any(|s| s.shows_posts()) {
         return;
     }
     let grouped: Vec<&&Seen> = pages.iter().collect();
@@ -1365,7 +1368,7 @@ fn lone_article(pages: &[&Seen], what: &mut Learned) {
         posts.len() == 1 && lead_reads(want, posts.first())
     });
     if reads {
-        with.missing.retain(|m| m != AUTO);
+        with.missing.retain(|m| m != NO_POSTS_SHOWN);
         *what = with;
     }
 }
