@@ -448,7 +448,7 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
     let comments: Vec<&Value> = answers.iter().flat_map(|a| a.comments.iter().copied()).collect();
     let with_body = comments.iter().filter(|c| get(c, &body).and_then(value_text).is_some_and(|t| !t.is_empty())).count();
     if shown * 2 < with_body {
-        return Err(format!("the page shows {shown} of the {with_body} texts at {} (items {}{})", json_path(&body), json_path(&items_at), "[*]"));
+        return Err(format!("the page shows {shown} of the {with_body} texts at {} (items {}[*])", json_path(&body), json_path(&items_at)));
     }
     // 3. The other fields.
     let fields = Fields::of(&comments);
@@ -473,16 +473,19 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
     if let Some(count) = count_path(&answers, &items_at) {
         attrs.push(("count", count));
     }
-    match &paging {
-        Paging::None => {}
-        Paging::Page { first, size } | Paging::Offset { first, size } => {
-            attrs.push(("paging", if matches!(paging, Paging::Page { .. }) { "page" } else { "offset" }.into()));
-            if *first != if matches!(paging, Paging::Page { .. }) { 1 } else { 0 } {
-                attrs.push(("first", first.to_string()));
-            }
-            if let Some(size) = size {
-                attrs.push(("page-size", size.to_string()));
-            }
+    // `first` where it is not the kind's own first value.
+    let paged = match &paging {
+        Paging::None => None,
+        Paging::Page { first, size } => Some(("page", 1, first, size)),
+        Paging::Offset { first, size } => Some(("offset", 0, first, size)),
+    };
+    if let Some((kind, usual, first, size)) = paged {
+        attrs.push(("paging", kind.into()));
+        if *first != usual {
+            attrs.push(("first", first.to_string()));
+        }
+        if let Some(size) = size {
+            attrs.push(("page-size", size.to_string()));
         }
     }
     attrs.push(("items", format!("{}[*]", json_path(&items_at))));
