@@ -450,6 +450,8 @@ def conversation_cell(side, r, field, rule, shows_key, shows, learned):
             return f"not learned ({how})" if learned else f"no rule ({how})"
         if shows_key and not shows.get(shows_key, True):
             return "not shown"
+        if field == "quotes":
+            return "none filled"  # the package has no quote button (WordPress, Isso, Waline)
         return "not learned" if learned else "–"
     n, ok = side["conversation"][field]
     cell = f"{ok}/{n}" if n else "0/0"
