@@ -160,9 +160,11 @@ pub struct Rendered {
     /// What the page's scripts asked for and got as JSON (XHRs and
     /// fetches answered 200), in the order answered: where a script found
     /// what it drew, for the learner to name ([`JSON_KEPT`] bytes at most).
+    /// Empty unless the renderer keeps it ([`Renderer::keeping_traffic`]).
     pub json: Vec<(Url, Vec<u8>)>,
     /// What the page asked of hosts not the forum's, refused unread (a
-    /// comment server elsewhere, a script from a CDN), in order.
+    /// comment server elsewhere, a script from a CDN), in order; kept as
+    /// `json` is.
     pub off_host: Vec<Url>,
 }
 
@@ -193,6 +195,9 @@ pub struct Renderer {
     /// Scripts, stylesheets and cacheable JSON already fetched, for the
     /// later pages that load them too.
     assets: Arc<AssetCache>,
+    /// Whether pages keep what their scripts fetched ([`Rendered::json`]):
+    /// the learner reads it; a crawl would only copy every answer.
+    keeps_traffic: bool,
     pub stats: Arc<RenderStats>,
 }
 
@@ -202,7 +207,14 @@ impl Renderer {
         let rules = fetcher.site().browser.clone()?;
         let tabs = tokio::sync::Semaphore::new(fetcher.site().politeness.concurrency);
         let hook = HOOK.replace("HORIZON_MS", &rules.settle.as_millis().to_string());
-        Some(Renderer { fetcher, rules, tabs, idle: Mutex::default(), hook, assets: Arc::default(), stats: Arc::default() })
+        Some(Renderer { fetcher, rules, tabs, idle: Mutex::default(), hook, assets: Arc::default(), keeps_traffic: false, stats: Arc::default() })
+    }
+
+    /// The renderer, its pages keeping the JSON their scripts fetched and
+    /// what they asked of other hosts ([`Rendered::json`], [`Rendered::off_host`]).
+    pub fn keeping_traffic(mut self) -> Renderer {
+        self.keeps_traffic = true;
+        self
     }
 
     /// The site whose pages this renderer draws.
@@ -241,7 +253,7 @@ impl Renderer {
             Some(tab) => tab,
             None => self.open_tab(live, url).await?,
         };
-        let traffic = Arc::new(Traffic::new(live.alive.clone()));
+        let traffic = Arc::new(Traffic::new(live.alive.clone(), self.keeps_traffic));
         *crate::db::lock(&tab.traffic) = Some(traffic.clone());
         let outcome = self.drive(&tab.page, &traffic, url, kind).await;
         traffic.sockets.close_all();
@@ -639,6 +651,8 @@ struct Traffic {
     answered: Mutex<std::collections::HashSet<String>>,
     /// The page's WebSockets, and its frames awaiting an answer.
     sockets: socket::Sockets,
+    /// Whether `json` and `off_host` are kept ([`Renderer::keeping_traffic`]).
+    keeps: bool,
     /// JSON answers to the page's XHRs and fetches ([`Rendered::json`]).
     json: Mutex<Vec<(Url, Vec<u8>)>>,
     /// [`Rendered::off_host`].
@@ -663,7 +677,7 @@ fn endpoint(url: &Url) -> String {
 }
 
 impl Traffic {
-    fn new(alive: Arc<AtomicBool>) -> Traffic {
+    fn new(alive: Arc<AtomicBool>, keeps: bool) -> Traffic {
         Traffic {
             alive,
             inflight: AtomicUsize::new(0),
@@ -675,6 +689,7 @@ impl Traffic {
             next: AtomicU64::new(0),
             answered: Mutex::default(),
             sockets: socket::Sockets::default(),
+            keeps,
             json: Mutex::default(),
             off_host: Mutex::default(),
         }
@@ -864,7 +879,7 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let headers = got.head.as_ref().map(|h| h.headers.clone()).unwrap_or_default();
             let entries = response_headers(&headers, got.content_type.as_deref(), &got.body);
             fulfil(page, event, got.status, entries, &got.body).await;
-            if script_asked && got.status == 200 && looks_like_json(got.content_type.as_deref(), &got.body) {
+            if traffic.keeps && script_asked && got.status == 200 && looks_like_json(got.content_type.as_deref(), &got.body) {
                 let mut json = crate::db::lock(&traffic.json);
                 if json.iter().map(|(_, b)| b.len()).sum::<usize>() + got.body.len() <= JSON_KEPT {
                     json.push((url.clone(), got.body.clone()));
@@ -885,7 +900,7 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let reason = match &e {
                 FetchError::Refused { .. } | FetchError::Robots { .. } => {
                     stats.refused.fetch_add(1, Ordering::Relaxed);
-                    if !fetcher.site().host_allowed(&url) {
+                    if traffic.keeps && !fetcher.site().host_allowed(&url) {
                         crate::db::lock(&traffic.off_host).push(url.clone());
                     }
                     ErrorReason::BlockedByClient
@@ -1182,7 +1197,7 @@ mod tests {
     /// the two locks in opposite orders and hung a download for good.
     #[test]
     fn a_request_ending_while_long_polls_are_looked_for_does_not_deadlock() {
-        let traffic = Arc::new(Traffic::new(Arc::new(AtomicBool::new(true))));
+        let traffic = Arc::new(Traffic::new(Arc::new(AtomicBool::new(true)), false));
         let url = Url::parse("http://127.0.0.1:1/poll?t=1").unwrap();
         let (done, finished) = std::sync::mpsc::channel();
         let ending = {

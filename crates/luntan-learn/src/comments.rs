@@ -108,13 +108,12 @@ impl LearnedComments {
 /// script. Returns the articles and the requests sent.
 pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64), String> {
     let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(|e| e.to_string())?;
-    let is_thread = |page: &&crate::sample::Page| site.links.thread.captures(page.landed.as_str()).is_some_and(|m| m.is_ok());
-    if sample.pages.iter().filter(is_thread).any(|p| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {
+    let threads: Vec<_> = sample.pages.iter().filter_map(|p| Some((p, site.links.thread.captures(p.landed.as_str())?.ok()?))).collect();
+    if threads.iter().any(|(p, _)| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {
         return Ok((Vec::new(), 0));
     }
     let mut articles: Vec<(Url, Option<String>, &str)> = Vec::new();
-    for page in &sample.pages {
-        let Some(Ok(m)) = site.links.thread.captures(page.landed.as_str()) else { continue };
+    for (page, m) in threads {
         let thread = m.thread.map(|t| t.to_string());
         let first = site.links.thread.is_first(m.page);
         let has_script = page.html.to_ascii_lowercase().contains("<script");
@@ -131,7 +130,7 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
     let hosts = script_hosts(&sample.home, articles.iter().map(|(u, _, html)| (u, *html)));
     let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay, &hosts)?);
     let fetcher = Arc::new(luntan_crawl::fetch::Fetcher::new(drawing).map_err(|e| e.to_string())?);
-    let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or("the drawing site has no <browser>")?;
+    let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or("the drawing site has no <browser>")?.keeping_traffic();
     let mut out = Vec::new();
     // One article that will not draw (a page that never settles) leaves
     // the others to learn from; none drawn is the first one's fault.
@@ -286,7 +285,6 @@ fn leaves<'a>(v: &'a Value, at: &mut Keys, out: &mut Vec<(Keys, &'a Value)>) {
 /// objects sharing at least half the items' own fields.
 fn children_key(items: &[&Value]) -> Option<String> {
     let own: BTreeSet<&String> = items.iter().filter_map(|i| i.as_object()).flat_map(|m| m.keys()).collect();
-    let mut best: Option<(usize, String)> = None;
     let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
     for item in items.iter().filter_map(|i| i.as_object()) {
         for (k, v) in item {
@@ -298,12 +296,8 @@ fn children_key(items: &[&Value]) -> Option<String> {
             }
         }
     }
-    for (k, n) in counts {
-        if best.as_ref().is_none_or(|(b, _)| n > *b) {
-            best = Some((n, k.clone()));
-        }
-    }
-    best.map(|(_, k)| k)
+    // The one holding most, the first by name of those that hold as many.
+    counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(k, _)| k.clone())
 }
 
 /// The items and, depth first, the replies inside each.
@@ -925,17 +919,13 @@ fn same_request(a: &Url, b: &Url) -> bool {
 /// without `limit`), `Some(false)` when it holds others or none, `None`
 /// when it could not be asked; and the requests sent.
 async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComments, drawn: &[Drawn]) -> (Option<bool>, u64) {
-    let mut with = learned.clone();
-    with.comments = Some(comments.clone());
-    let Ok(site) = Site::parse(&with.site_file(), Path::new("learned.xml")) else { return (None, 0) };
-    let Some(rules) = &site.comments else { return (None, 0) };
+    let Ok(rules) = loaded(learned, comments) else { return (None, 0) };
     let first = rules.endpoint.first_key();
     let fullest = drawn
         .iter()
         .filter_map(|d| {
-            let thread = d.thread.clone().unwrap_or_default();
-            let key = rules.key_in(&d.url, &d.source);
-            let url = rules.page_url(&thread, key.as_deref(), &first)?;
+            let (thread, key, url) = first_asked(&rules, d);
+            let url = url?;
             let (_, value) = d.json.iter().find(|(u, _)| same_request(u, &url))?;
             Some((thread, key, value))
         })
@@ -954,19 +944,30 @@ async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComm
     (Some(seen.repeats(&rules.endpoint.items(&page.value))), requests)
 }
 
-/// The learned file, loaded back with the comments, must ask for what each
-/// drawn article's script asked for first, and read comments there.
-fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Result<LearnedComments, String> {
+/// The comment rules of the learned file with `comments`, loaded back.
+fn loaded(learned: &Learned, comments: &LearnedComments) -> Result<luntan_core::site::HtmlComments, String> {
     let mut with = learned.clone();
     with.comments = Some(comments.clone());
     let site = Site::parse(&with.site_file(), Path::new("learned.xml")).map_err(|e| format!("the file does not load: {e}"))?;
-    let rules = site.comments.as_ref().ok_or("the file has no <comments>")?;
+    site.comments.ok_or_else(|| "the file has no <comments>".into())
+}
+
+/// A drawn article's thread id, its key and the first comments URL as
+/// `rules` make them.
+fn first_asked(rules: &luntan_core::site::HtmlComments, d: &Drawn) -> (String, Option<String>, Option<Url>) {
+    let thread = d.thread.clone().unwrap_or_default();
+    let key = rules.key_in(&d.url, &d.source);
+    let url = rules.page_url(&thread, key.as_deref(), &rules.endpoint.first_key());
+    (thread, key, url)
+}
+
+/// The learned file, loaded back with the comments, must ask for what each
+/// drawn article's script asked for first, and read comments there.
+fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Result<LearnedComments, String> {
+    let rules = loaded(learned, &comments)?;
     let mut read = 0;
     for d in drawn {
-        let thread = d.thread.clone().unwrap_or_default();
-        let key = rules.key_in(&d.url, &d.source);
-        let url =
-            rules.page_url(&thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("{}: the file makes no comment URL for it", d.url))?;
+        let url = first_asked(&rules, d).2.ok_or_else(|| format!("{}: the file makes no comment URL for it", d.url))?;
         let Some((asked, value)) = d.json.iter().find(|(u, _)| endpoint_shape(u) == endpoint_shape(&url)) else { continue };
         if !same_request(&url, asked) {
             return Err(format!("{}: the file asks {url}, the page's script asked {asked}", d.url));
