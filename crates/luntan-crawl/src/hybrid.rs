@@ -103,8 +103,14 @@ pub async fn fetch_comments(fetcher: &Fetcher, rules: &HtmlComments, thread: &st
         WalkError::Page(e) => e.into(),
     })?;
     let count = walked.first().and_then(|p| rules.count.as_ref().and_then(|c| field_text(&p.value, c))).and_then(|c| c.trim().parse::<i64>().ok());
-    let items_read: usize = walked.iter().map(|p| endpoint.items(&p.value).len()).sum();
-    let mut pages: Vec<JsonPage> = walked.into_iter().filter(|p| !endpoint.items(&p.value).is_empty()).collect();
+    let (mut items_read, mut pages) = (0, Vec::new());
+    for page in walked {
+        let items = endpoint.items(&page.value).len();
+        items_read += items;
+        if items > 0 {
+            pages.push(page);
+        }
+    }
     let mut replies_of = vec![None; pages.len()];
     if let Some(replies) = &rules.replies {
         // A comment's replies, one page each, for the comments whose count
@@ -257,20 +263,22 @@ fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: 
         None => None,
         Some(how) => {
             let loc = row.saved_location().ok_or("no save date")?;
-            // The article's path as download read it: its first page's URL
-            // after redirects, where the capture kept one.
-            let saved_url = luntan_core::capture::read(&run.data().http_path(&loc)).ok().flatten().and_then(|c| c.into_iter().find(|p| p.page == 1));
-            let url = saved_url.map_or_else(|| row.url.clone(), |p| p.url);
-            let url = Url::parse(&url).map_err(|e| format!("{url}: {e}"))?;
-            let html = match how {
-                CommentKey::Path { .. } => String::new(),
+            let (url, html, from) = match how {
+                // The article's path as download read it: its first page's
+                // URL after redirects, where the capture kept one.
+                CommentKey::Path { .. } => {
+                    let http = run.data().http_path(&loc);
+                    let saved = luntan_core::capture::read(&http).ok().flatten().and_then(|c| c.into_iter().find(|p| p.page == 1));
+                    (saved.map_or_else(|| row.url.clone(), |p| p.url), String::new(), http)
+                }
                 _ => {
                     let path = run.data().html_path(&loc, 1);
                     let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                    crate::links::decode(site, &body, row.content_type.as_deref())
+                    (row.url.clone(), crate::links::decode(site, &body, row.content_type.as_deref()), path)
                 }
             };
-            Some(rules.key_in(&url, &html).ok_or_else(|| format!("{}: no comment key on the saved page", run.data().html_path(&loc, 1).display()))?)
+            let url = Url::parse(&url).map_err(|e| format!("{url}: {e}"))?;
+            Some(rules.key_in(&url, &html).ok_or_else(|| format!("{}: no comment key on the saved page", from.display()))?)
         }
     };
     rules.page_url(&row.thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("<comments> gives no URL ({})", rules.endpoint.url))
