@@ -158,7 +158,8 @@ pub struct Rendered {
     /// times such as "3分钟前" are read.
     pub date: Option<String>,
     /// What the page's scripts asked for and got as JSON (XHRs and
-    /// fetches answered 200), in the order answered: where a script found
+    /// fetches answered 200, and scripts that are JSONP:
+    /// [`luntan_core::site::read_json`]), in the order answered: where a script found
     /// what it drew, for the learner to name ([`JSON_KEPT`] bytes at most).
     /// Empty unless the renderer keeps it ([`Renderer::keeping_traffic`]).
     pub json: Vec<(Url, Vec<u8>)>,
@@ -879,7 +880,10 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let headers = got.head.as_ref().map(|h| h.headers.clone()).unwrap_or_default();
             let entries = response_headers(&headers, got.content_type.as_deref(), &got.body);
             fulfil(page, event, got.status, entries, &got.body).await;
-            if traffic.keeps && script_asked && got.status == 200 && looks_like_json(got.content_type.as_deref(), &got.body) {
+            // JSON a script asked for, or JSONP a script tag loaded (a news
+            // portal's comment box): what the learner reads comments from.
+            let loaded = script_asked || matches!(event.resource_type, ResourceType::Script);
+            if traffic.keeps && loaded && got.status == 200 && luntan_core::site::read_json(&got.body).is_ok() {
                 let mut json = crate::db::lock(&traffic.json);
                 if json.iter().map(|(_, b)| b.len()).sum::<usize>() + got.body.len() <= JSON_KEPT {
                     json.push((url.clone(), got.body.clone()));
@@ -914,13 +918,6 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             let _ = page.execute(refuse(reason)).await;
         }
     }
-}
-
-/// A JSON answer: said so by its type, or an object or array whatever the
-/// type says (many APIs answer `text/html`).
-fn looks_like_json(content_type: Option<&str>, body: &[u8]) -> bool {
-    content_type.is_some_and(|t| t.to_ascii_lowercase().contains("json"))
-        || body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['))
 }
 
 /// Answers a paused request with a response.

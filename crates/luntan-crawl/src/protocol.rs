@@ -54,7 +54,7 @@ pub struct JsonPage {
 /// Fetches and parses one JSON page.
 pub async fn get_json_page(fetcher: &Fetcher, url: &Url) -> Result<JsonPage, JsonPageError> {
     let fetched = fetcher.get_json(url).await?;
-    let value: Value = serde_json::from_slice(&fetched.body).map_err(|e| JsonPageError::Invalid { url: fetched.url.clone(), why: e.to_string() })?;
+    let value = luntan_core::site::read_json(&fetched.body).map_err(|e| JsonPageError::Invalid { url: fetched.url.clone(), why: e.to_string() })?;
     let at = server_clock(fetched.date.as_deref());
     Ok(JsonPage { fetched, value, at })
 }

@@ -46,8 +46,7 @@ pub fn add_comments(data: &DataDir, site: &Site, rules: &HtmlComments, loc: &Thr
         let path = data.comments_path(loc, k as u32 + 1);
         let raw = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
         bytes += raw.len() as u64;
-        let value: serde_json::Value =
-            serde_json::from_slice(&raw).map_err(|err| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {err}") })?;
+        let value = luntan_core::site::read_json(&raw).map_err(|err| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {err}") })?;
         let cx = crate::json::PageCtx { site, clock, offset: site.thread.utc_offset_minutes, path: &path };
         match (of, &rules.replies) {
             (Some(of), Some(r)) => {

@@ -36,8 +36,7 @@ pub fn extract_json_thread(data: &DataDir, site: &Site, rules: &JsonRules, row: 
         let path = data.json_path(loc, page);
         let raw = std::fs::read(&path).map_err(|source| ExtractError::Read { path: path.clone(), source })?;
         bytes += raw.len() as u64;
-        let value: serde_json::Value =
-            serde_json::from_slice(&raw).map_err(|e| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {e}") })?;
+        let value = luntan_core::site::read_json(&raw).map_err(|e| ExtractError::Json { path: path.clone(), why: format!("invalid JSON: {e}") })?;
         let endpoint = match (&rules.thread, &rules.comments) {
             (Some(t), _) if page < first_comments => t,
             (_, Some(c)) => c,

@@ -119,6 +119,10 @@ pub struct News {
     /// server, else another's origin (`http://127.0.0.1:8081`), as a blog
     /// whose comment server lives on a host of its own.
     api_origin: String,
+    /// Whether the article pages' script asks by JSONP (a `<script>` tag
+    /// per page, jQuery's way: `callback=jQuery…_N&_=N`), as the comment
+    /// boxes of Chinese news portals do, instead of an XHR.
+    jsonp: bool,
     articles: Vec<Article>,
     /// Changes made so far: each seeds its own text.
     changes: u64,
@@ -145,7 +149,7 @@ impl News {
     pub fn new(seed: u64) -> News {
         let mut r = rng(&[seed, 0x4E45_5753]);
         let now = minutes_of(NOW.0, NOW.1, NOW.2, NOW.3, NOW.4);
-        let mut news = News { seed, api_origin: String::new(), articles: Vec::new(), changes: 0, next_comment: 90_001 };
+        let mut news = News { seed, api_origin: String::new(), jsonp: false, articles: Vec::new(), changes: 0, next_comment: 90_001 };
         for (k, &count) in COMMENT_COUNTS.iter().enumerate().take(SECTIONS.len() * ARTICLES_PER_SECTION) {
             let aid = 3000 + 7 * k as u64 + r.u64(0..7);
             let time = now - 60 * 24 * 20 + (k as u32) * 60 * 24 * 2 + r.u32(0..600);
@@ -335,6 +339,11 @@ impl News {
         self.api_origin = origin.trim_end_matches('/').to_owned();
     }
 
+    /// The article pages' script asks for comments by JSONP.
+    pub fn set_jsonp(&mut self, jsonp: bool) {
+        self.jsonp = jsonp;
+    }
+
     /// The response for a path under `/news/`: (status, content type, body).
     pub fn get(&self, path: &str, query: &str) -> Option<(u16, &'static str, Vec<u8>)> {
         let html = |s: String| Some((200, "text/html; charset=utf-8", s.into_bytes()));
@@ -371,7 +380,16 @@ impl News {
                 let total = News::thread_order(a).len();
                 let body =
                     serde_json::json!({"code": 0, "total": total, "top_level": a.comments.len(), "page": page, "page_size": COMMENTS_PAGE, "comments": rows});
-                Some((200, "application/json; charset=utf-8", body.to_string().into_bytes()))
+                // JSONP where a callback is named, as portals answer a
+                // `<script>` tag; a name that is no identifier is refused
+                // (it would be script injection).
+                match param("callback") {
+                    None => Some((200, "application/json; charset=utf-8", body.to_string().into_bytes())),
+                    Some(cb) if !cb.is_empty() && cb.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') => {
+                        Some((200, "application/javascript; charset=utf-8", format!("{cb}({body});").into_bytes()))
+                    }
+                    Some(_) => Some((400, "text/plain; charset=utf-8", b"bad callback".to_vec())),
+                }
             }
             _ => {
                 if let Some(id) = path.strip_prefix("/news/section/") {
@@ -388,7 +406,7 @@ impl News {
                 }
                 let aid = path.strip_prefix("/news/article/")?.strip_suffix(".html")?;
                 let a = self.articles.iter().find(|a| a.aid.to_string() == aid)?;
-                html(article_page(a, &self.api_origin))
+                html(article_page(a, &self.api_origin, self.jsonp))
             }
         }
     }
@@ -408,7 +426,7 @@ fn page_head(title: &str) -> String {
     s
 }
 
-fn article_page(a: &Article, api_origin: &str) -> String {
+fn article_page(a: &Article, api_origin: &str, jsonp: bool) -> String {
     let mut s = page_head(&a.title);
     s.push_str("</nav><h1 class=\"headline\">");
     esc_into(&mut s, &a.title);
@@ -424,15 +442,21 @@ fn article_page(a: &Article, api_origin: &str) -> String {
     let _ = write!(
         s,
         "</div></article><section id=\"comments\" data-thread-key=\"cms-{aid}\"><p class=\"loading\">评论加载中…</p></section>\
-<script>var NEWS_CONFIG = {{threadKey: 'cms-{aid}', api: '{api_origin}/news/api/comments'}};</script><script>{SCRIPT}</script></body></html>",
-        aid = a.aid
+<script>var NEWS_CONFIG = {{threadKey: 'cms-{aid}', api: '{api_origin}/news/api/comments'}};</script><script>{get}{SCRIPT}</script></body></html>",
+        aid = a.aid,
+        get = if jsonp { GET_JSONP } else { GET_XHR }
     );
     s
 }
 
+/// How the comment box asks the API: an XHR, or JSONP as jQuery makes it
+/// (a callback named anew and a cache-buster, each from a counter).
+const GET_XHR: &str = "function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){f(JSON.parse(x.responseText));};x.send();}";
+const GET_JSONP: &str = "var nonce=Date.now();function get(u,f){var cb='jQuery1124009_'+(nonce++),s=document.createElement('script');\
+window[cb]=function(r){delete window[cb];s.remove();f(r);};s.src=u+'&callback='+cb+'&_='+(nonce++);document.head.appendChild(s);}";
+
 /// The page's comment box: every page of the API, in order.
 const SCRIPT: &str = r#"(function(){var box=document.getElementById('comments');
-function get(u,f){var x=new XMLHttpRequest();x.open('GET',u);x.onload=function(){f(JSON.parse(x.responseText));};x.send();}
 function load(p){get(NEWS_CONFIG.api+'?key='+encodeURIComponent(NEWS_CONFIG.threadKey)+'&page='+p,function(r){if(p==1)box.innerHTML='<h2>评论 '+r.total+'</h2>';
 function draw(c,into){var d=document.createElement('div');d.className='comment';d.id='c'+c.id;var n=document.createElement('b');n.textContent=c.user.nick;d.appendChild(n);
 var t=document.createElement('span');t.className='time';t.textContent=new Date(c.created*1000+288e5).toISOString().slice(0,16).replace('T',' ');d.appendChild(t);
@@ -449,6 +473,24 @@ mod tests {
     /// The comments an article's API pages hold as items: its top-level ones.
     fn top_level(n: &News, aid: &str) -> usize {
         n.conversation(aid).unwrap().iter().filter(|c| !c.nested).count()
+    }
+
+    /// A callback named gets JSONP (the same JSON inside), one that is no
+    /// identifier a refusal; the JSONP pages' script asks by `<script>` tag.
+    #[test]
+    fn a_named_callback_gets_the_same_json_as_jsonp() {
+        let mut n = News::new(1);
+        let aid = n.truth().threads[0].thread.clone();
+        let q = format!("key=cms-{aid}&page=1");
+        let (_, plain_type, plain) = n.get("/news/api/comments", &q).unwrap();
+        let (status, ty, wrapped) = n.get("/news/api/comments", &format!("{q}&callback=jQuery1124_5&_=17")).unwrap();
+        assert_eq!((status, plain_type, ty), (200, "application/json; charset=utf-8", "application/javascript; charset=utf-8"));
+        assert_eq!(wrapped, [b"jQuery1124_5(".as_slice(), &plain, b");"].concat());
+        assert_eq!(n.get("/news/api/comments", &format!("{q}&callback=alert(1)//")).unwrap().0, 400);
+        let page = |n: &News| String::from_utf8(n.get(&format!("/news/article/{aid}.html"), "").unwrap().2).unwrap();
+        assert!(page(&n).contains("new XMLHttpRequest") && !page(&n).contains("callback="));
+        n.set_jsonp(true);
+        assert!(page(&n).contains("createElement('script')") && page(&n).contains("'&callback='"));
     }
 
     #[test]

@@ -226,6 +226,12 @@ impl FixtureServer {
         lock(&self.shared.news).set_api_origin(origin);
     }
 
+    /// The news articles' script asks for comments by JSONP (a `<script>`
+    /// tag, jQuery's callback and cache-buster) instead of an XHR.
+    pub fn set_news_jsonp(&self, jsonp: bool) {
+        lock(&self.shared.news).set_jsonp(jsonp);
+    }
+
     /// A new news article in `section`, with two comments; its id.
     pub fn add_news_article(&self, section: &str) -> Option<String> {
         lock(&self.shared.news).add_article(section)

@@ -77,6 +77,10 @@ pub struct LearnedComments {
     /// Paging a parameter's name suggests (`page=1`) but no script was
     /// seen to use, with the value the scripts sent: see [`probe_paging`].
     pub paging_unseen: Option<String>,
+    /// Query parameters the scripts set anew for every request (JSONP's
+    /// callback, a cache-buster): written with the first value sent, and
+    /// passed over where the file's requests are compared with the scripts'.
+    pub varying: Vec<String>,
 }
 
 impl LearnedComments {
@@ -138,7 +142,7 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
     for (url, thread, source) in articles {
         match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
             Ok(drawn) => {
-                let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), serde_json::from_slice(body).ok()?))).collect();
+                let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), luntan_core::site::read_json(body).ok()?))).collect();
                 let rendered = drawn.states.last().cloned().unwrap_or_default();
                 out.push(Drawn { url, thread, source: source.to_owned(), rendered, json, off_host: drawn.off_host });
             }
@@ -500,7 +504,7 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
         attrs.push(("children", format!("{}[*]", json_path(std::slice::from_ref(k)))));
     }
     let examples = answers.iter().map(|a| format!("{} ({} comments)", a.url, a.comments.len())).take(DRAWN).collect();
-    Ok(LearnedComments { attrs, url: url.template, examples, paging_unseen: url.paging_unseen })
+    Ok(LearnedComments { attrs, url: url.template, examples, paging_unseen: url.paging_unseen, varying: url.varying })
 }
 
 /// Every comment's scalar fields, by path.
@@ -690,12 +694,35 @@ struct Template {
     template: String,
     key: Key,
     paging_unseen: Option<String>,
+    varying: Vec<String>,
 }
 
 /// Query parameter names that number a page or say how many a page holds.
 const PAGE_PARAMS: [&str; 8] = ["page", "p", "pn", "pageno", "pagenum", "pageindex", "current", "pagenumber"];
 const OFFSET_PARAMS: [&str; 4] = ["offset", "start", "skip", "from"];
 const SIZE_PARAMS: [&str; 9] = ["limit", "size", "pagesize", "page_size", "per_page", "perpage", "rows", "count", "num"];
+/// Query parameter names of a JSONP callback.
+const CALLBACK_PARAMS: [&str; 6] = ["callback", "cb", "jsonp", "jsoncallback", "jsonpcallback", "jsonp_callback"];
+
+/// Whether the query pair at `i` is one a script sets anew for every
+/// request, which says nothing of what the server answers: a JSONP
+/// callback's name (jQuery's `callback=jQuery1124_17…`), or a number too
+/// large for a page or an offset (a cache-buster: `_=1701234567890`, a
+/// clock's milliseconds or seconds), not the same in every request.
+fn varies_per_request(all: &[Vec<Part>], i: usize) -> bool {
+    let pairs: Option<Vec<(&str, &str)>> = all
+        .iter()
+        .map(|p| match p.get(i) {
+            Some(Part::Pair { name, value, .. }) => Some((name.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    let Some(pairs) = pairs.filter(|p| !p.is_empty()) else { return false };
+    if pairs.iter().all(|(_, v)| *v == pairs[0].1) {
+        return false;
+    }
+    CALLBACK_PARAMS.contains(&pairs[0].0.to_ascii_lowercase().as_str()) || pairs.iter().all(|(_, v)| v.parse::<u64>().is_ok_and(|n| n >= 1_000_000_000))
+}
 
 /// The URL's parts: the path's segments, then the query's pairs, each as
 /// sent (raw) and decoded.
@@ -777,12 +804,14 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     if first_parts.iter().any(|p| p.len() != n) {
         return Err(format!("the articles' first comment URLs differ in shape: {} and others", firsts[0].1.url));
     }
+    let all_parts: Vec<Vec<Part>> = answers.iter().map(|a| parts(a.url)).collect();
+    let varying: BTreeSet<usize> = (0..n).filter(|&i| varies_per_request(&all_parts, i)).collect();
     // The part that changes from one request of an article to the next.
     let mut paging_at: Option<usize> = None;
     let mut values: Vec<Vec<u64>> = Vec::new();
     for requests in asked.values().filter(|r| r.len() > 1) {
         let ps: Vec<Vec<Part>> = requests.iter().map(|a| parts(a.url)).collect();
-        let differs: Vec<usize> = (0..n).filter(|&i| ps.iter().any(|p| p.get(i) != ps[0].get(i))).collect();
+        let differs: Vec<usize> = (0..n).filter(|&i| !varying.contains(&i) && ps.iter().any(|p| p.get(i) != ps[0].get(i))).collect();
         if let [i] = differs[..] {
             paging_at.get_or_insert(i);
             if paging_at == Some(i) {
@@ -792,7 +821,7 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     }
     // The article's part: the first place every article agrees on.
     let mut key = None;
-    for i in (0..n).filter(|&i| Some(i) != paging_at) {
+    for i in (0..n).filter(|&i| Some(i) != paging_at && !varying.contains(&i)) {
         // An article's own part differs between two articles; one that
         // stays is the endpoint's.
         let values: BTreeSet<String> = first_parts.iter().map(|p| part_value(&p[i])).collect();
@@ -867,7 +896,14 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     if !query.is_empty() {
         let _ = write!(template, "?{}", query.join("&"));
     }
-    Ok((Template { template, key, paging_unseen }, paging))
+    let varying = varying
+        .into_iter()
+        .filter_map(|i| match &first_parts[0][i] {
+            Part::Pair { name, .. } => Some(name.clone()),
+            Part::Seg(_) => None,
+        })
+        .collect();
+    Ok((Template { template, key, paging_unseen, varying }, paging))
 }
 
 /// A number on every article's first page equal to the comments read of
@@ -902,10 +938,17 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 }
 
 /// Whether two URLs ask for the same: host, port, path and the query's
-/// pairs (how a script wrote them, `+` or `%20`, the pairs' order, is its own).
-fn same_request(a: &Url, b: &Url) -> bool {
+/// pairs (how a script wrote them, `+` or `%20`, the pairs' order, is its
+/// own), but for the values of the pairs named in `varying`.
+fn same_request(a: &Url, b: &Url, varying: &[String]) -> bool {
     let meaning = |u: &Url| {
-        let mut pairs: Vec<(String, String)> = u.query_pairs().map(|(a, b)| (a.into_owned(), b.into_owned())).collect();
+        let mut pairs: Vec<(String, String)> = u
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if varying.iter().any(|v| *v == name) { String::new() } else { value.into_owned() };
+                (name.into_owned(), value)
+            })
+            .collect();
         pairs.sort();
         (u.host_str().map(str::to_owned), u.port(), percent_encoding::percent_decode_str(u.path()).decode_utf8_lossy().into_owned(), pairs)
     };
@@ -926,7 +969,7 @@ async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComm
         .filter_map(|d| {
             let (thread, key, url) = first_asked(&rules, d);
             let url = url?;
-            let (_, value) = d.json.iter().find(|(u, _)| same_request(u, &url))?;
+            let (_, value) = d.json.iter().find(|(u, _)| same_request(u, &url, &comments.varying))?;
             Some((thread, key, value))
         })
         .max_by_key(|(_, _, v)| rules.endpoint.items(v).len());
@@ -969,7 +1012,7 @@ fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Resu
     for d in drawn {
         let url = first_asked(&rules, d).2.ok_or_else(|| format!("{}: the file makes no comment URL for it", d.url))?;
         let Some((asked, value)) = d.json.iter().find(|(u, _)| endpoint_shape(u) == endpoint_shape(&url)) else { continue };
-        if !same_request(&url, asked) {
+        if !same_request(&url, asked, &comments.varying) {
             return Err(format!("{}: the file asks {url}, the page's script asked {asked}", d.url));
         }
         read += rules.endpoint.items(value).len();
@@ -1050,10 +1093,10 @@ mod tests {
         assert_eq!(attr(&c, "count"), None, "total_replies counts the top level only");
     }
 
-    /// A news site's box: the key in an attribute of the served page, five
-    /// comments a page asked for page by page, a total on the first.
-    #[test]
-    fn a_paged_answer_with_the_key_in_an_attribute_learns_page_paging_and_the_count() {
+    /// A news site's box: two articles, the key in an attribute of the
+    /// served page, five comments a page asked for page by page, a total on
+    /// the first; each request's URL as `ask` makes it of the plain one.
+    fn news_box(ask: impl Fn(&str) -> String) -> Vec<Drawn> {
         let comment = |id: u64, nick: &str| serde_json::json!({"id": id, "user": {"nick": nick, "uid": 900 + id}, "created": 1_733_018_400 + id * 60, "content": format!("评论内容第{id}条\n第二段"), "parent": 0});
         let source = |key: &str| {
             format!("<html><body><article>文章</article><section id=\"comments\" data-thread-key=\"{key}\"></section><script>load()</script></body></html>")
@@ -1073,8 +1116,8 @@ mod tests {
             &source("cms-7"),
             &shown(1..=7),
             &[
-                ("http://n.test/news/api/comments?key=cms-7&page=1", serde_json::json!({"total": 7, "page_size": 5, "comments": page1})),
-                ("http://n.test/news/api/comments?key=cms-7&page=2", serde_json::json!({"total": 7, "page_size": 5, "comments": page2})),
+                (&ask("http://n.test/news/api/comments?key=cms-7&page=1"), serde_json::json!({"total": 7, "page_size": 5, "comments": page1})),
+                (&ask("http://n.test/news/api/comments?key=cms-7&page=2"), serde_json::json!({"total": 7, "page_size": 5, "comments": page2})),
             ],
         );
         let b = drawn(
@@ -1083,11 +1126,16 @@ mod tests {
             &source("cms-8"),
             &shown(20..=21),
             &[(
-                "http://n.test/news/api/comments?key=cms-8&page=1",
+                &ask("http://n.test/news/api/comments?key=cms-8&page=1"),
                 serde_json::json!({"total": 2, "page_size": 5, "comments": [comment(20, "用户20"), comment(21, "用户21")]}),
             )],
         );
-        let c = infer(&[a, b], false).unwrap();
+        vec![a, b]
+    }
+
+    #[test]
+    fn a_paged_answer_with_the_key_in_an_attribute_learns_page_paging_and_the_count() {
+        let c = infer(&news_box(str::to_owned), false).unwrap();
         assert_eq!(c.url, "http://n.test/news/api/comments?key={key}&page={page}");
         assert_eq!(attr(&c, "key"), Some("#comments@data-thread-key"));
         assert_eq!((attr(&c, "paging"), attr(&c, "page-size"), attr(&c, "first")), (Some("page"), Some("5"), None));
@@ -1095,6 +1143,31 @@ mod tests {
         assert_eq!(attr(&c, "author"), Some("$.user.nick"));
         assert_eq!(attr(&c, "body-format"), Some("text"));
         assert_eq!(attr(&c, "parent"), None, "0 names nothing, and nothing else is named");
+        assert!(c.varying.is_empty());
+    }
+
+    /// The same box asked by JSONP as jQuery asks: a callback named anew
+    /// and a cache-buster in every request. Neither is the paging nor the
+    /// key; the file sends the first values, and its requests are the
+    /// scripts' but for them.
+    #[test]
+    fn a_jsonp_callback_and_cache_buster_named_anew_each_request_are_neither_paging_nor_key() {
+        let nonce = std::cell::Cell::new(1_733_018_400_000_u64);
+        let next = || {
+            nonce.set(nonce.get() + 1);
+            nonce.get()
+        };
+        let c = infer(&news_box(|u| format!("{u}&callback=jQuery1124009_{}&_={}", next(), next())), false).unwrap();
+        assert_eq!(c.url, "http://n.test/news/api/comments?key={key}&page={page}&callback=jQuery1124009_1733018400001&_=1733018400002");
+        assert_eq!((attr(&c, "paging"), attr(&c, "page-size")), (Some("page"), Some("5")));
+        assert_eq!(attr(&c, "key"), Some("#comments@data-thread-key"));
+        assert_eq!(c.varying, ["callback", "_"]);
+        let (a, b) = (Url::parse("http://n.test/c?key=1&callback=x1&_=1733018400005").unwrap(), Url::parse("http://n.test/c?_=1&key=1&callback=y2").unwrap());
+        assert!(same_request(&a, &b, &c.varying) && !same_request(&a, &b, &[]));
+        // A callback every request names alike is the endpoint's own.
+        let fixed = infer(&news_box(|u| format!("{u}&callback=newsCb")), false).unwrap();
+        assert_eq!(fixed.url, "http://n.test/news/api/comments?key={key}&page={page}&callback=newsCb");
+        assert!(fixed.varying.is_empty());
     }
 
     /// Waline's server on another host than the blog's: its requests were

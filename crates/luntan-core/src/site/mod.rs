@@ -12,6 +12,7 @@
 //! form (`raw`), checked and compiled into a [`Site`] (`validate`), and every
 //! error is placed on its line (`locate`).
 
+mod answer;
 mod browser;
 mod hybrid;
 mod json;
@@ -20,6 +21,7 @@ mod media;
 mod raw;
 mod validate;
 
+pub use answer::read_json;
 pub use browser::{Action, BrowserRules};
 pub use hybrid::{decode_uri, CommentKey, HtmlComments};
 pub use json::{field_count, field_text, resolve_time, BodyFormat, Endpoint, FoundUsers, ItemsSeen, JsonConversation, JsonRules, PageKey, Paging, UserRules};
