@@ -176,7 +176,7 @@ fn run(args: Args) -> ExitCode {
     };
     // Comments a script loads are in no page the sample read.
     if !args.no_browser {
-        rt.block_on(luntan_learn::comments::learn_comments(&sample, &mut learned));
+        rt.block_on(luntan_learn::comments::learn_comments(&sample, &mut learned, cfg.sample.max_requests as u64));
     }
     let mut checked = match check(&learned.site_file(), &sample) {
         Ok(c) => c,

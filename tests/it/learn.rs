@@ -606,6 +606,21 @@ fn comments_from_a_server_of_their_own_are_learned_with_its_host_allowed() {
     assert!(text.contains("<allow-host>127.0.0.1</allow-host>"), "{text}");
 }
 
+/// The drawing spends the requests `--max-requests` leaves after the
+/// sample, not more: with none left, no article is drawn and the file
+/// says why (before, it drew four whatever the budget).
+#[test]
+fn the_drawing_keeps_within_max_requests() {
+    let server = news_server();
+    let work = Work::new();
+    let out = work.stage("learn", &[&server.url("/news/"), "--id", "news", "--delay-ms", "0", "--quiet", "--max-requests", "10"]);
+    let text = std::fs::read_to_string(work.sites().join("news.xml")).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(!text.contains("<comments"), "{text}");
+    assert!(text.contains("the request budget") && text.contains("max-requests) was spent"), "the Check line says why: {text}");
+    assert!(!server.requests().iter().any(|r| r.path_and_query.starts_with("/news/api/")), "no comment was asked");
+    assert!(server.requests().len() <= 10, "{} requests", server.requests().len());
+}
+
 fn news_server() -> luntan_fixture::BlockingFixture {
     FixtureServer::start_blocking(FixtureConfig { threads: 5, boards: 1, forums: vec![ForumKind::Bbs], ..FixtureConfig::default() }).expect("fixture server")
 }

@@ -98,6 +98,18 @@ fn segment(seg: &str) -> Option<Aside> {
     None
 }
 
+/// Whether `url` is a login form: a path segment (`/user/login/`,
+/// `signin.php`) or a query value (`mod=logging`, `mode=login`) says so.
+pub fn is_login(url: &Url) -> bool {
+    let words = ["login", "logon", "signin", "logging"];
+    let names = |s: &str| {
+        let s = s.to_ascii_lowercase();
+        let stem = s.split('.').next().unwrap_or_default();
+        words.iter().any(|w| lead(stem, w))
+    };
+    url.path_segments().into_iter().flatten().any(names) || url.query_pairs().any(|(_, v)| names(&v))
+}
+
 /// What a query value that dispatches a script (`mod=space`,
 /// `action=printable`, `mode=login`) says, if it names an aside page.
 fn value(v: &str) -> Option<Aside> {

@@ -109,8 +109,9 @@ impl LearnedComments {
 /// None is drawn (and no browser started) where a thread page as served
 /// shows posts beside the article (a forum's, or comments drawn on the
 /// server: they are read from the HTML) or no article page holds a
-/// script. Returns the articles and the requests sent.
-pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64), String> {
+/// script. No article is begun once `budget` requests are sent (one
+/// article's page may go past it). Returns the articles and the requests sent.
+pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Vec<Drawn>, u64), String> {
     let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(|e| e.to_string())?;
     let threads: Vec<_> = sample.pages.iter().filter_map(|p| Some((p, site.links.thread.captures(p.landed.as_str())?.ok()?))).collect();
     if threads.iter().any(|(p, _)| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {
@@ -139,7 +140,12 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
     // One article that will not draw (a page that never settles) leaves
     // the others to learn from; none drawn is the first one's fault.
     let mut first_error = None;
+    let sent = || fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
     for (url, thread, source) in articles {
+        if sent() >= budget {
+            first_error.get_or_insert(format!("the request budget (--max-requests) was spent before {url}"));
+            break;
+        }
         match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
             Ok(drawn) => {
                 let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), luntan_core::site::read_json(body).ok()?))).collect();
@@ -152,7 +158,7 @@ pub async fn draw(sample: &Sample, learned: &Learned) -> Result<(Vec<Drawn>, u64
         }
     }
     luntan_crawl::browser::shutdown().await;
-    let requests = fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let requests = sent();
     match (out.is_empty(), first_error) {
         (true, Some(e)) => Err(e),
         _ => Ok((out, requests)),
@@ -183,10 +189,13 @@ fn script_hosts<'a>(home: &Url, pages: impl Iterator<Item = (&'a Url, &'a str)>)
     hosts.into_iter().take(10).collect()
 }
 
-/// Draws and infers; what was learned goes into `learned.comments`, and why
-/// nothing was (where articles hold scripts) into `learned.missing`.
-pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
-    match draw(sample, learned).await {
+/// Draws and infers, in at most `max_requests` requests, the sample's
+/// included (a page drawn may go past it); what was learned goes into
+/// `learned.comments`, and why nothing was (where articles hold scripts)
+/// into `learned.missing`.
+pub async fn learn_comments(sample: &Sample, learned: &mut Learned, max_requests: u64) {
+    let budget = max_requests.saturating_sub(sample.requests);
+    match draw(sample, learned, budget).await {
         Ok((drawn, requests)) => {
             learned.requests += requests;
             let elsewhere = elsewhere(&drawn);
@@ -203,7 +212,7 @@ pub async fn learn_comments(sample: &Sample, learned: &mut Learned) {
                     {
                         learned.allow_hosts.push(h);
                     }
-                    if c.paging_unseen.is_some() {
+                    if c.paging_unseen.is_some() && requests < budget {
                         let (alike, requests) = probe_paging(sample, learned, &c, &drawn).await;
                         learned.requests += requests;
                         if alike == Some(true) {

@@ -79,6 +79,10 @@ struct P<'a> {
 /// Fewest posts (or quotes, edits) a field is learned from.
 const EVIDENCE: usize = 2;
 
+/// Characters a quote's head line has at most ("@青山客 评论道:",
+/// "小明 发表于 2024-03-05 12:00"): a longer first line is words.
+const HEAD_LINE: usize = 40;
+
 fn letters(s: &str) -> String {
     s.chars().filter(|c| c.is_alphanumeric()).collect()
 }
@@ -721,8 +725,20 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
             verified.iter().all(|(q, p)| quoted_words(q.el, p, Some(sel)))
                 && quotes.iter().all(|q| !paragraphs(q.el, Some(sel)).is_empty() && q.el.select(sel).all(|e| !quote_sel.matches(&e)))
         };
+        // A head that is a line of text and no element (Spirit's
+        // `<a>@name</a> 评论道:<br>` before the quoted words) no selector
+        // takes: it stays among the quote's words, which are still the
+        // quoted post's and not the reply's, and a `quote-author` may read it.
+        let text_head = |q: ElementRef, p: &P| {
+            let paras = paragraphs(q, None);
+            let quoted = |t: &String| letters(t).is_empty() || p.shown.contains(&letters(t));
+            paras.len() >= 2 && paras[0].chars().count() <= HEAD_LINE && !quoted(&paras[0]) && paras[1..].iter().all(quoted)
+        };
         match first_fitting(cands, fits) {
             Some(css) => out.fields.push(Field { attr: "quote-head", css, examples: Vec::new() }),
+            None if verified.iter().all(|(q, p)| quoted_words(q.el, p, None) || text_head(q.el, p)) => {
+                tracing::debug!("quote {key}: its head is a first line of text, kept with the quoted words");
+            }
             None => {
                 // The quotes' words could not be told from what names them:
                 // no quote rule, so strip keeps taking them out whole.
@@ -1109,11 +1125,14 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
     // Per page whose board is known: the links to that board.
     let mut evidence: Vec<(&Page, Vec<ElementRef>)> = Vec::new();
     for pg in pages.iter().filter(|p| p.board.is_some()) {
+        // A post's links are its writer's, but for an article alone on its
+        // page (a blog's, whose category link is in it).
         let posts: HashSet<NodeId> = select::outermost(pg.doc, post).into_iter().collect();
+        let alone = posts.len() == 1;
         let links: Vec<ElementRef> = pg
             .doc
             .select(&anchors)
-            .filter(|a| !a.ancestors().any(|x| posts.contains(&x.id())))
+            .filter(|a| alone || !a.ancestors().any(|x| posts.contains(&x.id())))
             .filter(|a| pg.url.join(a.value().attr("href").unwrap_or_default().trim()).ok().and_then(|u| (k.board_of)(&u)) == pg.board)
             .collect();
         if !links.is_empty() {
@@ -1270,6 +1289,38 @@ mod tests {
     /// FlaskBB heads it (text too short to tell one post from another).
     fn quoting(name: &str, shown: &str, words: &str) -> String {
         format!("<p><strong><a href=\"/user/{name}\">{name}</a> wrote:</strong></p><blockquote>{shown}</blockquote>{words}")
+    }
+
+    /// The real-software bed, Spirit: a quote's head is its first line of
+    /// text (`<a>@name</a> 评论道:<br>`, the quoted words after it in the
+    /// same paragraph), which no selector takes. The learner found no head
+    /// and dropped the quote rule, so quoted words read as the reply's own.
+    #[test]
+    fn a_quote_headed_by_a_line_of_text_keeps_the_line_and_names_its_author() {
+        let spirit = |name: &str, shown: &str, words: &str| {
+            let shown = shown.strip_prefix("<p>").expect("a paragraph first");
+            format!("<blockquote><p><a class=\"comment-mention\" href=\"/user/7/{name}/\">@{name}</a> 评论道:<br>\n{shown}</blockquote>{words}")
+        };
+        let t = |tid: u32, a: &str, b: &str, c: &str| {
+            let (x, y) = (format!("<p>{a}一二三四五六</p><p>{b}七八九十</p>"), format!("<p>{c}百千万亿兆</p>"));
+            thread(
+                tid,
+                &[(tid * 100 + 1, "小明", x.clone()), (tid * 100 + 2, "小红", spirit("小明", &x, &y)), (tid * 100 + 3, "阿强", "<p>路过看看而已啦</p>".into())],
+            )
+        };
+        let got = learned(&[(1, t(1, "举头望明月", "低头思故乡", "床前明月光")), (2, t(2, "白日依山尽", "黄河入海流", "欲穷千里目"))]);
+        assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "{got:?}");
+        assert!(!got.contains_key("quote-head"), "{got:?}");
+        assert!(got.contains_key("quote-author") && got.get("quote-author-pattern").is_some_and(|p| p.starts_with("^@(")), "the name after the @: {got:?}");
+        // A first line of words the quoted post never wrote is no head.
+        let long = format!("<p>{}</p>", "这是一段很长的话".repeat(6));
+        let t = |tid: u32| {
+            let x = format!("<p>{tid}举头望明月一二三四五六</p><p>低头思故乡七八九十</p>");
+            let quoted = format!("<blockquote>{long}{x}</blockquote><p>欲穷千里目百千万</p>");
+            thread(tid, &[(tid * 100 + 1, "小明", x.clone()), (tid * 100 + 2, "小红", quoted)])
+        };
+        let got = learned(&[(1, t(1)), (2, t(2))]);
+        assert_eq!(got.get("quote"), None, "{got:?}");
     }
 
     /// Regression (the real-software bed, FlaskBB, machina and NodeBB): a

@@ -352,12 +352,13 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
         what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
     }
-    // 7. Thread XML version 2's fields, where the posts have selectors.
-    conversation(&read, &thread_pages, &threads, boards.as_ref(), &list_pages, &mut what);
-    // 8. An article drawn apart from its comments, as the first post;
-    // or alone, where the pages show no posts.
-    lead_post(&thread_pages, &mut what);
+    // 7. An article alone, where the pages show no posts, as the post: before
+    // the conversation fields, so that its board's name is learned too.
     lone_article(&thread_pages, &mut what);
+    // 8. Thread XML version 2's fields, where the posts have selectors.
+    conversation(&read, &thread_pages, &threads, boards.as_ref(), &list_pages, &mut what);
+    // 9. An article drawn apart from its comments, as the first post.
+    lead_post(&thread_pages, &mut what);
     // The forum's name: the part of the titles every page shares.
     if what.name.is_empty() {
         what.name = forum_name(read.seen.iter().find(|s| s.page.depth == 0), &read.seen).unwrap_or_else(|| what.id.clone());
@@ -365,7 +366,7 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     Ok((what, failed))
 }
 
-/// Step 7: the conversation fields ([`crate::converse`]) from the thread
+/// Step 8: the conversation fields ([`crate::converse`]) from the thread
 /// pages, with what the lists say of boards: the board whose list links
 /// a thread (none where lists of two boards link it), and each board's
 /// name as the home page links it. The quote selector learned leaves
@@ -1264,7 +1265,7 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
     out
 }
 
-/// Step 8: the lead post. A blog or a news section draws its article in
+/// Step 9: the lead post. A blog or a news section draws its article in
 /// other markup than its readers' comments (WordPress: the article in
 /// `<main>`, each comment an `<li class="comment">` under it), so the
 /// template's records are the comments and the article is no post. On each
@@ -1346,7 +1347,7 @@ fn lead_reads(want: &Option<Said>, first: Option<&luntan_core::doc::Post>) -> bo
     want.as_ref().is_some_and(|(a, t, p)| first.is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (a, t, p) && t.is_some() && !p.is_empty()))
 }
 
-/// Step 8 where no thread page shows posts (an article whose comments a
+/// Step 7, where no thread page shows posts (an article whose comments a
 /// script draws, a blog's post without comments): the article alone as
 /// the post, found as [`lead_post`] finds a lead, with selectors of its
 /// own; kept where the file then reads every page as that one post.
@@ -1782,42 +1783,48 @@ fn list_rules(
     // threads read whole.
     let known: Vec<(&Html, &Row, &Whole)> = all_rows.iter().filter_map(|(d, r)| whole.get(&r.thread).map(|w| (*d, *r, w))).collect();
     let any_el = Selector::parse("*").expect("static selector");
-    for (attr, wants) in [("replies", true), ("last-post", false)] {
+    // Each field's readings in the order tried: replies counted without
+    // the first post, then with it (Spirit counts comments: for noticing a
+    // new reply either serves); a last post's time in the text, then in a
+    // `title` (Spirit's "15 七月" with the hour in its title).
+    type Reading = (fn(ElementRef) -> Option<String>, fn(&Whole) -> Option<String>, &'static str);
+    let readings: [(&str, [Reading; 2]); 2] = [
+        (
+            "replies",
+            [
+                (|e| first_number(&line_text(e)).map(|n| n.to_string()), |w| Some((w.0 as i64 - 1).to_string()), ""),
+                (|e| first_number(&line_text(e)).map(|n| n.to_string()), |w| Some(w.0.to_string()), ""),
+            ],
+        ),
+        (
+            "last-post",
+            [(|e| normalize_time(&line_text(e)), |w| w.1.clone(), ""), (|e| e.value().attr("title").and_then(normalize_time), |w| w.1.clone(), "@title")],
+        ),
+    ];
+    for (attr, tries) in readings {
         if known.len() < 2 {
             missing.push(format!("{attr}: fewer than two threads were read whole to check it against; not learned"));
             continue;
         }
-        let value = |e: ElementRef| -> Option<String> {
-            let t = line_text(e);
-            if wants {
-                first_number(&t).map(|n| n.to_string())
-            } else {
-                normalize_time(&t)
-            }
-        };
-        let expect = |w: &Whole| -> Option<String> {
-            if wants {
-                Some((w.0 as i64 - 1).to_string())
-            } else {
-                w.1.clone()
-            }
-        };
-        let mut cands = Vec::new();
-        for (d, r, w) in known.iter().take(4) {
-            let row = el(d, r.row);
-            for e in row.select(&any_el) {
-                if value(e).is_some() && value(e) == expect(w) && e.children().filter_map(ElementRef::wrap).all(|c| value(c) != value(e)) {
-                    cands.extend(select::inside(e, r.row));
+        let learned = tries.iter().find_map(|&(value, expect, suffix)| {
+            let mut cands = Vec::new();
+            for (d, r, w) in known.iter().take(4) {
+                let row = el(d, r.row);
+                for e in row.select(&any_el) {
+                    if value(e).is_some() && value(e) == expect(w) && e.children().filter_map(ElementRef::wrap).all(|c| value(c) != value(e)) {
+                        cands.extend(select::inside(e, r.row));
+                    }
                 }
             }
-        }
-        let fits = |sel: &Selector| known.iter().all(|(d, r, w)| el(d, r.row).select(sel).next().and_then(value) == expect(w));
-        match first_fitting(cands, fits) {
-            Some(css) => out.push(Field {
+            let fits = |sel: &Selector| known.iter().all(|(d, r, w)| el(d, r.row).select(sel).next().and_then(value) == expect(w));
+            first_fitting(cands, fits).map(|css| Field {
                 attr,
-                css,
+                css: format!("{css}{suffix}"),
                 examples: known.iter().take(3).map(|(_, r, w)| format!("thread {}: {}", r.thread, expect(w).unwrap_or_default())).collect(),
-            }),
+            })
+        });
+        match learned {
+            Some(field) => out.push(field),
             None => missing.push(format!("{attr}: no text in the rows agrees with the threads read whole; not learned")),
         }
     }
@@ -2277,6 +2284,24 @@ pub(crate) mod tests {
         assert!(!flat.thread.iter().any(|f| f.attr == "nested-posts"), "{:?}", flat.thread);
     }
 
+    /// The real-software bed, Spirit: a list row counts a topic's comments,
+    /// the first one included, and shows its last activity as "3日" with
+    /// the time in a `title`. Neither was learned ("no text in the rows
+    /// agrees"), so later rounds could not notice a new reply.
+    #[test]
+    fn a_row_counting_the_first_post_and_a_last_post_time_in_a_title_are_learned() {
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("board.php")) {
+            p.html = p.html.replace("<td class=\"replies\">2</td>", "<td class=\"replies\">3</td><td class=\"last\" title=\"2024年3月3日 12:32\">3日</td>");
+        }
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let list: HashMap<&str, &str> = learned.list.iter().flatten().map(|f| (f.attr, f.css.as_str())).collect();
+        assert_eq!((list.get("replies"), list.get("last-post")), (Some(&"td.replies"), Some(&"td.last@title")), "{list:?}");
+        // Counted without the first post, as before.
+        let plain = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        assert!(plain.list.iter().flatten().any(|f| f.attr == "replies" && f.css == "td.replies"), "{:?}", plain.list);
+    }
+
     /// A blog as WordPress draws it for a Chinese site: categories and
     /// posts named by slugs of their titles (two categories by their own
     /// name, one by a pinyin alias), the home page also a list that links
@@ -2375,8 +2400,9 @@ pub(crate) mod tests {
             // Before the author, as Hexo's landscape draws them.
             let aside = format!(
                 "</h1><nav class=\"article-nav\"><a href=\"/\"><strong class=\"caption\">{}</strong></a></nav>\
-                 <div class=\"meta\"><a class=\"cat-link\" href=\"/category/{cat}/\">分类{n}</a></div>",
-                ["Newer", "Older", "Newer"][n]
+                 <div class=\"meta\"><a class=\"cat-link\" href=\"/category/{cat}/\">{}</a></div>",
+                ["Newer", "Older", "Newer"][n],
+                ["读书笔记", "酒店与旅行", "唐诗选读"][n]
             );
             p.html = comments.replace(&p.html, "").replace("</h1>", &aside);
         }
@@ -2387,8 +2413,13 @@ pub(crate) mod tests {
         assert_eq!(rule("author"), Some("p.post-author"), "{file}");
         assert!(!learned.missing.iter().any(|m| m.contains("post=\"auto\"")), "{file}");
         let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        // Its category's name too (learned after the article became the post:
+        // the Isso and Waline beds' learned files had none).
+        assert!(rule("board-name").is_some(), "{file}");
         for page in sample.pages.iter().filter(|p| p.url.path().starts_with("/2025/")) {
-            let posts = luntan_extract::parse_page(&site, &page.html).posts;
+            let read = luntan_extract::parse_page(&site, &page.html);
+            assert!(read.facts.board_name.as_deref().is_some_and(|b| ["读书笔记", "酒店与旅行", "唐诗选读"].contains(&b)), "{:?}\n{file}", read.facts);
+            let posts = read.posts;
             assert_eq!(posts.len(), 1, "{file}");
             assert!(posts[0].author.starts_with("作者") && posts[0].time.is_some() && posts[0].paragraphs[0].starts_with("这是第"), "{:?}\n{file}", posts[0]);
         }

@@ -13,7 +13,10 @@
 //! only once every other kind is read or capped, [`ASIDE_PER_KIND`] of
 //! each at most and [`ASIDE_SHARE`] of the budget in all: a forum links
 //! them from every page, in many variants, and they teach the learner
-//! nothing about boards, lists or threads.
+//! nothing about boards, lists or threads. A kind of link that lands on a
+//! login form (a reply button, an edit history, a members' page: Spirit's
+//! `/comment/3/publish/` → `/user/login/?next=…`) is asked no more: every
+//! link of its kind would ask a guest to log in too.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -26,7 +29,7 @@ use luntan_crawl::links;
 use scraper::Html;
 use url::Url;
 
-use crate::aside::{aside, Aside};
+use crate::aside::{aside, is_login, Aside};
 use crate::urls::Split;
 use crate::LearnError;
 
@@ -188,7 +191,7 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
             }
             *aside_taken.entry(a).or_insert(0) += 1;
         }
-        *taken.entry(key).or_insert(0) += 1;
+        *taken.entry(key.clone()).or_insert(0) += 1;
         let got = match fetcher.get_html(&url).await {
             Ok(f) => f,
             Err(e) => {
@@ -200,6 +203,9 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
                 continue;
             }
         };
+        if asks_to_log_in(&url, &got.url) {
+            taken.insert(key, cfg.per_kind);
+        }
         let html = links::decode(&site, &got.body, got.content_type.as_deref());
         let out = page_links(&site, &html, &got.url);
         for link in out.iter().map(|l| &l.url) {
@@ -215,9 +221,26 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     Ok(Sample { home: cfg.home.clone(), pages, failed, requests: requests(), aside_left, site })
 }
 
+/// Whether asking `asked` landed on a login form (`landed`, after
+/// redirects) that the link itself did not name.
+fn asks_to_log_in(asked: &Url, landed: &Url) -> bool {
+    landed != asked && is_login(landed) && !is_login(asked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_redirected_to_a_login_form_asks_to_log_in_and_a_login_link_does_not() {
+        let u = |s: &str| Url::parse(&format!("http://forum.test{s}")).unwrap();
+        assert!(asks_to_log_in(&u("/comment/3/publish/"), &u("/user/login/?next=/comment/3/publish/")));
+        assert!(asks_to_log_in(&u("/comment/history/12/"), &u("/member.php?mod=logging&action=login")));
+        assert!(!asks_to_log_in(&u("/topic/3/abc/"), &u("/topic/3/abc-def/")), "a slug corrected");
+        assert!(!asks_to_log_in(&u("/topic/3/abc/"), &u("/topic/3/abc/")));
+        assert!(!asks_to_log_in(&u("/login"), &u("/user/login/")), "the link named it: an aside already");
+        assert!(!asks_to_log_in(&u("/topic/3/"), &u("/topic/3/loginless-tips/")), "a slug that merely starts with the word");
+    }
 
     #[test]
     fn the_sample_sees_noscript_links_and_link_rel_pagers() {
