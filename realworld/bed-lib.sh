@@ -52,6 +52,55 @@ bed_wait() {
   exit 1
 }
 
+# bed_django PROJECT: a Django project (PROJECT/manage.py, its settings
+# bedsite.settings) run in place from a venv in WORK/venv: PY, the environment
+# its settings read (BED_WORK), and `manage`.
+bed_django() {
+  PROJECT="$1"
+  PY="$WORK/venv/bin/python"
+  export BED_WORK="$WORK" PYTHONPATH="$PROJECT" DJANGO_SETTINGS_MODULE=bedsite.settings PYTHONDONTWRITEBYTECODE=1
+}
+
+manage() { (cd "$PROJECT" && "$PY" manage.py "$@"); }
+
+# bed_django_fill [STALE...]: a fresh database (STALE: what else an earlier
+# fill left), migrated, then the bed's fill.py in `manage shell`, told where
+# the corpus and realworld/ are.
+bed_django_fill() {
+  [ -x "$PY" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
+  rm -rf "$WORK/db.sqlite3" "$WORK/truth.json" "$@"
+  manage migrate --noinput -v 0
+  BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
+}
+
+# bed_gunicorn PORT PATH: the Django project under gunicorn (two workers) on
+# 127.0.0.1:PORT, waiting until PATH answers.
+bed_gunicorn() {
+  local port="$1"
+  [ -f "$WORK/db.sqlite3" ] || { echo "no database: run $0 fill $WORK" >&2; exit 1; }
+  bed_stop
+  # setsid: gunicorn's master leads its own process group, which bed_stop kills whole.
+  (cd "$PROJECT" && exec setsid "$WORK/venv/bin/gunicorn" bedsite.wsgi:application \
+      --bind "127.0.0.1:$port" --workers 2 --timeout 60 \
+      --access-logfile - --error-logfile - \
+      </dev/null >>"$WORK/server.log" 2>&1) &
+  echo $! > "$WORK/server.pid"
+  bed_wait "http://127.0.0.1:$port$2" 120
+}
+
+# bed_pip REQUIREMENTS: the venv in WORK/venv with REQUIREMENTS installed,
+# again only when that file changed since the last install.
+bed_pip() {
+  [ -x "$WORK/venv/bin/python" ] || python3 -m venv "$WORK/venv"
+  local want have
+  want="$(sha256sum "$1" | cut -d' ' -f1)"
+  have="$(cat "$WORK/.requirements.sha256" 2>/dev/null || true)"
+  if [ "$want" != "$have" ]; then
+    "$WORK/venv/bin/pip" install -q --disable-pip-version-check -r "$1"
+    echo "$want" > "$WORK/.requirements.sha256"
+  fi
+}
+
 bed_main() {
   case "$CMD" in
     install) install ;;

@@ -22,10 +22,85 @@ system python both import it.
     python3 truthlib.py nodebb TRUTH_JSON   # NodeBB: turns each post's `html` into the fields above
 """
 
+import datetime
 import json
 import random
 import sys
 from html.parser import HTMLParser
+
+
+# What the forum beds' fills share (machina, Spirit): their users' names, the
+# lines of the fixture's corpus a Markdown forum shows as typed, and the
+# characters a crawler must decode, put in on purpose.
+NAMES = ['张伟', '王芳', '李娜', '刘洋', '陈静', '杨帆', '赵磊', '黄敏', '周杰', '吴霞',
+         '徐明', '孙丽', '马超', '朱婷']
+TRICKY = [
+    '价格 < 300 & 质量 > 预期，店家说"包邮"😀',
+    '评分：5 > 4 > 3，"物有所值" & 推荐 😀',
+    'A&B 两个版本都买了，精装版 > 平装版 < 电子版 😀',
+]
+
+
+def plain_line(line, markup):
+    """Whether a corpus line reads as typed where `markup`'s characters and a
+    leading list or heading marker would be Markdown."""
+    s = line.strip()
+    if not s or any(c in markup for c in s):
+        return False
+    return not (s[0] in '-+=' or (s[0].isdigit() and len(s) > 1 and s[1] in '.)、>'))
+
+
+def corpus(path, plain):
+    """The corpus (`crates/luntan-fixture/corpus` as a Path): its reviews, and
+    its poems as (title, author, text), the lines `plain` keeps."""
+    reviews = [line.strip() for line in (path / 'reviews.txt').read_text('utf-8').splitlines() if plain(line)]
+    poems = []
+    for line in (path / 'poems.tsv').read_text('utf-8').splitlines():
+        parts = line.split('\t')
+        if len(parts) == 3 and plain(parts[2]) and plain(parts[0]):
+            poems.append(tuple(p.strip() for p in parts))
+    return reviews, poems
+
+
+def title_from(text, limit=24):
+    """The first clause of a review, as a thread title."""
+    for i, c in enumerate(text):
+        if c in '，。！？；,.!?;：:…~、 ' and i >= 4:
+            return text[:min(i, limit)]
+    return text[:limit]
+
+
+def thread_title(rng, kind, reviews, poems):
+    """A thread's title and, for a poem's thread, the poem (its first post):
+    a poem's title with its author, or a review's first clause."""
+    if kind == 'poem':
+        ptitle, pauthor, ptext = rng.choice(poems)
+        return '%s（%s）' % (ptitle, pauthor), ptext
+    return title_from(rng.choice(reviews)), None
+
+
+def post_times(rng, start, span, n):
+    """`n` post times from a moment within `span` seconds of `start`, minutes
+    to a couple of days apart, never the same second."""
+    t = start + datetime.timedelta(seconds=rng.randrange(span))
+    times = []
+    for _ in range(n):
+        times.append(t)
+        t = t + datetime.timedelta(seconds=rng.randint(61, 60 * 60 * 30))
+    return times
+
+
+def markdown_body(rng, kind, reviews, poems):
+    """1-3 paragraphs (poems' or reviews'), Markdown paragraphs separated by a
+    blank line, one in five with a TRICKY line."""
+    if kind == 'poem':
+        paras = [rng.choice(poems)[2] for _ in range(rng.choice([1, 1, 2]))]
+    else:
+        paras = [rng.choice(reviews) for _ in range(rng.choice([1, 1, 2, 3]))]
+    if rng.random() < 0.2:
+        i = rng.randrange(len(paras))
+        paras[i] = paras[i] + ' ' + rng.choice(TRICKY)
+    return '\n\n'.join(paras)
 
 
 def fold(s):

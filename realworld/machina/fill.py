@@ -20,62 +20,20 @@ from machina.apps.forum_permission.models import ForumPermission, UserForumPermi
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import plan_thread, post_view  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 
 # Lines that Markdown would read as markup are left out, so that a post shows its text as typed;
-# the special characters a crawler must decode are put in on purpose (TRICKY below).
+# the special characters a crawler must decode are put in on purpose (truthlib.TRICKY).
 MARKUP = set('*_`<>&#[]\\~|!')
-
-
-def plain(line):
-    s = line.strip()
-    if not s or any(c in MARKUP for c in s):
-        return False
-    if s[0] in '-+=' or (s[0].isdigit() and len(s) > 1 and s[1] in '.)、>'):
-        return False
-    return True
-
-
-reviews = [line.strip() for line in (CORPUS / 'reviews.txt').read_text('utf-8').splitlines()
-           if plain(line)]
-poems = []
-for line in (CORPUS / 'poems.tsv').read_text('utf-8').splitlines():
-    parts = line.split('\t')
-    if len(parts) == 3 and plain(parts[2]) and plain(parts[0]):
-        poems.append(tuple(p.strip() for p in parts))
+reviews, poems = corpus(CORPUS, lambda line: plain_line(line, MARKUP))
 
 rng = random.Random(34)
 
-TRICKY = [
-    '价格 < 300 & 质量 > 预期，店家说"包邮"😀',
-    '评分：5 > 4 > 3，"物有所值" & 推荐 😀',
-    'A&B 两个版本都买了，精装版 > 平装版 < 电子版 😀',
-]
-
-NAMES = ['张伟', '王芳', '李娜', '刘洋', '陈静', '杨帆', '赵磊', '黄敏', '周杰', '吴霞',
-         '徐明', '孙丽', '马超', '朱婷']
-
-
-def title_from(text, limit=24):
-    """The first clause of a review, as a thread title."""
-    for i, c in enumerate(text):
-        if c in '，。！？；,.!?;：:…~、 ' and i >= 4:
-            return text[:min(i, limit)]
-    return text[:limit]
-
 
 def body(kind):
-    """1-3 paragraphs, Markdown paragraphs separated by a blank line."""
-    if kind == 'poem':
-        paras = [rng.choice(poems)[2] for _ in range(rng.choice([1, 1, 2]))]
-    else:
-        paras = [rng.choice(reviews) for _ in range(rng.choice([1, 1, 2, 3]))]
-    if rng.random() < 0.2:
-        i = rng.randrange(len(paras))
-        paras[i] = paras[i] + ' ' + rng.choice(TRICKY)
-    return '\n\n'.join(paras)
+    return markdown_body(rng, kind, reviews, poems)
 
 
 @transaction.atomic
@@ -134,17 +92,8 @@ def fill():
             nposts = rng.randint(31, 52)
         else:
             nposts = rng.choice([1, 2, 2, 3, 3, 4, 5, 6, 7, 8])
-        if kind == 'poem':
-            ptitle, pauthor, ptext = rng.choice(poems)
-            subject = '%s（%s）' % (ptitle, pauthor)
-        else:
-            subject = title_from(rng.choice(reviews))
-        t = start0 + datetime.timedelta(seconds=rng.randrange(span))
-        times = []
-        for k in range(nposts):
-            times.append(t)
-            # minutes to a couple of days apart, never the same second
-            t = t + datetime.timedelta(seconds=rng.randint(61, 60 * 60 * 30))
+        subject, ptext = thread_title(rng, kind, reviews, poems)
+        times = post_times(rng, start0, span, nposts)
         topic = Topic.objects.create(forum=forum, subject=subject, type=Topic.TOPIC_POST,
                                      status=Topic.TOPIC_UNLOCKED, poster=rng.choice(users))
         posters = [topic.poster] + [rng.choice(users) for _ in range(nposts - 1)]

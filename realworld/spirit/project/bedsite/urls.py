@@ -1,0 +1,7 @@
+from django.urls import include, path
+
+import spirit.urls
+
+urlpatterns = [
+    path('', include(spirit.urls)),
+]
