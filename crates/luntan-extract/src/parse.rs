@@ -87,7 +87,10 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             .filter_map(|p| {
                 let body = body_in(rules, p)?;
                 let first = |sel: &Option<Pick>| sel.as_ref().and_then(|s| p.select(s).next());
-                Some((body, first(&rules.author), first(&rules.time), first(&rules.floor), Some(p)))
+                // A floor is looked for on the post's own element first, as
+                // version 2's fields are (Spirit's `data-number`, `id="c12"`).
+                let floor = rules.floor.as_ref().and_then(|s| crate::conversation::first_in_post(p, s));
+                Some((body, first(&rules.author), first(&rules.time), floor, Some(p)))
             })
             .collect::<Vec<_>>(),
         None => {
@@ -428,6 +431,28 @@ pub(crate) mod tests {
         let old = parse_page(&site(stripped), &discuz_reply_quoting());
         assert_eq!(old.posts[1].paragraphs, reply.paragraphs);
         assert!(old.posts[1].quotes.is_empty());
+    }
+
+    /// Spirit numbers a comment on its own element (`data-number`, and
+    /// `id="c21"`): no floor rule could read it, a floor being looked for
+    /// inside the post only. Now it is looked for on the post's element
+    /// first, as version 2's fields are, by both readers.
+    #[test]
+    fn a_floor_on_the_posts_own_element_is_read_by_both_readers() {
+        let c = |n: u32, who: &str| {
+            format!(
+                "<div class=\"comment\" id=\"c{n}\" data-number=\"{n}\"><a class=\"u\">{who}</a><ul><li title=\"2025年6月25日 11:{n}\">25 六月</li></ul>\
+                 <div class=\"text\"><p>第{n}条评论的内容</p><p><a class=\"n\" data-number=\"99\">#99</a></p></div></div>"
+            )
+        };
+        let html = format!("<html><body><h1>标题</h1>{}{}</body></html>", c(21, "甲"), c(22, "乙"));
+        let on = |floor: &str| site(&format!(r#"<thread title="h1" post="div.comment" body="div.text" author="a.u" time="li[title]@title" floor="{floor}"/>"#));
+        for (floor, want) in [("div.comment@data-number", [21, 22]), ("[data-number]@data-number", [21, 22]), ("a.n", [99, 99])] {
+            let s = on(floor);
+            let got = parse_page(&s, &html);
+            assert_eq!(got.posts.iter().map(|p| p.floor).collect::<Vec<_>>(), want, "{floor}");
+            assert_eq!(crate::stream::parse_page_stream(&s, &html, None).expect("streams"), parse_page_dom(&s, &html, None), "{floor}");
+        }
     }
 
     /// A comment widget's tree: replies drawn inside the comment they

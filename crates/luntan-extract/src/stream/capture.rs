@@ -498,7 +498,10 @@ impl Machine<'_> {
                         } else if id_matches(self) {
                             rec.body_id = Some(self.start(uid, kind(&name), BODY_SKIPS, false, attrs, None, true));
                         }
-                        // A post's own element is where its fields are looked for first.
+                        // A post's own element is where its fields and its floor are looked for first.
+                        if rules.floor.is_some() && ask(self, FLOOR) {
+                            rec.floor = Some(self.start(uid, kind(&name), 0, false, attrs, from(&rules.floor), false));
+                        }
                         for j in 0..POST_FIELDS {
                             if self.post_fields & (1 << j) != 0 && ask(self, POST_FIELD + j as u8) {
                                 rec.fields[j] = Some(self.start(uid, kind(&name), 0, false, attrs, field_pick(j), false));
