@@ -53,12 +53,12 @@ bed_wait() {
 }
 
 # bed_django PROJECT: a Django project (PROJECT/manage.py, its settings
-# bedsite.settings) run in place from a venv in WORK/venv: PY, the environment
-# its settings read (BED_WORK), and `manage`.
+# bedsite.settings on realworld/bedsettings.py) run in place from a venv in
+# WORK/venv: PY, the environment its settings read (BED_WORK), and `manage`.
 bed_django() {
   PROJECT="$1"
   PY="$WORK/venv/bin/python"
-  export BED_WORK="$WORK" PYTHONPATH="$PROJECT" DJANGO_SETTINGS_MODULE=bedsite.settings PYTHONDONTWRITEBYTECODE=1
+  export BED_WORK="$WORK" PYTHONPATH="$PROJECT:$REPO/realworld" DJANGO_SETTINGS_MODULE=bedsite.settings PYTHONDONTWRITEBYTECODE=1
 }
 
 manage() { (cd "$PROJECT" && "$PY" manage.py "$@"); }

@@ -1,25 +1,12 @@
-"""Settings of the small Django project that hosts django-machina for luntan's test bed.
-
-Everything that changes between machines comes from the environment:
-BED_WORK (the work directory: database, collected static files, media, locale).
+"""Settings of the small Django project that hosts django-machina for luntan's test bed:
+what every Django bed shares (realworld/bedsettings.py: BED_WORK, the database, a Chinese
+interface in Beijing time) and machina's apps, middleware, templates, caches and locale.
 """
-import os
-from pathlib import Path
-
+from bedsettings import *  # noqa: F401,F403
+from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE, WORK
 from machina import MACHINA_MAIN_STATIC_DIR, MACHINA_MAIN_TEMPLATE_DIR
 
-WORK = Path(os.environ.get('BED_WORK', Path(__file__).resolve().parents[3] / 'work' / 'machina'))
-
-SECRET_KEY = 'luntan-test-bed-not-secret'
-DEBUG = os.environ.get('BED_DEBUG') == '1'
-ALLOWED_HOSTS = ['*']
-
-INSTALLED_APPS = [
-    'django.contrib.auth',
-    'django.contrib.contenttypes',
-    'django.contrib.sessions',
-    'django.contrib.messages',
-    'django.contrib.staticfiles',
+INSTALLED_APPS = DJANGO_APPS + [
     'mptt',
     'haystack',
     'widget_tweaks',
@@ -36,20 +23,9 @@ INSTALLED_APPS = [
     'machina.apps.forum_permission',
 ]
 
-MIDDLEWARE = [
-    'django.middleware.security.SecurityMiddleware',
-    'whitenoise.middleware.WhiteNoiseMiddleware',
-    'django.contrib.sessions.middleware.SessionMiddleware',
-    'django.middleware.common.CommonMiddleware',
-    'django.middleware.csrf.CsrfViewMiddleware',
-    'django.contrib.auth.middleware.AuthenticationMiddleware',
-    'django.contrib.messages.middleware.MessageMiddleware',
-    'django.middleware.clickjacking.XFrameOptionsMiddleware',
+MIDDLEWARE = DJANGO_MIDDLEWARE[:1] + ['whitenoise.middleware.WhiteNoiseMiddleware'] + DJANGO_MIDDLEWARE[1:] + [
     'machina.apps.forum_permission.middleware.ForumPermissionMiddleware',
 ]
-
-ROOT_URLCONF = 'bedsite.urls'
-WSGI_APPLICATION = 'bedsite.wsgi.application'
 
 TEMPLATES = [{
     'BACKEND': 'django.template.backends.django.DjangoTemplates',
@@ -66,14 +42,6 @@ TEMPLATES = [{
     },
 }]
 
-DATABASES = {
-    'default': {
-        'ENGINE': 'django.db.backends.sqlite3',
-        'NAME': str(WORK / 'db.sqlite3'),
-    },
-}
-DEFAULT_AUTO_FIELD = 'django.db.models.AutoField'
-
 CACHES = {
     'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'},
     'machina_attachments': {
@@ -86,28 +54,12 @@ HAYSTACK_CONNECTIONS = {
     'default': {'ENGINE': 'haystack.backends.simple_backend.SimpleEngine'},
 }
 
-# Chinese interface, wall clock in Beijing time.
-LANGUAGE_CODE = 'zh-hans'
-TIME_ZONE = 'Asia/Shanghai'
-USE_I18N = True
-USE_TZ = True
 # machina ships its Simplified Chinese catalogue as zh_CN, which Django 4 (zh-hans) does not
 # look for; `bed.sh install` copies it to WORK/locale/zh_Hans.
 LOCALE_PATHS = [str(WORK / 'locale')]
 
-STATIC_URL = '/static/'
-STATIC_ROOT = str(WORK / 'static')
 STATICFILES_DIRS = [MACHINA_MAIN_STATIC_DIR]
-MEDIA_URL = '/media/'
-MEDIA_ROOT = str(WORK / 'media')
 
 # machina
 MACHINA_FORUM_NAME = '书友论坛'
 MACHINA_USER_DISPLAY_NAME_METHOD = 'get_full_name'
-
-LOGGING = {
-    'version': 1,
-    'disable_existing_loggers': False,
-    'handlers': {'console': {'class': 'logging.StreamHandler'}},
-    'root': {'handlers': ['console'], 'level': 'WARNING'},
-}

@@ -1,24 +1,13 @@
 """Settings of the small Django project that hosts Spirit for luntan's test bed.
 
 Spirit's own project template (spirit/extra/project_template/…/settings/base.py), cut to what
-a forum read by anonymous visitors needs. Everything that changes between machines comes from
-the environment: BED_WORK (the work directory: database, search index, media).
+a forum read by anonymous visitors needs, on what every Django bed shares
+(realworld/bedsettings.py: BED_WORK, the database, a Chinese interface in Beijing time).
 """
-import os
-from pathlib import Path
+from bedsettings import *  # noqa: F401,F403
+from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE, WORK
 
-WORK = Path(os.environ.get('BED_WORK', Path(__file__).resolve().parents[3] / 'work' / 'spirit'))
-
-SECRET_KEY = 'luntan-test-bed-not-secret'
-DEBUG = os.environ.get('BED_DEBUG') == '1'
-ALLOWED_HOSTS = ['*']
-
-INSTALLED_APPS = [
-    'django.contrib.auth',
-    'django.contrib.contenttypes',
-    'django.contrib.sessions',
-    'django.contrib.messages',
-    'django.contrib.staticfiles',
+INSTALLED_APPS = DJANGO_APPS + [
     'django.contrib.humanize',
     'spirit.core',
     'spirit.admin',
@@ -46,16 +35,8 @@ INSTALLED_APPS = [
     'haystack',
 ]
 
-# The template's list less LocaleMiddleware: the interface is Chinese whatever the
-# client's Accept-Language says.
-MIDDLEWARE = [
-    'django.middleware.security.SecurityMiddleware',
-    'django.contrib.sessions.middleware.SessionMiddleware',
-    'django.middleware.common.CommonMiddleware',
-    'django.middleware.csrf.CsrfViewMiddleware',
-    'django.contrib.auth.middleware.AuthenticationMiddleware',
-    'django.contrib.messages.middleware.MessageMiddleware',
-    'django.middleware.clickjacking.XFrameOptionsMiddleware',
+# The template's list less LocaleMiddleware (DJANGO_MIDDLEWARE has none).
+MIDDLEWARE = DJANGO_MIDDLEWARE + [
     'spirit.user.middleware.TimezoneMiddleware',
     'spirit.user.middleware.LastIPMiddleware',
     'spirit.user.middleware.LastSeenMiddleware',
@@ -63,9 +44,6 @@ MIDDLEWARE = [
     'spirit.core.middleware.PrivateForumMiddleware',
     'djconfig.middleware.DjConfigMiddleware',
 ]
-
-ROOT_URLCONF = 'bedsite.urls'
-WSGI_APPLICATION = 'bedsite.wsgi.application'
 
 TEMPLATES = [{
     'BACKEND': 'django.template.backends.django.DjangoTemplates',
@@ -85,14 +63,6 @@ TEMPLATES = [{
         ],
     },
 }]
-
-DATABASES = {
-    'default': {
-        'ENGINE': 'django.db.backends.sqlite3',
-        'NAME': str(WORK / 'db.sqlite3'),
-    },
-}
-DEFAULT_AUTO_FIELD = 'django.db.models.AutoField'
 
 # The template keeps both caches in the database; in memory here (the rate limit's cache
 # must not expire: TIMEOUT None).
@@ -122,30 +92,13 @@ LOGIN_URL = 'spirit:user:auth:login'
 LOGIN_REDIRECT_URL = 'spirit:user:update'
 LOGOUT_REDIRECT_URL = 'spirit:index'
 
-# Chinese interface (Spirit ships zh_Hans), wall clock in Beijing time: anonymous visitors
-# see times in TIME_ZONE (Spirit's TimezoneMiddleware activates a member's own zone only).
-LANGUAGE_CODE = 'zh-hans'
-TIME_ZONE = 'Asia/Shanghai'
-USE_I18N = True
-USE_TZ = True
-
-STATIC_URL = '/static/'
-STATIC_ROOT = str(WORK / 'static')
-MEDIA_URL = '/media/'
-MEDIA_ROOT = str(WORK / 'media')
 STORAGES = {
     'default': {'BACKEND': 'spirit.core.storage.OverwriteFileSystemStorage'},
     'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'},
 }
 
-# Spirit
+# Spirit (its zh_Hans catalogue; anonymous visitors see times in TIME_ZONE: its
+# TimezoneMiddleware activates a member's own zone only)
 ST_SITE_URL = 'http://127.0.0.1:18330/'
 ST_UNICODE_SLUGS = True  # the default: Chinese titles give Chinese slugs
 EMAIL_BACKEND = 'django.core.mail.backends.locmem.EmailBackend'
-
-LOGGING = {
-    'version': 1,
-    'disable_existing_loggers': False,
-    'handlers': {'console': {'class': 'logging.StreamHandler'}},
-    'root': {'handlers': ['console'], 'level': 'WARNING'},
-}
