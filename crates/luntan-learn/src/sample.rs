@@ -16,7 +16,10 @@
 //! nothing about boards, lists or threads. A kind of link that lands on a
 //! login form (a reply button, an edit history, a members' page: Spirit's
 //! `/comment/3/publish/` → `/user/login/?next=…`) is asked no more: every
-//! link of its kind would ask a guest to log in too.
+//! link of its kind would ask a guest to log in too. A kind whose first
+//! [`REDIRECTS_SEEN`] pages all redirected to pages of other kinds (NodeBB's
+//! `/post/12` → `/topic/3/slug/5`, `/uid/4` → `/user/name`) is asked no more
+//! either: its links lead to pages the walk reaches by their own.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -37,6 +40,9 @@ use crate::LearnError;
 pub const ASIDE_PER_KIND: usize = 2;
 /// Share of `max_requests` aside pages may take, all kinds together.
 pub const ASIDE_SHARE: f64 = 0.1;
+/// Pages of one kind read, each redirected to a page of another kind,
+/// after which no more of that kind is asked.
+pub const REDIRECTS_SEEN: usize = 3;
 
 /// How far the walk goes and how politely.
 #[derive(Debug, Clone)]
@@ -167,6 +173,8 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     // shallowest, then the first found.
     let mut frontier: Vec<(Url, u32, usize, String, Option<Aside>)> = vec![(cfg.home.clone(), 0, 0, Split::of(&cfg.home).sample_key(), None)];
     let mut taken: HashMap<String, usize> = HashMap::new();
+    // Per kind: its pages read that redirected to another kind's.
+    let mut elsewhere: HashMap<String, usize> = HashMap::new();
     let mut aside_taken: HashMap<Aside, usize> = HashMap::new();
     let aside_budget = ((cfg.max_requests as f64 * ASIDE_SHARE) as usize).max(1);
     let mut aside_left = 0;
@@ -204,7 +212,15 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
             }
         };
         if asks_to_log_in(&url, &got.url) {
-            taken.insert(key, cfg.per_kind);
+            taken.insert(key.clone(), cfg.per_kind);
+        }
+        if got.url != url && Split::of(&got.url).sample_key() != key {
+            let n = elsewhere.entry(key.clone()).or_insert(0);
+            *n += 1;
+            // Every page of the kind read so far went elsewhere.
+            if *n >= REDIRECTS_SEEN && taken.get(&key).copied() == Some(*n) {
+                taken.insert(key, cfg.per_kind);
+            }
         }
         let html = links::decode(&site, &got.body, got.content_type.as_deref());
         let out = page_links(&site, &html, &got.url);
