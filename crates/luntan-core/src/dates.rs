@@ -78,7 +78,7 @@ pub fn normalize_time(text: &str) -> Option<String> {
 /// followed by a zone (`Z`, `+00:00`, `-0500`, ` UTC`, ` GMT+8`; after
 /// optional fractional seconds) is moved from that zone to the forum's.
 pub fn normalize_time_in(text: &str, offset_minutes: i32) -> Option<String> {
-    let f = numeric(text).or_else(|| english(text))?;
+    let f = numeric(text).or_else(|| named_month(text))?;
     let month = time::Month::try_from(u8::try_from(f.mo).ok()?).ok()?;
     let date = time::Date::from_calendar_date(f.y as i32, month, u8::try_from(f.d).ok()?).ok()?;
     let (h, mi, s) = f.hms.unwrap_or((0, 0, 0));
@@ -115,27 +115,45 @@ fn numeric(text: &str) -> Option<Found> {
     Some(Found { y: num(1)?, mo: num(2)?, d: num(3)?, hms, end: c.get(0)?.end() })
 }
 
-/// English month names, as forums in English templates write dates
-/// (FlaskBB `23 January 2025 - 06:18`, phpBB `Tue Mar 05, 2024 12:34 pm`,
-/// `Jan 5th, 2025 at 6:18 PM`, `Dec 11 2024`).
-fn english(text: &str) -> Option<Found> {
+/// Month names, as forums in English templates write dates (FlaskBB
+/// `23 January 2025 - 06:18`, phpBB `Tue Mar 05, 2024 12:34 pm`,
+/// `Jan 5th, 2025 at 6:18 PM`, `Dec 11 2024`), and as Django's Chinese
+/// catalogue names months in those same orders (pybbm `05 三月, 2025 09:07`,
+/// `三月 5, 2025`).
+fn named_month(text: &str) -> Option<Found> {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        let month = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?";
-        let time = r"(?:\s*(?:,|-|–|@|at)?\s*(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?m\.?)?)?";
-        Regex::new(&format!(r"(?i)\b(?:(\d{{1,2}})\s+{month},?\s+(\d{{4}})|{month}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})){time}"))
-            .expect("static English date pattern")
+        let month =
+            |at: &str| format!(r"(?:(?P<en{at}>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|(?P<zh{at}>十[一二]?|[一二三四五六七八九])月)");
+        let time = r"(?:\s*(?:,|-|–|@|at)?\s*(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ap>[ap])\.?m\.?)?)?";
+        Regex::new(&format!(
+            r"(?i)\b(?:(?P<d1>\d{{1,2}})\s+{},?\s+(?P<y1>\d{{4}})|{}\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})){time}",
+            month("1"),
+            month("2")
+        ))
+        .expect("static month-name date pattern")
     });
     let c = re.captures(text)?;
-    let num = |i: usize| c.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
-    let name = c.get(2).or(c.get(4))?.as_str().to_ascii_lowercase();
-    let mo = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| *m == name)? as u32 + 1;
-    let (d, y) = match num(1) {
-        Some(d) => (d, num(3)?),
-        None => (num(5)?, num(6)?),
+    let num = |name: &str| c.name(name).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
+    let mo = if let Some(en) = c.name("en1").or(c.name("en2")) {
+        let en = en.as_str().to_ascii_lowercase();
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| *m == en)? as u32 + 1
+    } else {
+        let zh = c.name("zh1").or(c.name("zh2"))?.as_str();
+        let digit = |ch: char| "一二三四五六七八九".chars().position(|d| d == ch).map(|i| i as u32 + 1);
+        match zh {
+            "十" => 10,
+            "十一" => 11,
+            "十二" => 12,
+            one => digit(one.chars().next()?)?,
+        }
     };
-    let hms = num(7).map(|h| {
-        let h = match c.get(10).map(|m| m.as_str().to_ascii_lowercase()) {
+    let (d, y) = match num("d1") {
+        Some(d) => (d, num("y1")?),
+        None => (num("d2")?, num("y2")?),
+    };
+    let hms = num("h").map(|h| {
+        let h = match c.name("ap").map(|m| m.as_str().to_ascii_lowercase()) {
             Some(ap) if h > 12 || h == 0 => {
                 if ap == "a" {
                     h
@@ -147,7 +165,7 @@ fn english(text: &str) -> Option<Found> {
             Some(_) => h % 12,
             None => h,
         };
-        (h, num(8).unwrap_or(0), num(9).unwrap_or(0))
+        (h, num("mi").unwrap_or(0), num("s").unwrap_or(0))
     });
     Some(Found { y, mo, d, hms, end: c.get(0)?.end() })
 }
@@ -297,6 +315,22 @@ mod tests {
         assert_eq!(n("Mar 5, 2024 13:07 pm"), None, "13 pm is no hour");
         assert_eq!(n("the march of 2024 soldiers"), None);
         assert_eq!(n("2024-03-05 12:34 and Mar 6, 2024").as_deref(), Some("2024-03-05T12:34:00"), "numeric first");
+    }
+
+    /// Django's Chinese catalogue names months 一月 … 十二月 in the orders
+    /// its English one writes them: pybbm's `05 三月, 2025 09:07` read as no
+    /// time at all, so no thread of a pybbm forum had a post time.
+    #[test]
+    fn chinese_month_names_in_djangos_orders_read() {
+        let n = |t: &str| normalize_time(t);
+        assert_eq!(n("05 三月, 2025 09:07").as_deref(), Some("2025-03-05T09:07:00"), "pybbm");
+        assert_eq!(n("已编辑 28 十二月, 2024 23:59").as_deref(), Some("2024-12-28T23:59:00"), "an edit note");
+        assert_eq!(n("1 十月, 2025 08:00").as_deref(), Some("2025-10-01T08:00:00"));
+        assert_eq!(n("30 十一月, 2025 12:00").as_deref(), Some("2025-11-30T12:00:00"));
+        assert_eq!(n("三月 5, 2025").as_deref(), Some("2025-03-05T00:00:00"), "N j, Y");
+        assert_eq!(n("十一月 2025"), None, "a month archive is no date");
+        assert_eq!(n("25 六月 '25"), None, "no year");
+        assert_eq!(n("31 二月, 2024 10:00"), None);
     }
 
     #[test]
