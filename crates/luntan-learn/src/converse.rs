@@ -255,7 +255,7 @@ pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
     }
     let ids = post_id(&posts, k.post, &mut out.fields);
     author_link(&posts, author_sel.as_ref(), pages, &mut out.fields);
-    let quotes = quotes(&posts, pages, &ids, strip.as_ref(), &mut out);
+    let quotes = quotes(&posts, pages, &ids, k.body, strip.as_ref(), &mut out);
     reply_links(&posts, pages, &ids, &quotes, k.body, strip.as_ref(), &mut out.fields);
     edited(&posts, &quotes, &mut out.fields);
     likes(&posts, &mut out.fields);
@@ -613,7 +613,7 @@ fn quotes_words(quote: ElementRef, words: &str) -> usize {
 /// `quote` and its `quote-head`, `quote-of`, `quote-author`: see the
 /// module doc. Returns the quotes found, for the fields that read beside
 /// them (what a post answers; its edit note is no quote's).
-fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, strip: Option<&Selector>, out: &mut Learned) -> Vec<QuoteAt<'a>> {
+fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, body_css: &str, strip: Option<&Selector>, out: &mut Learned) -> Vec<QuoteAt<'a>> {
     // Candidates: blockquotes and elements of a quote class in bodies.
     let mut keys: Vec<String> = Vec::new();
     for p in posts {
@@ -718,12 +718,30 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, str
         tracing::debug!("quote {key}: words beside those of the post it quotes: {:?} (that post shows {:?})", paragraphs(q.el, None), p.shown);
     }
     if needs_head {
-        let cands = verified.iter().take(3).flat_map(|(q, _)| q.el.descendent_elements().flat_map(|e| forms(e, q.el.id())).collect::<Vec<_>>());
-        // A head never takes a quote inside the quote: those are quoted words.
         let quote_sel = parse(&key).expect("parsed above");
+        // A quote's own head, where it is the quote's child and the quote
+        // the body's (pybbm's `<em>name</em>`): scoped from the body, so
+        // that it takes no head of a quote nested inside, which is quoted words.
+        let scoped = |q: &QuoteAt, e: ElementRef| -> Vec<String> {
+            let body_child = q.el.parent().zip(posts[q.post].body).is_some_and(|(parent, b)| parent.id() == b.id());
+            let child = e.parent().is_some_and(|parent| parent.id() == q.el.id());
+            if !(body_child && child && body_css.split(',').count() == 1) {
+                return Vec::new();
+            }
+            select::own(e).into_iter().map(|o| format!("{} > {key} > {o}", body_css.trim())).collect()
+        };
+        let cands = verified
+            .iter()
+            .take(3)
+            .flat_map(|(q, _)| q.el.descendent_elements().flat_map(|e| forms(e, q.el.id()).into_iter().chain(scoped(q, e))).collect::<Vec<_>>());
+        // A head never takes a quote inside the quote, nor anything of one:
+        // those are quoted words.
+        let own_quote = |e: ElementRef| e.ancestors().filter_map(ElementRef::wrap).find(|a| quote_sel.matches(a)).map(|a| a.id());
         let fits = |sel: &Selector| {
             verified.iter().all(|(q, p)| quoted_words(q.el, p, Some(sel)))
-                && quotes.iter().all(|q| !paragraphs(q.el, Some(sel)).is_empty() && q.el.select(sel).all(|e| !quote_sel.matches(&e)))
+                && quotes
+                    .iter()
+                    .all(|q| !paragraphs(q.el, Some(sel)).is_empty() && q.el.select(sel).all(|e| !quote_sel.matches(&e) && own_quote(e) == Some(q.el.id())))
         };
         // A head that is a line of text and no element (Spirit's
         // `<a>@name</a> 评论道:<br>` before the quoted words) no selector
@@ -1321,6 +1339,24 @@ mod tests {
         };
         let got = learned(&[(1, t(1)), (2, t(2))]);
         assert_eq!(got.get("quote"), None, "{got:?}");
+    }
+
+    /// The real-software bed, pybbm: a quote is `<blockquote><em>name</em><br>…`,
+    /// and a quote of a quoting post holds the inner quote with its own
+    /// `<em>`, which is quoted words. The learner wrote `quote-head="em"`,
+    /// which took the inner name out too (nested quotes 0/6); a head now
+    /// takes nothing of a quote nested inside, here scoped from the body.
+    #[test]
+    fn a_head_takes_nothing_of_a_quote_nested_inside() {
+        let pybbm = |name: &str, shown: &str, words: &str| format!("<blockquote><em>{name}</em><br>{shown}</blockquote>{words}");
+        let t = |tid: u32, a: &str, b: &str, c: &str| {
+            let (x, y, z) = (format!("{a}一二三四五六"), format!("<br>{b}七八九十百千"), format!("<br>{c}万亿兆京垓秭"));
+            let second = pybbm("小明", &x, &y);
+            thread(tid, &[(tid * 100 + 1, "小明", x.clone()), (tid * 100 + 2, "小红", second.clone()), (tid * 100 + 3, "阿强", pybbm("小红", &second, &z))])
+        };
+        let got = learned(&[(1, t(1, "举头望明月", "低头思故乡", "床前明月光")), (2, t(2, "白日依山尽", "黄河入海流", "欲穷千里目"))]);
+        assert_eq!(got.get("quote").map(String::as_str), Some("blockquote"), "{got:?}");
+        assert_eq!(got.get("quote-head").map(String::as_str), Some("div.content > blockquote > em"), "{got:?}");
     }
 
     /// Regression (the real-software bed, FlaskBB, machina and NodeBB): a
