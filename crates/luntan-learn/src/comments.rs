@@ -830,7 +830,7 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     }
     // The article's part: the first place every article agrees on.
     let mut key = None;
-    for i in (0..n).filter(|&i| Some(i) != paging_at && !varying.contains(&i)) {
+    for i in (0..n).filter(|&i| Some(i) != paging_at) {
         // An article's own part differs between two articles; one that
         // stays is the endpoint's.
         let values: BTreeSet<String> = first_parts.iter().map(|p| part_value(&p[i])).collect();
@@ -845,6 +845,10 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
         }
     }
     let (key_at, key) = key.ok_or_else(|| format!("{}: no part of it is the article's id, an attribute of its page or its path", firsts[0].1.url))?;
+    // A large number that names the article (a portal's 19-digit id) is its
+    // key, not a cache-buster.
+    let mut varying = varying;
+    varying.remove(&key_at);
     // Paging seen (1, 2, 3 or 0, 10, 20), else a parameter's name says so.
     let named = |i: usize, names: &[&str]| match &first_parts[0][i] {
         Part::Pair { name, value, .. } => names.contains(&name.to_ascii_lowercase().as_str()) && value.parse::<u64>().is_ok(),
@@ -1106,6 +1110,11 @@ mod tests {
     /// served page, five comments a page asked for page by page, a total on
     /// the first; each request's URL as `ask` makes it of the plain one.
     fn news_box(ask: impl Fn(&str) -> String) -> Vec<Drawn> {
+        news_box_keyed(["cms-7", "cms-8"], ask)
+    }
+
+    /// [`news_box`] with the articles' keys as given.
+    fn news_box_keyed(keys: [&str; 2], ask: impl Fn(&str) -> String) -> Vec<Drawn> {
         let comment = |id: u64, nick: &str| serde_json::json!({"id": id, "user": {"nick": nick, "uid": 900 + id}, "created": 1_733_018_400 + id * 60, "content": format!("评论内容第{id}条\n第二段"), "parent": 0});
         let source = |key: &str| {
             format!("<html><body><article>文章</article><section id=\"comments\" data-thread-key=\"{key}\"></section><script>load()</script></body></html>")
@@ -1122,20 +1131,20 @@ mod tests {
         let a = drawn(
             "http://n.test/news/article/7.html",
             "7",
-            &source("cms-7"),
+            &source(keys[0]),
             &shown(1..=7),
             &[
-                (&ask("http://n.test/news/api/comments?key=cms-7&page=1"), serde_json::json!({"total": 7, "page_size": 5, "comments": page1})),
-                (&ask("http://n.test/news/api/comments?key=cms-7&page=2"), serde_json::json!({"total": 7, "page_size": 5, "comments": page2})),
+                (&ask(&format!("http://n.test/news/api/comments?key={}&page=1", keys[0])), serde_json::json!({"total": 7, "page_size": 5, "comments": page1})),
+                (&ask(&format!("http://n.test/news/api/comments?key={}&page=2", keys[0])), serde_json::json!({"total": 7, "page_size": 5, "comments": page2})),
             ],
         );
         let b = drawn(
             "http://n.test/news/article/8.html",
             "8",
-            &source("cms-8"),
+            &source(keys[1]),
             &shown(20..=21),
             &[(
-                &ask("http://n.test/news/api/comments?key=cms-8&page=1"),
+                &ask(&format!("http://n.test/news/api/comments?key={}&page=1", keys[1])),
                 serde_json::json!({"total": 2, "page_size": 5, "comments": [comment(20, "用户20"), comment(21, "用户21")]}),
             )],
         );
@@ -1177,6 +1186,10 @@ mod tests {
         let fixed = infer(&news_box(|u| format!("{u}&callback=newsCb")), false).unwrap();
         assert_eq!(fixed.url, "http://n.test/news/api/comments?key={key}&page={page}&callback=newsCb");
         assert!(fixed.varying.is_empty());
+        // A portal's long numeric article id is the key, not a cache-buster.
+        let big = infer(&news_box_keyed(["6857412345678901234", "6857412345678905678"], |u| format!("{u}&_={}", next())), false).unwrap();
+        assert_eq!(big.url, "http://n.test/news/api/comments?key={key}&page={page}&_=1733018400007");
+        assert_eq!(big.varying, ["_"]);
     }
 
     /// Waline's server on another host than the blog's: its requests were
