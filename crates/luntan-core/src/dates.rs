@@ -15,8 +15,13 @@ use regex::Regex;
 fn pattern() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?(?:[\sT]*(\d{1,2})\s*[:：时]\s*(\d{1,2})(?:\s*[:：分]\s*(\d{1,2}))?)?")
-            .expect("static date pattern")
+        // The time may be in twelve hours: a Chinese word before it
+        // (WordPress's zh_CN `2024年3月5日 下午2:30`), or am/pm after it.
+        Regex::new(concat!(
+            r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?",
+            r"(?:[\sT]*(上午|下午|中午|晚上|傍晚|凌晨|早上)?\s*(\d{1,2})\s*[:：时]\s*(\d{1,2})(?:\s*[:：分]\s*(\d{1,2}))?(?:\s*([AaPp])\.?[Mm]\b\.?)?)?"
+        ))
+        .expect("static date pattern")
     })
 }
 
@@ -107,12 +112,44 @@ struct Found {
     end: usize,
 }
 
-/// `2024-3-5 12:34`, `2024/03/05`, `2024年3月5日 12:34`, ISO.
+/// `2024-3-5 12:34`, `2024/03/05`, `2024年3月5日 12:34`, ISO, and
+/// `2024年3月5日 下午2:30`, `2024-03-05 02:30 PM`.
 fn numeric(text: &str) -> Option<Found> {
     let c = pattern().captures(text)?;
     let num = |i: usize| c.get(i).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
-    let hms = num(4).map(|h| (h, num(5).unwrap_or(0), num(6).unwrap_or(0)));
+    let hms = num(5).map(|h| {
+        let h = match (c.get(4), c.get(8)) {
+            (Some(word), _) => chinese_hour(h, word.as_str()),
+            (None, Some(ap)) => twelve_hour(h, ap.as_str().eq_ignore_ascii_case("p")),
+            (None, None) => h,
+        };
+        (h, num(6).unwrap_or(0), num(7).unwrap_or(0))
+    });
     Some(Found { y: num(1)?, mo: num(2)?, d: num(3)?, hms, end: c.get(0)?.end() })
+}
+
+/// An hour on a twelve-hour clock with am or pm after it (`12:34 am` is
+/// 00:34); an hour past 12, or 0, is no pm hour (99), and stays as it is
+/// before am.
+fn twelve_hour(h: u32, pm: bool) -> u32 {
+    match (h > 12 || h == 0, pm) {
+        (true, true) => 99,
+        (true, false) => h,
+        (false, true) => h % 12 + 12,
+        (false, false) => h % 12,
+    }
+}
+
+/// An hour after a Chinese word for the part of the day: 下午 (afternoon),
+/// 晚上 and 傍晚 (evening) are past noon, 中午 (noon) is from 11 to 13
+/// o'clock, 上午, 早上 and 凌晨 before noon; an hour already past 12 stays.
+fn chinese_hour(h: u32, word: &str) -> u32 {
+    match word {
+        "下午" | "晚上" | "傍晚" if h < 12 => h + 12,
+        "中午" if h < 11 => h + 12,
+        "上午" | "早上" | "凌晨" if h == 12 => 0,
+        _ => h,
+    }
 }
 
 /// Month names, as forums in English templates write dates (FlaskBB
@@ -153,18 +190,7 @@ fn named_month(text: &str) -> Option<Found> {
         None => (num("d2")?, num("y2")?),
     };
     let hms = num("h").map(|h| {
-        let h = match c.name("ap").map(|m| m.as_str().to_ascii_lowercase()) {
-            Some(ap) if h > 12 || h == 0 => {
-                if ap == "a" {
-                    h
-                } else {
-                    99
-                }
-            }
-            Some(ap) if ap == "p" => (h % 12) + 12,
-            Some(_) => h % 12,
-            None => h,
-        };
+        let h = c.name("ap").map_or(h, |ap| twelve_hour(h, ap.as_str().eq_ignore_ascii_case("p")));
         (h, num("mi").unwrap_or(0), num("s").unwrap_or(0))
     });
     Some(Found { y, mo, d, hms, end: c.get(0)?.end() })
@@ -208,7 +234,7 @@ fn resolve_relative(text: &str, now: time::PrimitiveDateTime) -> Option<String> 
     static RELATIVE: OnceLock<Regex> = OnceLock::new();
     let re = RELATIVE.get_or_init(|| {
         Regex::new(
-            r"^\s*(?:(刚刚)|(\d+)\s*(秒|分钟|小时|天|周)前|(今天|昨天|前天)\s*(\d{1,2})[:：](\d{2})|(\d{1,2})(?:月|-)(\d{1,2})日?(?:\s+(\d{1,2})[:：](\d{2}))?)\s*$",
+            r"^\s*(?:(刚刚)|(\d+|半)\s*个?\s*(秒|分钟|小时|天|周|星期)前|(今天|昨天|前天)\s*(\d{1,2})[:：](\d{2})|(\d{1,2})(?:月|-)(\d{1,2})日?(?:\s+(\d{1,2})[:：](\d{2}))?)\s*$",
         )
         .expect("static relative-time pattern")
     });
@@ -222,15 +248,20 @@ fn resolve_relative(text: &str, now: time::PrimitiveDateTime) -> Option<String> 
     if c.get(1).is_some() {
         return Some(fmt(now));
     }
-    if let (Some(n), Some(unit)) = (num(2), c.get(3)) {
-        let back = match unit.as_str() {
-            "秒" => time::Duration::seconds(n),
-            "分钟" => time::Duration::minutes(n),
-            "小时" => time::Duration::hours(n),
-            "天" => time::Duration::days(n),
-            _ => time::Duration::weeks(n),
+    if let (Some(n), Some(unit)) = (c.get(2), c.get(3)) {
+        // Discuz!'s "半小时前": half of the unit.
+        let seconds_each = match unit.as_str() {
+            "秒" => 1,
+            "分钟" => 60,
+            "小时" => 3600,
+            "天" => 86_400,
+            _ => 7 * 86_400,
         };
-        return now.checked_sub(back).map(fmt);
+        let back = match n.as_str() {
+            "半" => seconds_each / 2,
+            n => n.parse::<i64>().ok()?.checked_mul(seconds_each)?,
+        };
+        return now.checked_sub(time::Duration::seconds(back)).map(fmt);
     }
     if let Some(day) = c.get(4) {
         let days = match day.as_str() {
@@ -315,6 +346,31 @@ mod tests {
         assert_eq!(n("Mar 5, 2024 13:07 pm"), None, "13 pm is no hour");
         assert_eq!(n("the march of 2024 soldiers"), None);
         assert_eq!(n("2024-03-05 12:34 and Mar 6, 2024").as_deref(), Some("2024-03-05T12:34:00"), "numeric first");
+    }
+
+    /// WordPress's zh_CN time format is `下午2:30`, and some boards write
+    /// `02:30 PM`: the twelve-hour clock read as such (the time was lost,
+    /// or 14:30 read as 02:30).
+    #[test]
+    fn twelve_hour_times_read_with_their_part_of_the_day() {
+        let n = |t: &str| normalize_time(t);
+        assert_eq!(n("2024年3月5日 下午2:30").as_deref(), Some("2024-03-05T14:30:00"), "WordPress zh_CN");
+        assert_eq!(n("2024-03-05 上午 10:05").as_deref(), Some("2024-03-05T10:05:00"));
+        assert_eq!(n("2024-03-05 晚上11:59").as_deref(), Some("2024-03-05T23:59:00"));
+        assert_eq!(n("2024-03-05 中午12:10").as_deref(), Some("2024-03-05T12:10:00"));
+        assert_eq!(n("2024-03-05 中午1:10").as_deref(), Some("2024-03-05T13:10:00"));
+        assert_eq!(n("2024-03-05 凌晨12:30").as_deref(), Some("2024-03-05T00:30:00"));
+        assert_eq!(n("2024-03-05 下午 14:30").as_deref(), Some("2024-03-05T14:30:00"), "a 24-hour time after 下午 stays");
+        assert_eq!(n("2024-03-05 02:30 PM").as_deref(), Some("2024-03-05T14:30:00"));
+        assert_eq!(n("2024/3/5 12:05 am").as_deref(), Some("2024-03-05T00:05:00"));
+        assert_eq!(n("2024-03-05 13:30 pm"), None, "13 pm is no hour");
+        assert_eq!(n("2024-03-05 12:34 Posted by").as_deref(), Some("2024-03-05T12:34:00"));
+        let now = time::macros::datetime!(2024-12-01 10:00:00);
+        let r = |t: &str| Clock::new(480, Some(now)).read(t);
+        assert_eq!(r("半小时前").as_deref(), Some("2024-12-01T09:30:00"), "Discuz!");
+        assert_eq!(r("1 个小时前").as_deref(), Some("2024-12-01T09:00:00"));
+        assert_eq!(r("2 星期前").as_deref(), Some("2024-11-17T10:00:00"));
+        assert_eq!(r("半天前").as_deref(), Some("2024-11-30T22:00:00"));
     }
 
     /// Django's Chinese catalogue names months 一月 … 十二月 in the orders
