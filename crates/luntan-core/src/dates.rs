@@ -32,14 +32,22 @@ fn pattern() -> &'static Regex {
 pub struct Clock {
     pub offset_minutes: i32,
     pub now: Option<time::PrimitiveDateTime>,
+    /// How the forum writes times where no usual shape reads them
+    /// (`<thread time-format="%m-%d-%Y, %I:%M %p">`): tried first.
+    pub format: Option<&'static TimeFormat>,
 }
 
 impl Clock {
     /// China's wall clock (+08:00), the site files' default, with no fetch time.
-    pub const CHINA: Clock = Clock { offset_minutes: 480, now: None };
+    pub const CHINA: Clock = Clock { offset_minutes: 480, now: None, format: None };
 
     pub fn new(offset_minutes: i32, now: Option<time::PrimitiveDateTime>) -> Clock {
-        Clock { offset_minutes, now }
+        Clock { offset_minutes, now, format: None }
+    }
+
+    /// This clock, reading times by `format` first.
+    pub fn with_format(self, format: Option<&'static TimeFormat>) -> Clock {
+        Clock { format, ..self }
     }
 
     /// A time as a page's text shows it: absolute (moved to this clock
@@ -48,9 +56,10 @@ impl Clock {
         self.absolute(text).or_else(|| self.relative(text))
     }
 
-    /// Only an absolute time (`2024-3-5 12:34`, ISO with or without a zone).
+    /// Only an absolute time: by the forum's `time-format` where it has
+    /// one and it matches, else `2024-3-5 12:34`, ISO with or without a zone…
     pub fn absolute(self, text: &str) -> Option<String> {
-        normalize_time_in(text, self.offset_minutes)
+        self.format.and_then(|f| f.read(text)).or_else(|| normalize_time_in(text, self.offset_minutes))
     }
 
     /// Only a time relative to the fetch (`3分钟前`, `昨天 12:30`, `3 天前`);
@@ -100,6 +109,129 @@ pub fn normalize_time_in(text: &str, offset_minutes: i32) -> Option<String> {
         }
         _ => Some(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}")),
     }
+}
+
+/// How a forum writes its times, where none of the usual shapes reads
+/// them (a day before the month, `05/03/2025`; vBulletin's
+/// `03-05-2024, 02:30 PM`): a site file's `time-format`, strftime's
+/// directives `%Y` `%y` `%m` `%d` `%H` `%I` `%M` `%S` `%p` (AM/PM, 上午/下午)
+/// `%b` (a month's name, English or 一月 … 十二月) `%%`; white space
+/// matches any run of it, anything else itself. Found anywhere in the text.
+#[derive(Debug)]
+pub struct TimeFormat {
+    source: String,
+    regex: Regex,
+}
+
+impl PartialEq for TimeFormat {
+    fn eq(&self, other: &TimeFormat) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for TimeFormat {}
+
+impl TimeFormat {
+    /// The format compiled, once per process for each text (site files
+    /// name a handful): a [`Clock`] stays `Copy`.
+    pub fn intern(format: &str) -> Result<&'static TimeFormat, String> {
+        static SEEN: OnceLock<std::sync::Mutex<std::collections::HashMap<String, &'static TimeFormat>>> = OnceLock::new();
+        let mut seen = SEEN.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = seen.get(format) {
+            return Ok(f);
+        }
+        let f: &'static TimeFormat = Box::leak(Box::new(TimeFormat::parse(format)?));
+        seen.insert(format.to_owned(), f);
+        Ok(f)
+    }
+
+    fn parse(format: &str) -> Result<TimeFormat, String> {
+        let mut re = String::from("(?i)");
+        let mut seen = std::collections::HashSet::new();
+        let mut chars = format.trim().chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_whitespace() {
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+                re.push_str(r"\s+");
+                continue;
+            }
+            if c != '%' {
+                re.push_str(&regex::escape(&c.to_string()));
+                continue;
+            }
+            let d = chars.next().ok_or("a % at the end (write %% for a percent sign)")?;
+            let part = match d {
+                'Y' => r"(?P<Y>\d{4})",
+                'y' => r"(?P<y>\d{2})",
+                'm' => r"(?P<m>\d{1,2})",
+                'd' => r"(?P<d>\d{1,2})",
+                'H' => r"(?P<H>\d{1,2})",
+                'I' => r"(?P<I>\d{1,2})",
+                'M' => r"(?P<M>\d{2})",
+                'S' => r"(?P<S>\d{2})",
+                'p' => r"(?P<p>[ap]\.?m\.?|上午|下午)",
+                'b' | 'B' => r"(?P<b>(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|(?:十[一二]?|[一二三四五六七八九])月)",
+                '%' => "%",
+                other => return Err(format!("%{other} is not one of %Y %y %m %d %H %I %M %S %p %b %%")),
+            };
+            if d != '%' && !seen.insert(if d == 'B' { 'b' } else { d }) {
+                return Err(format!("%{d} twice"));
+            }
+            re.push_str(part);
+        }
+        let has = |any: &[char]| any.iter().any(|c| seen.contains(c));
+        if !(has(&['Y', 'y']) && has(&['m', 'b']) && has(&['d'])) {
+            return Err("needs a year (%Y or %y), a month (%m or %b) and a day (%d)".into());
+        }
+        if seen.contains(&'I') != seen.contains(&'p') {
+            return Err("%I (an hour of twelve) goes with %p (AM or PM), %H without".into());
+        }
+        let regex = Regex::new(&re).map_err(|e| e.to_string())?;
+        Ok(TimeFormat { source: format.to_owned(), regex })
+    }
+
+    /// The first time in `text` written this way, normalized; `None` where
+    /// there is none or it is no real date.
+    pub fn read(&self, text: &str) -> Option<String> {
+        let c = self.regex.captures(text)?;
+        let num = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
+        let y = num("Y").or_else(|| num("y").map(|y| 2000 + y))?;
+        let mo = match (num("m"), c.name("b")) {
+            (Some(m), _) => m,
+            (None, Some(b)) => month_number(b.as_str())?,
+            (None, None) => return None,
+        };
+        let d = num("d")?;
+        let h = match (num("H"), num("I"), c.name("p")) {
+            (Some(h), _, _) => h,
+            (None, Some(h), Some(p)) => {
+                let p = p.as_str().to_ascii_lowercase();
+                twelve_hour(h, p.starts_with('p') || p == "下午")
+            }
+            _ => 0,
+        };
+        let (mi, sec) = (num("M").unwrap_or(0), num("S").unwrap_or(0));
+        let month = time::Month::try_from(u8::try_from(mo).ok()?).ok()?;
+        time::Date::from_calendar_date(i32::try_from(y).ok()?, month, u8::try_from(d).ok()?).ok()?;
+        (h <= 23 && mi <= 59 && sec <= 59).then(|| format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}"))
+    }
+}
+
+/// A month's name (`Mar`, `March`, `三月`) as its number.
+fn month_number(name: &str) -> Option<u32> {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if let Some(zh) = name.strip_suffix('月') {
+        let digit = |ch: char| "一二三四五六七八九".chars().position(|d| d == ch).map(|i| i as u32 + 1);
+        return match zh {
+            "十" => Some(10),
+            "十一" => Some(11),
+            "十二" => Some(12),
+            one => digit(one.chars().next()?),
+        };
+    }
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| name.starts_with(m)).map(|i| i as u32 + 1)
 }
 
 /// A date and time as found in text, not yet checked.
@@ -172,18 +304,9 @@ fn named_month(text: &str) -> Option<Found> {
     });
     let c = re.captures(text)?;
     let num = |name: &str| c.name(name).map(|m| m.as_str().parse::<u32>().unwrap_or(99));
-    let mo = if let Some(en) = c.name("en1").or(c.name("en2")) {
-        let en = en.as_str().to_ascii_lowercase();
-        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].iter().position(|m| *m == en)? as u32 + 1
-    } else {
-        let zh = c.name("zh1").or(c.name("zh2"))?.as_str();
-        let digit = |ch: char| "一二三四五六七八九".chars().position(|d| d == ch).map(|i| i as u32 + 1);
-        match zh {
-            "十" => 10,
-            "十一" => 11,
-            "十二" => 12,
-            one => digit(one.chars().next()?)?,
-        }
+    let mo = match c.name("en1").or(c.name("en2")) {
+        Some(en) => month_number(en.as_str())?,
+        None => month_number(&format!("{}月", c.name("zh1").or(c.name("zh2"))?.as_str()))?,
     };
     let (d, y) = match num("d1") {
         Some(d) => (d, num("y1")?),
@@ -346,6 +469,29 @@ mod tests {
         assert_eq!(n("Mar 5, 2024 13:07 pm"), None, "13 pm is no hour");
         assert_eq!(n("the march of 2024 soldiers"), None);
         assert_eq!(n("2024-03-05 12:34 and Mar 6, 2024").as_deref(), Some("2024-03-05T12:34:00"), "numeric first");
+    }
+
+    /// A site file's `time-format` for what no usual shape reads: a day
+    /// before its month, vBulletin's US order with AM/PM, a two-digit year.
+    #[test]
+    fn a_time_format_reads_the_orders_no_usual_shape_does() {
+        let f = |fmt: &str| TimeFormat::intern(fmt).unwrap();
+        assert_eq!(normalize_time("05/03/2025 09:07"), None, "no usual shape reads it");
+        assert_eq!(f("%d/%m/%Y %H:%M").read("发表于 05/03/2025 09:07").as_deref(), Some("2025-03-05T09:07:00"));
+        assert_eq!(f("%m-%d-%Y, %I:%M %p").read("03-05-2024, 02:30 PM").as_deref(), Some("2024-03-05T14:30:00"));
+        assert_eq!(f("%m-%d-%Y, %I:%M %p").read("12-31-2024,  12:05   am").as_deref(), Some("2024-12-31T00:05:00"), "any white space");
+        assert_eq!(f("%d.%m.%y").read("31.12.24").as_deref(), Some("2024-12-31T00:00:00"));
+        assert_eq!(f("%d %b %Y %H:%M").read("05 三月 2025 09:07").as_deref(), Some("2025-03-05T09:07:00"));
+        assert_eq!(f("%d/%m/%Y %H:%M").read("31/02/2025 09:07"), None, "no such day");
+        assert_eq!(f("%d/%m/%Y %H:%M").read("没有时间"), None);
+        assert!(std::ptr::eq(f("%d/%m/%Y %H:%M"), f("%d/%m/%Y %H:%M")), "compiled once");
+        let clock = Clock::CHINA.with_format(Some(f("%d/%m/%Y %H:%M")));
+        assert_eq!(clock.read("05/03/2025 09:07").as_deref(), Some("2025-03-05T09:07:00"));
+        assert_eq!(clock.read("2025-03-06 10:00").as_deref(), Some("2025-03-06T10:00:00"), "the usual shapes after it");
+        for (bad, why) in [("%Y-%m", "a day"), ("%Y-%m-%d %I:%M", "%p"), ("%Y-%m-%d %Q", "%Q"), ("%Y-%m-%d %d", "twice"), ("%Y-%m-%d %", "at the end")] {
+            let e = TimeFormat::intern(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 
     /// WordPress's zh_CN time format is `下午2:30`, and some boards write

@@ -123,7 +123,7 @@ pub fn list_threads(site: &Site, doc: &Html, base: &Url) -> (Vec<ListedThread>, 
                 let value = |pick: &Option<Pick>| pick.as_ref().and_then(|p| row.select(p).next().map(|e| value_of(e, p)));
                 let title = value(&rules.title).or(Some(link.text)).filter(|t| !t.is_empty());
                 let replies = value(&rules.replies).and_then(|t| first_number(&t));
-                let clock = Clock::new(site.thread.utc_offset_minutes, None);
+                let clock = site.thread.clock(None);
                 let last_post = rules.last_post.as_ref().and_then(|p| row.select(p).next().and_then(|e| time_in(e, p, clock)));
                 let thread = link.m.thread.expect("checked above");
                 push(ListedThread { thread, url: link.url, title, replies, last_post }, &mut out);

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
-use luntan_core::dates::{local_clock, Clock};
+use luntan_core::dates::local_clock;
 use luntan_core::doc::Quote;
 use luntan_core::site::{Pick, QuoteRules, ThreadRules};
 use luntan_core::store::ThreadRow;
@@ -106,7 +106,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
         }
     };
 
-    let clock = Clock::new(rules.utc_offset_minutes, now);
+    let clock = rules.clock(now);
     let c = &rules.conversation;
     let elements: Vec<Option<NodeId>> = posts.iter().map(|p| p.4.map(|e| e.id())).collect();
     let mut posts: Vec<Post> = posts
@@ -431,6 +431,28 @@ pub(crate) mod tests {
         let old = parse_page(&site(stripped), &discuz_reply_quoting());
         assert_eq!(old.posts[1].paragraphs, reply.paragraphs);
         assert!(old.posts[1].quotes.is_empty());
+    }
+
+    /// A forum that writes a day before its month (`05/03/2025 09:07`) or
+    /// the US order with AM/PM: no usual shape reads its times, and
+    /// `time-format` says how it writes them, for both readers and the
+    /// edit notes; a bad format is one line naming the file.
+    #[test]
+    fn a_time_format_reads_times_no_usual_shape_does() {
+        let html = "<html><body><h1>标题</h1>\
+            <div class=\"p\"><b>甲</b><span class=\"t\">发表于 05/03/2025 09:07</span><div class=\"c\">第一条</div></div>\
+            <div class=\"p\"><b>乙</b><span class=\"t\">06/03/2025 21:15</span><div class=\"c\">第二条</div><i class=\"e\">编辑于 07/03/2025 08:00</i></div></body></html>";
+        let rules = |more: &str| site(&format!(r#"<thread title="h1" post="div.p" body="div.c" author="b" time="span.t" edited="i.e" {more}/>"#));
+        let times = |s: &Site| parse_page(s, html).posts.iter().map(|p| (p.time.clone(), p.edited.clone())).collect::<Vec<_>>();
+        assert_eq!(times(&rules("")), [(None, None), (None, None)], "no usual shape reads them");
+        let s = rules(r#"time-format="%d/%m/%Y %H:%M""#);
+        assert_eq!(times(&s), [(Some("2025-03-05T09:07:00".into()), None), (Some("2025-03-06T21:15:00".into()), Some("2025-03-07T08:00:00".into()))]);
+        assert_eq!(crate::stream::parse_page_stream(&s, html, None).expect("streams"), parse_page_dom(&s, html, None));
+        let bad = r#"<site id="t"><name>测试论坛</name><home>http://bbs.example/</home>
+               <links><board>fid={board}</board><thread>tid={thread}</thread></links>
+               <thread title="h1" post="div.p" body="div.c" time="span.t" time-format="%d/%m %H:%M"/></site>"#;
+        let e = Site::parse(bad, Path::new("data/sites/t.xml")).unwrap_err().to_string();
+        assert!(e.starts_with("data/sites/t.xml: line 3: time-format:") && e.contains("a year"), "{e}");
     }
 
     /// Spirit numbers a comment on its own element (`data-number`, and

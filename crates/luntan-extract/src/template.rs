@@ -63,7 +63,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ego_tree::NodeId;
-use luntan_core::dates::{normalize_time, Clock};
+use luntan_core::dates::normalize_time;
 use luntan_core::site::Pick;
 use luntan_core::site::ThreadRules;
 use luntan_core::{Post, Site};
@@ -786,7 +786,7 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
 
     // Time: the deepest elements that read as a date.
     let times: Vec<Option<String>>;
-    let clock = Clock::new(rules.utc_offset_minutes, now);
+    let clock = rules.clock(now);
     let time_picks: Picks = match &rules.time {
         Some(pick) => {
             let p = by_selector(dom, &ids, records, pick);

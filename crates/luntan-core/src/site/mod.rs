@@ -518,6 +518,16 @@ pub struct ThreadRules {
     /// fetch when it was kept (`article<T>.fetched`, written in browser
     /// mode). Default +08:00.
     pub utc_offset_minutes: i32,
+    /// `time-format`: how the forum writes its times where no usual shape
+    /// reads them (`%d/%m/%Y %H:%M`), for every time its pages show.
+    pub time_format: Option<&'static crate::dates::TimeFormat>,
+}
+
+impl ThreadRules {
+    /// The forum's wall clock, `now` the page's fetch time where it was kept.
+    pub fn clock(&self, now: Option<time::PrimitiveDateTime>) -> crate::dates::Clock {
+        crate::dates::Clock::new(self.utc_offset_minutes, now).with_format(self.time_format)
+    }
 }
 
 /// `<thread quote=… quote-head=… quote-intro=… quote-of=…

@@ -228,6 +228,8 @@ pub(super) struct RawThread {
     pub(super) quote_author_pattern: Option<String>,
     #[serde(rename = "@time-zone")]
     pub(super) time_zone: Option<String>,
+    #[serde(rename = "@time-format")]
+    pub(super) time_format: Option<String>,
     // Version 2's fields, each with its `-pattern` (see `Conversation`).
     #[serde(rename = "@post-id")]
     pub(super) post_id: Option<String>,

@@ -218,6 +218,10 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
         None | Some("") => 480,
         Some(tz) => super::json::offset(tz).ok_or_else(|| ctx.err("thread@time-zone", format!("{tz:?} is not an offset such as +08:00")))?,
     };
+    let time_format = match raw.time_format.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(f) => Some(crate::dates::TimeFormat::intern(f).map_err(|why| ctx.err("thread@time-format", format!("{f:?}: {why}")))?),
+    };
     // A page that names no thread: its first post does (a microblog).
     let title_from_first_post = raw.title.as_deref().map(str::trim) == Some("first-post");
     let title = if title_from_first_post { None } else { opt_pick(ctx, "thread@title", &raw.title)? };
@@ -233,6 +237,7 @@ fn thread(ctx: &Ctx, raw: &RawThread) -> Result<ThreadRules, SiteError> {
         title,
         title_from_first_post,
         utc_offset_minutes,
+        time_format,
         post: if auto_posts { None } else { opt_selector(ctx, "thread@post", &raw.post)? },
         auto_posts,
         nested_posts,

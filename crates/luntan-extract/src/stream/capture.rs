@@ -708,7 +708,7 @@ impl Machine<'_> {
                 .map(|(i, &b)| (b, authors.get(i).copied(), times.get(i).copied(), floors.get(i).copied(), std::array::from_fn(|j| lists[j].get(i).copied())))
                 .collect()
         };
-        let clock = Clock::new(rules.utc_offset_minutes, now);
+        let clock = rules.clock(now);
         let fields: Vec<Option<&Field>> = c.post_fields().map(|(_, f)| f).collect();
         let posts = found
             .into_iter()
