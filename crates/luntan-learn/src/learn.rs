@@ -422,8 +422,17 @@ fn conversation(read: &Read, thread_pages: &[&Seen], threads: &Scheme, boards: O
         crate::converse::Known { post: &post, body: &body, author: author.as_deref(), strip: strip.as_deref(), board_of: &board_of, board_names: &board_names };
     let learned = crate::converse::learn(&pages, &known);
     if let Some(q) = &learned.quote {
+        // What `strip` takes out inside the quotes (Misago's
+        // `blockquote.quote-body` in its `aside.quote-block`) would empty
+        // them before they are read: it goes with the quote itself.
+        let quote_sel = select::parse(q);
+        let inside_quotes = |css: &str| {
+            let (Some(sel), Some(quote)) = (select::parse(css), quote_sel.as_ref()) else { return false };
+            let mut found = thread_pages.iter().flat_map(|s| s.doc.select(&sel)).peekable();
+            found.peek().is_some() && found.all(|e| std::iter::once(e).chain(e.ancestors().filter_map(ElementRef::wrap)).any(|a| quote.matches(&a)))
+        };
         if let Some(at) = what.thread.iter().position(|f| f.attr == "strip") {
-            let left: Vec<&str> = what.thread[at].css.split(',').map(str::trim).filter(|c| c != q).collect();
+            let left: Vec<&str> = what.thread[at].css.split(',').map(str::trim).filter(|c| c != q && !inside_quotes(c)).collect();
             if left.is_empty() {
                 what.thread.remove(at);
             } else {
@@ -2300,6 +2309,34 @@ pub(crate) mod tests {
         // Counted without the first post, as before.
         let plain = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
         assert!(plain.list.iter().flatten().any(|f| f.attr == "replies" && f.css == "td.replies"), "{:?}", plain.list);
+    }
+
+    /// The real-software bed, Misago: a quote is an `aside.quote-block`
+    /// holding a heading and a `blockquote.quote-body`. The learner took
+    /// the blockquote for text to strip (it repeats another post) and the
+    /// aside for the quote, and kept both: the strip emptied every quote
+    /// before it was read (quotes 0/19). What strip takes inside the
+    /// quotes now goes with the quote rule.
+    #[test]
+    fn a_strip_inside_the_learned_quotes_goes_with_the_quote_rule() {
+        let mut sample = forum();
+        let first = "今天读完了一本很好的书，想和大家分享一下其中的故事和感想";
+        let quote = format!(
+            "<aside class=\"quote-block\"><div class=\"quote-heading\">@用户 写道：</div><blockquote class=\"quote-body\" data-author=\"@用户\"><p>{first}</p></blockquote></aside>"
+        );
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("read.php")) {
+            p.html = p.html.replace("<div class=\"body\">谢谢推荐", &format!("<div class=\"body\">{quote}谢谢推荐"));
+        }
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let rule = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.clone());
+        let file = learned.site_file();
+        assert_eq!(rule("quote").as_deref(), Some("aside.quote-block"), "{file}");
+        assert!(!rule("strip").is_some_and(|s| s.contains("quote")), "{file}");
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        let page = sample.pages.iter().find(|p| p.url.as_str().ends_with("read.php?tid=11")).unwrap();
+        let posts = luntan_extract::parse_page(&site, &page.html).posts;
+        assert_eq!(posts[2].quotes.len(), 1, "{file}");
+        assert!(posts[2].quotes[0].paragraphs.concat().contains(first), "{:?}\n{file}", posts[2].quotes);
     }
 
     /// A blog as WordPress draws it for a Chinese site: categories and
