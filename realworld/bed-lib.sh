@@ -73,11 +73,15 @@ bed_django_fill() {
   BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
 }
 
+# Whether the bed's database is filled: its SQLite file; a bed whose
+# database is elsewhere (Misago's PostgreSQL) defines its own after sourcing.
+bed_db_ready() { [ -f "$WORK/db.sqlite3" ]; }
+
 # bed_gunicorn PORT PATH: the Django project under gunicorn (two workers) on
 # 127.0.0.1:PORT, waiting until PATH answers.
 bed_gunicorn() {
   local port="$1"
-  [ -f "$WORK/db.sqlite3" ] || { echo "no database: run $0 fill $WORK" >&2; exit 1; }
+  bed_db_ready || { echo "no database: run $0 fill $WORK" >&2; exit 1; }
   bed_stop
   # setsid: gunicorn's master leads its own process group, which bed_stop kills whole.
   (cd "$PROJECT" && exec setsid "$WORK/venv/bin/gunicorn" bedsite.wsgi:application \
