@@ -896,8 +896,13 @@ pub(crate) fn thread_id(read: &Read, fam: &Family) -> Result<Pos, LearnError> {
             *b = (*b).max(n);
         }
     }
+    // Of a number and a name that tell as many threads apart (Misago's
+    // `/t/<slug>/<id>/`, Discourse's too), the number: a title's slug
+    // changes when the title does, and the thread's later pages add a
+    // number after it.
+    let kinds: HashMap<Pos, Kind> = fam.base.vars().into_iter().collect();
     vars.into_iter()
-        .max_by_key(|v| (best.get(v).copied().unwrap_or(0), std::cmp::Reverse(format!("{v:?}"))))
+        .max_by_key(|v| (best.get(v).copied().unwrap_or(0), kinds.get(v) == Some(&Kind::Num), std::cmp::Reverse(format!("{v:?}"))))
         .ok_or_else(|| LearnError::Unlearnable { what: "thread links".into(), why: format!("thread URLs ({}) hold no number or name", fam.base.key()) })
 }
 
@@ -1084,15 +1089,10 @@ fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'s
                 .map(|sp| shapes.of(&sp))
                 .find(|sh| sh.extra_page(&fam.base).as_ref() == Some(pos))
                 .expect("a pager step was seen");
-            // The first page's places, two further on past added path segments.
-            if let Pos::Seg(at, _) = pos {
-                roles = roles
-                    .into_iter()
-                    .map(|(p, r)| match p {
-                        Pos::Seg(i, j) if i >= at - 1 && r != Role::Page => (Pos::Seg(i + 2, j), r),
-                        p => (p, r),
-                    })
-                    .collect();
+            // The first page's places, as many further on as path segments were added.
+            if let Pos::Seg(..) = pos {
+                let added = with.added_segments(&fam.base);
+                roles = roles.into_iter().map(|(p, r)| if r == Role::Page { (p, r) } else { (crate::urls::moved_on(&p, pos, added), r) }).collect();
             }
             out.push(LearnedLink {
                 element: page_elem,
@@ -2291,6 +2291,54 @@ pub(crate) mod tests {
         // The flat forum's posts hold none.
         let flat = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
         assert!(!flat.thread.iter().any(|f| f.attr == "nested-posts"), "{:?}", flat.thread);
+    }
+
+    /// The real-software bed, Misago: threads at `/t/<slug>/<id>/`, later
+    /// pages `/t/<slug>/<id>/2/` linked by an icon with `rel="next"`. The
+    /// learner took the slug for the thread (a tie with the number, broken
+    /// by place) and the later pages for threads of their own, so long
+    /// threads stopped at their first page (19/26 exact).
+    #[test]
+    fn a_number_after_a_slug_is_the_thread_and_a_number_after_that_its_page() {
+        let slug = |tid: u32| {
+            let letters: String = tid.to_string().chars().map(|d| (b'a' + d as u8 - b'0') as char).collect();
+            format!("{}-{letters}", ["hao-shu", "jiu-dian", "lv-xing", "mei-shi"][tid as usize % 4])
+        };
+        let links = regex::Regex::new(r"read\.php\?tid=(\d+)(?:&amp;fpage=\d+)?").unwrap();
+        let misago = |html: &str| links.replace_all(html, |c: &regex::Captures| format!("/t/{}/{}/", slug(c[1].parse().unwrap()), &c[1])).into_owned();
+        let mut pages: Vec<Page> = Vec::new();
+        for p in forum().pages {
+            let tid = p.url.query_pairs().find(|(k, _)| k == "tid").map(|(_, v)| v.parse::<u32>().unwrap());
+            let mut html = misago(&p.html);
+            let path = match tid {
+                Some(tid) => {
+                    let first = format!("/t/{}/{tid}/", slug(tid));
+                    html = html.replace("</body>", &format!("<a rel=\"next\" title=\"下一页\" href=\"{first}2/\"><i class=\"icon\"></i></a></body>"));
+                    let later = thread_html(tid)
+                        .replace("2024-03-0", "2024-04-0")
+                        .replace("今天读完", "后来又读")
+                        .replace("我也读过", "再读一遍")
+                        .replace("谢谢推荐", "多谢推荐");
+                    pages.push(page(&format!("{first}2/"), 3, misago(&later)));
+                    first
+                }
+                None => p.url[url::Position::BeforePath..].to_owned(),
+            };
+            pages.push(page(&path, p.depth, html));
+        }
+        let home = url(HOME);
+        let sample = Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 20, aside_left: 0 };
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let file = learned.site_file();
+        let links: HashMap<&str, &str> = learned.links.iter().map(|l| (l.element, l.pattern.as_str())).collect();
+        assert!(!learned.hashed.contains(&"thread"), "{file}");
+        assert!(links["thread"].ends_with("/{thread}/$"), "{file}");
+        assert!(links.get("thread-page").is_some_and(|p| p.ends_with("/{thread}/{page}/$")), "{file}");
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        let page2 = url(&format!("/t/{}/11/2/", slug(11)));
+        assert!(site.links.thread.captures(page2.as_str()).is_none(), "no thread of its own");
+        let m = site.links.thread_page.as_ref().and_then(|p| p.captures(page2.as_str())).expect("page 2 is thread 11's").unwrap();
+        assert_eq!((m.thread.map(|t| t.to_string()), m.page), (Some("11".to_owned()), Some(2)));
     }
 
     /// The real-software bed, Spirit: a list row counts a topic's comments,

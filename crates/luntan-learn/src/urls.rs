@@ -274,12 +274,30 @@ impl Shape {
         if let Some((k, Kind::Num)) = self.extra_param(base) {
             return Some(Pos::Query(k.to_owned(), 0));
         }
-        if self.query != base.query || self.path.len() != base.path.len() + 2 {
+        if self.query != base.query {
             return None;
         }
-        let i = (0..base.path.len()).find(|&i| self.path[i] != base.path[i]).unwrap_or(base.path.len());
-        let word = matches!(self.path[i].as_slice(), [Kind::Word] | [Kind::Lit(_)]);
-        (word && self.path[i + 1] == [Kind::Num] && self.path[i + 2..] == base.path[i..]).then_some(Pos::Seg(i + 1, 0))
+        let i = (0..base.path.len()).find(|&i| self.path.get(i) != base.path.get(i)).unwrap_or(base.path.len());
+        match self.path.len().checked_sub(base.path.len()) {
+            // `/category/x/page/2/`: a word and the number.
+            Some(2) => {
+                let word = matches!(self.path[i].as_slice(), [Kind::Word] | [Kind::Lit(_)]);
+                (word && self.path[i + 1] == [Kind::Num] && self.path[i + 2..] == base.path[i..]).then_some(Pos::Seg(i + 1, 0))
+            }
+            // `/t/slug/11/2/`: the number alone, after every place of the
+            // first page's (Misago's, Discourse's later pages).
+            Some(1) => (self.path[i] == [Kind::Num]
+                && self.path[i + 1..] == base.path[i..]
+                && base.path[i..].iter().all(|seg| seg.iter().all(|k| matches!(k, Kind::Lit(_)))))
+            .then_some(Pos::Seg(i, 0)),
+            _ => None,
+        }
+    }
+
+    /// Path segments a later page's shape (`self`) adds to its first
+    /// page's (`base`): 2 for a word and a number, 1 for a number.
+    pub fn added_segments(&self, base: &Shape) -> usize {
+        self.path.len().saturating_sub(base.path.len())
     }
 }
 
@@ -372,6 +390,15 @@ pub fn pager_step(page: &Split, page_shape: &Shape, link: &Split, link_shape: &S
     if !pager_text(text) {
         return None;
     }
+    // A number alone added as a path segment is a page only where the link
+    // says "next" or the like (Misago's `rel="next"`): NodeBB links a post
+    // as `/topic/7/slug/12`, the topic at its 12th post, with a time for
+    // text or none.
+    let lower = text.trim().to_lowercase();
+    let worded = PAGER_WORDS.iter().chain(&PAGER_SIGNS).any(|w| lower.contains(w)) || matches!(lower.as_str(), ">" | "<" | ">>" | "<<");
+    if page_shape.path.len().abs_diff(link_shape.path.len()) == 1 && !worded {
+        return None;
+    }
     pager_step_of(page, page_shape, link, link_shape).filter(|step| shows_its_page(text, step.value))
 }
 
@@ -399,28 +426,32 @@ fn pager_step_of(page: &Split, page_shape: &Shape, link: &Split, link_shape: &Sh
     }
     // `first` (a first page) and `later` (one with the number added at
     // `pos`) name the same board or thread: every varying place of the
-    // first page's shape holds the same value in both (a place after two
-    // added path segments two further on).
-    let same_elsewhere = |first: &Split, later: &Split, shape: &Shape, pos: &Pos| {
-        shape.vars().iter().all(|(p, _)| {
-            let moved = match (p, pos) {
-                (Pos::Seg(i, j), Pos::Seg(at, _)) if *i >= at - 1 => Pos::Seg(i + 2, *j),
-                _ => p.clone(),
-            };
-            first.get(p) == later.get(&moved)
-        })
+    // first page's shape holds the same value in both (a place after the
+    // added path segments as many further on).
+    let same_elsewhere = |first: &Split, later: &Split, shape: &Shape, pos: &Pos, added: usize| {
+        shape.vars().iter().all(|(p, _)| first.get(p) == later.get(&moved_on(p, pos, added)))
     };
     if let Some(pos) = link_shape.extra_page(page_shape) {
-        if same_elsewhere(page, link, page_shape, &pos) {
+        if same_elsewhere(page, link, page_shape, &pos, link_shape.added_segments(page_shape)) {
             return Some(PagerStep { base: page_shape.clone(), pos: pos.clone(), added: true, value: link.get(&pos).and_then(|v| v.parse().ok()) });
         }
     }
     if let Some(pos) = page_shape.extra_page(link_shape) {
-        if same_elsewhere(link, page, link_shape, &pos) {
+        if same_elsewhere(link, page, link_shape, &pos, page_shape.added_segments(link_shape)) {
             return Some(PagerStep { base: link_shape.clone(), pos, added: true, value: None });
         }
     }
     None
+}
+
+/// Where a first page's place `p` is on a later page whose number sits at
+/// `pos`, `added` path segments in (the word before it and the number, or
+/// the number alone): a segment from the first added one on moves on by them.
+pub fn moved_on(p: &Pos, pos: &Pos, added: usize) -> Pos {
+    match (p, pos) {
+        (Pos::Seg(i, j), Pos::Seg(at, _)) if *i + added > *at => Pos::Seg(i + added, *j),
+        _ => p.clone(),
+    }
 }
 
 /// What each varying place of a pattern stands for.
@@ -635,6 +666,18 @@ mod tests {
         assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "2025年11月").is_none(), "a month is no page");
         assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "十一月 2025").is_none(), "nor is a year");
         assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "第 11 页").is_some());
+        // Misago: the page number alone after the thread's slug and id, its
+        // "下一页" an icon with rel="next".
+        let (a, b) = (split("http://h/t/hao-shu/11/"), split("http://h/t/hao-shu/11/2/"));
+        let s = pager_step(&a, &a.shape(), &b, &b.shape(), "next").unwrap();
+        assert_eq!((s.pos.clone(), s.added, s.value), (Pos::Seg(3, 0), true, Some(2)));
+        assert_eq!(moved_on(&Pos::Seg(2, 0), &s.pos, 1), Pos::Seg(2, 0), "the id stays where it is");
+        let other = split("http://h/t/hao-shu/12/2/");
+        assert!(pager_step(&a, &a.shape(), &other, &other.shape(), "next").is_none(), "another thread's page");
+        assert!(pager_step(&a, &a.shape(), &b, &b.shape(), "下一页").is_some());
+        for text in ["2", "", "3 天前"] {
+            assert!(pager_step(&a, &a.shape(), &b, &b.shape(), text).is_none(), "{text:?}: NodeBB's post permalinks look so");
+        }
     }
 
     #[test]
