@@ -103,6 +103,21 @@ def markdown_body(rng, kind, reviews, poems):
     return '\n\n'.join(paras)
 
 
+# The conversation fields a package's thread pages may show, in truth.json's order.
+SHOWN = ('post_id', 'author_id', 'author_url', 'quote_of', 'quote_author', 'reply_to', 'edited', 'likes')
+
+
+def truth_head(package, version, family, home, precision, shown):
+    """truth.json's head: the package, its home page, the precision its
+    pages show times to (on Beijing's clock), which of SHOWN its pages show
+    (`shown`, a set of those names), then its boards and threads, empty."""
+    unknown = set(shown) - set(SHOWN)
+    assert not unknown, unknown
+    return {'package': package, 'version': version, 'family': family, 'home': home,
+            'time_zone': '+08:00', 'time_precision': precision,
+            'shows': {k: k in shown for k in SHOWN}, 'boards': [], 'threads': []}
+
+
 def fold(s):
     return " ".join(s.split())
 

@@ -20,7 +20,7 @@ from machina.apps.forum_permission.models import ForumPermission, UserForumPermi
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 
@@ -131,17 +131,11 @@ def fill():
 
 
 def truth(quote_facts):
-    out = {
-        'package': 'django-machina', 'version': '1.3.1', 'family': 'classic',
-        'home': reverse('forum:index'), 'time_zone': '+08:00', 'time_precision': 'minute',
-        # What its thread pages show of each post's conversation fields: the post id
-        # (div.card.post's id), the author's profile (/forum/member/profile/<uid>/, the uid in
-        # it); a quote is a bare blockquote, naming neither its post nor its author.
-        'shows': {'post_id': True, 'author_id': True, 'author_url': True,
-                  'quote_of': False, 'quote_author': False, 'reply_to': False,
-                  'edited': True, 'likes': False},
-        'boards': [], 'threads': [],
-    }
+    # What its thread pages show of each post's conversation fields: the post id
+    # (div.card.post's id), the author's profile (/forum/member/profile/<uid>/, the uid in
+    # it); a quote is a bare blockquote, naming neither its post nor its author.
+    out = truth_head('django-machina', '1.3.1', 'classic', reverse('forum:index'), 'minute',
+                     {'post_id', 'author_id', 'author_url', 'edited'})
     for f in Forum.objects.filter(type=Forum.FORUM_POST).order_by('tree_id', 'lft'):
         out['boards'].append({'id': str(f.pk), 'name': f.name,
                               'path': reverse('forum:forum', args=[f.slug, f.pk])})

@@ -31,7 +31,7 @@ from misago.users.setupnewuser import setup_new_user
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
 
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
@@ -260,21 +260,15 @@ def heads(html, outer):
 
 
 def truth(quote_facts):
-    out = {
-        'package': 'misago', 'version': '0.39.6', 'family': 'modern',
-        'home': '/', 'time_zone': '+08:00', 'time_precision': 'second',
-        # What its thread pages show of each post's conversation fields, to a visitor not logged
-        # in, in the HTML the server sends: the post's id (li#post-<id>), the author's profile
-        # (/u/<pinyin slug>/<uid>/, the uid in it); a quote names its author ("@张伟 写道：" and
-        # data-author="@张伟"), not the post; a liked post its likes ("李娜喜欢此内容。", the
-        # count in p.likes-compact; a post nobody liked shows nothing: truth's likes null). An
-        # edit is not on the server's page (React draws "edited N times" from the page's JSON;
-        # the time only in the edits dialog): edited false. Misago records no reply-to.
-        'shows': {'post_id': True, 'author_id': True, 'author_url': True,
-                  'quote_of': False, 'quote_author': True, 'reply_to': False,
-                  'edited': False, 'likes': True},
-        'boards': [], 'threads': [],
-    }
+    # What its thread pages show of each post's conversation fields, to a visitor not logged
+    # in, in the HTML the server sends: the post's id (li#post-<id>), the author's profile
+    # (/u/<pinyin slug>/<uid>/, the uid in it); a quote names its author ("@张伟 写道：" and
+    # data-author="@张伟"), not the post; a liked post its likes ("李娜喜欢此内容。", the
+    # count in p.likes-compact; a post nobody liked shows nothing: truth's likes null). An
+    # edit is not on the server's page (React draws "edited N times" from the page's JSON;
+    # the time only in the edits dialog): edited false. Misago records no reply-to.
+    out = truth_head('misago', '0.39.6', 'modern', '/', 'second',
+                     {'post_id', 'author_id', 'author_url', 'quote_author', 'likes'})
     for c in Category.objects.all_categories().order_by('lft'):
         out['boards'].append({'id': str(c.pk), 'name': c.name, 'path': c.get_absolute_url()})
     mismatches = 0

@@ -25,7 +25,7 @@ from pybb.models import Category, Forum, Post, Topic  # noqa: E402
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
 User = get_user_model()
 PER_PAGE = 10  # pybbm's PYBB_TOPIC_PAGE_SIZE (its default, kept)
 
@@ -190,19 +190,13 @@ def view(html):
 
 
 def truth(quote_facts):
-    out = {
-        'package': 'pybbm', 'version': '0.19.0', 'family': 'classic',
-        'home': '/', 'time_zone': '+08:00', 'time_precision': 'minute',
-        # What its topic pages show of each post's conversation fields: the post's id
-        # (table.post's id "post-<id>", the permalink /post/<id>/), the author's profile
-        # (/users/<username>/: the name, no user id anywhere); a quote names its author
-        # (<em>name</em> first in the blockquote), not the post; an edited post says when
-        # ("已编辑 <time>"). No likes.
-        'shows': {'post_id': True, 'author_id': False, 'author_url': True,
-                  'quote_of': False, 'quote_author': True, 'reply_to': False,
-                  'edited': True, 'likes': False},
-        'boards': [], 'threads': [],
-    }
+    # What its topic pages show of each post's conversation fields: the post's id
+    # (table.post's id "post-<id>", the permalink /post/<id>/), the author's profile
+    # (/users/<username>/: the name, no user id anywhere); a quote names its author
+    # (<em>name</em> first in the blockquote), not the post; an edited post says when
+    # ("已编辑 <time>"). No likes.
+    out = truth_head('pybbm', '0.19.0', 'classic', '/', 'minute',
+                     {'post_id', 'author_url', 'quote_author', 'edited'})
     for f in Forum.objects.order_by('category__position', 'position', 'pk'):
         out['boards'].append({'id': str(f.pk), 'name': f.name, 'path': f.get_absolute_url()})
     mismatches = 0

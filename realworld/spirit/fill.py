@@ -31,7 +31,7 @@ from spirit.user.models import UserProfile
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 PER_PAGE = 20  # Spirit's comments_per_page (its default, kept)
@@ -206,20 +206,14 @@ def fill():
 
 
 def truth(quote_facts):
-    out = {
-        'package': 'django-spirit', 'version': '0.14.3', 'family': 'classic',
-        'home': '/', 'time_zone': '+08:00', 'time_precision': 'minute',
-        # What its thread pages show of each comment's conversation fields, to a visitor not
-        # logged in: the comment's id (div.comments_list__comment's data-pk), the author's
-        # profile (/user/<uid>/<slug>/, the uid in it); a quote names its author ("@张伟
-        # 评论道:", a link to the profile) but not the comment. An edited comment shows how
-        # many times (a pencil and a number, linking /comment/history/<id>/, which asks a
-        # visitor to log in), not when; likes are shown to members only.
-        'shows': {'post_id': True, 'author_id': True, 'author_url': True,
-                  'quote_of': False, 'quote_author': True, 'reply_to': False,
-                  'edited': False, 'likes': False},
-        'boards': [], 'threads': [],
-    }
+    # What its thread pages show of each comment's conversation fields, to a visitor not
+    # logged in: the comment's id (div.comments_list__comment's data-pk), the author's
+    # profile (/user/<uid>/<slug>/, the uid in it); a quote names its author ("@张伟
+    # 评论道:", a link to the profile) but not the comment. An edited comment shows how
+    # many times (a pencil and a number, linking /comment/history/<id>/, which asks a
+    # visitor to log in), not when; likes are shown to members only.
+    out = truth_head('django-spirit', '0.14.3', 'classic', '/', 'minute',
+                     {'post_id', 'author_id', 'author_url', 'quote_author'})
     for c in Category.objects.visible().order_by('pk'):
         out['boards'].append({'id': str(c.pk), 'name': c.title, 'path': c.get_absolute_url()})
     mismatches = 0

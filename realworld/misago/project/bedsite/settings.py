@@ -9,7 +9,7 @@ PostgreSQL only: the machine's server on 127.0.0.1:5432, a database of the bed's
 import os
 
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import WORK
+from bedsettings import DJANGO_MIDDLEWARE, WORK
 import misago.settings as misago_defaults
 
 # Misago's apps (Django's own among them, in its order), its template context processors and
@@ -44,13 +44,7 @@ LOGOUT_URL = 'misago:logout'
 MIDDLEWARE = [
     'misago.users.middleware.RealIPMiddleware',
     'misago.core.middleware.FrontendContextMiddleware',
-    'django.middleware.security.SecurityMiddleware',
-    'django.contrib.sessions.middleware.SessionMiddleware',
-    'django.middleware.common.CommonMiddleware',
-    'django.middleware.csrf.CsrfViewMiddleware',
-    'django.contrib.auth.middleware.AuthenticationMiddleware',
-    'django.contrib.messages.middleware.MessageMiddleware',
-    'django.middleware.clickjacking.XFrameOptionsMiddleware',
+] + DJANGO_MIDDLEWARE + [
     'misago.cache.middleware.cache_versions_middleware',
     'misago.conf.middleware.dynamic_settings_middleware',
     'misago.socialauth.middleware.socialauth_providers_middleware',
