@@ -118,6 +118,29 @@ def truth_head(package, version, family, home, precision, shown):
             'shows': {k: k in shown for k in SHOWN}, 'boards': [], 'threads': []}
 
 
+def thread_plan(rng, boards, long):
+    """Each thread's board and kind, `boards` being (board, kind, threads)
+    triples, shuffled; and which of them (`long` indexes) are long."""
+    plan = [(board, kind) for board, kind, n in boards for _ in range(n)]
+    rng.shuffle(plan)
+    return plan, set(rng.sample(range(len(plan)), long))
+
+
+def write_forum_truth(work, truth, longer_than, users, mismatches):
+    """A forum bed's truth.json written, and one line saying what it holds:
+    threads of more than `longer_than` posts (a page's), `users` members,
+    `mismatches` posts whose rendering differs from their source text."""
+    (work / 'truth.json').write_text(json.dumps(truth, ensure_ascii=False, indent=1) + '\n', 'utf-8')
+    threads = truth['threads']
+    posts = [p for t in threads for p in t['posts']]
+    quotes = [q for p in posts for q in p['quotes']]
+    print('truth.json: %d boards, %d threads (%d of more than one page), %d posts, %d users, '
+          '%d quotes (%d nested), %d edited, %d liked; %d rendered posts differ from their source text'
+          % (len(truth['boards']), len(threads), sum(1 for t in threads if len(t['posts']) > longer_than), len(posts),
+             users, len(quotes), sum(1 for q in quotes if q.get('nested')), sum(1 for p in posts if p.get('edited')),
+             sum(1 for p in posts if p.get('likes')), mismatches))
+
+
 def fold(s):
     return " ".join(s.split())
 

@@ -2,7 +2,6 @@
 # from what the database holds. Run by `bed.sh fill` as `manage.py shell < fill.py`, with
 # BED_WORK (the work directory) and BED_CORPUS (crates/luntan-fixture/corpus) in the environment.
 import datetime
-import json
 import os
 import random
 import sys
@@ -20,7 +19,7 @@ from machina.apps.forum_permission.models import ForumPermission, UserForumPermi
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 
@@ -68,12 +67,7 @@ def fill():
     ]
 
     # Which threads are long (≥ 3 pages of 15 posts): two in the first board, the rest spread.
-    plan = []
-    for forum, kind, n in boards:
-        for _ in range(n):
-            plan.append((forum, kind))
-    rng.shuffle(plan)
-    long_idx = set(rng.sample(range(len(plan)), 7))
+    plan, long_idx = thread_plan(rng, boards, 7)
 
     # Quotes: machina 1.3.1 has no quote button of its own; its editor
     # (EasyMDE) has one, which puts "> " before every line selected. A
@@ -166,12 +160,7 @@ def truth(quote_facts):
             'path': reverse('forum_conversation:topic', args=[t.forum.slug, t.forum_id, t.slug, t.pk]),
             'posts': posts,
         })
-    (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
-    n = sum(len(t['posts']) for t in out['threads'])
-    nq = sum(len(p['quotes']) for t in out['threads'] for p in t['posts'])
-    print('truth.json: %d boards, %d threads, %d posts, %d users, %d quotes; %d rendered posts '
-          'differ from their source text' % (len(out['boards']), len(out['threads']), n,
-                                             User.objects.count(), nq, mismatches))
+    write_forum_truth(WORK, out, 15, User.objects.count(), mismatches)
 
 
 truth(fill())

@@ -31,7 +31,7 @@ from misago.users.setupnewuser import setup_new_user
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
 
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
@@ -146,11 +146,7 @@ def setup():
 def fill():
     """Fills the database; returns what each quoting post says of its quotes."""
     cats, users = setup()
-    plan = []
-    for cat, kind, n in cats:
-        plan += [(cat, kind)] * n
-    rng.shuffle(plan)
-    long_idx = set(rng.sample(range(len(plan)), 6))
+    plan, long_idx = thread_plan(rng, cats, 6)
 
     # Quotes, Misago's way: its quote button (posts-list/post/footer.js, Quote) opens the reply
     # editor with the thread's editor API asked for the post (GET
@@ -303,17 +299,7 @@ def truth(quote_facts):
             'id': str(t.pk), 'board': str(t.category_id), 'title': t.title,
             'path': t.get_absolute_url(), 'posts': posts,
         })
-    (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
-    n = sum(len(t['posts']) for t in out['threads'])
-    nq = sum(len(p['quotes']) for t in out['threads'] for p in t['posts'])
-    nn = sum(1 for t in out['threads'] for p in t['posts'] for q in p['quotes'] if q['nested'])
-    ne = sum(1 for t in out['threads'] for p in t['posts'] if p['edited'])
-    nl = sum(1 for t in out['threads'] for p in t['posts'] if p['likes'])
-    long_ = sum(1 for t in out['threads'] if len(t['posts']) > PER_PAGE + ORPHANS)
-    print('truth.json: %d boards, %d threads (%d of more than one page), %d posts, %d users, '
-          '%d quotes (%d nested), %d edited, %d liked; %d rendered posts differ from their source '
-          'text' % (len(out['boards']), len(out['threads']), long_, n, User.objects.count(), nq, nn,
-                    ne, nl, mismatches))
+    write_forum_truth(WORK, out, PER_PAGE + ORPHANS, User.objects.count(), mismatches)
 
 
 truth(fill())

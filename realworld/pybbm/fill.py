@@ -4,7 +4,6 @@
 # DJANGO_SETTINGS_MODULE (the project's settings), BED_WORK (the work directory), BED_CORPUS
 # (crates/luntan-fixture/corpus) and BED_REALWORLD (realworld/) in the environment.
 import datetime
-import json
 import os
 import random
 import re
@@ -25,7 +24,7 @@ from pybb.models import Category, Forum, Post, Topic  # noqa: E402
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
 User = get_user_model()
 PER_PAGE = 10  # pybbm's PYBB_TOPIC_PAGE_SIZE (its default, kept)
 
@@ -86,11 +85,7 @@ def fill():
         (Forum.objects.create(category=classics, name='唐詩選讀', position=0,
                               description='唐詩原文與賞析'), 'poem', 6),
     ]
-    plan = []
-    for forum, kind, n in boards:
-        plan += [(forum, kind)] * n
-    rng.shuffle(plan)
-    long_idx = set(rng.sample(range(len(plan)), 6))
+    plan, long_idx = thread_plan(rng, boards, 6)
 
     # Quotes, pybbm's way: its quote link (/topic/<topic>/post/add/?quote_id=<post>) opens the
     # reply form holding the markup engine's quote() of the quoted post's whole source,
@@ -227,16 +222,7 @@ def truth(quote_facts):
             'id': str(t.pk), 'board': str(t.forum_id), 'title': t.name,
             'path': t.get_absolute_url(), 'posts': posts,
         })
-    (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
-    n = sum(len(t['posts']) for t in out['threads'])
-    nq = sum(len(p['quotes']) for t in out['threads'] for p in t['posts'])
-    nn = sum(1 for t in out['threads'] for p in t['posts'] for q in p['quotes'] if q['nested'])
-    ne = sum(1 for t in out['threads'] for p in t['posts'] if p['edited'])
-    long_ = sum(1 for t in out['threads'] if len(t['posts']) > PER_PAGE)
-    print('truth.json: %d boards, %d threads (%d of more than one page), %d posts, %d users, '
-          '%d quotes (%d nested), %d edited; %d rendered posts differ from their source text'
-          % (len(out['boards']), len(out['threads']), long_, n, User.objects.count(), nq, nn, ne,
-             mismatches))
+    write_forum_truth(WORK, out, PER_PAGE, User.objects.count(), mismatches)
 
 
 truth(fill())

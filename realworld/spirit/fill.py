@@ -4,7 +4,6 @@
 # `manage.py shell < fill.py`, with BED_WORK (the work directory), BED_CORPUS
 # (crates/luntan-fixture/corpus) and BED_REALWORLD (realworld/) in the environment.
 import datetime
-import json
 import os
 import random
 import sys
@@ -31,7 +30,7 @@ from spirit.user.models import UserProfile
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_title, truth_head  # noqa: E402
+from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 PER_PAGE = 20  # Spirit's comments_per_page (its default, kept)
@@ -116,11 +115,7 @@ def fill():
         (Category.objects.create(title='数码与购物', description='电脑、手机与网购心得'), 'review', 8),
         (Category.objects.create(title='唐詩選讀', description='唐詩原文與賞析'), 'poem', 7),
     ]
-    plan = []
-    for cat, kind, n in cats:
-        plan += [(cat, kind)] * n
-    rng.shuffle(plan)
-    long_idx = set(rng.sample(range(len(plan)), 6))
+    plan, long_idx = thread_plan(rng, cats, 6)
 
     # Quotes, Spirit's way: its quote link (/comment/<topic>/publish/<pk>/quote/) opens the
     # editor holding quotify(comment, nickname): "> @name 评论道:", the quoted comment's whole
@@ -246,17 +241,7 @@ def truth(quote_facts):
             'id': str(t.pk), 'board': str(t.category_id), 'title': t.title,
             'path': t.get_absolute_url(), 'posts': posts,
         })
-    (WORK / 'truth.json').write_text(json.dumps(out, ensure_ascii=False, indent=1) + '\n', 'utf-8')
-    n = sum(len(t['posts']) for t in out['threads'])
-    nq = sum(len(p['quotes']) for t in out['threads'] for p in t['posts'])
-    nn = sum(1 for t in out['threads'] for p in t['posts'] for q in p['quotes'] if q['nested'])
-    ne = sum(1 for t in out['threads'] for p in t['posts'] if p['edited'])
-    nl = sum(1 for t in out['threads'] for p in t['posts'] if p['likes'])
-    long_ = sum(1 for t in out['threads'] if len(t['posts']) > PER_PAGE)
-    print('truth.json: %d boards, %d threads (%d of more than one page), %d posts, %d users, '
-          '%d quotes (%d nested), %d edited, %d liked; %d rendered posts differ from their source '
-          'text' % (len(out['boards']), len(out['threads']), long_, n, User.objects.count(), nq, nn,
-                    ne, nl, mismatches))
+    write_forum_truth(WORK, out, PER_PAGE, User.objects.count(), mismatches)
 
 
 truth(fill())
