@@ -158,11 +158,11 @@ pub struct Rendered {
     /// times such as "3分钟前" are read.
     pub date: Option<String>,
     /// What the page's scripts asked for and got as JSON (XHRs and
-    /// fetches answered 200, and scripts that are JSONP:
-    /// [`luntan_core::site::read_json`]), in the order answered: where a script found
+    /// fetches answered 200, and scripts that are JSONP), read by
+    /// [`luntan_core::site::read_json`], in the order answered: where a script found
     /// what it drew, for the learner to name ([`JSON_KEPT`] bytes at most).
     /// Empty unless the renderer keeps it ([`Renderer::keeping_traffic`]).
-    pub json: Vec<(Url, Vec<u8>)>,
+    pub json: Vec<(Url, serde_json::Value)>,
     /// What the page asked of hosts not the forum's, refused unread (a
     /// comment server elsewhere, a script from a CDN), in order; kept as
     /// `json` is.
@@ -272,7 +272,7 @@ impl Renderer {
         self.stats.states_kept.fetch_add(states.len() as u64, Ordering::Relaxed);
         self.stats.states_dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
         let date = crate::db::lock(&traffic.date).clone();
-        let json = std::mem::take(&mut *crate::db::lock(&traffic.json));
+        let (json, _) = std::mem::take(&mut *crate::db::lock(&traffic.json));
         let off_host = std::mem::take(&mut *crate::db::lock(&traffic.off_host));
         Ok(Rendered { url: url.clone(), states, dropped, date, json, off_host })
     }
@@ -654,8 +654,9 @@ struct Traffic {
     sockets: socket::Sockets,
     /// Whether `json` and `off_host` are kept ([`Renderer::keeping_traffic`]).
     keeps: bool,
-    /// JSON answers to the page's XHRs and fetches ([`Rendered::json`]).
-    json: Mutex<Vec<(Url, Vec<u8>)>>,
+    /// JSON answers to the page's XHRs, fetches and JSONP scripts
+    /// ([`Rendered::json`]), and the bytes they came in.
+    json: Mutex<(Vec<(Url, serde_json::Value)>, usize)>,
     /// [`Rendered::off_host`].
     off_host: Mutex<Vec<Url>>,
 }
@@ -883,10 +884,13 @@ async fn answer(page: &Page, answerer: &Answerer, traffic: &Traffic, event: &Eve
             // JSON a script asked for, or JSONP a script tag loaded (a news
             // portal's comment box): what the learner reads comments from.
             let loaded = script_asked || matches!(event.resource_type, ResourceType::Script);
-            if traffic.keeps && loaded && got.status == 200 && luntan_core::site::read_json(&got.body).is_ok() {
-                let mut json = crate::db::lock(&traffic.json);
-                if json.iter().map(|(_, b)| b.len()).sum::<usize>() + got.body.len() <= JSON_KEPT {
-                    json.push((url.clone(), got.body.clone()));
+            if traffic.keeps && loaded && got.status == 200 {
+                let (json, bytes) = &mut *crate::db::lock(&traffic.json);
+                if *bytes + got.body.len() <= JSON_KEPT {
+                    if let Ok(value) = luntan_core::site::read_json(&got.body) {
+                        json.push((url.clone(), value));
+                        *bytes += got.body.len();
+                    }
                 }
             }
             if let Some(until) = cacheable(&event.resource_type, got.status, &headers) {

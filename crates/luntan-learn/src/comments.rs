@@ -148,9 +148,8 @@ pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Ve
         }
         match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
             Ok(drawn) => {
-                let json = drawn.json.iter().filter_map(|(u, body)| Some((u.clone(), luntan_core::site::read_json(body).ok()?))).collect();
                 let rendered = drawn.states.last().cloned().unwrap_or_default();
-                out.push(Drawn { url, thread, source: source.to_owned(), rendered, json, off_host: drawn.off_host });
+                out.push(Drawn { url, thread, source: source.to_owned(), rendered, json: drawn.json, off_host: drawn.off_host });
             }
             Err(e) => {
                 first_error.get_or_insert(e.to_string());
