@@ -44,7 +44,8 @@ struct Args {
     /// Write the site file here instead (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Requests at most, robots.txt and redirects included.
+    /// Requests at most, robots.txt, redirects and the articles drawn in
+    /// Chromium included (no article is begun once they are spent).
     #[arg(long, value_name = "N", default_value_t = 300, value_parser = clap::value_parser!(u64).range(10..=5000))]
     max_requests: u64,
     /// Pages of one kind of URL at most.
