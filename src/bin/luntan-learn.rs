@@ -20,8 +20,8 @@ use url::Url;
 /// pages are told apart by their layout and links, their URL patterns
 /// and pagers are learned from the URLs, and the posts' and rows'
 /// selectors from the pages. Where article pages show no comments but
-/// hold scripts, a few are drawn in Chromium (beyond --max-requests: four
-/// articles at most) and the JSON API their comments come from is
+/// hold scripts, a few are drawn in Chromium (four articles at most,
+/// within --max-requests) and the JSON API their comments come from is
 /// learned as a <comments>. The file is loaded back and checked on the
 /// sample before it is written; what could not be learned is named in a
 /// comment in it and on stderr. Exit status 2 when no usable site file
