@@ -492,14 +492,17 @@ def main():
         if not (bin_dir / b).is_file():
             sys.exit(f"realworld: {bin_dir / b}: missing; build first (cargo build --release --bins)")
     results = {}
-    for i, pkg in enumerate(p for p in args.packages.split(",") if p):
+    every = packages()
+    for pkg in (p for p in args.packages.split(",") if p):
         if not (HERE / pkg / "bed.sh").is_file():
             sys.exit(f"realworld: realworld/{pkg}/bed.sh: no such package")
         work = work_root / pkg
         work.mkdir(parents=True, exist_ok=True)
         log = work / "run.log"
         log.write_text("")
-        port = PORT0 + 10 + i
+        # Each package its own port, the same whichever are run: runs of
+        # single packages side by side do not meet.
+        port = PORT0 + 10 + every.index(pkg)
         origin = f"http://127.0.0.1:{port}"
         print(f"== {pkg}", flush=True)
         try:

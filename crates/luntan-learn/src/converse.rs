@@ -167,6 +167,20 @@ fn number_pattern(value: &str, start: usize, end: usize) -> Option<(Option<Strin
     Some((Some(format!("{}(\\d+)", regex::escape(lit))), lit.to_owned()))
 }
 
+/// [`number_pattern`]'s for a number in a path segment after a name that
+/// differs from link to link (Misago's `/u/<slug>/<uid>/`): the segment
+/// before the name is the literal, the name any segment
+/// (`/u/[^/]+/(\d+)`); `None` where no segment comes before the name.
+fn number_pattern_past_name(value: &str, start: usize) -> Option<String> {
+    let before = value[..start].strip_suffix('/')?;
+    let (rest, name) = before.rsplit_once('/')?;
+    let lit = &rest[rest.rfind('/')?..];
+    if name.is_empty() || lit.len() < 2 || lit.contains(['?', '&', '#', '=', '\'', '"', ' ']) {
+        return None;
+    }
+    Some(format!("{}/[^/]+/(\\d+)", regex::escape(lit)))
+}
+
 /// The digit runs of `value` as byte ranges.
 fn digit_runs(value: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -478,7 +492,8 @@ fn number_rules<'a>(els: impl Iterator<Item = ElementRef<'a>>, css: &str, every_
             let runs = digit_runs(value);
             let runs = if every_run { runs } else { runs.last().copied().into_iter().collect() };
             for (s, e) in runs {
-                if let Some((pattern, _)) = number_pattern(value, s, e) {
+                let past_name = number_pattern_past_name(value, s).map(Some);
+                for pattern in number_pattern(value, s, e).map(|(p, _)| p).into_iter().chain(past_name) {
                     let r = Rule { css: css.to_owned(), attr: Some(name.to_owned()), pattern };
                     if !cands.contains(&r) {
                         cands.push(r);
@@ -1071,20 +1086,34 @@ fn likes_named(e: ElementRef) -> bool {
     })
 }
 
-/// `likes`: an element of every post named for likes or votes whose text,
-/// or a `data-` attribute, is a count.
+/// Whether `text` shows one count among a few other signs: an icon
+/// font's ligature (Misago's `favorite 3`), `赞(3)`, `👍 3`. A count alone
+/// is [`site::count_of`]'s.
+fn count_among_signs(text: &str) -> bool {
+    let rest: String = text.chars().filter(|c| !c.is_ascii_digit() && !c.is_whitespace()).collect();
+    let ligature = !rest.is_empty() && rest.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    digit_runs(text).len() == 1 && (ligature || rest.chars().count() <= 3)
+}
+
+/// `likes`: an element named for likes or votes whose text (or a `data-`
+/// attribute) is a count, read by one selector in every post that shows
+/// one. A post with none counts none: Misago shows a post's likes only
+/// once it has some. Of rules that read alike, the one that reads most posts.
 fn likes(posts: &[P], fields: &mut Vec<Field>) {
     let mut cands: Vec<Rule> = Vec::new();
-    for p in posts.iter().take(3) {
+    for p in posts.iter().filter(|p| p.el.descendent_elements().any(likes_named)).take(3) {
         for e in p.el.descendent_elements().filter(|e| likes_named(*e)) {
-            let mut attrs: Vec<Option<String>> =
-                e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| Some(n.to_owned())).collect();
-            if count_of(&line_text(e)).is_some() {
-                attrs.push(None);
+            let mut reads: Vec<(Option<String>, Option<String>)> =
+                e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| (Some(n.to_owned()), None)).collect();
+            let text = line_text(e);
+            if count_of(&text).is_some() {
+                reads.push((None, None));
+            } else if count_among_signs(&text) {
+                reads.push((None, Some(r"(\d+)".to_owned())));
             }
-            for attr in attrs {
+            for (attr, pattern) in reads {
                 for css in forms(e, p.el.id()) {
-                    let r = Rule { css, attr: attr.clone(), pattern: None };
+                    let r = Rule { css, attr: attr.clone(), pattern: pattern.clone() };
                     if !cands.contains(&r) {
                         cands.push(r);
                     }
@@ -1092,14 +1121,22 @@ fn likes(posts: &[P], fields: &mut Vec<Field>) {
             }
         }
     }
+    let mut best: Option<(usize, Rule, Vec<u64>)> = None;
     for r in cands {
         let Some(f) = r.compiled() else { continue };
-        let got: Vec<Option<u64>> =
-            posts.iter().map(|p| first_in_post(p.el, &f.pick).filter(|e| likes_named(*e)).and_then(|e| read(e, &f)).and_then(|v| count_of(&v))).collect();
-        if got.iter().all(Option::is_some) {
-            fields.extend(r.fields("likes", "likes-pattern", got.iter().flatten().take(3).map(u64::to_string).collect()));
-            return;
+        // Per post: no element (None), or what the element reads.
+        let got: Vec<Option<Option<u64>>> =
+            posts.iter().map(|p| first_in_post(p.el, &f.pick).filter(|e| likes_named(*e)).map(|e| read(e, &f).and_then(|v| count_of(&v)))).collect();
+        if got.iter().flatten().any(Option::is_none) {
+            continue;
         }
+        let read: Vec<u64> = got.iter().flatten().flatten().copied().collect();
+        if read.len() >= EVIDENCE && best.as_ref().is_none_or(|(n, ..)| read.len() > *n) {
+            best = Some((read.len(), r, read));
+        }
+    }
+    if let Some((_, r, read)) = best {
+        fields.extend(r.fields("likes", "likes-pattern", read.iter().take(3).map(u64::to_string).collect()));
     }
 }
 
@@ -1562,5 +1599,56 @@ mod tests {
         assert_eq!(at("/md/post/4929", "4929"), Some(("/post/(\\d+)".into(), "/post/".into())));
         assert_eq!(at("space-uid-17.html", "17"), None, "no separator before: not a pattern luntan can trust");
         assert_eq!(at("/u/space-uid-17.html", "17"), Some(("/space\\-uid\\-(\\d+)".into(), "/space-uid-".into())));
+        // Past a name that differs from link to link.
+        assert_eq!(number_pattern_past_name("/u/yang-fan/6/", 12).as_deref(), Some("/u/[^/]+/(\\d+)"));
+        assert_eq!(number_pattern_past_name("yang-fan/6/", 9), None, "no segment before the name");
+    }
+
+    #[test]
+    fn counts_among_signs_are_one_number_and_a_few_signs_or_an_icons_name() {
+        for yes in ["favorite 3", "赞(3)", "👍 12", "thumb_up 7"] {
+            assert!(count_among_signs(yes), "{yes}");
+        }
+        for no in ["3 位会员喜欢这篇帖子", "2025-03-01", "Like 3", ""] {
+            assert!(!count_among_signs(no), "{no}");
+        }
+    }
+
+    /// A Misago-like thread: the author's profile `/u/<name's slug>/<uid>/`,
+    /// likes shown only on a liked post, after an icon font's ligature.
+    fn misago_like(tid: u32, posts: &[(u32, u32, &str, &str, u32)]) -> String {
+        let mut out = format!("<html><body><ul class=\"crumbs\"><li><a href=\"./viewforum.php?f=2\">詩詞</a></li></ul><h1>主題{tid}</h1><ul>");
+        for (i, (pid, uid, name, words, likes)) in posts.iter().enumerate() {
+            let slug: String = name.chars().map(|c| char::from(b'a' + (c as u32 % 26) as u8)).collect();
+            out.push_str(&format!(
+                "<li class=\"post\" id=\"post-{pid}\"><div class=\"side\"><a class=\"item-title\" href=\"/u/{slug}/{uid}/\"><span class=\"name\">{name}</span></a></div><time>2024-03-0{} 12:3{i}</time><article class=\"markup\"><p>{words}</p></article>",
+                i + 1
+            ));
+            if *likes > 0 {
+                out.push_str(&format!("<div class=\"footer\"><p class=\"hint\">有人喜欢此内容。</p><p class=\"likes-compact\"><span class=\"material-icon\">favorite</span> {likes}</p></div>"));
+            }
+            out.push_str("</li>");
+        }
+        out + "</ul></body></html>"
+    }
+
+    #[test]
+    fn an_author_id_after_the_name_in_the_profile_path_and_likes_only_liked_posts_show_are_learned() {
+        let a = misago_like(1, &[(101, 7, "小明", "春眠不觉晓处处闻啼鸟", 3), (102, 8, "小红", "夜来风雨声花落知多少", 0), (103, 9, "阿强", "我也喜欢这首诗的意境", 1)]);
+        let b = misago_like(2, &[(201, 8, "小红", "床前明月光疑是地上霜", 0), (202, 7, "小明", "举头望明月低头思故乡", 2), (203, 9, "阿强", "静夜思写尽了游子心", 0)]);
+        let docs: Vec<(u32, Html, Url)> = [(1, a), (2, b)]
+            .iter()
+            .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/t/x/{tid}/")).unwrap()))
+            .collect();
+        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+        let board_of = |_: &Url| None;
+        let k = Known { post: "li.post", body: "article.markup", author: Some("span.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
+        let learned = learn(&pages, &k);
+        let got: HashMap<&str, &str> = learned.fields.iter().map(|f| (f.attr, f.css.as_str())).collect();
+        assert_eq!(got.get("author-id-pattern"), Some(&"/u/[^/]+/(\\d+)"), "{got:?}");
+        assert_eq!(got.get("likes-pattern"), Some(&"(\\d+)"), "{got:?}");
+        let likes = learned.fields.iter().find(|f| f.attr == "likes").expect("likes learned");
+        assert!(likes.css.contains("likes-compact"), "{likes:?}");
+        assert_eq!(likes.examples, ["3", "1", "2"]);
     }
 }

@@ -146,7 +146,7 @@ pub fn diagnose(sample: &Sample) -> Diagnosis {
     d.lists = cands.iter().filter(|(_, n)| *n > 0).take(SHOWN).map(|(i, n)| (read.seen[*i].page.url.to_string(), *n)).collect();
     match list_pages(&read, &threads) {
         Ok(lists) => {
-            let board_fam = board_family(&read, &steps, &lists, &thread_shapes);
+            let board_fam = board_family(&read, &steps, &lists, &thread_shapes, &threads);
             d.board_family = Some(board_fam.describe());
             if let Err(e) = board_id(&read, &board_fam, &lists) {
                 d.failure.get_or_insert(e.to_string());

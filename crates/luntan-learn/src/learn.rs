@@ -303,7 +303,7 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     let threads = Scheme { fam: thread_fam, id: thread_id, context };
     // 3. Boards by links.
     let boards = list_pages(&read, &threads).and_then(|list_pages| {
-        let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes);
+        let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes, &threads);
         let board_id = board_id(&read, &board_fam, &list_pages)?;
         Ok((Scheme { fam: board_fam, id: board_id, context: BTreeSet::new() }, list_pages))
     });
@@ -965,7 +965,7 @@ pub(crate) fn list_candidates(read: &Read, threads: &Scheme) -> Vec<(usize, usiz
 /// The boards' family: the pager family most list pages belong to (then
 /// the one with most steps), not a thread shape's; with no pager seen,
 /// the shape most list pages have, unpaged.
-pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>) -> Family {
+pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thread_shapes: &BTreeSet<&Shape>, threads: &Scheme) -> Family {
     let seen = &read.seen;
     // Boards are what the home page links (discover reads them there):
     // of list families, the one it links most members of, then the one
@@ -978,7 +978,7 @@ pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thr
     let lists = |f: &Family| list_pages.iter().filter(|&&i| f.member(&seen[i].split, &read.shapes)).count();
     steps
         .keys()
-        .filter(|f| lists(f) > 0 && !thread_shapes.contains(&f.base) && !f.id_vars().is_empty())
+        .filter(|f| lists(f) > 0 && !thread_shapes.contains(&f.base) && !f.id_vars().is_empty() && !repeats_first(read, steps, list_pages, threads, f))
         .map(|f| ((linked(f), lists(f), steps[f].len()), f.clone()))
         .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(&a.1)))
         .map(|(_, f)| f)
@@ -989,6 +989,20 @@ pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thr
                 list_shapes.iter().max_by_key(|sh| (linked(&family(sh)), list_pages.iter().filter(|&&i| &&seen[i].shape == *sh).count())).expect("not empty");
             family(most)
         })
+}
+
+/// Whether every later page of `f` the sample read lists the very threads
+/// one of its first pages does: a pager the server ignores, whose pages
+/// hold nothing new (Misago's `<noscript>` pager writes `?page=N`, which
+/// Misago answers with page 1; `<link rel="next">`'s `?start=N` is read).
+fn repeats_first(read: &Read, steps: &Steps, list_pages: &[usize], threads: &Scheme, f: &Family) -> bool {
+    let first = first_page(&page_values(steps, f));
+    let listed = |s: &Seen| -> BTreeSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
+    let (mut firsts, mut laters) = (Vec::new(), Vec::new());
+    for s in list_pages.iter().map(|&i| &read.seen[i]).filter(|s| f.member(&s.split, &read.shapes)) {
+        if f.first(&s.split, &read.shapes, first) { firsts.push(listed(s)) } else { laters.push(listed(s)) }
+    }
+    !laters.is_empty() && laters.iter().all(|l| !l.is_empty() && firsts.contains(l))
 }
 
 /// The board id: the varying place of the boards' family that differs
@@ -2190,10 +2204,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_pager_whose_later_pages_repeat_the_first_is_not_the_boards() {
+        // Every list also shows a pager the server ignores (Misago's
+        // `<noscript>` `?page=N`): its pages answer page 1 again.
+        let ignored = |fid: u32| -> String {
+            let links: String = (2..=4).map(|p| format!("<a href=\"board.php?fid={fid}&amp;pg={p}\">{p}</a>")).collect();
+            list_html(fid, 1).replace("</body>", &format!("<div class=\"pg\">{links}</div></body>"))
+        };
+        let mut pages = vec![page(HOME, 0, home_html())];
+        for fid in 1..=2 {
+            pages.push(page(&format!("board.php?fid={fid}"), 1, ignored(fid)));
+            pages.push(page(&format!("board.php?fid={fid}&page=2"), 2, list_html(fid, 2)));
+            pages.push(page(&format!("board.php?fid={fid}&pg=2"), 2, ignored(fid)));
+        }
+        for tid in [11, 12, 15, 21, 26] {
+            pages.push(page(&format!("read.php?tid={tid}"), 2, thread_html(tid)));
+        }
+        let home = url(HOME);
+        let sample = Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 14, aside_left: 0 };
+        let read = Read::of(&sample);
+        let (steps, shapes, threads, lists) = threads_and_lists(&read);
+        let fam = |key: &str| steps.keys().find(|f| f.page_key() == Some(key)).unwrap_or_else(|| panic!("no {key} pager: {steps:?}")).clone();
+        let (pg, page) = (fam("pg"), fam("page"));
+        // The ignored pager has more steps, so only what its pages show tells them apart.
+        assert!(steps[&pg].len() > steps[&page].len(), "{:?} {:?}", steps[&pg], steps[&page]);
+        assert!(repeats_first(&read, &steps, &lists, &threads, &pg));
+        assert!(!repeats_first(&read, &steps, &lists, &threads, &page));
+        assert_eq!(board_family(&read, &steps, &lists, &shapes, &threads).page_key(), Some("page"));
+    }
+
+    #[test]
     fn list_pages_link_threads_and_boards_are_named_by_the_number_that_differs_between_them() {
         let sample = forum();
         let read = Read::of(&sample);
-        let (steps, shapes, _, lists) = threads_and_lists(&read);
+        let (steps, shapes, threads, lists) = threads_and_lists(&read);
         let urls: Vec<&str> = lists.iter().map(|&i| read.seen[i].page.url.as_str()).collect();
         assert_eq!(
             urls,
@@ -2204,7 +2248,7 @@ pub(crate) mod tests {
                 "http://forum.test/board.php?fid=2&page=2"
             ]
         );
-        let board_fam = board_family(&read, &steps, &lists, &shapes);
+        let board_fam = board_family(&read, &steps, &lists, &shapes, &threads);
         assert_eq!((board_fam.base.key(), board_fam.page_key()), ("/board.php?fid=#".to_owned(), Some("page")));
         assert_eq!(query(&board_id(&read, &board_fam, &lists).unwrap()), "fid");
     }

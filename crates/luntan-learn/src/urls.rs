@@ -9,7 +9,7 @@
 //! id). Two URLs have the same shape when they differ only in numbers and
 //! slugs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use url::Url;
@@ -321,9 +321,16 @@ pub fn merge_words(shapes: &[Shape]) -> BTreeMap<Shape, Shape> {
                 }
             }
         }
+        // The words found to vary at `i`, with the path they vary in.
+        let mut varied: BTreeSet<(Vec<Vec<Kind>>, String)> = BTreeSet::new();
         for (merged, members) in groups {
-            let distinct: std::collections::BTreeSet<&Shape> = members.iter().collect();
+            let distinct: BTreeSet<&Shape> = members.iter().collect();
             if distinct.len() >= 2 {
+                for m in &distinct {
+                    if let Some([Kind::Lit(l)]) = m.path.get(i).map(Vec::as_slice) {
+                        varied.insert((merged.path.clone(), l.clone()));
+                    }
+                }
                 for v in out.values_mut() {
                     if distinct.contains(v) {
                         *v = merged.clone();
@@ -331,7 +338,19 @@ pub fn merge_words(shapes: &[Shape]) -> BTreeMap<Shape, Shape> {
                 }
             }
         }
-        let slugs: std::collections::BTreeSet<Shape> = out.values().filter(|s| s.path.get(i).is_some_and(|k| k == &[Kind::Slug])).cloned().collect();
+        // Such a word is a name in that path whatever the query: a list's
+        // later pages, read for one board only (`/c/<name>/3/?start=6`),
+        // are its board's shape and the parameter.
+        for v in out.values_mut() {
+            if let Some([Kind::Lit(l)]) = v.path.get(i).map(Vec::as_slice) {
+                let mut path = v.path.clone();
+                path[i] = vec![Kind::Word];
+                if varied.contains(&(path.clone(), l.clone())) {
+                    v.path = path;
+                }
+            }
+        }
+        let slugs: BTreeSet<Shape> = out.values().filter(|s| s.path.get(i).is_some_and(|k| k == &[Kind::Slug])).cloned().collect();
         for v in out.values_mut() {
             let word = match v.path.get(i).map(Vec::as_slice) {
                 Some([Kind::Word]) => true,
@@ -631,6 +650,20 @@ mod tests {
         assert_eq!(m[&shapes[1]], m[&shapes[0]]);
         assert!(m[&shapes[0]].matches(&split("http://h/bbs/board/art/")));
         assert_eq!(m[&shapes[2]], shapes[2], "a file name is not a word");
+    }
+
+    #[test]
+    fn a_name_that_varies_in_a_path_is_a_name_there_whatever_the_query() {
+        // Misago: three boards' lists, one board's second page read.
+        let shapes: Vec<Shape> =
+            ["http://h/c/shu-ping/3/", "http://h/c/shu-ma/4/", "http://h/c/tang-shi/5/", "http://h/c/shu-ping/3/?start=6", "http://h/c/guan-yu/?start=6"]
+                .iter()
+                .map(|u| split(u).shape())
+                .collect();
+        let m = merge_words(&shapes);
+        assert_eq!(m[&shapes[0]].key(), "/c/{w}/#/");
+        assert_eq!(m[&shapes[3]].key(), "/c/{w}/#/?start=#");
+        assert_eq!(m[&shapes[4]], shapes[4], "a word never seen to vary, in another path, stays");
     }
 
     #[test]
