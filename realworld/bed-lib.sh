@@ -63,14 +63,39 @@ bed_django() {
 
 manage() { (cd "$PROJECT" && "$PY" manage.py "$@"); }
 
+# bed_django_main ARGS: a Django bed whole, its project in HERE/project and
+# its pins in HERE/requirements.txt: the arguments read, then install (the
+# venv, the bed's `install_more` if it defines one, `manage check`), fill
+# (bed_django_fill) and serve (gunicorn, waiting for SERVE_PATH, `/` unless
+# the bed sets it) unless the bed defines its own before calling this.
+bed_django_main() {
+  bed_args "$@"
+  bed_django "$HERE/project"
+  declare -F install >/dev/null || install() {
+    bed_pip "$HERE/requirements.txt"
+    if declare -F install_more >/dev/null; then install_more; fi
+    manage check
+  }
+  declare -F fill >/dev/null || fill() { bed_django_fill; }
+  declare -F serve >/dev/null || serve() { bed_gunicorn "$1" "${SERVE_PATH:-/}"; }
+  bed_main "$@"
+}
+
 # bed_django_fill [STALE...]: a fresh database (STALE: what else an earlier
 # fill left), migrated, then the bed's fill.py in `manage shell`, told where
-# the corpus and realworld/ are.
+# the corpus and realworld/ are; with FILL_AS_SCRIPT set, fill.py run as a
+# script (Django 2.2's `manage.py shell` runs its input with exec() in a
+# function's locals, where the functions fill.py defines would not see its
+# other names).
 bed_django_fill() {
   [ -x "$PY" ] || { echo "not installed: run $0 install $WORK" >&2; exit 1; }
   rm -rf "$WORK/db.sqlite3" "$WORK/truth.json" "$@"
   manage migrate --noinput -v 0
-  BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
+  if [ -n "${FILL_AS_SCRIPT:-}" ]; then
+    (cd "$PROJECT" && BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" "$PY" "$HERE/fill.py")
+  else
+    BED_CORPUS="$CORPUS" BED_REALWORLD="$REPO/realworld" manage shell < "$HERE/fill.py"
+  fi
 }
 
 # Whether the bed's database is filled: its SQLite file; a bed whose

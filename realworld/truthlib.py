@@ -126,6 +126,20 @@ def thread_plan(rng, boards, long):
     return plan, set(rng.sample(range(len(plan)), long))
 
 
+def truth_post(view, facts, **fields):
+    """One post of truth.json: `fields` (its id, author, times...), then what
+    a reader sees of it (`view`, from post_view), each quote beside its
+    `facts` (the post and author the page names for it, in order)."""
+    assert len(facts) == len(view['quotes']), (fields.get('id'), facts, view['quotes'])
+    return dict(fields, paragraphs=view['paragraphs'], shown=view['shown'], intros=view['intros'],
+                quotes=[dict(f, text=q) for f, q in zip(facts, view['quotes'])])
+
+
+def add_thread(truth, id, board, title, path, posts):
+    """A thread appended to truth.json's threads."""
+    truth['threads'].append({'id': str(id), 'board': str(board), 'title': title, 'path': path, 'posts': posts})
+
+
 def write_forum_truth(work, truth, longer_than, users, mismatches):
     """A forum bed's truth.json written, and one line saying what it holds:
     threads of more than `longer_than` posts (a page's), `users` members,

@@ -19,7 +19,7 @@ from machina.apps.forum_permission.models import ForumPermission, UserForumPermi
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 
@@ -139,27 +139,20 @@ def truth(quote_facts):
         for p in t.posts.filter(approved=True).select_related('poster').order_by('created', 'id'):
             v = post_view(str(p.content.rendered))
             facts = quote_facts.get(p.pk, [])
-            assert len(facts) == len(v['quotes']), (p.pk, facts, v['quotes'])
             source = [s.strip() for s in p.content.raw.split('\n\n') if not s.startswith('>')]
             if v['paragraphs'] != source:
                 mismatches += 1
-            posts.append({
-                'id': str(p.pk),
-                'author': p.poster.get_full_name(),
-                'author_id': str(p.poster.pk),
-                'author_url': reverse('forum_member:profile', args=[p.poster.pk]),
-                'time': p.created.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds'),
-                'edited': (p.updated.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
-                           if p.updates_count else None),
-                'paragraphs': v['paragraphs'],
-                'shown': v['shown'], 'intros': v['intros'],
-                'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
-            })
-        out['threads'].append({
-            'id': str(t.pk), 'board': str(t.forum_id), 'title': t.subject,
-            'path': reverse('forum_conversation:topic', args=[t.forum.slug, t.forum_id, t.slug, t.pk]),
-            'posts': posts,
-        })
+            posts.append(truth_post(
+                v, facts,
+                id=str(p.pk),
+                author=p.poster.get_full_name(),
+                author_id=str(p.poster.pk),
+                author_url=reverse('forum_member:profile', args=[p.poster.pk]),
+                time=p.created.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds'),
+                edited=(p.updated.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
+                        if p.updates_count else None),
+            ))
+        add_thread(out, t.pk, t.forum_id, t.subject, reverse('forum_conversation:topic', args=[t.forum.slug, t.forum_id, t.slug, t.pk]), posts)
     write_forum_truth(WORK, out, 15, User.objects.count(), mismatches)
 
 

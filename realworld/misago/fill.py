@@ -31,7 +31,7 @@ from misago.users.setupnewuser import setup_new_user
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
 
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
@@ -277,28 +277,22 @@ def truth(quote_facts):
             v = post_view(heads(html, outer=False))
             shown = post_view(heads(html, outer=True))['shown']
             facts = quote_facts.get(p.pk, [])
-            assert len(facts) == len(v['quotes']), (p.pk, facts, v['quotes'])
             source = [line.strip() for block in re.sub(r'\[quote=.*\[/quote\]', '', p.original, flags=re.S).split('\n\n')
                       for line in block.split('\n') if line.strip()]
             if v['paragraphs'] != source:
                 mismatches += 1
             edit = PostEdit.objects.filter(post=p).order_by('-edited_on').first()
-            posts.append({
-                'id': str(p.pk),
-                'author': p.poster_name,
-                'author_id': str(p.poster_id),
-                'author_url': p.poster.get_absolute_url(),
-                'time': wall(p.posted_on),
-                'edited': wall(edit.edited_on) if edit else None,
-                'likes': p.likes or None,
-                'paragraphs': v['paragraphs'],
-                'shown': shown, 'intros': v['intros'],
-                'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
-            })
-        out['threads'].append({
-            'id': str(t.pk), 'board': str(t.category_id), 'title': t.title,
-            'path': t.get_absolute_url(), 'posts': posts,
-        })
+            posts.append(truth_post(
+                dict(v, shown=shown), facts,
+                id=str(p.pk),
+                author=p.poster_name,
+                author_id=str(p.poster_id),
+                author_url=p.poster.get_absolute_url(),
+                time=wall(p.posted_on),
+                edited=wall(edit.edited_on) if edit else None,
+                likes=p.likes or None,
+            ))
+        add_thread(out, t.pk, t.category_id, t.title, t.get_absolute_url(), posts)
     write_forum_truth(WORK, out, PER_PAGE + ORPHANS, User.objects.count(), mismatches)
 
 

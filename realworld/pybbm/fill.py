@@ -24,7 +24,7 @@ from pybb.models import Category, Forum, Post, Topic  # noqa: E402
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
 User = get_user_model()
 PER_PAGE = 10  # pybbm's PYBB_TOPIC_PAGE_SIZE (its default, kept)
 
@@ -200,28 +200,22 @@ def truth(quote_facts):
         for p in t.posts.select_related('user').order_by('created', 'id'):
             v, heads = view(p.body_html)
             facts = quote_facts.get(p.pk, [])
-            assert len(facts) == len(v['quotes']), (p.pk, facts, v['quotes'])
             assert heads == [f['author'] for f in facts], (p.pk, heads, facts)
             source = [line.strip() for line in re.sub(r'(?s)\[quote=.*\[/quote\]', '', p.body).split('\n')
                       if line.strip()]
             if v['paragraphs'] != source:
                 mismatches += 1
             name = util.get_pybb_profile(p.user).get_display_name()
-            posts.append({
-                'id': str(p.pk),
-                'author': name,
-                'author_id': str(p.user.pk),
-                'author_url': util.get_pybb_profile(p.user).get_absolute_url(),
-                'time': wall(p.created),
-                'edited': wall(p.updated) if p.updated else None,
-                'paragraphs': v['paragraphs'],
-                'shown': v['shown'], 'intros': v['intros'],
-                'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
-            })
-        out['threads'].append({
-            'id': str(t.pk), 'board': str(t.forum_id), 'title': t.name,
-            'path': t.get_absolute_url(), 'posts': posts,
-        })
+            posts.append(truth_post(
+                v, facts,
+                id=str(p.pk),
+                author=name,
+                author_id=str(p.user.pk),
+                author_url=util.get_pybb_profile(p.user).get_absolute_url(),
+                time=wall(p.created),
+                edited=wall(p.updated) if p.updated else None,
+            ))
+        add_thread(out, t.pk, t.forum_id, t.name, t.get_absolute_url(), posts)
     write_forum_truth(WORK, out, PER_PAGE, User.objects.count(), mismatches)
 
 

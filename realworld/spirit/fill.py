@@ -30,7 +30,7 @@ from spirit.user.models import UserProfile
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 PER_PAGE = 20  # Spirit's comments_per_page (its default, kept)
@@ -219,28 +219,22 @@ def truth(quote_facts):
         for c in qs:
             v = post_view(c.comment_html)
             facts = quote_facts.get(c.pk, [])
-            assert len(facts) == len(v['quotes']), (c.pk, facts, v['quotes'])
             source = [line.strip() for block in c.comment.split('\n\n') if not block.startswith('>')
                       for line in block.split('\n')]
             if v['paragraphs'] != source:
                 mismatches += 1
             history = CommentHistory.objects.filter(comment_fk=c).order_by('-date').first()
-            posts.append({
-                'id': str(c.pk),
-                'author': c.user.st.nickname,
-                'author_id': str(c.user.pk),
-                'author_url': c.user.st.get_absolute_url(),
-                'time': wall(c.date),
-                'edited': wall(history.date) if c.modified_count and history else None,
-                'likes': c.likes_count,
-                'paragraphs': v['paragraphs'],
-                'shown': v['shown'], 'intros': v['intros'],
-                'quotes': [dict(f, text=q) for f, q in zip(facts, v['quotes'])],
-            })
-        out['threads'].append({
-            'id': str(t.pk), 'board': str(t.category_id), 'title': t.title,
-            'path': t.get_absolute_url(), 'posts': posts,
-        })
+            posts.append(truth_post(
+                v, facts,
+                id=str(c.pk),
+                author=c.user.st.nickname,
+                author_id=str(c.user.pk),
+                author_url=c.user.st.get_absolute_url(),
+                time=wall(c.date),
+                edited=wall(history.date) if c.modified_count and history else None,
+                likes=c.likes_count,
+            ))
+        add_thread(out, t.pk, t.category_id, t.title, t.get_absolute_url(), posts)
     write_forum_truth(WORK, out, PER_PAGE, User.objects.count(), mismatches)
 
 
