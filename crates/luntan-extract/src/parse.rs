@@ -71,9 +71,9 @@ fn parse_page_with(site: &Site, plan: Option<&crate::stream::Plan>, html: &str, 
 pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTime>) -> PageExtract {
     let mut doc = Html::parse_document(html);
     let rules = &site.thread;
-    let holders = match (&rules.post, rules.nested_posts) {
-        (Some(sel), true) => flatten_posts(&mut doc, sel),
-        _ => HashMap::new(),
+    let flat = match (&rules.post, rules.nested_posts) {
+        (Some(sel), true) => Some(flatten_posts(&mut doc, sel)),
+        _ => None,
     };
     let doc = doc;
     let title = page_title(&doc, rules);
@@ -81,8 +81,15 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
         return PageExtract { title, posts: crate::template::auto_posts(&doc, rules, now, None).posts, ..PageExtract::default() };
     }
 
+    // The posts `nested-posts` moved are those matched before the move: a
+    // selector that takes a reply by its place (`div.comments > div.comment`)
+    // may take it no more once it stands beside its holder.
+    let matched = |sel: &Selector| match &flat {
+        Some(f) => f.posts.iter().filter_map(|&id| doc.tree.get(id).and_then(ElementRef::wrap)).collect(),
+        None => outermost(doc.select(sel)),
+    };
     let posts = match &rules.post {
-        Some(post_sel) => outermost(doc.select(post_sel))
+        Some(post_sel) => matched(post_sel)
             .into_iter()
             .filter_map(|p| {
                 let body = body_in(rules, p)?;
@@ -136,6 +143,7 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
             post
         })
         .collect();
+    let holders = flat.map(|f| f.holders).unwrap_or_default();
     if !holders.is_empty() {
         // A reply held in a post answers it, where nothing on the reply
         // says otherwise and the post has an id.
@@ -155,8 +163,9 @@ pub fn parse_page_dom(site: &Site, html: &str, now: Option<time::PrimitiveDateTi
 /// after it and the replies moved before it, so the posts stand one after
 /// another in page order (a reply after the post that holds it) and each
 /// is read without its replies (the learner reads sampled pages so to
-/// learn such a file). Returns each moved post's holder.
-pub fn flatten_posts(doc: &mut Html, sel: &Selector) -> HashMap<NodeId, NodeId> {
+/// learn such a file). Returns the posts, as matched before the move, in
+/// their new order, and each moved post's holder.
+pub fn flatten_posts(doc: &mut Html, sel: &Selector) -> Flattened {
     let all: Vec<NodeId> = doc.select(sel).map(|e| e.id()).collect();
     let set: HashSet<NodeId> = all.iter().copied().collect();
     let holders: HashMap<NodeId, NodeId> = all
@@ -181,7 +190,16 @@ pub fn flatten_posts(doc: &mut Html, sel: &Selector) -> HashMap<NodeId, NodeId> 
         doc.tree.get_mut(after).expect("a node of this page").insert_id_after(id);
         last.insert(top, id);
     }
-    holders
+    // Each reply now stands after its holder and the replies before it:
+    // the page order of the matches is their order still.
+    Flattened { posts: all, holders }
+}
+
+/// What [`flatten_posts`] did: the posts, in page order, and the post
+/// each moved one was held in.
+pub struct Flattened {
+    pub posts: Vec<NodeId>,
+    pub holders: HashMap<NodeId, NodeId>,
 }
 
 /// What a post body says, by the site file's rules.
@@ -244,7 +262,9 @@ pub(crate) fn outermost<'a>(matches: impl Iterator<Item = ElementRef<'a>>) -> Ve
 /// selector (or, with `post="auto"`, floor labels on every page) floors
 /// are renumbered 1..n across pages. A post that a later
 /// page repeats (forums that show the first post on every page, or a post
-/// that slid across a page boundary between downloads) is kept once.
+/// that slid across a page boundary between downloads) is kept once: by
+/// its `post-id` where the site file reads one, else by its floor, author
+/// and words, or as the starter or an overlap at the page boundary.
 /// A browser-mode thread's pages are the DOM states of one page, merged by
 /// post identity instead ([`crate::states`]).
 /// No posts at all is [`ExtractError::NoPosts`], naming the first page.
@@ -305,6 +325,14 @@ pub fn extract_thread(site: &Site, row: &ThreadRow, pages: &[RawPage], cached: O
             states.push((got.posts, ids));
         } else if k == 0 {
             posts = got.posts;
+        } else if got.posts.iter().any(|p| p.id.is_some()) {
+            // Posts that name themselves are kept once by their id: a
+            // later page that repeats the first post repeats its replies
+            // too (Askbot's answer pages open with the question and its
+            // comments), which neither the starter nor an overlap test sees.
+            let seen: HashSet<&str> = posts.iter().filter_map(|p| p.id.as_deref()).collect();
+            let fresh: Vec<Post> = got.posts.into_iter().filter(|p| p.id.as_deref().is_none_or(|id| !seen.contains(id))).collect();
+            posts.extend(fresh);
         } else if by_floor {
             let seen: HashSet<(u32, &str, &[String])> = posts.iter().map(|p| (p.floor, p.author.as_str(), p.paragraphs.as_slice())).collect();
             let fresh: Vec<Post> = got.posts.into_iter().filter(|p| !seen.contains(&(p.floor, p.author.as_str(), p.paragraphs.as_slice()))).collect();
@@ -516,6 +544,37 @@ pub(crate) mod tests {
         let flat = parse_page(&rules(""), &html);
         assert_eq!(flat.posts.len(), 2);
         assert_eq!(flat.posts[0].text(), "第一条\n回甲\n回乙\n也回甲");
+    }
+
+    /// Regression (Askbot): a reply taken by its place in its holder
+    /// (`div.comments > div.c`) stands there no more once moved out, and
+    /// every reply was dropped without a word.
+    #[test]
+    fn replies_taken_by_their_place_in_their_holder_stay_posts_once_moved_out() {
+        let post = |id: u32, class: &str, who: &str, words: &str, inner: &str| {
+            format!("<div class=\"{class}\" id=\"p{id}\"><b>{who}</b><span class=\"t\">2024-03-0{id} 12:00</span><div class=\"text\">{words}</div>{inner}</div>")
+        };
+        let comments = |cs: &[(u32, &str, &str)]| format!("<div class=\"comments\">{}</div>", cs.iter().map(|(i, w, t)| post(*i, "c", w, t, "")).collect::<String>());
+        let html = format!(
+            "<html><body><h1>标题</h1>{}{}</body></html>",
+            post(1, "q", "甲", "问题", &comments(&[(2, "乙", "评论问题")])),
+            post(3, "q", "丙", "回答", &comments(&[(4, "丁", "评论回答"), (5, "甲", "再评论")]))
+        );
+        let s = site(
+            r#"<thread title="h1" post="div.q, div.comments > div.c" body="div.text" author="b" time="span.t" post-id="[id]@id" post-id-pattern="^p(\d+)$" nested-posts="true"/>"#,
+        );
+        let got = parse_page(&s, &html);
+        let seen: Vec<(&str, String, Option<&str>)> = got.posts.iter().map(|p| (p.author.as_str(), p.text(), p.reply_to.as_deref())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("甲", "问题".to_owned(), None),
+                ("乙", "评论问题".to_owned(), Some("1")),
+                ("丙", "回答".to_owned(), None),
+                ("丁", "评论回答".to_owned(), Some("3")),
+                ("甲", "再评论".to_owned(), Some("3")),
+            ]
+        );
     }
 
     /// NodeBB and FlaskBB write what introduces a quote as a paragraph of
@@ -784,6 +843,25 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
         // No title anywhere on the page: the list page's, folded to one line.
         assert_eq!(got.doc.title, "列表上的 标题");
         assert_eq!(got.doc.posted, None);
+    }
+
+    /// Regression (Askbot): every answer page repeats the question and its
+    /// comments; only the question was dropped, its comments read twice.
+    #[test]
+    fn a_later_page_repeating_the_starter_and_its_replies_is_read_once_by_post_id() {
+        let rules = r#"<thread post="div.p" body="div.b" author="i" post-id="div.p@data-id"/>"#;
+        let post = |id: u32, who: &str, text: &str| format!(r#"<div class="p" data-id="{id}"><i>{who}</i><div class="b">{text}</div></div>"#);
+        let page = |posts: &[(u32, &str, &str)]| format!("<html><body>{}</body></html>", posts.iter().map(|(i, w, t)| post(*i, w, t)).collect::<String>());
+        let question = [(1, "甲", "问题"), (2, "乙", "评论一"), (3, "丙", "评论二")];
+        let p1 = page(&[question[0], question[1], question[2], (4, "丁", "回答一"), (5, "甲", "回答二")]);
+        let p2 = page(&[question[0], question[1], question[2], (6, "乙", "回答三"), (7, "丙", "评论二")]);
+        let got = extract_thread(&site(rules), &row(2), &[raw("a.html", &p1), raw("b.html", &p2)], None).unwrap();
+        let posts: Vec<_> = got.doc.posts.iter().map(|p| (p.floor, p.id.as_deref().unwrap(), p.text())).collect();
+        assert_eq!(
+            posts,
+            [(1, "1", "问题".into()), (2, "2", "评论一".into()), (3, "3", "评论二".into()), (4, "4", "回答一".into()), (5, "5", "回答二".into()), (6, "6", "回答三".into()), (7, "7", "评论二".into())],
+            "a post of the same words but its own id is its own"
+        );
     }
 
     #[test]
