@@ -552,9 +552,12 @@ pub(crate) mod tests {
     #[test]
     fn replies_taken_by_their_place_in_their_holder_stay_posts_once_moved_out() {
         let post = |id: u32, class: &str, who: &str, words: &str, inner: &str| {
-            format!("<div class=\"{class}\" id=\"p{id}\"><b>{who}</b><span class=\"t\">2024-03-0{id} 12:00</span><div class=\"text\">{words}</div>{inner}</div>")
+            format!(
+                "<div class=\"{class}\" id=\"p{id}\"><b>{who}</b><span class=\"t\">2024-03-0{id} 12:00</span><div class=\"text\">{words}</div>{inner}</div>"
+            )
         };
-        let comments = |cs: &[(u32, &str, &str)]| format!("<div class=\"comments\">{}</div>", cs.iter().map(|(i, w, t)| post(*i, "c", w, t, "")).collect::<String>());
+        let comments =
+            |cs: &[(u32, &str, &str)]| format!("<div class=\"comments\">{}</div>", cs.iter().map(|(i, w, t)| post(*i, "c", w, t, "")).collect::<String>());
         let html = format!(
             "<html><body><h1>标题</h1>{}{}</body></html>",
             post(1, "q", "甲", "问题", &comments(&[(2, "乙", "评论问题")])),
@@ -859,7 +862,15 @@ line2</pre><table><tr><td>格1</td><td>格2</td></tr></table>
         let posts: Vec<_> = got.doc.posts.iter().map(|p| (p.floor, p.id.as_deref().unwrap(), p.text())).collect();
         assert_eq!(
             posts,
-            [(1, "1", "问题".into()), (2, "2", "评论一".into()), (3, "3", "评论二".into()), (4, "4", "回答一".into()), (5, "5", "回答二".into()), (6, "6", "回答三".into()), (7, "7", "评论二".into())],
+            [
+                (1, "1", "问题".into()),
+                (2, "2", "评论一".into()),
+                (3, "3", "评论二".into()),
+                (4, "4", "回答一".into()),
+                (5, "5", "回答二".into()),
+                (6, "6", "回答三".into()),
+                (7, "7", "评论二".into())
+            ],
             "a post of the same words but its own id is its own"
         );
     }

@@ -1634,8 +1634,14 @@ mod tests {
 
     #[test]
     fn an_author_id_after_the_name_in_the_profile_path_and_likes_only_liked_posts_show_are_learned() {
-        let a = misago_like(1, &[(101, 7, "小明", "春眠不觉晓处处闻啼鸟", 3), (102, 8, "小红", "夜来风雨声花落知多少", 0), (103, 9, "阿强", "我也喜欢这首诗的意境", 1)]);
-        let b = misago_like(2, &[(201, 8, "小红", "床前明月光疑是地上霜", 0), (202, 7, "小明", "举头望明月低头思故乡", 2), (203, 9, "阿强", "静夜思写尽了游子心", 0)]);
+        let a = misago_like(
+            1,
+            &[(101, 7, "小明", "春眠不觉晓处处闻啼鸟", 3), (102, 8, "小红", "夜来风雨声花落知多少", 0), (103, 9, "阿强", "我也喜欢这首诗的意境", 1)],
+        );
+        let b = misago_like(
+            2,
+            &[(201, 8, "小红", "床前明月光疑是地上霜", 0), (202, 7, "小明", "举头望明月低头思故乡", 2), (203, 9, "阿强", "静夜思写尽了游子心", 0)],
+        );
         let docs: Vec<(u32, Html, Url)> = [(1, a), (2, b)]
             .iter()
             .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/t/x/{tid}/")).unwrap()))

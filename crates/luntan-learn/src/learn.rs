@@ -1000,7 +1000,11 @@ fn repeats_first(read: &Read, steps: &Steps, list_pages: &[usize], threads: &Sch
     let listed = |s: &Seen| -> BTreeSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
     let (mut firsts, mut laters) = (Vec::new(), Vec::new());
     for s in list_pages.iter().map(|&i| &read.seen[i]).filter(|s| f.member(&s.split, &read.shapes)) {
-        if f.first(&s.split, &read.shapes, first) { firsts.push(listed(s)) } else { laters.push(listed(s)) }
+        if f.first(&s.split, &read.shapes, first) {
+            firsts.push(listed(s))
+        } else {
+            laters.push(listed(s))
+        }
     }
     !laters.is_empty() && laters.iter().all(|l| !l.is_empty() && firsts.contains(l))
 }
