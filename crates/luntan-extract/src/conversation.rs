@@ -73,10 +73,13 @@ pub fn shown_inside(el: ElementRef, pick: &Pick) -> Option<String> {
     Some(value_of(el.select(pick).next()?, pick))
 }
 
-/// The element just before `quote` (white space between) where `intro`
-/// matches it: what introduces the quote (`quote-intro`).
-pub fn quote_intro<'a>(quote: ElementRef<'a>, intro: &Selector) -> Option<ElementRef<'a>> {
-    let before = quote.prev_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty()))?;
+/// The element just before `quote` (white space between, and what
+/// `strip` takes) where `intro` matches it: what introduces the quote
+/// (`quote-intro`). HyperKitty draws a fold control between a mail's
+/// "张伟 写道:" and its quote, which a site file strips.
+pub fn quote_intro<'a>(quote: ElementRef<'a>, intro: &Selector, strip: Option<&Selector>) -> Option<ElementRef<'a>> {
+    let stripped = |n: &ego_tree::NodeRef<'a, scraper::Node>| strip.is_some_and(|s| ElementRef::wrap(*n).is_some_and(|e| s.matches(&e)));
+    let before = quote.prev_siblings().find(|n| !n.value().as_text().is_some_and(|t| t.trim().is_empty()) && !stripped(n))?;
     ElementRef::wrap(before).filter(|b| intro.matches(b))
 }
 

@@ -221,7 +221,7 @@ pub(crate) fn body_text<'a>(body: ElementRef<'a>, rules: &ThreadRules) -> BodyTe
         return BodyText { paragraphs: paragraphs(body, rules.strip.as_ref()), quotes: Vec::new(), links, images };
     };
     let found = outermost(body.select(&q.select).filter(|e| e.id() != body.id()));
-    let intros: Vec<Option<ElementRef>> = found.iter().map(|e| conversation::quote_intro(*e, q.intro.as_ref()?)).collect();
+    let intros: Vec<Option<ElementRef>> = found.iter().map(|e| conversation::quote_intro(*e, q.intro.as_ref()?, rules.strip.as_ref())).collect();
     let quoted: HashSet<NodeId> = found.iter().map(|e| e.id()).chain(intros.iter().flatten().map(|e| e.id())).collect();
     let own = paragraphs_without(body, rules.strip.as_ref(), &quoted);
     let (links, images) = conversation::media(body, c, rules.strip.as_ref(), &quoted);
@@ -624,6 +624,31 @@ pub(crate) mod tests {
             let s = rules(more);
             assert_eq!(crate::stream::parse_page_stream(&s, &html, None).expect("streams"), parse_page_dom(&s, &html, None), "{more}");
         }
+    }
+
+    /// Regression (HyperKitty): a fold control stands between a mail's
+    /// intro line and its quote; `quote-intro` looked at the control only,
+    /// though `strip` takes it, so the intro stayed the reply's words.
+    #[test]
+    fn a_quotes_intro_is_found_past_what_strip_takes() {
+        let html = "<html><body><h1>标题</h1><div class=\"email\"><h2>李娜</h2><span class=\"t\">2026-09-02 03:52</span><div class=\"body\">\
+                    <p>我同意</p><p>在 2026/9/1 19:42, 张伟 写道:</p>\n<div class=\"quoted-switch\"><a href=\"#\">...</a></div>\n\
+                    <blockquote><p>原来的话</p></blockquote></div></div></body></html>";
+        let s = |more: &str| {
+            site(&format!(
+                r#"<thread title="h1" post="div.email" body="div.body" author="h2" time="span.t" strip="div.quoted-switch" quote="blockquote" {more}/>"#
+            ))
+        };
+        let with = s(r#"quote-intro="p" quote-author="p" quote-author-pattern="(\S+) 写道""#);
+        let got = parse_page(&with, html);
+        assert_eq!(got.posts[0].paragraphs, ["我同意"], "the intro is not the reply's words");
+        assert_eq!(got.posts[0].quotes, vec![Quote { of: None, author: Some("张伟".into()), paragraphs: vec!["原来的话".into()] }]);
+        // The stream leaves such a page to the DOM, which reads it so.
+        assert!(crate::stream::parse_page_stream(&with, html, None).is_err());
+        assert_eq!(parse_page_with(&with, stream_plan(&with).as_ref(), html, None), got);
+        // With nothing stripped between them, the stream reads it as before.
+        let plain = s(r#"quote-intro="p.none""#);
+        assert_eq!(crate::stream::parse_page_stream(&plain, html, None).expect("streams"), parse_page_dom(&plain, html, None));
     }
 
     #[test]

@@ -787,7 +787,7 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, bod
         out.fields.push(Field { attr: "quote-intro", css: css.clone(), examples: examples.clone() });
     }
     let intro_sel = intro.and_then(|(css, _)| parse(&css));
-    let quotes: Vec<QuoteAt> = quotes.into_iter().map(|q| QuoteAt { intro: intro_sel.as_ref().and_then(|s| quote_intro(q.el, s)), ..q }).collect();
+    let quotes: Vec<QuoteAt> = quotes.into_iter().map(|q| QuoteAt { intro: intro_sel.as_ref().and_then(|s| quote_intro(q.el, s, strip)), ..q }).collect();
     let verified: Vec<(&QuoteAt, &P)> = quotes.iter().filter_map(|q| q.of.map(|j| (q, &posts[j]))).collect();
     // Where a quote names its post: its intro (the intro itself first),
     // else inside it; as the candidates' elements, each with the scope of
@@ -899,7 +899,7 @@ fn intro_rule(posts: &[P], verified: &[(&QuoteAt, &P)], ids: &HashMap<usize, Str
         });
         (!author.is_empty() && line_text(e).contains(author.as_str())) || links_id
     };
-    let befores: Vec<(&QuoteAt, ElementRef)> = verified.iter().filter_map(|(q, _)| Some((*q, quote_intro(q.el, &any)?))).collect();
+    let befores: Vec<(&QuoteAt, ElementRef)> = verified.iter().filter_map(|(q, _)| Some((*q, quote_intro(q.el, &any, None)?))).collect();
     // Named before the quote and not inside it (Discuz!'s head names its
     // post inside: no intro there).
     let introduced: Vec<&(&QuoteAt, ElementRef)> = befores.iter().filter(|(q, e)| names(*e, q) && !names(q.el, q) && !quote_sel.matches(e)).collect();

@@ -347,6 +347,12 @@ impl Machine<'_> {
                         introduced.push((c, intro));
                         continue;
                     }
+                    // What strip takes between an intro and its quote is
+                    // passed over by the DOM's reading (`quote_intro`), not
+                    // by the stream's.
+                    if ask(self, STRIP) {
+                        self.fail("a stripped element after what may introduce a quote");
+                    }
                 }
                 if ask(self, QUOTE_INTRO) {
                     let cap = &mut self.caps[c];
