@@ -118,9 +118,12 @@ fn segment_pieces(s: &str) -> Vec<Piece> {
 }
 
 /// Whether a segment is one word that may name a board (`tech`,
-/// `campus-life`): letters first, no dot (a script or file name has one).
+/// `campus-life`): letters first, no dot (a script or file name has one);
+/// or a mailing list's address (HyperKitty's `/list/books@lists.example.org/`).
 fn wordlike(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    let word = |w: &str| w.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let host = |h: &str| h.contains('.') && h.split('.').all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    word(s) || s.split_once('@').is_some_and(|(local, domain)| word(local) && host(domain))
 }
 
 impl Split {
@@ -650,6 +653,12 @@ mod tests {
         assert_eq!(m[&shapes[1]], m[&shapes[0]]);
         assert!(m[&shapes[0]].matches(&split("http://h/bbs/board/art/")));
         assert_eq!(m[&shapes[2]], shapes[2], "a file name is not a word");
+        // Mailing lists' addresses name boards as words do.
+        let lists: Vec<Shape> =
+            ["http://h/list/books@lists.example.org/latest", "http://h/list/digital@lists.example.org/latest"].iter().map(|u| split(u).shape()).collect();
+        let m = merge_words(&lists);
+        assert_eq!(m[&lists[0]].key(), "/list/{w}/latest");
+        assert!(!wordlike("a@b") && !wordlike("@lists.example.org") && !wordlike("faq.php"));
     }
 
     #[test]
