@@ -90,11 +90,25 @@ def post_times(rng, start, span, n):
     return times
 
 
-def markdown_body(rng, kind, reviews, poems):
+def poem_lines(text):
+    """A poem as one paragraph, a line per sentence."""
+    out, cur = [], ''
+    for c in text:
+        cur += c
+        if c in '。？！':
+            out.append(cur)
+            cur = ''
+    if cur:
+        out.append(cur)
+    return '\n'.join(out)
+
+
+def markdown_body(rng, kind, reviews, poems, poem=lambda text: text):
     """1-3 paragraphs (poems' or reviews'), Markdown paragraphs separated by a
-    blank line, one in five with a TRICKY line."""
+    blank line, one in five with a TRICKY line; `poem` makes a poem's text
+    the paragraph (poem_lines: a line per sentence)."""
     if kind == 'poem':
-        paras = [rng.choice(poems)[2] for _ in range(rng.choice([1, 1, 2]))]
+        paras = [poem(rng.choice(poems)[2]) for _ in range(rng.choice([1, 1, 2]))]
     else:
         paras = [rng.choice(reviews) for _ in range(rng.choice([1, 1, 2, 3]))]
     if rng.random() < 0.2:

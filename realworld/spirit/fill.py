@@ -30,7 +30,7 @@ from spirit.user.models import UserProfile
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, poem_lines, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 PER_PAGE = 20  # Spirit's comments_per_page (its default, kept)
@@ -55,19 +55,6 @@ rng = random.Random(41)
 # Spirit shows a member by nickname, which is the username (set once, at sign-up, and not
 # editable): the names are the usernames, Chinese, as Spirit's sign-up allows.
 NAMES = NAMES + ['青山客', '清风徐来']
-
-
-def poem_lines(text):
-    """A poem as one paragraph, a line per sentence (Spirit renders a line break as <br>)."""
-    out, cur = [], ''
-    for c in text:
-        cur += c
-        if c in '。？！':
-            out.append(cur)
-            cur = ''
-    if cur:
-        out.append(cur)
-    return '\n'.join(out)
 
 
 def body(kind):
