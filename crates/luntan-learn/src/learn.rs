@@ -998,9 +998,11 @@ pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thr
 fn repeats_first(read: &Read, steps: &Steps, list_pages: &[usize], threads: &Scheme, f: &Family) -> bool {
     let first = first_page(&page_values(steps, f));
     let listed = |s: &Seen| -> BTreeSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
+    // The first page written with its number (pybbm's pager links `?page=1`) is the first page.
+    let number = |sp: &Split| f.page.as_ref().and_then(|(pos, _)| sp.get(pos)).and_then(|v| v.parse::<u64>().ok());
     let (mut firsts, mut laters) = (Vec::new(), Vec::new());
     for s in list_pages.iter().map(|&i| &read.seen[i]).filter(|s| f.member(&s.split, &read.shapes)) {
-        if f.first(&s.split, &read.shapes, first) {
+        if f.first(&s.split, &read.shapes, first) || number(&s.split) == Some(first) {
             firsts.push(listed(s))
         } else {
             laters.push(listed(s))
@@ -2229,12 +2231,28 @@ pub(crate) mod tests {
         let read = Read::of(&sample);
         let (steps, shapes, threads, lists) = threads_and_lists(&read);
         let fam = |key: &str| steps.keys().find(|f| f.page_key() == Some(key)).unwrap_or_else(|| panic!("no {key} pager: {steps:?}")).clone();
-        let (pg, page) = (fam("pg"), fam("page"));
+        let (pg, paged) = (fam("pg"), fam("page"));
         // The ignored pager has more steps, so only what its pages show tells them apart.
-        assert!(steps[&pg].len() > steps[&page].len(), "{:?} {:?}", steps[&pg], steps[&page]);
+        assert!(steps[&pg].len() > steps[&paged].len(), "{:?} {:?}", steps[&pg], steps[&paged]);
         assert!(repeats_first(&read, &steps, &lists, &threads, &pg));
-        assert!(!repeats_first(&read, &steps, &lists, &threads, &page));
+        assert!(!repeats_first(&read, &steps, &lists, &threads, &paged));
         assert_eq!(board_family(&read, &steps, &lists, &shapes, &threads).page_key(), Some("page"));
+        // The first page written with its number, read alone of the later
+        // ones, is the first page again, as it should be: no pager to drop.
+        let mut pages = vec![page(HOME, 0, home_html())];
+        for fid in 1..=2 {
+            pages.push(page(&format!("board.php?fid={fid}"), 1, list_html(fid, 1)));
+            pages.push(page(&format!("board.php?fid={fid}&page=1"), 2, list_html(fid, 1)));
+        }
+        for tid in [11, 12, 21] {
+            pages.push(page(&format!("read.php?tid={tid}"), 2, thread_html(tid)));
+        }
+        let home = url(HOME);
+        let sample = Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 8, aside_left: 0 };
+        let read = Read::of(&sample);
+        let (steps, _, threads, lists) = threads_and_lists(&read);
+        let paged = steps.keys().find(|f| f.page_key() == Some("page")).expect("the pager").clone();
+        assert!(!repeats_first(&read, &steps, &lists, &threads, &paged), "page 1 written out is no later page");
     }
 
     #[test]
