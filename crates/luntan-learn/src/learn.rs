@@ -701,6 +701,11 @@ impl Scheme {
         let named = self.fam.member(sp, shapes) || shapes.of(sp).extra_param(&self.fam.base).is_some_and(|(k, _)| self.context.contains(k));
         named.then(|| sp.get(&self.id).map(str::to_owned)).flatten()
     }
+
+    /// The distinct threads a page links to.
+    fn linked_by(&self, s: &Seen, shapes: &Shapes) -> HashSet<String> {
+        s.page.links.iter().filter_map(|l| self.thread_of(&Split::of(&l.url), shapes)).collect()
+    }
 }
 
 /// Pager steps seen, by family: the page each was on and the number it led to.
@@ -952,13 +957,12 @@ pub(crate) fn list_pages(read: &Read, threads: &Scheme) -> Result<Vec<usize>, Le
 /// the home, showing no posts and of no thread's family; each with the
 /// distinct threads it links to.
 pub(crate) fn list_candidates(read: &Read, threads: &Scheme) -> Vec<(usize, usize)> {
-    let thread_ids = |s: &Seen| -> HashSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
     (0..read.seen.len())
         .filter(|&i| {
             let s = &read.seen[i];
             s.direct() && s.listing() && !threads.fam.member(&s.split, &read.shapes)
         })
-        .map(|i| (i, thread_ids(&read.seen[i]).len()))
+        .map(|i| (i, threads.linked_by(&read.seen[i], &read.shapes).len()))
         .collect()
 }
 
@@ -997,15 +1001,14 @@ pub(crate) fn board_family(read: &Read, steps: &Steps, list_pages: &[usize], thr
 /// Misago answers with page 1; `<link rel="next">`'s `?start=N` is read).
 fn repeats_first(read: &Read, steps: &Steps, list_pages: &[usize], threads: &Scheme, f: &Family) -> bool {
     let first = first_page(&page_values(steps, f));
-    let listed = |s: &Seen| -> BTreeSet<String> { s.page.links.iter().filter_map(|l| threads.thread_of(&Split::of(&l.url), &read.shapes)).collect() };
     // The first page written with its number (pybbm's pager links `?page=1`) is the first page.
     let number = |sp: &Split| f.page.as_ref().and_then(|(pos, _)| sp.get(pos)).and_then(|v| v.parse::<u64>().ok());
     let (mut firsts, mut laters) = (Vec::new(), Vec::new());
     for s in list_pages.iter().map(|&i| &read.seen[i]).filter(|s| f.member(&s.split, &read.shapes)) {
         if f.first(&s.split, &read.shapes, first) || number(&s.split) == Some(first) {
-            firsts.push(listed(s))
+            firsts.push(threads.linked_by(s, &read.shapes))
         } else {
-            laters.push(listed(s))
+            laters.push(threads.linked_by(s, &read.shapes))
         }
     }
     !laters.is_empty() && laters.iter().all(|l| !l.is_empty() && firsts.contains(l))
