@@ -41,7 +41,7 @@ use url::Url;
 
 use crate::sample::{Page, Sample};
 use crate::select::{self, first_fitting, line_text};
-use crate::urls::{first_page, merge_words, pager_step, pattern, Kind, Pos, Role, Shape, Split};
+use crate::urls::{first_page, merge_words, pager_step, pattern, route_words, Kind, Pos, Role, Shape, Split};
 use crate::{Field, LearnError, Learned, LearnedLink};
 
 /// Share of a shape's pages that must read as threads.
@@ -462,7 +462,11 @@ fn placeholder_board(home: &Url) -> LearnedLink {
 /// words were merged into ([`merge_words`]), so that `forum-news-1.html`
 /// and `forum-sports-1.html` are one shape with a board word in it rather
 /// than two shapes of one board each.
-pub(crate) struct Shapes(BTreeMap<Shape, Shape>);
+pub(crate) struct Shapes {
+    merged: BTreeMap<Shape, Shape>,
+    /// Percent-encoded route words, literal in every shape ([`route_words`]).
+    routes: BTreeSet<(usize, String)>,
+}
 
 impl Shapes {
     /// Merged over every URL the sample holds, pages and their links: a
@@ -470,13 +474,22 @@ impl Shapes {
     fn of_sample(sample: &Sample) -> Shapes {
         let all_splits: Vec<Split> =
             sample.pages.iter().flat_map(|p| std::iter::once(Split::of(&p.url)).chain(p.links.iter().map(|l| Split::of(&l.url)))).collect();
-        let raw: Vec<Shape> = all_splits.iter().map(Split::shape).collect::<BTreeSet<_>>().into_iter().collect();
-        Shapes(merge_words(&raw))
+        let routes = route_words(&all_splits);
+        for (i, word) in &routes {
+            tracing::debug!("segment {i}, {word}: a route's word (the same beside changing ids and names)");
+        }
+        let raw: Vec<Shape> = all_splits.iter().map(|sp| sp.shape_routed(&routes)).collect::<BTreeSet<_>>().into_iter().collect();
+        Shapes { merged: merge_words(&raw), routes }
     }
 
     pub(crate) fn of(&self, s: &Split) -> Shape {
-        let r = s.shape();
-        self.0.get(&r).cloned().unwrap_or(r)
+        let r = self.raw(s);
+        self.merged.get(&r).cloned().unwrap_or(r)
+    }
+
+    /// A URL's shape before words are merged (route words literal).
+    fn raw(&self, s: &Split) -> Shape {
+        s.shape_routed(&self.routes)
     }
 
     /// Undoes a merge whose words name pages of different roles: lists at
@@ -488,7 +501,7 @@ impl Shapes {
         // Per word-merged shape, its shapes as written and their pages.
         let mut members: BTreeMap<&Shape, BTreeMap<Shape, Vec<&Seen>>> = BTreeMap::new();
         for s in seen {
-            let raw = s.split.shape();
+            let raw = self.raw(&s.split);
             if raw != s.shape {
                 members.entry(&s.shape).or_default().entry(raw).or_default().push(s);
             }
@@ -503,7 +516,7 @@ impl Shapes {
             let lists_of_them = by_raw.values().any(|pages| {
                 pages.len() >= 2
                     && pages.iter().all(|p| {
-                        let linked: HashSet<&Url> = p.page.links.iter().filter(|l| threads.contains(&&Split::of(&l.url).shape())).map(|l| &l.url).collect();
+                        let linked: HashSet<&Url> = p.page.links.iter().filter(|l| threads.contains(&&self.raw(&Split::of(&l.url)))).map(|l| &l.url).collect();
                         !p.thread_like && linked.len() >= LIST_LINKS
                     })
             });
@@ -516,7 +529,7 @@ impl Shapes {
         let mut route: BTreeSet<(usize, Kind)> = BTreeSet::new();
         for merged in &mixed {
             tracing::debug!("{}: lists at one word, threads at another: not a board's name", merged.key());
-            for raw in self.0.iter().filter(|(_, to)| *to == merged).map(|(raw, _)| raw) {
+            for raw in self.merged.iter().filter(|(_, to)| *to == merged).map(|(raw, _)| raw) {
                 for (i, seg) in merged.path.iter().enumerate() {
                     if let (&[Kind::Word], Some([word])) = (seg.as_slice(), raw.path.get(i).map(Vec::as_slice)) {
                         route.insert((i, word.clone()));
@@ -524,7 +537,7 @@ impl Shapes {
                 }
             }
         }
-        for (raw, to) in self.0.iter_mut() {
+        for (raw, to) in self.merged.iter_mut() {
             for i in 0..to.path.len() {
                 if let Some([word]) = raw.path.get(i).map(Vec::as_slice) {
                     if to.path[i] == [Kind::Word] && route.contains(&(i, word.clone())) {
@@ -627,7 +640,7 @@ impl<'s> Seen<'s> {
                 // Shapes as written, not merged: `/md/category/3/…` rows
                 // link `/md/topic/8/…`, one shape once `category` and
                 // `topic` were taken for board names ([`Shapes::split_roles`]).
-                if split.shape() == self.split.shape() || !of_threads || crate::aside::aside(&url).is_some() {
+                if shapes.raw(&split) == shapes.raw(&self.split) || !of_threads || crate::aside::aside(&url).is_some() {
                     return None;
                 }
                 let title = fold(&line_text(a));
@@ -789,7 +802,7 @@ pub(crate) fn linked_shapes<'r>(read: &'r Read) -> Vec<(&'r Shape, usize)> {
     // Borrowed back from the sample's shapes (every link's among them), so
     // the caller can hold them as it holds `thread_shapes`.
     let mut out: Vec<(&Shape, usize)> =
-        linked.into_iter().filter_map(|(shape, urls)| read.shapes.0.values().find(|sh| **sh == shape).map(|sh| (sh, urls.len()))).collect();
+        linked.into_iter().filter_map(|(shape, urls)| read.shapes.merged.values().find(|sh| **sh == shape).map(|sh| (sh, urls.len()))).collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     out
 }
@@ -855,7 +868,11 @@ pub(crate) fn thread_families(read: &Read, steps: &Steps, thread_shapes: &BTreeS
     // segment (`/topic/79/slug/8`: the topic at its 8th post), where lists
     // link both for one thread, names a place inside the thread, not the
     // thread: its links count for the shorter family's.
-    let inside: Vec<Family> = weighed.iter().filter(|(f, _, _)| weighed.iter().any(|(g, _, _)| a_place_in(read, f, g))).map(|(f, _, _)| f.clone()).collect();
+    // So does one whose URLs are another's with a number added as a query
+    // parameter that names a post on its pages (Askbot's `?answer=481`
+    // on a page holding `id="js-post-481"`, phpBB's `?p=`): a permalink.
+    let inside: Vec<Family> =
+        weighed.iter().filter(|(f, _, _)| weighed.iter().any(|(g, _, _)| a_place_in(read, f, g) || a_post_in(read, f, g))).map(|(f, _, _)| f.clone()).collect();
     weighed.retain(|(f, _, _)| !inside.contains(f));
     // Best first: paged and linked from lists, then most linked, then most
     // stepped, then the least family (every family differs, so the order
@@ -885,6 +902,27 @@ fn a_place_in(read: &Read, f: &Family, g: &Family) -> bool {
         }
     }
     links > 0 && shorter * 2 >= links
+}
+
+/// Whether `f`'s URLs are `g`'s with one number more as a query
+/// parameter, and that number names an element on the pages of `f` read
+/// (an `id` ending in it after a non-digit, `js-post-481`, `p481`), on
+/// at least half of them: the parameter points at a post in `g`'s thread.
+fn a_post_in(read: &Read, f: &Family, g: &Family) -> bool {
+    let Some((key, Kind::Num)) = f.base.extra_param(&g.base) else { return false };
+    let ids = Selector::parse("[id]").expect("static selector");
+    let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && f.member(&s.split, &read.shapes)).collect();
+    let named = pages
+        .iter()
+        .filter(|s| {
+            let Some(n) = s.split.get(&Pos::Query(key.to_owned(), 0)) else { return false };
+            s.doc
+                .select(&ids)
+                .filter_map(|e| e.value().id())
+                .any(|id| id.strip_suffix(n).is_some_and(|head| !head.is_empty() && !head.ends_with(|c: char| c.is_ascii_digit())))
+        })
+        .count();
+    named > 0 && named * 2 >= pages.len()
 }
 
 /// The thread id: of the family's varying places, the one that takes the
@@ -2052,6 +2090,42 @@ pub(crate) mod tests {
         let fams = thread_families(&read, &pager_steps(&read), &shapes);
         assert_eq!(fams[0].0.base.key(), "/topic/#/ti-#", "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
         assert!(fams.iter().all(|f| f.0.base.path.len() == 3), "{:?}", fams.iter().map(|f| f.0.describe()).collect::<Vec<_>>());
+    }
+
+    /// Askbot links an answer as its question's URL with `?answer=<id>`
+    /// (phpBB a post as `?p=<id>`): the same thread, the number naming a
+    /// post on it (`id="post-<id>"`). A member's page links many such; a
+    /// number that names no post (one author's posts, `&authorid=`) is
+    /// another view, a family of its own.
+    #[test]
+    fn a_number_added_as_a_parameter_that_names_a_post_is_a_place_in_the_thread() {
+        let with_ids = |tid: u32| {
+            let mut html = thread_html(tid);
+            for k in 0..3 {
+                html = html.replacen("<div class=\"post\">", &format!("<div class=\"post\" id=\"post-{}\">", 1000 + 10 * tid + k), 1);
+            }
+            html
+        };
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("read.php")) {
+            let tid: u32 = p.url.query_pairs().find(|(k, _)| k == "tid").unwrap().1.parse().unwrap();
+            p.html = with_ids(tid);
+        }
+        let mut member = head(TITLE);
+        for tid in [11, 12, 13, 15, 16, 21, 22, 26] {
+            member.push_str(&format!("<p><a href=\"read.php?tid={tid}&amp;pid={}\">回答：第{tid}个主题的标题文字</a></p>", 1000 + 10 * tid + 1));
+        }
+        sample.pages.push(page("user.php?uid=34", 2, member + "</body></html>"));
+        for tid in [11, 12, 21] {
+            sample.pages.push(page(&format!("read.php?tid={tid}&pid={}", 1000 + 10 * tid + 1), 3, with_ids(tid)));
+            sample.pages.push(page(&format!("read.php?tid={tid}&authorid={}", 3 * tid), 3, with_ids(tid)));
+        }
+        let read = Read::of(&sample);
+        let shapes = thread_shapes(&read.seen).unwrap();
+        let fams: Vec<String> = thread_families(&read, &pager_steps(&read), &shapes).iter().map(|f| f.0.base.key()).collect();
+        assert_eq!(fams[0], "/read.php?tid=#", "{fams:?}");
+        assert!(!fams.contains(&"/read.php?tid=#&pid=#".to_owned()), "a post's permalink is no thread: {fams:?}");
+        assert!(fams.contains(&"/read.php?tid=#&authorid=#".to_owned()), "one author's posts name no post: {fams:?}");
     }
 
     /// The fixture's NodeBB-style forum under `/md/`: `category` and

@@ -158,6 +158,19 @@ impl Split {
         Shape { path: self.path.iter().map(|s| kinds(s)).collect(), query: self.query.iter().map(|(k, v)| (k.clone(), kinds(v))).collect() }
     }
 
+    /// [`Split::shape`] with the route words found ([`route_words`]) literal.
+    pub fn shape_routed(&self, routes: &BTreeSet<(usize, String)>) -> Shape {
+        let mut shape = self.shape();
+        for (i, seg) in self.path.iter().enumerate() {
+            if let [Piece::Slug(v)] = seg.as_slice() {
+                if routes.contains(&(i, v.clone())) {
+                    shape.path[i] = vec![Kind::Lit(v.clone())];
+                }
+            }
+        }
+        shape
+    }
+
     /// The text at `pos`; for a [`Kind::Word`] position, the segment.
     pub fn get(&self, pos: &Pos) -> Option<&str> {
         match pos {
@@ -303,6 +316,58 @@ impl Shape {
         self.path.len().saturating_sub(base.path.len())
     }
 }
+
+/// Path segments that are a route's word though they read as slugs:
+/// software that translates its routes writes them percent-encoded
+/// (Askbot's `/问题/<id>/<slug>/`, `/用户/<uid>/<slug>/`), and a segment
+/// of percent escapes is cut as one slug, so every route would be one
+/// kind of URL (`/*/#/*/`) and none of them read as threads. What tells
+/// the route's word from a name is how it recurs: the same value while an
+/// id ([`ROUTE_IDS`] values or more) and a title or name beside it change,
+/// as a question's id and its slug do. A WordPress category's name recurs
+/// too, across its later pages, but only the page number changes beside
+/// it: it stays a slug. Returns (segment, value) pairs, for
+/// [`Split::shape_routed`].
+pub fn route_words(splits: &[Split]) -> BTreeSet<(usize, String)> {
+    // Every distinct URL, grouped by its shape with words blurred, the
+    // segment looked at and its value.
+    let mut groups: BTreeMap<(Shape, usize, String), BTreeSet<String>> = BTreeMap::new();
+    let mut by_key: BTreeMap<String, &Split> = BTreeMap::new();
+    for sp in splits {
+        by_key.entry(format!("{sp:?}")).or_insert(sp);
+    }
+    for (key, sp) in &by_key {
+        let mut blurred = sp.shape();
+        for (i, seg) in blurred.path.iter_mut().enumerate() {
+            if i > 0 && matches!(seg.as_slice(), [Kind::Lit(l)] if wordlike(l)) {
+                *seg = vec![Kind::Word];
+            }
+        }
+        for (i, seg) in sp.path.iter().enumerate() {
+            if let [Piece::Slug(v)] = seg.as_slice() {
+                groups.entry((blurred.clone(), i, v.clone())).or_default().insert(key.clone());
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for ((shape, i, value), keys) in groups {
+        if keys.len() < ROUTE_IDS {
+            continue;
+        }
+        let members: Vec<&Split> = keys.iter().map(|k| by_key[k]).collect();
+        let values = |p: &Pos| members.iter().filter_map(|m| m.get(p)).collect::<BTreeSet<_>>().len();
+        let others: Vec<(Pos, Kind)> = shape.vars().into_iter().filter(|(p, _)| *p != Pos::Seg(i, 0)).collect();
+        let ids = others.iter().any(|(p, k)| *k == Kind::Num && values(p) >= ROUTE_IDS);
+        let named = others.iter().any(|(p, k)| *k != Kind::Num && values(p) >= 2);
+        if ids && named {
+            out.insert((i, value));
+        }
+    }
+    out
+}
+
+/// How many ids a route's word must be seen beside ([`route_words`]).
+const ROUTE_IDS: usize = 3;
 
 /// Shapes that differ only in one path segment holding a different word
 /// (`/bbs/board/tech/`, `/bbs/board/life/`) become one shape with a
@@ -659,6 +724,42 @@ mod tests {
         let m = merge_words(&lists);
         assert_eq!(m[&lists[0]].key(), "/list/{w}/latest");
         assert!(!wordlike("a@b") && !wordlike("@lists.example.org") && !wordlike("faq.php"));
+    }
+
+    #[test]
+    fn translated_route_words_are_literal_and_category_names_stay_slugs() {
+        // Askbot in Chinese: /问题/<id>/<slug>/, /用户/<uid>/<slug>/, /回答/<id>/修订版本/.
+        let (q, u, a) = ("%E9%97%AE%E9%A2%98", "%E7%94%A8%E6%88%B7", "%E5%9B%9E%E7%AD%94");
+        let rev = "%E4%BF%AE%E8%AE%A2%E7%89%88%E6%9C%AC";
+        let mut urls: Vec<String> = Vec::new();
+        for (id, slug) in [(10, "dui-ke-fang"), (31, "song-de-nei"), (190, "qu-guo-ri-ben"), (174, "cong-04nian-dao-06nian")] {
+            urls.push(format!("http://h/{q}/{id}/{slug}/"));
+        }
+        for (id, slug) in [(1, "zhang-wei"), (2, "wang-fang"), (3, "li-nuo"), (4, "liu-yang")] {
+            urls.push(format!("http://h/{u}/{id}/{slug}/"));
+        }
+        for id in [5, 6, 7] {
+            urls.push(format!("http://h/{a}/{id}/{rev}/"));
+        }
+        // WordPress: a Chinese category's later pages, a Chinese post slug.
+        let cat = "%E8%AF%BB%E4%B9%A6";
+        for n in 2..=5 {
+            urls.push(format!("http://h/category/{cat}/page/{n}/"));
+        }
+        urls.push(format!("http://h/2025/02/{cat}/"));
+        let splits: Vec<Split> = urls.iter().map(|u| split(u)).collect();
+        let routes = route_words(&splits);
+        assert_eq!(routes, BTreeSet::from([(0, q.to_owned()), (0, u.to_owned())]), "a word beside changing ids and names");
+        assert_eq!(splits[0].shape_routed(&routes).key(), format!("/{q}/#/dui-ke-fang/"));
+        // A title with digits in it is cut apart, but the route is the same.
+        assert_eq!(splits[3].shape_routed(&routes).key(), format!("/{q}/#/cong-#nian-dao-#nian/"));
+        assert_eq!(splits[4].shape_routed(&routes).key(), format!("/{u}/#/zhang-wei/"));
+        // Beside an id alone (a revision page) a word is not told from a
+        // name; a category's name beside page numbers stays a slug.
+        assert_eq!(splits[8].shape_routed(&routes).key(), "/*/#/*/");
+        assert_eq!(splits[11].shape_routed(&routes).key(), "/category/*/page/#/");
+        // Fewer than three ids: no route.
+        assert!(route_words(&splits[..2]).is_empty());
     }
 
     #[test]
