@@ -12,6 +12,7 @@ use crate::data::open_store;
 use crate::error::ApiError;
 use crate::html::{escape, page};
 use crate::State as AppState;
+use luntan_core::store::RoundRecord;
 
 /// The thread columns: class, heading, and what the heading counts. Each
 /// thread is in exactly one of the first five.
@@ -60,17 +61,11 @@ pub async fn status(State(st): State<AppState>) -> Response {
         let c = &s.counts;
         let _ = write!(body, "<h2>{}</h2><ul>", escape(&c.site));
         if let Some(r) = &c.last_round {
+            let RoundRecord { requests, list_pages, boards_visited, boards_skipped, new_threads, updated_threads, errors, .. } = r;
             let _ = write!(
                 body,
-                "<li>上一轮 {}：{} 次请求，{} 个列表页，访问 {} 个版块（{} 个未到期），新主题 {}，更新 {}，错误 {}</li>",
+                "<li>上一轮 {}：{requests} 次请求，{list_pages} 个列表页，访问 {boards_visited} 个版块（{boards_skipped} 个未到期），新主题 {new_threads}，更新 {updated_threads}，错误 {errors}</li>",
                 escape(&r.finished_at),
-                r.requests,
-                r.list_pages,
-                r.boards_visited,
-                r.boards_skipped,
-                r.new_threads,
-                r.updated_threads,
-                r.errors
             );
         }
         if let Some(m) = &c.media {
