@@ -113,3 +113,59 @@ fn a_forum_whose_pagers_are_only_in_noscript_or_link_rel_is_crawled_whole() {
         }
     }
 }
+
+/// HyperKitty (GNU Mailman's archive) serves a thread's page with its first
+/// mail only, the replies loaded by a script; its `<noscript>` link, the
+/// same URL with `?noscript`, serves every reply. Lists link the plain URL,
+/// which names the thread. `<thread add-query="noscript">` asks for the
+/// thread there and keeps it under the URL lists link.
+#[test]
+fn a_thread_served_whole_only_at_its_noscript_link_is_read_there_with_add_query() {
+    let mail = |n: u32| format!("<div class=\"email\"><b class=\"name\">作者{n}</b><div class=\"body\">第 {n} 封信的正文。</div></div>");
+    let mut routes: Vec<(&'static str, &'static str, Vec<u8>)> = vec![
+        ("/", HTML, page("", "<a href=\"/list/books/latest\">书评</a>")),
+        (
+            "/list/books/latest",
+            HTML,
+            page("", &["AAA", "BBB", "CCC"].iter().map(|t| format!("<p><a href=\"/list/books/thread/{t}/\">主题 {t}</a></p>")).collect::<String>()),
+        ),
+    ];
+    for t in ["AAA", "BBB", "CCC"] {
+        let plain: &'static str = Box::leak(format!("/list/books/thread/{t}/").into_boxed_str());
+        let whole: &'static str = Box::leak(format!("/list/books/thread/{t}/?noscript").into_boxed_str());
+        let loader = "<div class=\"replies\"><noscript><a href=\"?noscript\">Visit here for a non-javascript version of this page.</a></noscript></div>";
+        routes.push((plain, HTML, page("", &format!("{}{loader}", mail(1)))));
+        routes.push((whole, HTML, page("", &(1..=3).map(mail).collect::<String>())));
+    }
+    let base = serve_static(routes);
+    let site_file = |add: &str| {
+        format!(
+            r#"<site id="{SITE}">
+  <home>{base}/</home>
+  <politeness delay-ms="0" concurrency="2" retries="1" timeout-ms="3000"/>
+  <links>
+    <board><![CDATA[/list/{{board}}/latest$]]></board>
+    <thread{add}><![CDATA[/list/[a-z]+/thread/{{thread}}/$]]></thread>
+  </links>
+  <thread post="div.email" body="div.body" author="b.name"/>
+</site>
+"#
+        )
+    };
+    for (add, mails) in [("", 1), (r#" add-query="noscript""#, 3)] {
+        let work = Work::new();
+        std::fs::write(work.sites().join(format!("{SITE}.xml")), site_file(add)).unwrap();
+        work.ok("discover", &[]);
+        let out = work.ok("download", &[]);
+        work.ok("extract", &[]);
+        let rows = work.all_rows();
+        assert_eq!(rows.len(), 3, "{out}");
+        for row in &rows {
+            assert_eq!(row.state, ThreadState::Extracted, "{}: {:?}\n{out}", row.thread, row.fail_reason);
+            assert_eq!(row.url, format!("{base}/list/books/thread/{}/", row.thread), "known by the URL lists link");
+            let doc = common::thread_doc(&work, SITE, &row.thread);
+            let authors: Vec<&str> = doc.posts.iter().map(|p| p.author.as_str()).collect();
+            assert_eq!(authors.len(), mails, "{add:?}: thread {}: {authors:?}", row.thread);
+        }
+    }
+}

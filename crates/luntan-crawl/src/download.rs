@@ -244,6 +244,8 @@ async fn save_thread(run: &StageRun, fetcher: &Fetcher, committer: &Committer, o
     if let Some(rules) = &fetcher.site().json {
         return save_json_thread(run, fetcher, rules, committer, row, loc).await;
     }
+    // Asked for as the site file says (`add-query`), known by the URL lists link.
+    let url = fetcher.site().links.thread_request(&url);
     let thread = loc.thread.as_str();
     // Only a thread downloaded before, in pages, has pages to keep: a new
     // one (most of a first crawl) skips the blocking task and the copies.
@@ -407,7 +409,7 @@ async fn save_html_pages(data: &DataDir, committer: &Committer, loc: luntan_core
 async fn save_browser_thread(run: &StageRun, renderer: &Renderer, committer: &Committer, opts: &DownloadOptions, row: &ThreadRow) -> Result<Saved, Failure> {
     let thread_err = |why: String| Failure::Thread(ThreadError::Row { url: row.url.clone(), why });
     let loc = row.location(opts.save_date);
-    let url = Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?;
+    let url = renderer.site().links.thread_request(&Url::parse(&row.url).map_err(|e| thread_err(format!("not a URL: {e}")))?);
     let rendered = renderer.render(&url, PageKind::Thread).await.map_err(|e| Failure::Thread(ThreadError::Browser(Box::new(e))))?;
     let at = crate::protocol::server_clock(rendered.date.as_deref());
     let fetched: String = rendered.states.iter().map(|_| format!("{at}\t{url}\n")).collect();

@@ -513,6 +513,7 @@ pub(super) fn derived_links(ctx: &Ctx, rules: &JsonRules) -> Result<Links, SiteE
         follow: None,
         board_page: None,
         thread: pattern(thread.element, &thread.url)?,
+        thread_query: None,
         thread_page: None,
     })
 }

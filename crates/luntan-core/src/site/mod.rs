@@ -278,8 +278,62 @@ pub struct Links {
     pub board_page: Option<LinkPattern>,
     /// A thread's first page; must capture `thread` (and may capture `board`).
     pub thread: LinkPattern,
+    /// `<thread add-query="…">`: what is added to a thread's URL when its
+    /// first page is asked for ([`Links::thread_request`]).
+    pub thread_query: Option<AddQuery>,
     /// A thread's later pages; captures `thread` and `page`.
     pub thread_page: Option<LinkPattern>,
+}
+
+impl Links {
+    /// The URL a thread's first page is asked for at: the one lists link
+    /// (the thread's stored URL), with `add-query`'s parameters added.
+    pub fn thread_request(&self, url: &Url) -> Url {
+        match &self.thread_query {
+            Some(q) => q.apply(url),
+            None => url.clone(),
+        }
+    }
+}
+
+/// `<thread add-query="…">`: parameters added to a thread's URL when it is
+/// asked for, the thread still known by the URL lists link. HyperKitty
+/// serves a thread's replies in the page only at `?noscript` (otherwise a
+/// script loads them); print views (`&action=printable`, `&view=print`)
+/// hold every post on one page. Written as a query string (`noscript`,
+/// `view=print&pp=100`), kept as written: its escapes are the site's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddQuery {
+    parts: Vec<String>,
+}
+
+impl AddQuery {
+    /// The parts of a checked query string (see `validate`).
+    pub(crate) fn new(parts: Vec<String>) -> AddQuery {
+        AddQuery { parts }
+    }
+
+    /// `url` with every part its query does not hold yet added last.
+    pub fn apply(&self, url: &Url) -> Url {
+        let held: Vec<&str> = url.query().map(|q| q.split('&').collect()).unwrap_or_default();
+        let added: Vec<&str> = self.parts.iter().map(String::as_str).filter(|p| !held.contains(p)).collect();
+        if added.is_empty() {
+            return url.clone();
+        }
+        let mut out = url.clone();
+        let query = match url.query().filter(|q| !q.is_empty()) {
+            Some(q) => format!("{q}&{}", added.join("&")),
+            None => added.join("&"),
+        };
+        out.set_query(Some(&query));
+        out
+    }
+}
+
+impl std::fmt::Display for AddQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.parts.join("&"))
+    }
 }
 
 /// Boards met beyond the home page (`<board depth="…" max="…">`): a

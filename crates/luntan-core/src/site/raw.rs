@@ -174,6 +174,9 @@ pub(super) struct RawPattern {
     pub(super) depth: Option<u32>,
     #[serde(rename = "@max")]
     pub(super) max: Option<usize>,
+    /// `<thread>` only: parameters added to a thread's URL when it is asked for.
+    #[serde(rename = "@add-query")]
+    pub(super) add_query: Option<String>,
     #[serde(rename = "$text")]
     pub(super) pattern: String,
 }

@@ -13,7 +13,7 @@ use super::{
     Account, AccountAuth, Focus, Incremental, LinkPattern, Links, ListRules, PageMatcher, Pick, Politeness, SearchRules, Site, SiteError, ThreadRules,
     DEFAULT_EMPTY_PATTERN,
 };
-use super::{BoardFollow, Hashed, DEFAULT_MAX_BOARDS};
+use super::{AddQuery, BoardFollow, Hashed, DEFAULT_MAX_BOARDS};
 use crate::ids::SiteId;
 
 impl RawSite {
@@ -165,6 +165,11 @@ fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
             return Err(ctx.err(at, "depth and max belong on <board>"));
         }
     }
+    for (p, at) in [(Some(&raw.board), "links/board"), (raw.board_page.as_ref(), "links/board-page"), (raw.thread_page.as_ref(), "links/thread-page")] {
+        if p.is_some_and(|p| p.add_query.is_some()) {
+            return Err(ctx.err(at, "add-query belongs on <thread>"));
+        }
+    }
     let follow = match (raw.board.depth, raw.board.max) {
         (None, None) => None,
         (Some(0), _) => return Err(ctx.err("links/board@depth", "must be at least 1 (leave it out to read only the home page's boards)")),
@@ -184,8 +189,30 @@ fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
         board: pattern(ctx, "links/board", &raw.board, &["board"], hashed)?,
         board_page: raw.board_page.as_ref().map(|p| pattern(ctx, "links/board-page", p, &["board", "page"], hashed)).transpose()?,
         thread: pattern(ctx, "links/thread", &raw.thread, &["thread"], hashed)?,
+        thread_query: raw.thread.add_query.as_deref().map(|q| add_query(ctx, q)).transpose()?,
         thread_page: raw.thread_page.as_ref().map(|p| pattern(ctx, "links/thread-page", p, &["thread", "page"], hashed)).transpose()?,
     })
+}
+
+/// `<thread add-query>`: a query string to add, `key` or `key=value`
+/// parts joined by `&`, as it goes into a URL (escapes written out).
+fn add_query(ctx: &Ctx, q: &str) -> Result<AddQuery, SiteError> {
+    let field = "links/thread@add-query";
+    let q = q.trim();
+    if q.is_empty() {
+        return Err(ctx.err(field, "is empty (leave it out to ask for threads at the URLs lists link)"));
+    }
+    if q.starts_with(['?', '&']) {
+        return Err(ctx.err(field, format!("{q:?}: write the parameters without a leading ? or &")));
+    }
+    if let Some(c) = q.chars().find(|c| c.is_whitespace() || c.is_control() || *c == '#') {
+        return Err(ctx.err(field, format!("{q:?}: {c:?} cannot stand in a query (percent-encode it)")));
+    }
+    let parts: Vec<String> = q.split('&').map(str::to_owned).collect();
+    if let Some(bad) = parts.iter().find(|p| p.is_empty() || p.starts_with('=')) {
+        return Err(ctx.err(field, format!("{q:?}: {bad:?} names no parameter")));
+    }
+    Ok(AddQuery::new(parts))
 }
 
 /// `<list>`: the row selector is required, since rows are what the other
@@ -592,6 +619,37 @@ mod tests {
         assert!(e.message.contains("belong on <board>"), "{e}");
         let e = parse(&DISCUZ.replace(r##"<thread title="#thread_subject""##, r#"<thread time-zone="CST""#)).unwrap_err();
         assert_eq!(e.field, "time-zone", "{e}");
+    }
+
+    /// HyperKitty serves a thread whole only at `?noscript`; lists link
+    /// the plain URL, which names the thread.
+    #[test]
+    fn add_query_asks_for_a_thread_at_its_url_with_parameters_added() {
+        let s = parse(DISCUZ).unwrap();
+        let u = Url::parse("http://h/dz/forum.php?mod=viewthread&tid=7").unwrap();
+        assert_eq!(s.links.thread_request(&u), u, "nothing added without it");
+        let s = parse(&DISCUZ.replace("<thread>", r#"<thread add-query="action=printable&amp;x=%E4%B8%80">"#)).unwrap();
+        assert_eq!(s.links.thread_query.as_ref().unwrap().to_string(), "action=printable&x=%E4%B8%80");
+        assert_eq!(s.links.thread_request(&u).as_str(), "http://h/dz/forum.php?mod=viewthread&tid=7&action=printable&x=%E4%B8%80");
+        // A part the URL holds already is not added twice.
+        let held = Url::parse("http://h/dz/forum.php?mod=viewthread&action=printable&tid=7").unwrap();
+        assert_eq!(s.links.thread_request(&held).as_str(), "http://h/dz/forum.php?mod=viewthread&action=printable&tid=7&x=%E4%B8%80");
+        let s = parse(&DISCUZ.replace("<thread>", r#"<thread add-query="noscript">"#)).unwrap();
+        let plain = Url::parse("http://h/list/a@b.org/thread/XYZ/").unwrap();
+        assert_eq!(s.links.thread_request(&plain).as_str(), "http://h/list/a@b.org/thread/XYZ/?noscript");
+        for (bad, says) in [
+            ("", "is empty"),
+            ("?noscript", "leading"),
+            ("a b", "cannot stand"),
+            ("a#b", "cannot stand"),
+            ("a&amp;&amp;b", "names no parameter"),
+            ("=1", "names no"),
+        ] {
+            let e = parse(&DISCUZ.replace("<thread>", &format!(r#"<thread add-query="{bad}">"#))).unwrap_err();
+            assert!(e.message.contains(says) && e.field == "add-query", "{bad:?}: {e}");
+        }
+        let e = parse(&DISCUZ.replace("<board>", r#"<board add-query="x">"#)).unwrap_err();
+        assert!(e.message.contains("belongs on <thread>"), "{e}");
     }
 
     #[test]
