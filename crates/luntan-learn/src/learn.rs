@@ -300,7 +300,18 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     let thread_fam = thread_family(&read, &steps, &thread_shapes);
     let thread_id = thread_id(&read, &thread_fam)?;
     let context = context_params(&read, &thread_fam, &thread_id);
-    let threads = Scheme { fam: thread_fam, id: thread_id, context };
+    let mut threads = Scheme { fam: thread_fam, id: thread_id, context };
+    // The family thread pages are read as: the threads' own, or the
+    // variant the plain pages link (`?noscript`, [`read_at_variant`]).
+    let page_fam = threads.fam.clone();
+    if list_pages(&read, &threads).is_err() {
+        if let Some((plain, added)) = read_at_variant(&read, &threads.fam) {
+            let id = self::thread_id(&read, &plain)?;
+            tracing::debug!("threads: {} read at {}", plain.base.key(), added);
+            threads = Scheme { context: context_params(&read, &plain, &id), fam: plain, id };
+            what.thread_query = Some(added);
+        }
+    }
     // 3. Boards by links.
     let boards = list_pages(&read, &threads).and_then(|list_pages| {
         let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes, &threads);
@@ -332,7 +343,7 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         what.max_board_pages = Some(most);
     }
     // 5. Posts and the title.
-    let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && threads.fam.member(&s.split, &read.shapes)).collect();
+    let thread_pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && page_fam.member(&s.split, &read.shapes)).collect();
     // Replies drawn inside the post they answer: every later step reads
     // the thread pages as extract will, each reply moved out after it.
     let nested = if by_layout { nested_posts(&thread_pages) } else { None };
@@ -348,7 +359,8 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     // 6. List rows.
     if let Some(boards) = &boards {
         let lists: Vec<&Seen> = list_pages.iter().map(|&i| &read.seen[i]).filter(|s| boards.fam.member(&s.split, &read.shapes)).collect();
-        let whole = read_whole(&read, &thread_pages, &threads, first_page(&page_values(&steps, &threads.fam)));
+        let as_read = Scheme { fam: page_fam.clone(), id: threads.id.clone(), context: BTreeSet::new() };
+        let whole = read_whole(&read, &thread_pages, &as_read, first_page(&page_values(&steps, &page_fam)));
         let is_thread = |u: &Url| threads.thread_of(&Split::of(u), &read.shapes);
         what.list = list_rules(&lists, &sample.site, &is_thread, &whole, &mut what.missing);
     }
@@ -636,7 +648,9 @@ impl<'s> Seen<'s> {
                 let split = Split::of(&url);
                 let shape = shapes.of(&split);
                 // A list's later pages add where a link was found (`&fpage=2`).
-                let of_threads = threadish.iter().any(|t| shape == *t || shape.extra_param(t).is_some());
+                // A page whose variant reads as a thread (`?noscript`,
+                // [`read_at_variant`]) is a thread's too.
+                let of_threads = threadish.iter().any(|t| shape == *t || shape.extra_param(t).is_some() || t.variant_of(&shape).is_some());
                 // Shapes as written, not merged: `/md/category/3/…` rows
                 // link `/md/topic/8/…`, one shape once `category` and
                 // `topic` were taken for board names ([`Shapes::split_roles`]).
@@ -923,6 +937,42 @@ fn a_post_in(read: &Read, f: &Family, g: &Family) -> bool {
         })
         .count();
     named > 0 && named * 2 >= pages.len()
+}
+
+/// Where no list links the pages that read as threads, but those pages
+/// are the plain thread pages' own variant, linked from each: HyperKitty
+/// draws a thread's page with its first mail and loads the replies by
+/// script; its `<noscript>` link, the same URL with `?noscript`, shows
+/// every reply, and lists link the plain URL. Then the threads are the
+/// plain URLs' family, asked for with the parameter added (`<thread
+/// add-query>`): that family and the parameter as written. `fam`'s URLs
+/// must be another shape's with one parameter more, of no varying value,
+/// and at least half of that shape's pages read (one at least) must link
+/// their own URL with it added.
+fn read_at_variant(read: &Read, fam: &Family) -> Option<(Family, String)> {
+    if fam.page.is_some() {
+        return None;
+    }
+    for (key, value) in &fam.base.query {
+        let plain = Family { base: fam.base.without(key), page: None };
+        if fam.base.variant_of(&plain.base) != Some(key) {
+            continue;
+        }
+        let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.direct() && s.shape == plain.base).collect();
+        let own_variant = |s: &Seen| {
+            s.page.links.iter().any(|l| {
+                let sp = Split::of(&l.url);
+                fam.member(&sp, &read.shapes) && sp.path == s.split.path && sp.query.iter().filter(|(k, _)| k != key).eq(s.split.query.iter())
+            })
+        };
+        let linking = pages.iter().filter(|s| own_variant(s)).count();
+        if linking == 0 || linking * 2 < pages.len() {
+            continue;
+        }
+        let written: String = value.iter().map(|k| if let Kind::Lit(t) = k { t.as_str() } else { "" }).collect();
+        return Some((plain, if written.is_empty() { key.clone() } else { format!("{key}={written}") }));
+    }
+    None
 }
 
 /// The thread id: of the family's varying places, the one that takes the
@@ -2676,6 +2726,48 @@ pub(crate) mod tests {
         // The article is the first post, read by rules of its own.
         assert!(authors[0].starts_with("作者") && posts[0].paragraphs[0].starts_with("这是第"), "{:?}\n{file}", posts[0]);
         assert!(posts[1..].iter().all(|p| !p.paragraphs.concat().contains("这是第")), "{file}");
+    }
+
+    /// HyperKitty: a thread's page shows its first mail and links
+    /// `?noscript`, the same page with every reply; lists link the plain
+    /// URL. The threads are the plain URLs, asked for with `noscript`.
+    #[test]
+    fn a_thread_shown_whole_only_at_its_own_noscript_link_is_asked_for_there() {
+        let mut sample = forum();
+        sample.pages.retain(|p| !p.url.as_str().contains("read.php"));
+        // HyperKitty's rows show each thread's dates and first words: they
+        // read as posts, each linking a plain thread page, not one that
+        // reads as a thread (its variant does).
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("board.php")) {
+            let teaser = "</a><div class=\"teaser\"><span class=\"time\">2024-05-01 10:00</span>我也读过这本书，作者写得非常细腻，人物都很真实动人</div></td><td class=\"replies\">";
+            p.html = p.html.replace("</a></td><td class=\"replies\">", teaser);
+        }
+        for tid in [11, 12, 15, 21, 26] {
+            let whole = thread_html(tid);
+            // The plain page: the first post, then the script's loader.
+            let second = whole.match_indices("<div class=\"post\">").nth(1).unwrap().0;
+            let first_post = &whole[..second];
+            // Where the replies go, a loader drawn like a post, undated.
+            let side = "<div class=\"post\"><div class=\"author\"><a href=\"help.php\">提示</a></div><span class=\"time\">载入中</span><div class=\"body\">回复正在载入，请稍候：脚本会把这个主题其余的回复放在这里。</div></div>";
+            let plain = format!(
+                "{first_post}{side}<div class=\"replies\"><noscript><a href=\"read.php?tid={tid}&amp;noscript\">无脚本版本</a></noscript></div></body></html>"
+            );
+            sample.pages.push(page(&format!("read.php?tid={tid}"), 2, plain));
+            sample.pages.push(page(&format!("read.php?tid={tid}&noscript"), 3, whole));
+        }
+        let read = Read::of(&sample);
+        assert!(!seen(&read, "read.php?tid=11").thread_like, "one post and the loader are no thread");
+        assert!(seen(&read, "read.php?tid=11&noscript").thread_like);
+        assert!(!seen(&read, "board.php?fid=1").thread_like, "a list whose rows link the plain threads");
+        let learned = learn(&sample, Learned::new("hk", None, url(HOME), Duration::ZERO)).unwrap();
+        let thread = learned.links.iter().find(|l| l.element == "thread").unwrap();
+        assert!(thread.pattern.ends_with(r"read\.php\?tid={thread}$") || thread.pattern.contains(r"tid={thread}(?P<context>"), "{}", thread.pattern);
+        assert_eq!(learned.thread_query.as_deref(), Some("noscript"));
+        assert!(learned.site_file().contains(r#"<thread add-query="noscript">"#), "{}", learned.site_file());
+        let posts = learned.thread.iter().find(|f| f.attr == "post").unwrap();
+        assert_ne!(posts.css, "auto", "posts learned from the pages read whole");
+        // Where lists link the threads that read whole, nothing is added.
+        assert_eq!(learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap().thread_query, None);
     }
 
     #[test]

@@ -94,6 +94,9 @@ pub struct Learned {
     pub hashed: Vec<&'static str>,
     /// Comments the article pages' scripts load as JSON ([`comments`]).
     pub comments: Option<comments::LearnedComments>,
+    /// Parameters a thread is asked for with (`<thread add-query>`): the
+    /// plain thread pages' own variant that shows every post (`noscript`).
+    pub thread_query: Option<String>,
     /// Hosts besides the forum's its pages are read from (`<allow-host>`:
     /// a comment server's).
     pub allow_hosts: Vec<String>,
@@ -115,6 +118,7 @@ impl Learned {
             missing: Vec::new(),
             max_board_pages: None,
             hashed: Vec::new(),
+            thread_query: None,
             comments: None,
             allow_hosts: Vec::new(),
             pages: 0,
@@ -143,7 +147,11 @@ impl Learned {
         let _ = writeln!(out, "  <links{hashed}>");
         for l in &self.links {
             let first = l.first.filter(|&f| f != 1).map(|f| format!(" first=\"{f}\"")).unwrap_or_default();
-            let _ = writeln!(out, "    <{}{first}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);
+            let added = match (&self.thread_query, l.element) {
+                (Some(q), "thread") => format!(" add-query=\"{}\"", attr(q)),
+                _ => String::new(),
+            };
+            let _ = writeln!(out, "    <{}{first}{added}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);
         }
         out.push_str("  </links>\n");
         let attrs = |fields: &[Field]| fields.iter().map(|f| format!(" {}=\"{}\"", f.attr, attr(&f.css))).collect::<String>();
@@ -165,6 +173,9 @@ impl Learned {
             let _ = writeln!(out, "{}: {}", l.element, l.pattern);
             if let Some(f) = l.first {
                 let _ = writeln!(out, "  first page: {f}");
+            }
+            if let (Some(q), "thread") = (&self.thread_query, l.element) {
+                let _ = writeln!(out, "  asked for with {q} added: the pages that read as threads are these with it, each linked from its plain page");
             }
             for e in &l.examples {
                 let _ = writeln!(out, "  from {e}");

@@ -283,6 +283,17 @@ impl Shape {
         (v.len() == 1 && self.without(k) == *base && i <= base.query.len()).then(|| (k.as_str(), &v[0]))
     }
 
+    /// The query key `self` adds to `plain` as a fixed flag, everything
+    /// else equal: a key alone or with a literal value (`?noscript`,
+    /// `&action=printable`), a variant of the same page, not another page.
+    pub fn variant_of(&self, plain: &Shape) -> Option<&str> {
+        if self.path != plain.path || self.query.len() != plain.query.len() + 1 {
+            return None;
+        }
+        let (k, v) = self.query.iter().find(|(k, _)| !plain.query.iter().any(|(pk, _)| pk == k))?;
+        (v.iter().all(|kind| matches!(kind, Kind::Lit(_))) && self.without(k) == *plain).then_some(k.as_str())
+    }
+
     /// Where `self`, a later page of `base`, holds its page number when
     /// `base` has none: one query parameter more (`&page=2`), or a word
     /// and a number as two path segments more (WordPress's `/page/2/`).
