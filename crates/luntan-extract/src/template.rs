@@ -295,6 +295,18 @@ fn hidden(el: &ElementRef) -> bool {
 fn user_href(href: &str) -> bool {
     let h = href.to_ascii_lowercase();
     ["uid", "user", "member", "space", "profile", "people", "/u/", "?u=", "&u="].iter().any(|w| h.contains(w))
+        // Software that translates its routes: Askbot's `/用户/3/li-nuo/`.
+        || (h.contains(['%', '用', '会', '會']) && {
+            let decoded = percent_encoding::percent_decode_str(href).decode_utf8_lossy();
+            ["用户", "用戶", "会员", "會員"].iter().any(|w| decoded.contains(w))
+        })
+}
+
+/// Whether a link's text is a count, not a name: digits with their
+/// separators and a `k` (a member's points, `741`, `1,024`, `1.2k`).
+fn score_text(s: &str) -> bool {
+    let t = s.trim();
+    t.chars().any(|c| c.is_ascii_digit()) && t.chars().all(|c| c.is_ascii_digit() || matches!(c, ',' | '.' | 'k' | 'K' | ' '))
 }
 
 /// The number a floor label shows: `3#`, `#3`, `3楼`, `第3楼`, `3F`, or the
@@ -868,13 +880,27 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
         Some(sel) => by_selector(dom, &ids, records, sel),
         None => {
             let preset_author = preset.and_then(|f| f.author.as_ref());
-            let users: Vec<Vec<usize>> =
-                records.iter().enumerate().map(|(k, &r)| inside(r).filter(|&i| dom.nodes[i].user_link && !taken(k, i)).collect()).collect();
             // An avatar links the user's page too, showing the name's first
-            // character (NodeBB's `<div class="user-icon">听</div>`) before
-            // the link that shows the name: of two user links in every
-            // post, the one that shows more than one character.
-            let named = |picks: &Picks| picks.iter().filter(|x| x.is_some_and(|i| dom.nodes[i].chars >= 2)).count();
+            // character (NodeBB's `<div class="user-icon">听</div>`) or the
+            // member's points (Askbot's avatar box: `741`) before the link
+            // that shows the name: where a post has a user link showing
+            // more than one character, not a number, the others are no
+            // candidates (a post whose author line changes shape, Askbot's
+            // edited ones, would leave the avatar the one link at one path
+            // in most posts); of paths in as many posts, the named one.
+            let shows_name = |i: usize| dom.nodes[i].chars >= 2 && !score_text(&line_text(dom.nodes[i].el));
+            let users: Vec<Vec<usize>> = records
+                .iter()
+                .enumerate()
+                .map(|(k, &r)| {
+                    let links: Vec<usize> = inside(r).filter(|&i| dom.nodes[i].user_link && !taken(k, i)).collect();
+                    match links.iter().any(|&i| shows_name(i)) {
+                        true => links.into_iter().filter(|&i| shows_name(i)).collect(),
+                        false => links,
+                    }
+                })
+                .collect();
+            let named = |picks: &Picks| picks.iter().filter(|x| x.is_some_and(shows_name)).count();
             let (p, path) = pick_ranked(dom, records, &users, preset_author, named);
             if path.is_some() {
                 fields.author = path;
@@ -1222,6 +1248,27 @@ mod tests {
         );
         let authors: Vec<String> = summary(&html, AUTO).into_iter().map(|p| p.1).collect();
         assert_eq!(authors, ["听雨轩主", "山水之间", "听雨轩主"]);
+    }
+
+    /// Askbot's avatar box links the member's page showing their points
+    /// (`741`, `1.2k`) before the link that shows the name.
+    #[test]
+    fn an_avatar_showing_points_is_not_the_author() {
+        let p = |who: &str, points: &str, when: &str, body: &str| {
+            format!(
+                r#"<div class="post"><a class="avatar-box" href="/u/{who}/"><img src="/a.png"><span class="score">{points}</span></a><div class="info"><a class="name" href="/u/{who}/">{who}</a> <abbr class="time">{when}</abbr></div><div class="content"><p>{body}</p></div></div>"#
+            )
+        };
+        let html = format!(
+            r#"<html><body>{NAV}<h1>问题</h1>{}{}{}</body></html>"#,
+            p("刘洋", "741", "2024-03-05 09:07", "第一段很长很长的文字，说的是一个问题"),
+            p("zhao_lei", "1.2k", "2024-03-05 10:00", "说得对，我也这么想"),
+            p("刘洋", "12", "2024-03-06 11:00", "谢谢大家的回答"),
+        );
+        let authors: Vec<String> = summary(&html, AUTO).into_iter().map(|p| p.1).collect();
+        assert_eq!(authors, ["刘洋", "zhao_lei", "刘洋"]);
+        assert!(score_text("1,024") && score_text(" 741 ") && !score_text("k") && !score_text("user42"));
+        assert!(user_href("/%E7%94%A8%E6%88%B7/3/li-nuo/") && user_href("/会员/3") && !user_href("/%E9%97%AE%E9%A2%98/3/"));
     }
 
     /// FlaskBB shows each author's join date in the profile column of
