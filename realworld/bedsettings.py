@@ -34,6 +34,32 @@ DJANGO_MIDDLEWARE = [
     'django.middleware.clickjacking.XFrameOptionsMiddleware',
 ]
 
+# Django's own context processors, in its project template's order; the
+# processors of Django's other parts a bed's templates use are DJANGO_MORE_CONTEXT.
+DJANGO_CONTEXT = [
+    'django.template.context_processors.debug',
+    'django.template.context_processors.request',
+    'django.contrib.auth.context_processors.auth',
+    'django.contrib.messages.context_processors.messages',
+]
+DJANGO_MORE_CONTEXT = [
+    'django.template.context_processors.i18n',
+    'django.template.context_processors.media',
+    'django.template.context_processors.static',
+    'django.template.context_processors.tz',
+]
+
+
+def django_templates(context_processors, dirs=()):
+    """Django's template engine: the apps' template folders, then `dirs`."""
+    return [{
+        'BACKEND': 'django.template.backends.django.DjangoTemplates',
+        'DIRS': [str(d) for d in dirs],
+        'APP_DIRS': True,
+        'OPTIONS': {'context_processors': list(context_processors)},
+    }]
+
+
 ROOT_URLCONF = 'bedsite.urls'
 WSGI_APPLICATION = 'bedsite.wsgi.application'
 

@@ -121,6 +121,13 @@ def markdown_body(rng, kind, reviews, poems, poem=lambda text: text):
 SHOWN = ('post_id', 'author_id', 'author_url', 'quote_of', 'quote_author', 'reply_to', 'edited', 'likes')
 
 
+def valid(form):
+    """A Django form the fill submits, checked as the package's own view would; raises with its errors."""
+    if not form.is_valid():
+        raise RuntimeError(f'{type(form).__name__}: {form.errors.as_json()}')
+    return form
+
+
 def truth_head(package, version, family, home, precision, shown):
     """truth.json's head: the package, its home page, the precision its
     pages show times to (on Beijing's clock), which of SHOWN its pages show

@@ -24,7 +24,7 @@ from pybb.models import Category, Forum, Post, Topic  # noqa: E402
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, valid, write_forum_truth  # noqa: E402
 User = get_user_model()
 PER_PAGE = 10  # pybbm's PYBB_TOPIC_PAGE_SIZE (its default, kept)
 
@@ -53,12 +53,6 @@ def body(kind):
 def wall(d):
     """A stored time, on the forum's wall clock (USE_TZ is off: stored as Beijing time)."""
     return d.isoformat(timespec='seconds')
-
-
-def valid(form):
-    if not form.is_valid():
-        raise RuntimeError(f'{type(form).__name__}: {form.errors.as_json()}')
-    return form
 
 
 @transaction.atomic

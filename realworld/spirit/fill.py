@@ -30,7 +30,7 @@ from spirit.user.models import UserProfile
 WORK = Path(os.environ['BED_WORK'])
 CORPUS = Path(os.environ['BED_CORPUS'])
 sys.path.insert(0, os.environ['BED_REALWORLD'])
-from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, poem_lines, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, write_forum_truth  # noqa: E402
+from truthlib import NAMES, add_thread, corpus, markdown_body, plain_line, plan_thread, poem_lines, post_times, post_view, thread_plan, thread_title, truth_head, truth_post, valid, write_forum_truth  # noqa: E402
 TZ = ZoneInfo('Asia/Shanghai')
 User = get_user_model()
 PER_PAGE = 20  # Spirit's comments_per_page (its default, kept)
@@ -63,12 +63,6 @@ def body(kind):
 
 def wall(d):
     return d.astimezone(TZ).replace(tzinfo=None).isoformat(timespec='seconds')
-
-
-def valid(form):
-    if not form.is_valid():
-        raise RuntimeError(f'{type(form).__name__}: {form.errors.as_json()}')
-    return form
 
 
 @transaction.atomic

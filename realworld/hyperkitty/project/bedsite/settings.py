@@ -12,7 +12,7 @@ bed's lists are HyperKitty MailingList rows that fill.py creates itself, importe
 slipped through fails at once instead of waiting.
 """
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE, WORK
+from bedsettings import DJANGO_APPS, DJANGO_CONTEXT, DJANGO_MIDDLEWARE, DJANGO_MORE_CONTEXT, WORK, django_templates
 
 INSTALLED_APPS = DJANGO_APPS + [
     'hyperkitty',
@@ -35,25 +35,10 @@ SITE_ID = 1
 # allauth's, which its 65.x requires.
 MIDDLEWARE = DJANGO_MIDDLEWARE + ['allauth.account.middleware.AccountMiddleware']
 
-TEMPLATES = [{
-    'BACKEND': 'django.template.backends.django.DjangoTemplates',
-    'DIRS': [],
-    'APP_DIRS': True,
-    'OPTIONS': {
-        'context_processors': [
-            'django.template.context_processors.debug',
-            'django.template.context_processors.i18n',
-            'django.template.context_processors.media',
-            'django.template.context_processors.static',
-            'django.template.context_processors.tz',
-            'django.template.context_processors.request',
-            'django.contrib.auth.context_processors.auth',
-            'django.contrib.messages.context_processors.messages',
-            'django_mailman3.context_processors.common',
-            'hyperkitty.context_processors.common',
-        ],
-    },
-}]
+TEMPLATES = django_templates(DJANGO_CONTEXT + DJANGO_MORE_CONTEXT + [
+    'django_mailman3.context_processors.common',
+    'hyperkitty.context_processors.common',
+])
 
 AUTHENTICATION_BACKENDS = (
     'django.contrib.auth.backends.ModelBackend',

@@ -3,7 +3,7 @@ what every Django bed shares (realworld/bedsettings.py: BED_WORK, the database, 
 interface in Beijing time) and machina's apps, middleware, templates, caches and locale.
 """
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE, WORK
+from bedsettings import DJANGO_APPS, DJANGO_CONTEXT, DJANGO_MIDDLEWARE, WORK, django_templates
 from machina import MACHINA_MAIN_STATIC_DIR, MACHINA_MAIN_TEMPLATE_DIR
 
 INSTALLED_APPS = DJANGO_APPS + [
@@ -27,20 +27,7 @@ MIDDLEWARE = DJANGO_MIDDLEWARE[:1] + ['whitenoise.middleware.WhiteNoiseMiddlewar
     'machina.apps.forum_permission.middleware.ForumPermissionMiddleware',
 ]
 
-TEMPLATES = [{
-    'BACKEND': 'django.template.backends.django.DjangoTemplates',
-    'DIRS': [MACHINA_MAIN_TEMPLATE_DIR],
-    'APP_DIRS': True,
-    'OPTIONS': {
-        'context_processors': [
-            'django.template.context_processors.debug',
-            'django.template.context_processors.request',
-            'django.contrib.auth.context_processors.auth',
-            'django.contrib.messages.context_processors.messages',
-            'machina.core.context_processors.metadata',
-        ],
-    },
-}]
+TEMPLATES = django_templates(DJANGO_CONTEXT + ['machina.core.context_processors.metadata'], dirs=[MACHINA_MAIN_TEMPLATE_DIR])
 
 CACHES = {
     'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'},

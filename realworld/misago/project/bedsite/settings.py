@@ -9,7 +9,7 @@ PostgreSQL only: the machine's server on 127.0.0.1:5432, a database of the bed's
 import os
 
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import DJANGO_MIDDLEWARE, WORK
+from bedsettings import DJANGO_MIDDLEWARE, WORK, django_templates
 import misago.settings as misago_defaults
 
 # Misago's apps (Django's own among them, in its order), its template context processors and
@@ -56,12 +56,7 @@ MIDDLEWARE = [
     'misago.threads.middleware.UnreadThreadsCountMiddleware',
 ]
 
-TEMPLATES = [{
-    'BACKEND': 'django.template.backends.django.DjangoTemplates',
-    'DIRS': [],
-    'APP_DIRS': True,
-    'OPTIONS': {'context_processors': misago_defaults.TEMPLATE_CONTEXT_PROCESSORS},
-}]
+TEMPLATES = django_templates(misago_defaults.TEMPLATE_CONTEXT_PROCESSORS)
 
 SOCIAL_AUTH_STRATEGY = 'misago.socialauth.strategy.MisagoStrategy'
 SOCIAL_AUTH_JSONFIELD_ENABLED = True

@@ -7,7 +7,7 @@ the database, a Chinese interface in Beijing time).
 from pathlib import Path
 
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE
+from bedsettings import DJANGO_APPS, DJANGO_CONTEXT, DJANGO_MIDDLEWARE, django_templates
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,22 +21,11 @@ MIDDLEWARE = DJANGO_MIDDLEWARE + ['pybb.middleware.PybbMiddleware']
 
 SITE_ID = 1
 
-TEMPLATES = [{
-    'BACKEND': 'django.template.backends.django.DjangoTemplates',
-    'DIRS': [str(HERE.parent / 'templates')],
-    'APP_DIRS': True,
-    'OPTIONS': {
-        'context_processors': [
-            'django.template.context_processors.debug',
-            'django.template.context_processors.request',
-            'django.contrib.auth.context_processors.auth',
-            'django.template.context_processors.i18n',
-            'django.template.context_processors.static',
-            'django.contrib.messages.context_processors.messages',
-            'pybb.context_processors.processor',
-        ],
-    },
-}]
+TEMPLATES = django_templates(
+    DJANGO_CONTEXT
+    + ['django.template.context_processors.i18n', 'django.template.context_processors.static', 'pybb.context_processors.processor'],
+    dirs=[HERE.parent / 'templates'],
+)
 
 CACHES = {'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
 

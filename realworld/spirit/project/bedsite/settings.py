@@ -5,7 +5,7 @@ a forum read by anonymous visitors needs, on what every Django bed shares
 (realworld/bedsettings.py: BED_WORK, the database, a Chinese interface in Beijing time).
 """
 from bedsettings import *  # noqa: F401,F403
-from bedsettings import DJANGO_APPS, DJANGO_MIDDLEWARE, WORK
+from bedsettings import DJANGO_APPS, DJANGO_CONTEXT, DJANGO_MIDDLEWARE, DJANGO_MORE_CONTEXT, WORK, django_templates
 
 INSTALLED_APPS = DJANGO_APPS + [
     'django.contrib.humanize',
@@ -45,24 +45,7 @@ MIDDLEWARE = DJANGO_MIDDLEWARE + [
     'djconfig.middleware.DjConfigMiddleware',
 ]
 
-TEMPLATES = [{
-    'BACKEND': 'django.template.backends.django.DjangoTemplates',
-    'DIRS': [],
-    'APP_DIRS': True,
-    'OPTIONS': {
-        'context_processors': [
-            'django.contrib.auth.context_processors.auth',
-            'django.template.context_processors.debug',
-            'django.template.context_processors.i18n',
-            'django.template.context_processors.media',
-            'django.template.context_processors.static',
-            'django.template.context_processors.tz',
-            'django.template.context_processors.request',
-            'django.contrib.messages.context_processors.messages',
-            'djconfig.context_processors.config',
-        ],
-    },
-}]
+TEMPLATES = django_templates(DJANGO_CONTEXT + DJANGO_MORE_CONTEXT + ['djconfig.context_processors.config'])
 
 # The template keeps both caches in the database; in memory here (the rate limit's cache
 # must not expire: TIMEOUT None).
