@@ -2766,6 +2766,9 @@ pub(crate) mod tests {
         assert!(learned.site_file().contains(r#"<thread add-query="noscript">"#), "{}", learned.site_file());
         let posts = learned.thread.iter().find(|f| f.attr == "post").unwrap();
         assert_ne!(posts.css, "auto", "posts learned from the pages read whole");
+        // The file's check reads each thread where it is asked for.
+        let c = crate::check(&learned.site_file(), &sample).unwrap();
+        assert_eq!((c.thread_pages, c.posts, c.no_author), (5, 15, 0), "{c:?}");
         // Where lists link the threads that read whole, nothing is added.
         assert_eq!(learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap().thread_query, None);
     }

@@ -297,8 +297,18 @@ pub fn check(text: &str, sample: &sample::Sample) -> Result<Check, LearnError> {
             c.threads += links::list_threads(&site, &doc, &base).0.len();
         }
         if ok(Some(&l.thread)) || ok(l.thread_page.as_ref()) {
+            // A thread asked for with parameters added (`add-query`) is
+            // read as the sample read that URL, where it did.
+            let asked = if ok(Some(&l.thread)) { l.thread_request(&p.url) } else { p.url.clone() };
+            let html = match asked == p.url {
+                true => &p.html,
+                false => match sample.pages.iter().find(|q| q.url == asked && q.landed == asked) {
+                    Some(q) => &q.html,
+                    None => continue,
+                },
+            };
             c.thread_pages += 1;
-            let posts = luntan_extract::parse_page(&site, &p.html).posts;
+            let posts = luntan_extract::parse_page(&site, html).posts;
             c.pages_with_posts += !posts.is_empty() as usize;
             c.posts += posts.len();
             c.no_author += posts.iter().filter(|p| p.author.is_empty()).count();
