@@ -175,14 +175,17 @@ const CONCURRENCY: usize = 2;
 
 /// What each forum's server saw obeys its site file for all workers
 /// together: never more than `CONCURRENCY` requests in flight, no faster
-/// than one per `DELAY` over the whole stage, and nine gaps in ten between
-/// arrivals at least `DELAY` less 5 ms. The gate spaces the moments
+/// than one per `DELAY` over the whole stage, and no faster over any
+/// `WINDOW` arrivals in a row but for one late arrival: their span at
+/// least `WINDOW - 1` delays less one. The gate spaces the moments
 /// requests may start exactly, on the database's clock; a worker
 /// descheduled between winning its turn and sending (four workers, the
 /// database and the servers share two cores) delays that one arrival, so
-/// the very smallest gap measures the machine, not the gate. Four workers
-/// each keeping the limits alone would send four times as fast, with most
-/// gaps a quarter of `DELAY`.
+/// the gap after it is short by as much: single gaps measure the machine,
+/// not the gate (a tenth of them under `DELAY` less 5 ms was this test's
+/// bar until two late arrivals among eleven failed it, `bbs` at 13.8 ms).
+/// Four workers each keeping the limits alone would send four times as
+/// fast: `WINDOW` arrivals within about one `DELAY`.
 fn assert_polite_together(what: &str, servers: &[(ForumKind, BlockingFixture)]) {
     for (kind, server) in servers {
         let log = server.requests();
@@ -196,15 +199,22 @@ fn assert_polite_together(what: &str, servers: &[(ForumKind, BlockingFixture)]) 
         let span = arrivals[arrivals.len() - 1] - arrivals[0];
         let floor = DELAY * (arrivals.len() as u32 - 1);
         assert!(span + 2 * DELAY >= floor, "{what}: {} requests in {span:?}, faster than one per {DELAY:?}", arrivals.len());
+        const WINDOW: usize = 5;
+        let tightest = arrivals.windows(WINDOW).map(|w| w[WINDOW - 1] - w[0]).min().expect("more than 10 requests");
+        assert!(
+            tightest >= DELAY * (WINDOW as u32 - 2),
+            "{what}: {WINDOW} arrivals in a row within {tightest:?} (delay {DELAY:?}: at least {:?})",
+            DELAY * (WINDOW as u32 - 2)
+        );
         let mut gaps: Vec<Duration> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
         gaps.sort();
         let p10 = gaps[gaps.len() / 10];
-        assert!(
-            p10 + Duration::from_millis(5) >= DELAY,
-            "{what}: a tenth of the gaps between arrivals are under {p10:?} (delay {DELAY:?}); smallest {:?}",
-            gaps[0]
+        eprintln!(
+            "{what}: {} requests, at most {most} in flight, gaps p10 {p10:?}, smallest {:?}, median {:?}; {WINDOW} in a row within {tightest:?} at the least",
+            arrivals.len(),
+            gaps[0],
+            gaps[gaps.len() / 2]
         );
-        eprintln!("{what}: {} requests, at most {most} in flight, gaps p10 {p10:?}, smallest {:?}, median {:?}", arrivals.len(), gaps[0], gaps[gaps.len() / 2]);
     }
 }
 
