@@ -131,10 +131,28 @@ impl PartialEq for TimeFormat {
 
 impl Eq for TimeFormat {}
 
+/// What is wrong with a `time-format` (`%Y年%m月%d日 %H:%M`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeFormatError {
+    #[error("a % at the end (write %% for a percent sign)")]
+    PercentAtEnd,
+    #[error("%{0} is not one of %Y %y %m %d %H %I %M %S %p %b %%")]
+    Unknown(char),
+    #[error("%{0} twice")]
+    Twice(char),
+    #[error("needs a year (%Y or %y), a month (%m or %b) and a day (%d)")]
+    NoDate,
+    #[error("%I (an hour of twelve) goes with %p (AM or PM), %H without")]
+    TwelveHours,
+    /// The pattern made from it does not compile (a regex limit).
+    #[error("{0}")]
+    Pattern(String),
+}
+
 impl TimeFormat {
     /// The format compiled, once per process for each text (site files
     /// name a handful): a [`Clock`] stays `Copy`.
-    pub fn intern(format: &str) -> Result<&'static TimeFormat, String> {
+    pub fn intern(format: &str) -> Result<&'static TimeFormat, TimeFormatError> {
         static SEEN: OnceLock<std::sync::Mutex<std::collections::HashMap<String, &'static TimeFormat>>> = OnceLock::new();
         let mut seen = SEEN.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(f) = seen.get(format) {
@@ -145,7 +163,7 @@ impl TimeFormat {
         Ok(f)
     }
 
-    fn parse(format: &str) -> Result<TimeFormat, String> {
+    fn parse(format: &str) -> Result<TimeFormat, TimeFormatError> {
         let mut re = String::from("(?i)");
         let mut seen = std::collections::HashSet::new();
         let mut chars = format.trim().chars().peekable();
@@ -161,7 +179,7 @@ impl TimeFormat {
                 re.push_str(&regex::escape(&c.to_string()));
                 continue;
             }
-            let d = chars.next().ok_or("a % at the end (write %% for a percent sign)")?;
+            let d = chars.next().ok_or(TimeFormatError::PercentAtEnd)?;
             let part = match d {
                 'Y' => r"(?P<Y>\d{4})",
                 'y' => r"(?P<y>\d{2})",
@@ -174,21 +192,21 @@ impl TimeFormat {
                 'p' => r"(?P<p>[ap]\.?m\.?|上午|下午)",
                 'b' | 'B' => r"(?P<b>(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|(?:十[一二]?|[一二三四五六七八九])月)",
                 '%' => "%",
-                other => return Err(format!("%{other} is not one of %Y %y %m %d %H %I %M %S %p %b %%")),
+                other => return Err(TimeFormatError::Unknown(other)),
             };
             if d != '%' && !seen.insert(if d == 'B' { 'b' } else { d }) {
-                return Err(format!("%{d} twice"));
+                return Err(TimeFormatError::Twice(d));
             }
             re.push_str(part);
         }
         let has = |any: &[char]| any.iter().any(|c| seen.contains(c));
         if !(has(&['Y', 'y']) && has(&['m', 'b']) && has(&['d'])) {
-            return Err("needs a year (%Y or %y), a month (%m or %b) and a day (%d)".into());
+            return Err(TimeFormatError::NoDate);
         }
         if seen.contains(&'I') != seen.contains(&'p') {
-            return Err("%I (an hour of twelve) goes with %p (AM or PM), %H without".into());
+            return Err(TimeFormatError::TwelveHours);
         }
-        let regex = Regex::new(&re).map_err(|e| e.to_string())?;
+        let regex = Regex::new(&re).map_err(|e| TimeFormatError::Pattern(e.to_string()))?;
         Ok(TimeFormat { source: format.to_owned(), regex })
     }
 
@@ -489,7 +507,7 @@ mod tests {
         assert_eq!(clock.read("05/03/2025 09:07").as_deref(), Some("2025-03-05T09:07:00"));
         assert_eq!(clock.read("2025-03-06 10:00").as_deref(), Some("2025-03-06T10:00:00"), "the usual shapes after it");
         for (bad, why) in [("%Y-%m", "a day"), ("%Y-%m-%d %I:%M", "%p"), ("%Y-%m-%d %Q", "%Q"), ("%Y-%m-%d %d", "twice"), ("%Y-%m-%d %", "at the end")] {
-            let e = TimeFormat::intern(bad).unwrap_err();
+            let e = TimeFormat::intern(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

@@ -267,7 +267,7 @@ pub(super) fn comments(ctx: &Ctx, raw: &RawComments, home: &Url, json: bool, bro
             "decoded-path" => Some(CommentKey::Path { decoded: true }),
             other => return Err(ctx.err("comments@key-from", format!("{other:?} is not path or decoded-path"))),
         },
-        (Some(css), None, None) => Some(CommentKey::Select(Pick::parse(css).map_err(|e| ctx.err("comments@key", e))?)),
+        (Some(css), None, None) => Some(CommentKey::Select(Pick::parse(css).map_err(|e| ctx.err("comments@key", e.to_string()))?)),
         (None, Some(p), None) => {
             let re = Regex::new(p.trim())
                 .map_err(|e| ctx.err("comments@key-pattern", format!("bad regular expression: {}", e.to_string().lines().last().unwrap_or("").trim())))?;

@@ -471,12 +471,20 @@ impl std::ops::Deref for Pick {
     }
 }
 
+/// A selector a site file gives that is no CSS selector.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad CSS selector {css:?}: {why}")]
+pub struct BadSelector {
+    pub css: String,
+    pub why: String,
+}
+
 impl Pick {
     /// Reads `css` or `css@attr`. The `@` counts only outside brackets and
     /// quotes and before a plain attribute name, so `a[href*="@"]` stays CSS.
-    pub fn parse(text: &str) -> Result<Pick, String> {
+    pub fn parse(text: &str) -> Result<Pick, BadSelector> {
         let (css, attr) = split_attr(text.trim());
-        let sel = Selector::parse(css).map_err(|e| format!("bad CSS selector {css:?}: {e}"))?;
+        let sel = Selector::parse(css).map_err(|e| BadSelector { css: css.to_owned(), why: e.to_string() })?;
         Ok(Pick { sel, attr: attr.map(str::to_owned) })
     }
 

@@ -502,7 +502,7 @@ fn opt_selector(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<S
 
 /// A field that may read an attribute: `css` or `css@attr` ([`Pick`]).
 fn opt_pick(ctx: &Ctx, field: &str, css: &Option<String>) -> Result<Option<Pick>, SiteError> {
-    css.as_deref().map(|c| Pick::parse(c).map_err(|e| ctx.err(field, e))).transpose()
+    css.as_deref().map(|c| Pick::parse(c).map_err(|e| ctx.err(field, e.to_string()))).transpose()
 }
 
 /// `pattern` with its first `shorthand` replaced by `named` (a named group)
