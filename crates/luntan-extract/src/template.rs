@@ -894,9 +894,11 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                 .enumerate()
                 .map(|(k, &r)| {
                     let links: Vec<usize> = inside(r).filter(|&i| dom.nodes[i].user_link && !taken(k, i)).collect();
-                    match links.iter().any(|&i| shows_name(i)) {
-                        true => links.into_iter().filter(|&i| shows_name(i)).collect(),
-                        false => links,
+                    let named: Vec<usize> = links.iter().copied().filter(|&i| shows_name(i)).collect();
+                    if named.is_empty() {
+                        links
+                    } else {
+                        named
                     }
                 })
                 .collect();

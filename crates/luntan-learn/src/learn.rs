@@ -304,16 +304,18 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
     // The family thread pages are read as: the threads' own, or the
     // variant the plain pages link (`?noscript`, [`read_at_variant`]).
     let page_fam = threads.fam.clone();
-    if list_pages(&read, &threads).is_err() {
+    let mut lists = list_pages(&read, &threads);
+    if lists.is_err() {
         if let Some((plain, added)) = read_at_variant(&read, &threads.fam) {
             let id = self::thread_id(&read, &plain)?;
             tracing::debug!("threads: {} read at {}", plain.base.key(), added);
             threads = Scheme { context: context_params(&read, &plain, &id), fam: plain, id };
             what.thread_query = Some(added);
+            lists = list_pages(&read, &threads);
         }
     }
     // 3. Boards by links.
-    let boards = list_pages(&read, &threads).and_then(|list_pages| {
+    let boards = lists.and_then(|list_pages| {
         let board_fam = board_family(&read, &steps, &list_pages, &thread_shapes, &threads);
         let board_id = board_id(&read, &board_fam, &list_pages)?;
         Ok((Scheme { fam: board_fam, id: board_id, context: BTreeSet::new() }, list_pages))

@@ -296,10 +296,11 @@ pub fn check(text: &str, sample: &sample::Sample) -> Result<Check, LearnError> {
             c.lists += 1;
             c.threads += links::list_threads(&site, &doc, &base).0.len();
         }
-        if ok(Some(&l.thread)) || ok(l.thread_page.as_ref()) {
+        let first_page = ok(Some(&l.thread));
+        if first_page || ok(l.thread_page.as_ref()) {
             // A thread asked for with parameters added (`add-query`) is
             // read as the sample read that URL, where it did.
-            let asked = if ok(Some(&l.thread)) { l.thread_request(&p.url) } else { p.url.clone() };
+            let asked = if first_page { l.thread_request(&p.url) } else { p.url.clone() };
             let html = match asked == p.url {
                 true => &p.html,
                 false => match sample.pages.iter().find(|q| q.url == asked && q.landed == asked) {

@@ -17,7 +17,7 @@ use url::Url;
 use crate::aside;
 
 /// One piece of a path segment or of a query value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Piece {
     Lit(String),
     Num(String),
@@ -52,7 +52,7 @@ pub enum Pos {
 }
 
 /// A URL cut into pieces (scheme, host and fragment aside).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Split {
     pub path: Vec<Vec<Piece>>,
     pub query: Vec<(String, Vec<Piece>)>,
@@ -186,12 +186,7 @@ impl Split {
     /// so that `/popular?filter=a&term=b` and `…filter=c&term=d` are one
     /// kind, not one kind each.
     pub fn sample_key(&self) -> String {
-        let mut s = self.shape();
-        for (i, seg) in s.path.iter_mut().enumerate() {
-            if i > 0 && seg.len() == 1 && matches!(&seg[0], Kind::Lit(l) if wordlike(l)) {
-                seg[0] = Kind::Word;
-            }
-        }
+        let mut s = self.shape().words_blurred();
         for (k, v) in &mut s.query {
             if aside::view_key(k) && !v.is_empty() {
                 *v = vec![Kind::Word];
@@ -202,6 +197,17 @@ impl Split {
 }
 
 impl Shape {
+    /// This shape with every one-word path segment past the first a
+    /// [`Kind::Word`]: boards named by words share it.
+    fn words_blurred(mut self) -> Shape {
+        for (i, seg) in self.path.iter_mut().enumerate() {
+            if i > 0 && matches!(seg.as_slice(), [Kind::Lit(l)] if wordlike(l)) {
+                *seg = vec![Kind::Word];
+            }
+        }
+        self
+    }
+
     /// A readable form: `/dz/forum.php?mod=viewthread&tid=#`.
     pub fn key(&self) -> String {
         let mut out = String::new();
@@ -342,36 +348,26 @@ impl Shape {
 pub fn route_words(splits: &[Split]) -> BTreeSet<(usize, String)> {
     // Every distinct URL, grouped by its shape with words blurred, the
     // segment looked at and its value.
-    let mut groups: BTreeMap<(Shape, usize, String), BTreeSet<String>> = BTreeMap::new();
-    let mut by_key: BTreeMap<String, &Split> = BTreeMap::new();
+    let mut groups: BTreeMap<(Shape, usize, &str), BTreeSet<&Split>> = BTreeMap::new();
     for sp in splits {
-        by_key.entry(format!("{sp:?}")).or_insert(sp);
-    }
-    for (key, sp) in &by_key {
-        let mut blurred = sp.shape();
-        for (i, seg) in blurred.path.iter_mut().enumerate() {
-            if i > 0 && matches!(seg.as_slice(), [Kind::Lit(l)] if wordlike(l)) {
-                *seg = vec![Kind::Word];
-            }
-        }
+        let blurred = sp.shape().words_blurred();
         for (i, seg) in sp.path.iter().enumerate() {
             if let [Piece::Slug(v)] = seg.as_slice() {
-                groups.entry((blurred.clone(), i, v.clone())).or_default().insert(key.clone());
+                groups.entry((blurred.clone(), i, v.as_str())).or_default().insert(sp);
             }
         }
     }
     let mut out = BTreeSet::new();
-    for ((shape, i, value), keys) in groups {
-        if keys.len() < ROUTE_IDS {
+    for ((shape, i, value), members) in groups {
+        if members.len() < ROUTE_IDS {
             continue;
         }
-        let members: Vec<&Split> = keys.iter().map(|k| by_key[k]).collect();
         let values = |p: &Pos| members.iter().filter_map(|m| m.get(p)).collect::<BTreeSet<_>>().len();
         let others: Vec<(Pos, Kind)> = shape.vars().into_iter().filter(|(p, _)| *p != Pos::Seg(i, 0)).collect();
         let ids = others.iter().any(|(p, k)| *k == Kind::Num && values(p) >= ROUTE_IDS);
         let named = others.iter().any(|(p, k)| *k != Kind::Num && values(p) >= 2);
         if ids && named {
-            out.insert((i, value));
+            out.insert((i, value.to_owned()));
         }
     }
     out

@@ -160,13 +160,18 @@ fn politeness(ctx: &Ctx, raw: Option<RawPoliteness>) -> Result<Politeness, SiteE
 /// `<links>`: each pattern must capture the groups its kind of page is known
 /// by (board and thread ids, page numbers).
 fn links(ctx: &Ctx, raw: &RawLinks) -> Result<Links, SiteError> {
-    for (p, at) in [(raw.board_page.as_ref(), "links/board-page"), (Some(&raw.thread), "links/thread"), (raw.thread_page.as_ref(), "links/thread-page")] {
-        if p.is_some_and(|p| p.depth.is_some() || p.max.is_some()) {
+    // Each pattern's element-only attributes on another element.
+    let patterns = [
+        (Some(&raw.board), "links/board"),
+        (raw.board_page.as_ref(), "links/board-page"),
+        (Some(&raw.thread), "links/thread"),
+        (raw.thread_page.as_ref(), "links/thread-page"),
+    ];
+    for (p, at) in patterns.iter().filter_map(|&(p, at)| Some((p?, at))) {
+        if at != "links/board" && (p.depth.is_some() || p.max.is_some()) {
             return Err(ctx.err(at, "depth and max belong on <board>"));
         }
-    }
-    for (p, at) in [(Some(&raw.board), "links/board"), (raw.board_page.as_ref(), "links/board-page"), (raw.thread_page.as_ref(), "links/thread-page")] {
-        if p.is_some_and(|p| p.add_query.is_some()) {
+        if at != "links/thread" && p.add_query.is_some() {
             return Err(ctx.err(at, "add-query belongs on <thread>"));
         }
     }
