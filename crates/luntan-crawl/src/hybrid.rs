@@ -15,6 +15,7 @@
 //! file has a `count` path and its lists show no reply counts: an article
 //! whose count grew is re-queued, as a list row showing more replies is.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use luntan_core::contract::StageRun;
@@ -256,13 +257,28 @@ fn activity(row: &ThreadRow) -> Option<&str> {
     row.last_post.as_deref().or(row.post_time.as_deref())
 }
 
+/// Why a saved article's comments URL could not be made again.
+#[derive(Debug, thiserror::Error)]
+enum SavedKeyError {
+    #[error("no save date")]
+    NotSaved,
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{url}: {source}")]
+    BadUrl { url: String, source: url::ParseError },
+    #[error("{}: no comment key on the saved page", .0.display())]
+    NoKey(PathBuf),
+    #[error("<comments> gives no URL ({0})")]
+    NoUrl(String),
+}
+
 /// The first comments page of a saved article: its key read off the HTML
 /// page 1 on disk (or its URL), so a check costs one request.
-fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: &ThreadRow) -> Result<Url, String> {
+fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: &ThreadRow) -> Result<Url, SavedKeyError> {
     let key = match &rules.key {
         None => None,
         Some(how) => {
-            let loc = row.saved_location().ok_or("no save date")?;
+            let loc = row.saved_location().ok_or(SavedKeyError::NotSaved)?;
             let (url, html, from) = match how {
                 // The article's path as download read it: its first page's
                 // URL after redirects, where the capture kept one.
@@ -273,15 +289,18 @@ fn article_comments_url(run: &StageRun, site: &Site, rules: &HtmlComments, row: 
                 }
                 _ => {
                     let path = run.data().html_path(&loc, 1);
-                    let body = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    let body = match std::fs::read(&path) {
+                        Ok(b) => b,
+                        Err(source) => return Err(SavedKeyError::Read { path, source }),
+                    };
                     (row.url.clone(), crate::links::decode(site, &body, row.content_type.as_deref()), path)
                 }
             };
-            let url = Url::parse(&url).map_err(|e| format!("{url}: {e}"))?;
-            Some(rules.key_in(&url, &html).ok_or_else(|| format!("{}: no comment key on the saved page", from.display()))?)
+            let url = Url::parse(&url).map_err(|source| SavedKeyError::BadUrl { url, source })?;
+            Some(rules.key_in(&url, &html).ok_or(SavedKeyError::NoKey(from))?)
         }
     };
-    rules.page_url(&row.thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| format!("<comments> gives no URL ({})", rules.endpoint.url))
+    rules.page_url(&row.thread, key.as_deref(), &rules.endpoint.first_key()).ok_or_else(|| SavedKeyError::NoUrl(rules.endpoint.url.clone()))
 }
 
 #[cfg(test)]

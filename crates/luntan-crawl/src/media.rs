@@ -24,6 +24,7 @@ use luntan_core::ids::MediaHash;
 use luntan_core::layout::{write_atomic, PathError};
 use luntan_core::site::MediaRules;
 use luntan_core::store::{MediaRow, MediaStatus, StoreError};
+use luntan_core::doc::DocError;
 use luntan_core::{DataDir, Store, ThreadDoc, ThreadState};
 use url::Url;
 
@@ -235,9 +236,17 @@ async fn store_file(path: PathBuf, body: Vec<u8>) -> Result<bool, PathError> {
     .await
 }
 
-fn read_doc(path: &Path) -> Result<ThreadDoc, String> {
-    let xml = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    ThreadDoc::from_xml(&xml).map_err(|e| e.to_string())
+/// Why a thread's XML could not be read (the line names the file).
+#[derive(Debug, thiserror::Error)]
+enum BadDoc {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Doc(#[from] DocError),
+}
+
+fn read_doc(path: &Path) -> Result<ThreadDoc, BadDoc> {
+    Ok(ThreadDoc::from_xml(&std::fs::read_to_string(path)?)?)
 }
 
 /// The media URLs a thread names under `rules`: its posts' pictures, and

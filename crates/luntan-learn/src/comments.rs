@@ -36,7 +36,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use luntan_core::site::{decode_uri, Pick, Site};
+use luntan_core::site::{decode_uri, Pick, Site, SiteError};
+use luntan_crawl::browser::BrowserError;
+use luntan_crawl::fetch::FetchError;
 use scraper::Html;
 use serde_json::Value;
 use url::Url;
@@ -104,6 +106,51 @@ impl LearnedComments {
     }
 }
 
+/// Why no sampled article was drawn in Chromium.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    #[error("{0}")]
+    Learned(SiteError),
+    #[error("the drawing site: {0}")]
+    Site(SiteError),
+    #[error(transparent)]
+    Fetcher(FetchError),
+    #[error("the drawing site has no <browser>")]
+    NoBrowser,
+    #[error("the request budget (--max-requests) was spent before {0}")]
+    Budget(Url),
+    #[error(transparent)]
+    Render(BrowserError),
+}
+
+/// Why the drawn articles' JSON gave no comment rules, each naming the URL
+/// or the JSON path it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum InferError {
+    #[error("no JSON answer holds a text the drawn page shows")]
+    NoText,
+    #[error("the page shows {shown} of the {with_body} texts at {body} (items {items}[*])")]
+    FewShown { shown: usize, with_body: usize, body: String, items: String },
+    #[error("the articles' first comment URLs differ in shape: {0} and others")]
+    Shapes(Url),
+    #[error("{0}: no part of it is the article's id, an attribute of its page or its path")]
+    NoKey(Url),
+    #[error("{0}: its paging is not a number")]
+    Paging(Url),
+    #[error("{url}: its pages step by {step}, neither one nor a page's comments")]
+    Step { url: Url, step: u64 },
+    #[error("the file does not load: {0}")]
+    Load(SiteError),
+    #[error("the file has no <comments>")]
+    NoComments,
+    #[error("{0}: the file makes no comment URL for it")]
+    NoUrl(Url),
+    #[error("{page}: the file asks {file}, the page's script asked {script}")]
+    Asks { page: Url, file: Box<Url>, script: Box<Url> },
+    #[error("the file, loaded back, reads no comment where the scripts found them")]
+    ReadsNone,
+}
+
 /// Draws the sampled first pages of up to [`DRAWN`] articles of the
 /// learned file in Chromium, through a fetcher of the sample's politeness.
 /// None is drawn (and no browser started) where a thread page as served
@@ -111,8 +158,8 @@ impl LearnedComments {
 /// server: they are read from the HTML) or no article page holds a
 /// script. No article is begun once `budget` requests are sent (one
 /// article's page may go past it). Returns the articles and the requests sent.
-pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Vec<Drawn>, u64), String> {
-    let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(|e| e.to_string())?;
+pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Vec<Drawn>, u64), DrawError> {
+    let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(DrawError::Learned)?;
     let threads: Vec<_> = sample.pages.iter().filter_map(|p| Some((p, site.links.thread.captures(p.landed.as_str())?.ok()?))).collect();
     if threads.iter().any(|(p, _)| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {
         return Ok((Vec::new(), 0));
@@ -133,9 +180,9 @@ pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Ve
     // serverURL): the hosts its scripts come from or name are drawn from too,
     // each through the same fetcher (its robots.txt, the delay).
     let hosts = script_hosts(&sample.home, articles.iter().map(|(u, _, html)| (u, *html)));
-    let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay, &hosts)?);
-    let fetcher = Arc::new(luntan_crawl::fetch::Fetcher::new(drawing).map_err(|e| e.to_string())?);
-    let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or("the drawing site has no <browser>")?.keeping_traffic();
+    let drawing = Arc::new(crate::sample::drawing_site(&sample.home, site.politeness.delay, &hosts).map_err(DrawError::Site)?);
+    let fetcher = Arc::new(luntan_crawl::fetch::Fetcher::new(drawing).map_err(DrawError::Fetcher)?);
+    let renderer = luntan_crawl::browser::Renderer::for_site(fetcher.clone()).ok_or(DrawError::NoBrowser)?.keeping_traffic();
     let mut out = Vec::new();
     // One article that will not draw (a page that never settles) leaves
     // the others to learn from; none drawn is the first one's fault.
@@ -143,7 +190,7 @@ pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Ve
     let sent = || fetcher.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
     for (url, thread, source) in articles {
         if sent() >= budget {
-            first_error.get_or_insert(format!("the request budget (--max-requests) was spent before {url}"));
+            first_error.get_or_insert(DrawError::Budget(url));
             break;
         }
         match renderer.render(&url, luntan_crawl::browser::PageKind::Thread).await {
@@ -152,7 +199,7 @@ pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Ve
                 out.push(Drawn { url, thread, source: source.to_owned(), rendered, json: drawn.json, off_host: drawn.off_host });
             }
             Err(e) => {
-                first_error.get_or_insert(e.to_string());
+                first_error.get_or_insert(DrawError::Render(e));
             }
         }
     }
@@ -386,7 +433,7 @@ struct Answer<'a> {
 
 /// Finds the comments in what the drawn articles' scripts were answered
 /// with. `hashed`: the thread id is a slug's hash, which no URL holds.
-pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
+pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, InferError> {
     // 1. Items and body, counted over every article.
     let texts: Vec<(String, String)> = drawn.iter().map(|d| (page_text(&d.source), page_text(&d.rendered))).collect();
     let mut votes: BTreeMap<(String, Keys, Keys), (usize, usize)> = BTreeMap::new();
@@ -424,7 +471,7 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
         }
     }
     let ((shape, items_at, body), (shown, _)) =
-        votes.into_iter().max_by_key(|(k, (n, len))| (*n, *len, std::cmp::Reverse(k.2.len()))).ok_or("no JSON answer holds a text the drawn page shows")?;
+        votes.into_iter().max_by_key(|(k, (n, len))| (*n, *len, std::cmp::Reverse(k.2.len()))).ok_or(InferError::NoText)?;
     let answers: Vec<Answer> = drawn
         .iter()
         .enumerate()
@@ -454,7 +501,7 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, String> {
     let comments: Vec<&Value> = answers.iter().flat_map(|a| a.comments.iter().copied()).collect();
     let with_body = comments.iter().filter(|c| get(c, &body).and_then(value_text).is_some_and(|t| !t.is_empty())).count();
     if shown * 2 < with_body {
-        return Err(format!("the page shows {shown} of the {with_body} texts at {} (items {}[*])", json_path(&body), json_path(&items_at)));
+        return Err(InferError::FewShown { shown, with_body, body: json_path(&body), items: json_path(&items_at) });
     }
     // 3. The other fields.
     let fields = Fields::of(&comments);
@@ -800,7 +847,7 @@ fn keys_for(value: &str, d: &Drawn, hashed: bool) -> Vec<Key> {
 }
 
 /// The endpoint's URL, the article's part and the paging found in it.
-fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Template, Paging), String> {
+fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Template, Paging), InferError> {
     // The requests of each article, in order.
     let mut asked: BTreeMap<usize, Vec<&Answer>> = BTreeMap::new();
     for a in answers {
@@ -810,7 +857,7 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     let first_parts: Vec<Vec<Part>> = firsts.iter().map(|(_, a)| parts(a.url)).collect();
     let n = first_parts[0].len();
     if first_parts.iter().any(|p| p.len() != n) {
-        return Err(format!("the articles' first comment URLs differ in shape: {} and others", firsts[0].1.url));
+        return Err(InferError::Shapes(firsts[0].1.url.clone()));
     }
     let all_parts: Vec<Vec<Part>> = answers.iter().map(|a| parts(a.url)).collect();
     let varying: BTreeSet<usize> = (0..n).filter(|&i| varies_per_request(&all_parts, i)).collect();
@@ -843,7 +890,7 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
             break;
         }
     }
-    let (key_at, key) = key.ok_or_else(|| format!("{}: no part of it is the article's id, an attribute of its page or its path", firsts[0].1.url))?;
+    let (key_at, key) = key.ok_or_else(|| InferError::NoKey(firsts[0].1.url.clone()))?;
     // A large number that names the article (a portal's 19-digit id) is its
     // key, not a cache-buster.
     let mut varying = varying;
@@ -867,13 +914,13 @@ fn url_template(drawn: &[Drawn], answers: &[Answer], hashed: bool) -> Result<(Te
     let paging = match paging_at {
         None => Paging::None,
         Some(i) => {
-            let first: u64 = part_value(&first_parts[0][i]).parse().map_err(|_| format!("{}: its paging is not a number", firsts[0].1.url))?;
+            let first: u64 = part_value(&first_parts[0][i]).parse().map_err(|_| InferError::Paging(firsts[0].1.url.clone()))?;
             let step = values.iter().find(|v| v.len() > 1).map(|v| v[1].saturating_sub(v[0]));
             // Page numbers step by one; offsets by a page's comments.
             let offset = match step {
                 Some(1) => false,
                 Some(s) if Some(s as usize) == size => true,
-                Some(s) => return Err(format!("{}: its pages step by {s}, neither one nor a page's comments", firsts[0].1.url)),
+                Some(step) => return Err(InferError::Step { url: firsts[0].1.url.clone(), step }),
                 None => named(i, &OFFSET_PARAMS),
             };
             if offset {
@@ -1000,11 +1047,11 @@ async fn probe_paging(sample: &Sample, learned: &Learned, comments: &LearnedComm
 }
 
 /// The comment rules of the learned file with `comments`, loaded back.
-fn loaded(learned: &Learned, comments: &LearnedComments) -> Result<luntan_core::site::HtmlComments, String> {
+fn loaded(learned: &Learned, comments: &LearnedComments) -> Result<luntan_core::site::HtmlComments, InferError> {
     let mut with = learned.clone();
     with.comments = Some(comments.clone());
-    let site = Site::parse(&with.site_file(), Path::new("learned.xml")).map_err(|e| format!("the file does not load: {e}"))?;
-    site.comments.ok_or_else(|| "the file has no <comments>".into())
+    let site = Site::parse(&with.site_file(), Path::new("learned.xml")).map_err(InferError::Load)?;
+    site.comments.ok_or(InferError::NoComments)
 }
 
 /// A drawn article's thread id, its key and the first comments URL as
@@ -1018,19 +1065,19 @@ fn first_asked(rules: &luntan_core::site::HtmlComments, d: &Drawn) -> (String, O
 
 /// The learned file, loaded back with the comments, must ask for what each
 /// drawn article's script asked for first, and read comments there.
-fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Result<LearnedComments, String> {
+fn verify(learned: &Learned, comments: LearnedComments, drawn: &[Drawn]) -> Result<LearnedComments, InferError> {
     let rules = loaded(learned, &comments)?;
     let mut read = 0;
     for d in drawn {
-        let url = first_asked(&rules, d).2.ok_or_else(|| format!("{}: the file makes no comment URL for it", d.url))?;
+        let url = first_asked(&rules, d).2.ok_or_else(|| InferError::NoUrl(d.url.clone()))?;
         let Some((asked, value)) = d.json.iter().find(|(u, _)| endpoint_shape(u) == endpoint_shape(&url)) else { continue };
         if !same_request(&url, asked, &comments.varying) {
-            return Err(format!("{}: the file asks {url}, the page's script asked {asked}", d.url));
+            return Err(InferError::Asks { page: d.url.clone(), file: Box::new(url), script: Box::new(asked.clone()) });
         }
         read += rules.endpoint.items(value).len();
     }
     if read == 0 {
-        return Err("the file, loaded back, reads no comment where the scripts found them".into());
+        return Err(InferError::ReadsNone);
     }
     Ok(comments)
 }

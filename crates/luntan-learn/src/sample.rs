@@ -26,7 +26,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use luntan_core::site::Site;
+use luntan_core::site::{Site, SiteError};
 use luntan_crawl::fetch::Fetcher;
 use luntan_crawl::links;
 use scraper::Html;
@@ -101,18 +101,18 @@ impl Sample {
 
 /// The site the walk runs under: the home page, its politeness, no rules.
 pub fn walking_site(home: &Url, delay: Duration) -> Result<Site, LearnError> {
-    learner_site(home, delay, "").map_err(|why| LearnError::Home { url: home.to_string(), why })
+    learner_site(home, delay, "").map_err(|e| LearnError::Home { url: home.to_string(), why: e.to_string() })
 }
 
 /// The walking site with a browser: what draws sampled articles in
 /// Chromium ([`crate::comments::draw`]), every request through the same
 /// politeness, the forum's host and `hosts` (a comment server's) allowed.
-pub fn drawing_site(home: &Url, delay: Duration, hosts: &[String]) -> Result<Site, String> {
+pub fn drawing_site(home: &Url, delay: Duration, hosts: &[String]) -> Result<Site, SiteError> {
     let allowed: String = hosts.iter().map(|h| format!("<allow-host>{}</allow-host>", crate::text(h))).collect();
     learner_site(home, delay, &format!("{allowed}<browser/>"))
 }
 
-fn learner_site(home: &Url, delay: Duration, extra: &str) -> Result<Site, String> {
+fn learner_site(home: &Url, delay: Duration, extra: &str) -> Result<Site, SiteError> {
     let text = format!(
         r#"<site id="learn"><home>{}</home><politeness delay-ms="{}" concurrency="1"/>
   <links><board>^luntan-learn:{{board}}$</board><thread>^luntan-learn:{{thread}}$</thread></links>
@@ -120,7 +120,7 @@ fn learner_site(home: &Url, delay: Duration, extra: &str) -> Result<Site, String
         crate::text(home.as_str()),
         delay.as_millis()
     );
-    Site::parse(&text, Path::new("luntan-learn")).map_err(|e| e.to_string())
+    Site::parse(&text, Path::new("luntan-learn"))
 }
 
 /// Links that act on the forum rather than show it.
