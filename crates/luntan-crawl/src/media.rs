@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use luntan_core::contract::{Progress, Stop};
+use luntan_core::doc::DocError;
 use luntan_core::ids::MediaHash;
 use luntan_core::layout::{write_atomic, PathError};
 use luntan_core::site::MediaRules;
 use luntan_core::store::{MediaRow, MediaStatus, StoreError};
-use luntan_core::doc::DocError;
 use luntan_core::{DataDir, Store, ThreadDoc, ThreadState};
 use url::Url;
 
