@@ -19,7 +19,11 @@
 //!    group with the most text, weighted by its share of text outside
 //!    links and its share of dated records, is the posts. Menus, pagers
 //!    and link lists lose on links, bodies' paragraph lists and padding on
-//!    dates.
+//!    dates. Where the best group has one dated record beside undated
+//!    ones (a page's main column beside a dialog), the best group of dated
+//!    records inside that one is taken. A record that only holds two or more dated elements of
+//!    another record's shape and one tag and classes (replies nested in
+//!    wrappers by thread depth) is read as those ([`unfold`]).
 //! 3. **Fields.** Inside the records of the group, a candidate is kept by
 //!    its relative path (tag, classes with digits blurred, index among
 //!    like siblings) and the path most records share wins, so a date or a
@@ -174,7 +178,7 @@ fn choose<'h>(dom: &Dom, rules: &ThreadRules, hint: Option<&'h Shape>) -> Option
     if dom.nodes.is_empty() {
         return None;
     }
-    let group = best_group(dom, rules);
+    let group = best_group(dom, rules).map(|g| unfold(dom, g));
     let total = dom.nodes[dom.body].text;
     Some(match group {
         // A group that holds less than half the page's text is checked
@@ -602,7 +606,8 @@ fn group_text(dom: &Dom, g: &[usize]) -> u32 {
 /// The group of sibling records that best looks like posts.
 fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
     let helped = rules.body.is_some() || rules.body_id.is_some() || rules.author.is_some() || rules.time.is_some() || rules.floor.is_some();
-    let mut best: Option<(f64, Vec<usize>)> = None;
+    // Every qualifying group: its score, whether all its records are dated.
+    let mut found: Vec<(f64, bool, Vec<usize>)> = Vec::new();
     for p in &dom.nodes {
         if p.children.len() < 2 {
             continue;
@@ -641,13 +646,80 @@ fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
                     let fits = g.iter().filter(|&&r| helper_fits(rules, dom.nodes[r].el)).count() as f64;
                     score *= fits / n;
                 }
-                if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                    best = Some((score, g));
+                if score > 0.0 {
+                    found.push((score, dated == n, g));
                 }
             }
         }
     }
-    best.filter(|(s, _)| *s > 0.0).map(|(_, g)| g)
+    // The highest score, the first of equals.
+    let best = |groups: &mut dyn Iterator<Item = &(f64, bool, Vec<usize>)>| {
+        groups.fold(None, |b: Option<&(f64, bool, Vec<usize>)>, x| if b.is_none_or(|b| x.0 > b.0) { Some(x) } else { b }).map(|(_, _, g)| g.clone())
+    };
+    let top = best(&mut found.iter())?;
+    // One dated record beside undated ones is one block of the page, not
+    // posts (HyperKitty's main column beside its keyboard-shortcuts
+    // dialog): the best group of dated records inside it, if any.
+    let dated: Vec<usize> = top.iter().copied().filter(|&r| dom.nodes[r].dated).collect();
+    if let [block] = dated[..] {
+        if let Some(inner) = best(&mut found.iter().filter(|(_, all, g)| *all && g.iter().all(|&r| r != block && dom.contains(block, r)))) {
+            return Some(inner);
+        }
+    }
+    Some(top)
+}
+
+/// Replies drawn nested by thread depth (HyperKitty's mails: the first
+/// one, then a `div.replies` holding each reply in a wrapper that also
+/// holds the wrappers of its answers) leave two siblings to match, the
+/// first post and the container of every other: S4 reads them as two
+/// records. A record of the group that holds two or more dated elements
+/// of another record's shape, and no text outside them, is such a
+/// container: its records are those elements, the innermost of them.
+/// A post that holds its replies (WordPress's `li.comment` with its
+/// `ol.children`) has text of its own, and stays one record.
+fn unfold(dom: &Dom, group: Vec<usize>) -> Vec<usize> {
+    let mut out = Vec::with_capacity(group.len());
+    for &r in &group {
+        // Another record, a post as it is (not a wrapper of one, as
+        // WordPress's `li.comment` is of its `article`, whose replies'
+        // articles would otherwise pass for the container's posts).
+        let Some(&other) = group.iter().find(|&&o| o != r && dom.nodes[o].dated) else { return group };
+        if dom.core(other) != other {
+            out.push(r);
+            continue;
+        }
+        let tag = dom.nodes[other].tag;
+        // Dated elements of the other record's tag, by their own tag and
+        // classes: the posts of one template share theirs (a wrapper's
+        // nesting class, `reply-level-3`, and a header's differ).
+        let mut by_key: Vec<(&str, Vec<usize>)> = Vec::new();
+        for d in r + 1..dom.nodes[r].end {
+            let n = &dom.nodes[d];
+            if n.tag == tag && n.dated && n.text > 0 {
+                let key = n.step.rsplit_once(':').map_or(n.step.as_str(), |(k, _)| k);
+                match by_key.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, v)) => v.push(d),
+                    None => by_key.push((key, vec![d])),
+                }
+            }
+        }
+        // Two or more, none inside another, all the container's text, each
+        // of the other record's shape; or one, the container's core (a
+        // thread of one reply).
+        let posts = by_key.into_iter().map(|(_, v)| v).find(|v| {
+            (v.len() >= 2 || dom.core(r) == v[0])
+                && v.windows(2).all(|w| !dom.contains(w[0], w[1]))
+                && group_text(dom, v) == dom.nodes[r].text
+                && v.iter().all(|&d| dom.similar(other, d))
+        });
+        match posts {
+            Some(inner) => out.extend(inner),
+            None => out.push(r),
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// Whether the site file's own selectors, where given, match in a record.
@@ -923,6 +995,8 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
                             !e.in_link && (holds_a_link || (e.link == 0 && !e.children.iter().any(|&c| dom.nodes[c].chars == e.chars)))
                         }
                         && floor_label(&line_text(e.el)).is_none()
+                        // A count (a vote link's `0`) is no name.
+                        && !score_text(&line_text(e.el))
                 };
                 let core_ok = |k: usize, i: usize| match time_picks[k] {
                     Some(t) => dom.lca(i, t) != dom.core(records[k]) && dom.contains(dom.core(records[k]), dom.lca(i, t)),
@@ -1010,12 +1084,17 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
 /// link (or the holder of one) that says the same in three posts or more
 /// but leads somewhere else from each (WordPress's "回复" under every
 /// comment, `?replytocom=<comment>`). One author's posts link one page.
+/// So is a link that leads nowhere, a script's button (HyperKitty's
+/// "Reply", `href="#"`, `javascript:`).
 fn action(dom: &Dom, picks: &Picks) -> bool {
     let href = |i: usize| {
         let e = dom.nodes[i].el;
         e.value().attr("href").or_else(|| e.descendent_elements().find_map(|d| d.value().attr("href")))
     };
-    picks.iter().flatten().count() >= 3 && distinct_texts(dom, picks) == 1 && picks.iter().flatten().filter_map(|&i| href(i)).collect::<HashSet<_>>().len() >= 2
+    let hrefs: HashSet<&str> = picks.iter().flatten().filter_map(|&i| href(i)).map(str::trim).collect();
+    // A plain name (no link) in every post of a one-author page is none.
+    let nowhere = !hrefs.is_empty() && hrefs.iter().all(|h| h.starts_with('#') || h.get(..11).is_some_and(|s| s.eq_ignore_ascii_case("javascript:")));
+    picks.iter().flatten().count() >= 3 && distinct_texts(dom, picks) == 1 && (hrefs.len() >= 2 || nowhere)
 }
 
 /// How many texts the picked elements show.
@@ -1344,6 +1423,68 @@ mod tests {
         // `strip` still works inside a found record.
         let got = summary(&html, r#"<thread post="auto" strip="blockquote"/>"#);
         assert_eq!(got[1].3, ["我不同意"]);
+    }
+
+    /// Regression (the real-software bed's HyperKitty): a mailing-list
+    /// archive draws the first mail, then a `div.replies` in which each reply
+    /// sits in a wrapper (`div.odd`/`div.even`, by depth) that also holds
+    /// the wrappers of its answers. The two siblings, the first mail and
+    /// the container, matched as two records: the first mail and every
+    /// other read as one.
+    #[test]
+    fn replies_nested_by_thread_depth_are_each_a_post() {
+        let mail = |first: bool, who: &str, when: &str, body: &str| {
+            format!(
+                r##"<div class="email{}"><div class="email-header"><div class="gravatar-wrapper"><div class="email-author"><h2 class="name">{who}</h2></div></div><div class="email-date"><span title="{when}">{when}</span></div></div><div class="email-body"><p>{body}</p></div><div class="email-info"><a href="/vote">0</a> <a class="reply" href="#">Reply</a></div></div>"##,
+                if first { " email-first" } else { "" }
+            )
+        };
+        let html = format!(
+            r#"<html><body>{NAV}<div class="thread">{}<div class="replies"><div class="odd">{}<div class="even reply-level-1">{}<div class="odd reply-level-2">{}</div></div></div><div class="even">{}</div></div></div></body></html>"#,
+            mail(true, "张伟", "2026-09-01 19:42", "第一封邮件的正文很长很长"),
+            mail(false, "李娜", "2026-09-02 08:10", "回复第一封"),
+            mail(false, "王芳", "2026-09-02 09:30", "回复李娜的邮件"),
+            mail(false, "赵磊", "2026-09-03 10:00", "再往下一层"),
+            mail(false, "刘洋", "2026-09-04 11:11", "又一个直接回复"),
+        );
+        let got = summary(&html, AUTO);
+        // A thread of one reply: the container holds it alone.
+        let one = format!(
+            r#"<html><body>{NAV}<div class="thread">{}<div class="replies"><div class="odd">{}</div></div></div></body></html>"#,
+            mail(true, "张伟", "2026-09-01 19:42", "第一封邮件的正文很长很长"),
+            mail(false, "李娜", "2026-09-02 08:10", "回复第一封"),
+        );
+        let classes = |html: &str| -> Vec<String> {
+            let doc = Html::parse_document(html);
+            records(&doc, None)
+                .0
+                .iter()
+                .map(|r| ElementRef::wrap(doc.tree.get(r.record).unwrap()).unwrap().value().attr("class").unwrap_or("").to_owned())
+                .collect()
+        };
+        assert_eq!(classes(&one), ["email email-first", "email"]);
+        // Beside the page's main column, a dialog drawn like it (Bootstrap's
+        // `div.modal`, hidden by a style sheet) and undated: the two are no
+        // pair of posts, the mails inside the column are.
+        let dialog = r#"<div class="modal fade"><div class="modal-dialog"><h4>键盘快捷键</h4><ul><li><code>j</code>：下一封未读邮件</li><li><code>k</code>：上一封未读邮件</li><li><code>j a</code>：跳到所有主题</li><li><code>j l</code>：跳到邮件列表概览</li></ul></div></div>"#;
+        let side: String = (1..=6).map(|i| format!("<li><a href=\"/list/{i}/\">邮件列表第{i}个很长的名字</a></li>")).collect();
+        let page = format!(
+            r#"<html><body>{dialog}<div class="container"><div class="about"><h4>书评天地</h4><ul class="lists">{side}</ul><p>这个邮件列表讨论读过的书，欢迎每一位喜欢读书的朋友在这里分享自己的读后感和推荐的好书，也可以提出问题请大家帮忙解答。</p></div><div class="thread">{}<div class="replies"><div class="odd">{}</div></div></div></div></body></html>"#,
+            mail(true, "张伟", "2026-09-01 19:42", "第一封"),
+            mail(false, "李娜", "2026-09-02 08:10", "回复"),
+        );
+        assert_eq!(classes(&page), ["email email-first", "email"]);
+        let who: Vec<(&str, Option<&str>, &[String])> = got.iter().map(|p| (p.1.as_str(), p.2.as_deref(), p.3.as_slice())).collect();
+        assert_eq!(
+            who,
+            [
+                ("张伟", Some("2026-09-01T19:42:00"), &["第一封邮件的正文很长很长".to_owned()][..]),
+                ("李娜", Some("2026-09-02T08:10:00"), &["回复第一封".to_owned()][..]),
+                ("王芳", Some("2026-09-02T09:30:00"), &["回复李娜的邮件".to_owned()][..]),
+                ("赵磊", Some("2026-09-03T10:00:00"), &["再往下一层".to_owned()][..]),
+                ("刘洋", Some("2026-09-04T11:11:00"), &["又一个直接回复".to_owned()][..]),
+            ]
+        );
     }
 
     #[test]
