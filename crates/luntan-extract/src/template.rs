@@ -1084,8 +1084,9 @@ fn read_records(dom: &Dom, records: &[usize], rules: &ThreadRules, now: Now, pre
 /// link (or the holder of one) that says the same in three posts or more
 /// but leads somewhere else from each (WordPress's "回复" under every
 /// comment, `?replytocom=<comment>`). One author's posts link one page.
-/// So is a link that leads nowhere, a script's button (HyperKitty's
-/// "Reply", `href="#"`, `javascript:`).
+/// So is a link that leads nowhere and says the same in two posts or
+/// more, a script's button (HyperKitty's "Reply", `href="#"`,
+/// `javascript:`).
 fn action(dom: &Dom, picks: &Picks) -> bool {
     let href = |i: usize| {
         let e = dom.nodes[i].el;
@@ -1094,7 +1095,8 @@ fn action(dom: &Dom, picks: &Picks) -> bool {
     let hrefs: HashSet<&str> = picks.iter().flatten().filter_map(|&i| href(i)).map(str::trim).collect();
     // A plain name (no link) in every post of a one-author page is none.
     let nowhere = !hrefs.is_empty() && hrefs.iter().all(|h| h.starts_with('#') || h.get(..11).is_some_and(|s| s.eq_ignore_ascii_case("javascript:")));
-    picks.iter().flatten().count() >= 3 && distinct_texts(dom, picks) == 1 && (hrefs.len() >= 2 || nowhere)
+    let count = picks.iter().flatten().count();
+    distinct_texts(dom, picks) == 1 && ((count >= 3 && hrefs.len() >= 2) || (count >= 2 && nowhere))
 }
 
 /// How many texts the picked elements show.
@@ -1463,6 +1465,9 @@ mod tests {
                 .collect()
         };
         assert_eq!(classes(&one), ["email email-first", "email"]);
+        // Two posts, each with its "Reply" button: a link to `#` is no name.
+        let authors: Vec<String> = summary(&one, AUTO).into_iter().map(|p| p.1).collect();
+        assert_eq!(authors, ["张伟", "李娜"]);
         // Beside the page's main column, a dialog drawn like it (Bootstrap's
         // `div.modal`, hidden by a style sheet) and undated: the two are no
         // pair of posts, the mails inside the column are.
