@@ -20,10 +20,11 @@
 //!    links and its share of dated records, is the posts. Menus, pagers
 //!    and link lists lose on links, bodies' paragraph lists and padding on
 //!    dates. Where the best group has one dated record beside undated
-//!    ones (a page's main column beside a dialog), the best group of dated
-//!    records inside that one is taken. A record that only holds two or more dated elements of
-//!    another record's shape and one tag and classes (replies nested in
-//!    wrappers by thread depth) is read as those ([`unfold`]).
+//!    ones (a page's main column beside a dialog), the best group of
+//!    dated records inside that one is taken. A record that only holds
+//!    dated elements of another record's shape and one tag and classes
+//!    (replies nested in wrappers by thread depth) is read as those
+//!    ([`unfold`]).
 //! 3. **Fields.** Inside the records of the group, a candidate is kept by
 //!    its relative path (tag, classes with digits blurred, index among
 //!    like siblings) and the path most records share wins, so a date or a
@@ -674,10 +675,12 @@ fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
 /// holds the wrappers of its answers) leave two siblings to match, the
 /// first post and the container of every other: S4 reads them as two
 /// records. A record of the group that holds two or more dated elements
-/// of another record's shape, and no text outside them, is such a
-/// container: its records are those elements, the innermost of them.
-/// A post that holds its replies (WordPress's `li.comment` with its
-/// `ol.children`) has text of its own, and stays one record.
+/// of another record's shape, of one tag and classes, none inside another
+/// and no text outside them, is such a container: its records are those
+/// elements (one alone where it is the container's core). The other
+/// record must be a post as it is: where records wrap their posts
+/// (WordPress's `li.comment` its `article`), a comment holding replies
+/// would otherwise pass for a container of articles.
 fn unfold(dom: &Dom, group: Vec<usize>) -> Vec<usize> {
     let mut out = Vec::with_capacity(group.len());
     for &r in &group {
@@ -1450,6 +1453,17 @@ mod tests {
             mail(false, "刘洋", "2026-09-04 11:11", "又一个直接回复"),
         );
         let got = summary(&html, AUTO);
+        let who: Vec<(&str, Option<&str>, &[String])> = got.iter().map(|p| (p.1.as_str(), p.2.as_deref(), p.3.as_slice())).collect();
+        assert_eq!(
+            who,
+            [
+                ("张伟", Some("2026-09-01T19:42:00"), &["第一封邮件的正文很长很长".to_owned()][..]),
+                ("李娜", Some("2026-09-02T08:10:00"), &["回复第一封".to_owned()][..]),
+                ("王芳", Some("2026-09-02T09:30:00"), &["回复李娜的邮件".to_owned()][..]),
+                ("赵磊", Some("2026-09-03T10:00:00"), &["再往下一层".to_owned()][..]),
+                ("刘洋", Some("2026-09-04T11:11:00"), &["又一个直接回复".to_owned()][..]),
+            ]
+        );
         // A thread of one reply: the container holds it alone.
         let one = format!(
             r#"<html><body>{NAV}<div class="thread">{}<div class="replies"><div class="odd">{}</div></div></div></body></html>"#,
@@ -1479,17 +1493,6 @@ mod tests {
             mail(false, "李娜", "2026-09-02 08:10", "回复"),
         );
         assert_eq!(classes(&page), ["email email-first", "email"]);
-        let who: Vec<(&str, Option<&str>, &[String])> = got.iter().map(|p| (p.1.as_str(), p.2.as_deref(), p.3.as_slice())).collect();
-        assert_eq!(
-            who,
-            [
-                ("张伟", Some("2026-09-01T19:42:00"), &["第一封邮件的正文很长很长".to_owned()][..]),
-                ("李娜", Some("2026-09-02T08:10:00"), &["回复第一封".to_owned()][..]),
-                ("王芳", Some("2026-09-02T09:30:00"), &["回复李娜的邮件".to_owned()][..]),
-                ("赵磊", Some("2026-09-03T10:00:00"), &["再往下一层".to_owned()][..]),
-                ("刘洋", Some("2026-09-04T11:11:00"), &["又一个直接回复".to_owned()][..]),
-            ]
-        );
     }
 
     #[test]

@@ -155,10 +155,16 @@ pub enum InferError {
 /// learned file in Chromium, through a fetcher of the sample's politeness.
 /// None is drawn (and no browser started) where a thread page as served
 /// shows posts beside the article (a forum's, or comments drawn on the
-/// server: they are read from the HTML) or no article page holds a
-/// script. No article is begun once `budget` requests are sent (one
+/// server: they are read from the HTML; or a thread asked for at the
+/// variant of its page that shows them, `add-query`) or no article page
+/// holds a script. No article is begun once `budget` requests are sent (one
 /// article's page may go past it). Returns the articles and the requests sent.
 pub async fn draw(sample: &Sample, learned: &Learned, budget: u64) -> Result<(Vec<Drawn>, u64), DrawError> {
+    // Threads asked for at a variant of their page (`?noscript`) were
+    // found there to show every post as served.
+    if learned.thread_query.is_some() {
+        return Ok((Vec::new(), 0));
+    }
     let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).map_err(DrawError::Learned)?;
     let threads: Vec<_> = sample.pages.iter().filter_map(|p| Some((p, site.links.thread.captures(p.landed.as_str())?.ok()?))).collect();
     if threads.iter().any(|(p, _)| luntan_extract::parse_page(&site, &p.html).posts.len() > 1) {

@@ -50,6 +50,9 @@ pub const THREAD_SHARE: f64 = 0.5;
 pub const LIST_LINKS: usize = 3;
 /// Share of records a field must be found in to be learned.
 const FIELD_SHARE: f64 = 0.8;
+/// Share of records an author or time selector must read as the template
+/// did, where none reads every one.
+const NEARLY: f64 = 0.9;
 
 /// A thread read whole: its posts and the last one's time.
 type Whole = (usize, Option<String>);
@@ -341,6 +344,15 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         None => vec![placeholder_board(&sample.home)],
     };
     what.links.extend(family_links(&read, &steps, &threads, Role::Thread, "thread", "thread-page"));
+    if let Some(hub) = boards.as_ref().and_then(|b| board_hub(&read, b)) {
+        if hub_patterns(&mut what.links, &hub) {
+            tracing::debug!("boards: one page past the home page, at its links plus /{hub}");
+            if !what.hashed.contains(&"board") {
+                what.hashed.push("board");
+            }
+            what.board_hub = Some(hub);
+        }
+    }
     if let Some(most) = boards.as_ref().and_then(|b| max_board_pages(&page_values(&steps, &b.fam))) {
         what.max_board_pages = Some(most);
     }
@@ -1218,6 +1230,68 @@ fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'s
     out
 }
 
+/// Boards one page past the home page. A mailing-list archive's home page
+/// links each list's overview (`/list/<name>/`), which links the list's
+/// thread index (`/list/<name>/latest`), the board the lists were learned
+/// from. Where the home page links no board, but two pages it links or
+/// more each link a board's first page at their own URL (a path ending in
+/// `/`, no query) plus one fixed path segment, returns that segment: the
+/// boards are read one hop further (`<board depth="1">`), the linked pages
+/// boards of their own.
+pub(crate) fn board_hub(read: &Read, boards: &Scheme) -> Option<String> {
+    let shapes = &read.shapes;
+    let home: Vec<&Seen> = read.seen.iter().filter(|s| s.page.depth == 0).collect();
+    if home.iter().flat_map(|s| s.splits()).any(|sp| boards.fam.member(&sp, shapes)) {
+        return None;
+    }
+    let linked: HashSet<&Url> = home.iter().flat_map(|s| s.page.links.iter().map(|l| &l.url)).collect();
+    // Per segment, the pages it was found after.
+    let mut found: BTreeMap<&str, BTreeSet<&Url>> = BTreeMap::new();
+    for s in read.seen.iter().filter(|s| s.direct() && linked.contains(&s.page.url)) {
+        let at = &s.page.url;
+        if !at.path().ends_with('/') || at.query().is_some() {
+            continue;
+        }
+        for l in &s.page.links {
+            let u = &l.url;
+            let Some(rest) = u.path().strip_prefix(at.path()) else { continue };
+            let same_site = u.host_str() == at.host_str() && u.port_or_known_default() == at.port_or_known_default();
+            if same_site && u.query().is_none() && !rest.is_empty() && !rest.contains('/') && boards.fam.member(&Split::of(u), shapes) {
+                found.entry(rest).or_default().insert(at);
+            }
+        }
+    }
+    let (segment, pages) = found.into_iter().max_by_key(|(_, pages)| pages.len())?;
+    (pages.len() >= 2).then(|| segment.to_owned())
+}
+
+/// The board patterns made to take the pages one hop from the home page
+/// too ([`board_hub`]): the board's id takes in the segment, so that a
+/// page and its board, both read as boards, differ
+/// (`/list/(?P<board>[^/?#&]+/(?:latest)?)$`; its later pages
+/// `/list/(?P<board>[^/?#&]+/latest)\?page={page}$`). `false`, and the
+/// patterns as they were, where they do not end in the segment.
+fn hub_patterns(links: &mut [LearnedLink], segment: &str) -> bool {
+    let tail = format!("{{board}}/{}", regex::escape(segment));
+    let first = format!("{tail}$");
+    let fits = |l: &LearnedLink| match l.element {
+        "board" => l.pattern.ends_with(&first),
+        "board-page" => l.pattern.contains(&tail),
+        _ => true,
+    };
+    if !links.iter().all(fits) {
+        return false;
+    }
+    for l in links.iter_mut() {
+        match l.element {
+            "board" => l.pattern = l.pattern.replace(&first, &format!("(?P<board>[^/?#&]+/(?:{})?)$", regex::escape(segment))),
+            "board-page" => l.pattern = l.pattern.replacen(&tail, &format!("(?P<board>[^/?#&]+/{})", regex::escape(segment)), 1),
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A cap on board list pages above the crawler's default, when the
 /// boards' pager reached past page 100: twice the furthest page seen
 /// (counted in steps where the pager counts offsets from 0), so that a
@@ -1339,21 +1413,38 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
         // Candidates from the element the template picked and the two
         // above it (a time read from a `title` inside the `em` that holds
         // it); a selector fits when it reads the same value in every post.
-        let cands = pairs.iter().take(3).flat_map(|(d, r, f)| {
-            let f = el(d, *f);
-            std::iter::once(f)
-                .chain(f.ancestors().filter_map(ElementRef::wrap).take_while(|a| a.id() != *r).take(2))
-                .flat_map(|e| select::inside(e, *r))
-                .collect::<Vec<_>>()
-        });
-        let fits = |sel: &Selector| {
-            pairs.iter().all(|(d, r, f)| {
-                let rec = el(d, *r);
-                let got = if name == "body" { body_at(rec, sel) } else { rec.select(sel).next() };
-                got.is_some_and(|g| field_value(name, g) == field_value(name, el(d, *f)))
+        let cands: Vec<String> = pairs
+            .iter()
+            .take(3)
+            .flat_map(|(d, r, f)| {
+                let f = el(d, *f);
+                std::iter::once(f)
+                    .chain(f.ancestors().filter_map(ElementRef::wrap).take_while(|a| a.id() != *r).take(2))
+                    .flat_map(|e| select::inside(e, *r))
+                    .collect::<Vec<_>>()
             })
+            .collect();
+        let agrees = |sel: &Selector, (d, r, f): &(&Html, NodeId, NodeId)| {
+            let rec = el(d, *r);
+            let got = if name == "body" { body_at(rec, sel) } else { rec.select(sel).next() };
+            got.is_some_and(|g| field_value(name, g) == field_value(name, el(d, *f)))
         };
-        match first_fitting(cands, fits) {
+        // The template may pick another element in a few posts (HyperKitty's
+        // pages of two mails, where a date text is shorter than a sender's
+        // address): an author or time selector that reads its pick in
+        // nearly every post is taken, the one reading the most.
+        let nearly = || {
+            let mut best: Option<(usize, &String)> = None;
+            for css in &cands {
+                let Some(sel) = select::parse(css) else { continue };
+                let n = pairs.iter().filter(|p| agrees(&sel, p)).count();
+                if best.is_none_or(|(b, _)| n > b) {
+                    best = Some((n, css));
+                }
+            }
+            best.filter(|&(n, _)| name != "body" && n as f64 >= NEARLY * total as f64).map(|(_, css)| css.clone())
+        };
+        match first_fitting(cands.iter().cloned(), |sel| pairs.iter().all(|p| agrees(sel, p))).or_else(nearly) {
             Some(css) => out.push(Field { attr: name, css, examples: examples(&mut pairs.iter().map(|(d, _, f)| (*d, *f))) }),
             None if needed => missing.push(format!("{name}: no simple selector picks it in every post; not learned")),
             None => {}
@@ -2728,6 +2819,47 @@ pub(crate) mod tests {
         // The article is the first post, read by rules of its own.
         assert!(authors[0].starts_with("作者") && posts[0].paragraphs[0].starts_with("这是第"), "{:?}\n{file}", posts[0]);
         assert!(posts[1..].iter().all(|p| !p.paragraphs.concat().contains("这是第")), "{file}");
+    }
+
+    /// A mailing-list archive (HyperKitty): the home page links each
+    /// list's overview, `/list/<name>/`, which links the list's thread
+    /// index, `/list/<name>/latest`, paged `?page=N`. The boards are read
+    /// one hop further, overview and index each a board of its own.
+    #[test]
+    fn boards_linked_only_from_pages_the_home_page_links_are_read_one_hop_further() {
+        let thread_url = regex::Regex::new(r"read\.php\?tid=([0-9]+)(?:&amp;fpage=[0-9]+)?").unwrap();
+        let board = |name: &str, fid: u32, page: u32| {
+            let html = thread_url.replace_all(&list_html(fid, page), format!("/list/{name}/thread/$1/").as_str()).into_owned();
+            html.replace(&format!("board.php?fid={fid}&amp;page="), &format!("/list/{name}/latest?page="))
+        };
+        let home = format!("{}<ul><li><a href=\"/list/books/\">书评天地</a></li><li><a href=\"/list/trips/\">旅行</a></li></ul></body></html>", head(TITLE));
+        let mut pages = vec![page(HOME, 0, home)];
+        for (fid, name) in [(1, "books"), (2, "trips")] {
+            let overview = format!("{}<h2>{name}</h2><p><a href=\"/list/{name}/latest\">所有主题</a></p></body></html>", head(name));
+            pages.push(page(&format!("/list/{name}/"), 1, overview));
+            pages.push(page(&format!("/list/{name}/latest"), 2, board(name, fid, 1)));
+            pages.push(page(&format!("/list/{name}/latest?page=2"), 3, board(name, fid, 2)));
+        }
+        for (name, tid) in [("books", 11), ("books", 12), ("books", 15), ("trips", 21), ("trips", 26)] {
+            pages.push(page(&format!("/list/{name}/thread/{tid}/"), 3, thread_html(tid)));
+        }
+        let home = url(HOME);
+        let sample = Sample { site: Arc::new(walking_site(&home, Duration::ZERO).unwrap()), home, pages, failed: Vec::new(), requests: 10, aside_left: 0 };
+        let learned = learn(&sample, Learned::new("ml", None, url(HOME), Duration::ZERO)).unwrap();
+        let file = learned.site_file();
+        assert_eq!(learned.board_hub.as_deref(), Some("latest"), "{file}");
+        assert!(file.contains("<board depth=\"1\">") && learned.hashed.contains(&"board"), "{file}");
+        // Overview, index and its later pages: the first two boards of their own.
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        let board_of =
+            |u: &str, pat: &luntan_core::site::LinkPattern| pat.captures(url(u).as_str()).and_then(|m| m.ok()).map(|m| m.board.map(|b| b.to_string()));
+        let (overview, index) = (board_of("/list/books/", &site.links.board), board_of("/list/books/latest", &site.links.board));
+        assert!(overview.is_some() && index.is_some() && overview != index, "{overview:?} {index:?}\n{file}");
+        let later = site.links.board_page.as_ref().and_then(|p| board_of("/list/books/latest?page=2", p));
+        assert_eq!(later, index, "{file}");
+        assert_eq!(crate::check(&file, &sample).unwrap().boards, 2, "{file}");
+        // Where the home page links the boards, they are read there.
+        assert_eq!(learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap().board_hub, None);
     }
 
     /// HyperKitty: a thread's page shows its first mail and links

@@ -97,6 +97,11 @@ pub struct Learned {
     /// Parameters a thread is asked for with (`<thread add-query>`): the
     /// plain thread pages' own variant that shows every post (`noscript`).
     pub thread_query: Option<String>,
+    /// Boards one page past the home page (`<board depth="1">`): the home
+    /// page links pages that each link their board's list at their own URL
+    /// plus this path segment (a mailing-list archive's overview and its
+    /// `latest` index, [`learn::board_hub`]).
+    pub board_hub: Option<String>,
     /// Hosts besides the forum's its pages are read from (`<allow-host>`:
     /// a comment server's).
     pub allow_hosts: Vec<String>,
@@ -119,6 +124,7 @@ impl Learned {
             max_board_pages: None,
             hashed: Vec::new(),
             thread_query: None,
+            board_hub: None,
             comments: None,
             allow_hosts: Vec::new(),
             pages: 0,
@@ -147,8 +153,9 @@ impl Learned {
         let _ = writeln!(out, "  <links{hashed}>");
         for l in &self.links {
             let first = l.first.filter(|&f| f != 1).map(|f| format!(" first=\"{f}\"")).unwrap_or_default();
-            let added = match (&self.thread_query, l.element) {
-                (Some(q), "thread") => format!(" add-query=\"{}\"", attr(q)),
+            let added = match (&self.thread_query, &self.board_hub, l.element) {
+                (Some(q), _, "thread") => format!(" add-query=\"{}\"", attr(q)),
+                (_, Some(_), "board") => " depth=\"1\"".to_owned(),
                 _ => String::new(),
             };
             let _ = writeln!(out, "    <{}{first}{added}><![CDATA[{}]]></{}>", l.element, l.pattern, l.element);
@@ -176,6 +183,12 @@ impl Learned {
             }
             if let (Some(q), "thread") = (&self.thread_query, l.element) {
                 let _ = writeln!(out, "  asked for with {q} added: the pages that read as threads are these with it, each linked from its plain page");
+            }
+            if let (Some(h), "board") = (&self.board_hub, l.element) {
+                let _ = writeln!(
+                    out,
+                    "  one page past the home page: it links pages that each link their board at their URL plus {h}, read as boards of their own"
+                );
             }
             for e in &l.examples {
                 let _ = writeln!(out, "  from {e}");

@@ -588,7 +588,10 @@ pub fn pattern(origin: &Url, shape: &Shape, roles: &BTreeMap<Pos, Role>, context
             Some(Role::Fixed(v)) => out.push_str(&regex::escape(v)),
             Some(Role::Free) | None => out.push_str(match k {
                 Kind::Num => "[0-9]+",
-                Kind::Word => "[0-9A-Za-z_-]+",
+                // As [`wordlike`] takes them, a list's address too; from a
+                // digit as well, since words seen at a place stand for
+                // names unseen there (Misago's slug `2-bai-se-…`).
+                Kind::Word => "[0-9A-Za-z_-]+(?:@[0-9A-Za-z.-]+)?",
                 _ => "[^/?#&]+",
             }),
         },
@@ -841,6 +844,23 @@ mod tests {
             pattern(&origin, &shape.without("page"), &roles, &["fpage".into()]),
             r"^https?://h:8080/dz/forum\.php\?mod=viewthread&tid={thread}(?P<context>(?:&(?:fpage)=[^&#]*)+)?$"
         );
+    }
+
+    /// Regression (the real-software bed's HyperKitty): a mailing list's
+    /// address is a word where lists differ (`/list/books@lists.example.org/`),
+    /// but the pattern wrote a free word as letters, digits, `_` and `-`,
+    /// which no address matches: no list linked a thread.
+    #[test]
+    fn a_free_word_in_a_pattern_takes_an_address_too() {
+        let mut shape = split("http://h/list/books@lists.example.org/thread/ABC7/").shape();
+        shape.path[1] = vec![Kind::Word];
+        let roles = BTreeMap::from([(Pos::Seg(3, 0), Role::Thread)]);
+        let p = pattern(&Url::parse("http://h/").unwrap(), &shape, &roles, &[]).replace("{thread}", "(?P<thread>[0-9A-Za-z_-]+)");
+        let re = regex::Regex::new(&p).unwrap();
+        for u in ["http://h/list/books@lists.example.org/thread/ABC7/", "http://h/list/trips/thread/ABC8/"] {
+            assert!(re.is_match(u), "{p} {u}");
+        }
+        assert!(!re.is_match("http://h/list/a/b/thread/ABC7/"), "{p}");
     }
 
     #[test]
