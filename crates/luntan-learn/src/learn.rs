@@ -15,7 +15,10 @@
 //!    vary with where a link was found (left free, not pinned).
 //! 3. **Boards by links.** A list page links to three threads or more; the
 //!    list pages' pager family is the boards', and its number (or word)
-//!    that differs most between boards is the board id.
+//!    that differs most between boards is the board id. Where the home
+//!    page links no board but pages that each link one at their URL plus
+//!    a fixed segment (a mailing list's overview and its `latest` index),
+//!    boards are read one hop further ([`board_hub`]).
 //! 4. **Selectors.** The posts' records and their fields as the template
 //!    found them become the simplest CSS selectors that pick exactly them
 //!    (the records) or read the same value from them (author, time,
