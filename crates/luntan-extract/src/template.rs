@@ -607,8 +607,8 @@ fn group_text(dom: &Dom, g: &[usize]) -> u32 {
 /// The group of sibling records that best looks like posts.
 fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
     let helped = rules.body.is_some() || rules.body_id.is_some() || rules.author.is_some() || rules.time.is_some() || rules.floor.is_some();
-    // Every qualifying group: its score, whether all its records are dated.
-    let mut found: Vec<(f64, bool, Vec<usize>)> = Vec::new();
+    // Every qualifying group and its score.
+    let mut found: Vec<(f64, Vec<usize>)> = Vec::new();
     for p in &dom.nodes {
         if p.children.len() < 2 {
             continue;
@@ -648,26 +648,28 @@ fn best_group(dom: &Dom, rules: &ThreadRules) -> Option<Vec<usize>> {
                     score *= fits / n;
                 }
                 if score > 0.0 {
-                    found.push((score, dated == n, g));
+                    found.push((score, g));
                 }
             }
         }
     }
-    // The highest score, the first of equals.
-    let best = |groups: &mut dyn Iterator<Item = &(f64, bool, Vec<usize>)>| {
-        groups.fold(None, |b: Option<&(f64, bool, Vec<usize>)>, x| if b.is_none_or(|b| x.0 > b.0) { Some(x) } else { b }).map(|(_, _, g)| g.clone())
-    };
-    let top = best(&mut found.iter())?;
+    let top = highest(found.iter())?;
     // One dated record beside undated ones is one block of the page, not
     // posts (HyperKitty's main column beside its keyboard-shortcuts
     // dialog): the best group of dated records inside it, if any.
     let dated: Vec<usize> = top.iter().copied().filter(|&r| dom.nodes[r].dated).collect();
     if let [block] = dated[..] {
-        if let Some(inner) = best(&mut found.iter().filter(|(_, all, g)| *all && g.iter().all(|&r| r != block && dom.contains(block, r)))) {
-            return Some(inner);
+        let inside = |g: &[usize]| g.iter().all(|&r| r != block && dom.contains(block, r) && dom.nodes[r].dated);
+        if let Some(inner) = highest(found.iter().filter(|(_, g)| inside(g))) {
+            return Some(inner.clone());
         }
     }
-    Some(top)
+    Some(top.clone())
+}
+
+/// The group with the highest score, the first of equals.
+fn highest<'a>(groups: impl Iterator<Item = &'a (f64, Vec<usize>)>) -> Option<&'a Vec<usize>> {
+    groups.fold(None, |best: Option<&(f64, Vec<usize>)>, g| if best.is_none_or(|b| g.0 > b.0) { Some(g) } else { best }).map(|(_, g)| g)
 }
 
 /// Replies drawn nested by thread depth (HyperKitty's mails: the first
@@ -687,11 +689,11 @@ fn unfold(dom: &Dom, group: Vec<usize>) -> Vec<usize> {
         // Another record, a post as it is (not a wrapper of one, as
         // WordPress's `li.comment` is of its `article`, whose replies'
         // articles would otherwise pass for the container's posts).
-        let Some(&other) = group.iter().find(|&&o| o != r && dom.nodes[o].dated) else { return group };
-        if dom.core(other) != other {
+        let other = group.iter().copied().find(|&o| o != r && dom.nodes[o].dated);
+        let Some(other) = other.filter(|&o| dom.core(o) == o) else {
             out.push(r);
             continue;
-        }
+        };
         let tag = dom.nodes[other].tag;
         // Dated elements of the other record's tag, by their own tag and
         // classes: the posts of one template share theirs (a wrapper's

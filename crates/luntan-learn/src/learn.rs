@@ -1416,7 +1416,7 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
         // Candidates from the element the template picked and the two
         // above it (a time read from a `title` inside the `em` that holds
         // it); a selector fits when it reads the same value in every post.
-        let cands: Vec<String> = pairs
+        let mut cands: Vec<String> = pairs
             .iter()
             .take(3)
             .flat_map(|(d, r, f)| {
@@ -1427,6 +1427,9 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
                     .collect::<Vec<_>>()
             })
             .collect();
+        // Each once, in the order found (the posts' pairs give the same ones).
+        let mut tried = HashSet::new();
+        cands.retain(|c| tried.insert(c.clone()));
         let agrees = |sel: &Selector, (d, r, f): &(&Html, NodeId, NodeId)| {
             let rec = el(d, *r);
             let got = if name == "body" { body_at(rec, sel) } else { rec.select(sel).next() };
