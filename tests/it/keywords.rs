@@ -234,7 +234,7 @@ fn keyword_round(
         let newest = pages.values().flat_map(|r| r.results.iter().map(|x| x.time.clone())).max();
         let gap = m.watermark.is_some() && !reached;
         let watermark = if gap { m.watermark.clone() } else { m.watermark.clone().max(newest) };
-        let stored = store.keyword_state(site, kw, LIMIT).unwrap();
+        let stored = store.keyword_state(&site.parse().unwrap(), kw, LIMIT).unwrap();
         println!("  {site} {kw}: budget {} → read {:?} → lastresult {lastresult} → next {next}", m.pagenum, pages.keys().collect::<Vec<_>>());
         assert_eq!(stored.pagenum, next, "{site} {kw}: S0's rule after round {round}");
         assert_eq!(stored.lastresult, lastresult, "{site} {kw}");
@@ -357,7 +357,7 @@ fn busy_pages_are_waited_out_and_never_taken_for_results() {
     assert!(busy > 0, "the forum never had to say busy; the test proves nothing");
     let store = Store::open(&work.layout().db_path()).unwrap();
     for kw in &keywords {
-        let st = store.keyword_state("dz", kw, LIMIT).unwrap();
+        let st = store.keyword_state(&"dz".parse().unwrap(), kw, LIMIT).unwrap();
         assert_eq!((st.rounds, st.last_error.as_deref()), (1, None), "{kw}");
         // Every page the forum served was a results page: read, counted, stored.
         let pages: Vec<&SearchRecord> = log.iter().filter(|r| r.keyword == *kw && r.request == SearchRequest::Page).collect();
@@ -379,7 +379,7 @@ fn a_round_cut_short_by_errors_leaves_the_keywords_record_as_it_was() {
     let (server, work, file, keywords) = one_forum(activity, 2);
     work.ok("discover", &["--keywords", &file]);
     let store = Store::open(&work.layout().db_path()).unwrap();
-    let before: Vec<_> = keywords.iter().map(|k| store.keyword_state("dz", k, LIMIT).unwrap()).collect();
+    let before: Vec<_> = keywords.iter().map(|k| store.keyword_state(&"dz".parse().unwrap(), k, LIMIT).unwrap()).collect();
     drop(store);
     assert!(before.iter().all(|st| st.rounds == 1 && st.last_error.is_none() && st.watermark.is_some()), "{before:#?}");
     // Now the site file ignores the interval and gives up quickly: the
@@ -395,7 +395,7 @@ fn a_round_cut_short_by_errors_leaves_the_keywords_record_as_it_was() {
     println!("{stdout}");
     assert!(server.search_log().iter().any(|r| r.request == SearchRequest::Busy));
     let store = Store::open(&work.layout().db_path()).unwrap();
-    let after: Vec<_> = keywords.iter().map(|k| store.keyword_state("dz", k, LIMIT).unwrap()).collect();
+    let after: Vec<_> = keywords.iter().map(|k| store.keyword_state(&"dz".parse().unwrap(), k, LIMIT).unwrap()).collect();
     assert_eq!(after[0].last_error, None, "the first search went through");
     assert_eq!(after[0].rounds, 2);
     let (b, a) = (&before[1], &after[1]);
@@ -428,7 +428,7 @@ fn a_429_with_retry_after_during_keyword_searches_holds_every_search_on_the_host
     }
     let store = Store::open(&work.layout().db_path()).unwrap();
     for kw in &keywords {
-        let st = store.keyword_state("dz", kw, LIMIT).unwrap();
+        let st = store.keyword_state(&"dz".parse().unwrap(), kw, LIMIT).unwrap();
         assert_eq!((st.rounds, st.last_error.as_deref()), (1, None), "{kw}: the 429s were retried, not errors");
     }
     println!("{} of {} requests throttled; every keyword's round went through", throttled.len(), log.len());

@@ -84,7 +84,7 @@ pub async fn discover_site(run: Arc<StageRun>, fetcher: Arc<Fetcher>, store: Arc
     report.requests = stats.requests.load(std::sync::atomic::Ordering::Relaxed) - requests_before;
     report.bytes = stats.bytes.load(std::sync::atomic::Ordering::Relaxed) - bytes_before;
     let round = RoundRecord {
-        site: report.site.clone(),
+        site: fetcher.site().id.clone(),
         started_at,
         finished_at: utc_stamp(),
         requests: report.requests as i64,

@@ -188,7 +188,7 @@ struct Settled {
 #[allow(clippy::too_many_arguments)]
 fn settle(
     store: &mut Store,
-    site: &str,
+    site: &SiteId,
     keywords: &[String],
     states: &[KeywordState],
     progress: Vec<Progress>,
@@ -212,9 +212,6 @@ fn settle(
             continue;
         }
         let mut round = KeywordRound {
-            site: site.to_owned(),
-            keyword: keyword.clone(),
-            started_at: started_at.to_owned(),
             budget: st.pagenum,
             pages_read: p.read.len() as u32,
             results: p.results,
@@ -223,7 +220,7 @@ fn settle(
             errors: p.errors,
             error: p.error.as_ref().map(ToString::to_string),
             watermark_before: st.watermark.clone(),
-            ..KeywordRound::default()
+            ..KeywordRound::new(site.clone(), keyword, started_at.to_owned())
         };
         if p.error.is_some() {
             // The record stays as it was (see the module doc).

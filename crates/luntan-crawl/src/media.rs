@@ -114,7 +114,7 @@ pub async fn archive_site(
     let site = fetcher.site().clone();
     let mut report = MediaReport { site: site.id.to_string(), ..MediaReport::default() };
     let Some(rules) = site.media.clone() else { return Ok(report) };
-    let site_id = site.id.to_string();
+    let site_id = site.id.clone();
     let (rows, known) = {
         let id = site_id.clone();
         with_store(&store, move |s| -> Result<_, StoreError> {

@@ -3,12 +3,13 @@
 
 use super::sql::{vals, Dialect};
 use super::{NewThread, Store, StoreError};
+use crate::ids::SiteId;
 use crate::site::Site;
 
 /// What one discover round did for a site (the `rounds` table).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RoundRecord {
-    pub site: String,
+    pub site: SiteId,
     pub started_at: String,
     pub finished_at: String,
     pub requests: i64,
@@ -113,11 +114,7 @@ impl Store {
             Dialect::Sqlite => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY rowid",
             Dialect::Postgres => "SELECT board, url, title FROM boards WHERE site = ?1 ORDER BY seq",
         };
-        self.query(sql, vals![site], |r| {
-            let board = r.get::<String>(0)?;
-            let board = crate::ids::BoardId::parse(&board).map_err(|e| super::DbError::Value(format!("board {e}")))?;
-            Ok(BoardRow { board, url: r.get(1)?, title: r.get(2)? })
-        })
+        self.query(sql, vals![site], |r| Ok(BoardRow { board: r.get(0)?, url: r.get(1)?, title: r.get(2)? }))
     }
 
     /// Marks a walk of a board's list pages as started; returns whether the

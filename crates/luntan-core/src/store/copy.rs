@@ -779,7 +779,7 @@ mod tests {
             .unwrap();
         for i in 0..3 {
             s.record_round(&RoundRecord {
-                site: if i == 1 { "bbs" } else { "dz" }.into(),
+                site: if i == 1 { "bbs" } else { "dz" }.parse().unwrap(),
                 started_at: format!("2024-03-0{}T00:00:00Z", i + 1),
                 finished_at: format!("2024-03-0{}T00:01:00Z", i + 1),
                 requests: 10 + i,
@@ -793,9 +793,6 @@ mod tests {
             .unwrap();
         }
         let kr = KeywordRound {
-            site: "dz".into(),
-            keyword: "考研 \"真题\"".into(),
-            started_at: "2024-03-01T00:00:00Z".into(),
             budget: 30,
             pages_read: 4,
             lastresult: 4,
@@ -803,7 +800,7 @@ mod tests {
             watermark_after: Some("2024-02-29T22:00:00".into()),
             results: 80,
             new_threads: 12,
-            ..Default::default()
+            ..KeywordRound::new("dz".parse().unwrap(), "考研 \"真题\"", "2024-03-01T00:00:00Z".into())
         };
         s.record_keyword_round(&kr).unwrap();
         s.record_keyword_round(&KeywordRound { keyword: "🐼".into(), ..kr.clone() }).unwrap();
@@ -819,7 +816,7 @@ mod tests {
         s.set_validators("dz", "http://h/dz/b/9", &Validators { etag: Some("W/\"abc\"".into()), last_modified: None }).unwrap();
         s.set_validators("dz", "http://h/dz/b/10?页=2", &Validators { etag: None, last_modified: Some("Tue, 01 Mar 2024 10:00:00 GMT".into()) }).unwrap();
         let archived = super::super::MediaRow {
-            site: "dz".into(),
+            site: "dz".parse().unwrap(),
             url: "http://h/dz/data/attachment/图.jpg".into(),
             sha256: Some("ab".repeat(32)),
             content_type: Some("image/jpeg".into()),
@@ -925,10 +922,21 @@ mod tests {
     fn a_later_round_on_a_postgres_copy_takes_the_next_ids() {
         let (_dir, src, _pg, mut pg) = source_and_postgres();
         copy(&src, &mut pg, PAGE);
-        let round = RoundRecord { site: "dz".into(), started_at: "2024-04-01T00:00:00Z".into(), requests: 99, ..Default::default() };
+        let round = RoundRecord {
+            site: "dz".parse().unwrap(),
+            started_at: "2024-04-01T00:00:00Z".into(),
+            finished_at: "2024-04-01T00:01:00Z".into(),
+            requests: 99,
+            list_pages: 1,
+            boards_visited: 1,
+            boards_skipped: 0,
+            new_threads: 0,
+            updated_threads: 0,
+            errors: 0,
+        };
         pg.record_round(&round).unwrap();
         assert_eq!(pg.last_round("dz").unwrap().unwrap().requests, 99);
-        pg.record_keyword_round(&KeywordRound { site: "dz".into(), keyword: "新".into(), budget: 7, ..Default::default() }).unwrap();
+        pg.record_keyword_round(&KeywordRound { budget: 7, ..KeywordRound::new("dz".parse().unwrap(), "新", "2024-04-01T00:00:00Z".into()) }).unwrap();
         let ids = |table: &'static str| match table {
             "rounds" => pg.query("SELECT id FROM rounds ORDER BY id", &[], |r| r.get::<i64>(0)).unwrap(),
             _ => pg.query("SELECT id FROM keyword_rounds ORDER BY id", &[], |r| r.get::<i64>(0)).unwrap(),

@@ -3,11 +3,12 @@
 
 use super::sql::vals;
 use super::{Store, StoreError};
+use crate::ids::SiteId;
 
 /// A monitored keyword's record (S0's `{keyword, lastresult, pagenum, date}`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct KeywordState {
-    pub site: String,
+    pub site: SiteId,
     pub keyword: String,
     /// The smallest result page found already seen in the last round
     /// (the page limit when none was).
@@ -22,9 +23,9 @@ pub struct KeywordState {
 }
 
 /// What one round did for one keyword (the `keyword_rounds` table).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct KeywordRound {
-    pub site: String,
+    pub site: SiteId,
     pub keyword: String,
     pub started_at: String,
     /// `pagenum` going into the round.
@@ -43,12 +44,34 @@ pub struct KeywordRound {
     pub error: Option<String>,
 }
 
+impl KeywordRound {
+    /// A round of `keyword` on `site` begun at `started_at`, before it reads a page.
+    pub fn new(site: SiteId, keyword: &str, started_at: String) -> KeywordRound {
+        KeywordRound {
+            site,
+            keyword: keyword.to_owned(),
+            started_at,
+            budget: 0,
+            pages_read: 0,
+            lastresult: 0,
+            next_pagenum: 0,
+            watermark_before: None,
+            watermark_after: None,
+            results: 0,
+            new_threads: 0,
+            updated_threads: 0,
+            errors: 0,
+            error: None,
+        }
+    }
+}
+
 impl Store {
     /// A keyword's record; a keyword never monitored starts with both
     /// `lastresult` and `pagenum` at `max_pages` (S0: 30) and no watermark.
-    pub fn keyword_state(&self, site: &str, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
+    pub fn keyword_state(&self, site: &SiteId, keyword: &str, max_pages: u32) -> Result<KeywordState, StoreError> {
         let fresh = KeywordState {
-            site: site.to_owned(),
+            site: site.clone(),
             keyword: keyword.to_owned(),
             lastresult: max_pages,
             pagenum: max_pages,

@@ -7,7 +7,7 @@ use super::{Store, StoreError};
 /// One picture or attachment URL and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaRow {
-    pub site: String,
+    pub site: crate::ids::SiteId,
     pub url: String,
     /// Lower-case hex SHA-256 of the content (archived rows only).
     pub sha256: Option<String>,

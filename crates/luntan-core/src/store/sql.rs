@@ -245,6 +245,22 @@ impl FromCell for String {
     }
 }
 
+/// An id read back is checked again, as where it first came in: a row
+/// edited by hand cannot name a path outside the data directory.
+macro_rules! id_cell {
+    ($($t:ty),*) => {$(
+        impl FromCell for $t {
+            fn from_cell(c: Cell) -> Result<Self, Cell> {
+                match c {
+                    Cell::Text(s) => <$t>::parse(&s).map_err(|_| Cell::Text(s)),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+id_cell!(crate::ids::SiteId, crate::ids::BoardId, crate::ids::ThreadId);
+
 impl<T: FromCell> FromCell for Option<T> {
     fn from_cell(c: Cell) -> Result<Self, Cell> {
         match c {

@@ -200,21 +200,20 @@ fn listings_insert_new_requeue_grown_and_leave_the_rest() {
 #[test]
 fn keyword_records_start_at_the_limit_and_keep_their_history() {
     let (_db, mut s) = store_with(&[]);
-    let fresh = s.keyword_state("dz", "考研", 30).unwrap();
+    let dz = "dz".parse().unwrap();
+    let fresh = s.keyword_state(&dz, "考研", 30).unwrap();
     assert_eq!((fresh.lastresult, fresh.pagenum, fresh.watermark, fresh.rounds), (30, 30, None, 0));
     let r = KeywordRound {
-        site: "dz".into(),
-        keyword: "考研".into(),
         budget: 30,
         pages_read: 4,
         lastresult: 4,
         next_pagenum: 4,
         watermark_after: Some("2024-06-30T22:00:00".into()),
-        ..Default::default()
+        ..KeywordRound::new(dz.clone(), "考研", "2024-06-30T22:05:00Z".into())
     };
     s.record_keyword_round(&r).unwrap();
     s.record_keyword_round(&KeywordRound { budget: 4, lastresult: 30, next_pagenum: 9, ..r.clone() }).unwrap();
-    let st = s.keyword_state("dz", "考研", 30).unwrap();
+    let st = s.keyword_state(&dz, "考研", 30).unwrap();
     assert_eq!((st.lastresult, st.pagenum, st.watermark.as_deref(), st.rounds), (30, 9, Some("2024-06-30T22:00:00"), 2));
     assert_eq!(s.keyword_rounds(Some("dz")).unwrap().iter().map(|r| r.budget).collect::<Vec<_>>(), [30, 4]);
     assert_eq!(s.keyword_states(None).unwrap(), [st]);
@@ -332,11 +331,31 @@ fn transitions_follow_the_machine_and_are_compare_and_set() {
 }
 
 #[test]
+fn a_site_id_edited_into_a_row_by_hand_is_refused_where_the_row_is_read() {
+    let (_db, s) = store_with(&[]);
+    let row = MediaRow {
+        site: "dz".parse().unwrap(),
+        url: "http://h/a.jpg".into(),
+        sha256: None,
+        content_type: None,
+        bytes: None,
+        status: MediaStatus::Failed,
+        reason: Some("HTTP 404".into()),
+        fetched_at: "2026-12-07T14:00:00Z".into(),
+    };
+    s.media_record(&row).unwrap();
+    assert_eq!(s.media_rows(None).unwrap(), [row]);
+    s.exec("UPDATE media SET site = '../etc'", &[]).unwrap();
+    let err = s.media_rows(None).unwrap_err().to_string();
+    assert!(err.contains("../etc") && err.contains("SiteId"), "{err}");
+}
+
+#[test]
 fn media_rows_are_one_per_url_and_failed_ones_can_be_forgotten() {
     let (_db, s) = store_with(&[]);
     let hash = "0f".repeat(32);
     let archived = |site: &str, url: &str| MediaRow {
-        site: site.into(),
+        site: site.parse().unwrap(),
         url: url.into(),
         sha256: Some(hash.clone()),
         content_type: Some("image/jpeg".into()),

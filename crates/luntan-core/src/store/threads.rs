@@ -27,6 +27,28 @@ pub struct ThreadRow {
     pub attempts: i64,
 }
 
+impl SiteCounts {
+    /// A forum's counts before its threads are counted.
+    fn new(site: SiteId, boards: i64) -> SiteCounts {
+        SiteCounts {
+            site,
+            boards,
+            discovered: 0,
+            saved: 0,
+            extracted: 0,
+            indexed: 0,
+            failed: 0,
+            failures: Vec::new(),
+            last_round: None,
+            skipped_links: 0,
+            top_skipped: Vec::new(),
+            states_kept: 0,
+            states_dropped: 0,
+            media: None,
+        }
+    }
+}
+
 impl ThreadRow {
     /// Where the thread's files are when its pages are saved on `saved`
     /// (the download stage's own day).
@@ -78,9 +100,9 @@ pub enum Listing {
 }
 
 /// Per-site counts of threads in each state.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SiteCounts {
-    pub site: String,
+    pub site: SiteId,
     pub boards: i64,
     pub discovered: i64,
     pub saved: i64,
@@ -106,7 +128,7 @@ pub struct SiteCounts {
 
 /// One forum as `luntan-status --json` prints it (and `luntan-serve`'s
 /// `/api/status` returns it): its counts, then its monitored keywords.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SiteStatus {
     #[serde(flatten)]
     pub counts: SiteCounts,
@@ -381,9 +403,9 @@ impl Store {
                LEFT JOIN (SELECT site, count(*) AS n FROM boards GROUP BY site) b ON b.site = s.site
              ORDER BY s.site",
             &[],
-            |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
+            |r| Ok((r.get::<SiteId>(0)?, r.get::<i64>(1)?)),
         )?;
-        let mut out: Vec<SiteCounts> = sites.into_iter().map(|(site, boards)| SiteCounts { site, boards, ..Default::default() }).collect();
+        let mut out: Vec<SiteCounts> = sites.into_iter().map(|(site, boards)| SiteCounts::new(site, boards)).collect();
         let rows = self.per_site("SELECT site, state, count(*) FROM threads GROUP BY site, state")?;
         for (site, code, n) in rows {
             let Some(c) = out.iter_mut().find(|c| c.site == site) else { continue };
@@ -425,7 +447,7 @@ impl Store {
         }
         let mut media = self.media_counts()?;
         for c in &mut out {
-            c.media = media.remove(&c.site);
+            c.media = media.remove(c.site.as_str());
             c.last_round = self.last_round(&c.site)?;
             c.skipped_links = self.query_first("SELECT count(*) FROM skipped_links WHERE site = ?1", vals![&c.site], |r| r.get(0))?.unwrap_or(0);
             c.top_skipped = self.query("SELECT url, score FROM skipped_links WHERE site = ?1 ORDER BY score DESC, thread LIMIT 5", vals![&c.site], |r| {
