@@ -312,11 +312,16 @@ fn named_month(text: &str) -> Option<Found> {
     let re = RE.get_or_init(|| {
         let month =
             |at: &str| format!(r"(?:(?P<en{at}>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|(?P<zh{at}>十[一二]?|[一二三四五六七八九])月)");
+        // A year in full, or its last two digits after an apostrophe
+        // (HyperKitty's `17 九月 '26`, English `Jun 5 '25`).
+        let year = |at: &str| format!(r"(?:(?P<y{at}>\d{{4}})|['’](?P<yy{at}>\d{{2}})\b)");
         let time = r"(?:\s*(?:,|-|–|@|at)?\s*(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ap>[ap])\.?m\.?)?)?";
         Regex::new(&format!(
-            r"(?i)\b(?:(?P<d1>\d{{1,2}})\s+{},?\s+(?P<y1>\d{{4}})|{}\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})){time}",
+            r"(?i)\b(?:(?P<d1>\d{{1,2}})\s+{},?\s+{}|{}\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+{}){time}",
             month("1"),
-            month("2")
+            year("1"),
+            month("2"),
+            year("2")
         ))
         .expect("static month-name date pattern")
     });
@@ -326,9 +331,11 @@ fn named_month(text: &str) -> Option<Found> {
         Some(en) => month_number(en.as_str())?,
         None => month_number(&format!("{}月", c.name("zh1").or(c.name("zh2"))?.as_str()))?,
     };
+    // Two digits of a year as POSIX's `%y` reads them: 69–99 the 1900s, the rest the 2000s.
+    let year = |at: &str| num(&format!("y{at}")).or_else(|| num(&format!("yy{at}")).map(|yy| if yy >= 69 { 1900 + yy } else { 2000 + yy }));
     let (d, y) = match num("d1") {
-        Some(d) => (d, num("y1")?),
-        None => (num("d2")?, num("y2")?),
+        Some(d) => (d, year("1")?),
+        None => (num("d2")?, year("2")?),
     };
     let hms = num("h").map(|h| {
         let h = c.name("ap").map_or(h, |ap| twelve_hour(h, ap.as_str().eq_ignore_ascii_case("p")));
@@ -430,6 +437,23 @@ fn resolve_relative(text: &str, now: time::PrimitiveDateTime) -> Option<String> 
 pub fn local_clock(secs: i64, offset_minutes: i32) -> Option<time::PrimitiveDateTime> {
     let t = time::OffsetDateTime::from_unix_timestamp(secs.checked_add(i64::from(offset_minutes) * 60)?).ok()?;
     Some(time::PrimitiveDateTime::new(t.date(), t.time()))
+}
+
+/// The finer of two readings of one time: a day alone in an element's
+/// text (Spirit's `17 七月 '25`, read as midnight) gives way to a `title`
+/// that names the same day with its hour (`2025年7月17日 23:00`); a title
+/// of another day does not override the text.
+///
+/// ```
+/// use luntan_core::dates::finer;
+/// assert_eq!(finer("2025-07-17T00:00:00".into(), Some("2025-07-17T23:00:00".into())), "2025-07-17T23:00:00");
+/// assert_eq!(finer("2025-07-17T00:00:00".into(), Some("2025-07-19T08:00:00".into())), "2025-07-17T00:00:00");
+/// ```
+pub fn finer(text: String, title: Option<String>) -> String {
+    match title {
+        Some(t) if text.ends_with("T00:00:00") && t.get(..10) == text.get(..10) => t,
+        _ => text,
+    }
 }
 
 /// Seconds since the Unix epoch as the forum's local wall-clock time,
@@ -549,8 +573,25 @@ mod tests {
         assert_eq!(n("30 十一月, 2025 12:00").as_deref(), Some("2025-11-30T12:00:00"));
         assert_eq!(n("三月 5, 2025").as_deref(), Some("2025-03-05T00:00:00"), "N j, Y");
         assert_eq!(n("十一月 2025"), None, "a month archive is no date");
-        assert_eq!(n("25 六月 '25"), None, "no year");
+        assert_eq!(n("十一月 '25"), None, "a month archive is no date");
+        assert_eq!(n("25 六月"), None, "no year");
         assert_eq!(n("31 二月, 2024 10:00"), None);
+    }
+
+    /// HyperKitty draws a mail's day twice, `18 四月 2026` for wide
+    /// screens and `18 四月 '26` for narrow ones; the second read as no
+    /// date, so its text weighed as the mail's words, and on pages of two
+    /// mails it was taken for the sender's name (shorter than an address).
+    #[test]
+    fn a_year_of_two_digits_after_an_apostrophe_reads() {
+        let n = |t: &str| normalize_time(t);
+        assert_eq!(n("18 四月 '26").as_deref(), Some("2026-04-18T00:00:00"));
+        assert_eq!(n("18 四月\n                '26\n").as_deref(), Some("2026-04-18T00:00:00"), "across lines");
+        assert_eq!(n("Jun 5 ’25 at 6:18 PM").as_deref(), Some("2025-06-05T18:18:00"));
+        assert_eq!(n("3 Mar '98").as_deref(), Some("1998-03-03T00:00:00"), "POSIX %y: 69-99 the 1900s");
+        assert_eq!(n("3 Mar '250"), None, "three digits are no year");
+        assert_eq!(n("3 Mar 25"), None, "two digits without the apostrophe are a count");
+        assert_eq!(n("31 二月 '24"), None);
     }
 
     #[test]

@@ -148,7 +148,8 @@ fn value_of(el: ElementRef, pick: &Pick) -> String {
 }
 
 /// A row's last-post time: from the attribute `css@attr` names, else an
-/// absolute time in the text, else one in a `datetime`/`title` on or
+/// absolute time in the text ([`finer`](luntan_core::dates::finer) with
+/// one an attribute gives), else one in a `datetime`/`title` on or
 /// inside the element (lists show "3 天前" or an empty element for scripts
 /// to fill, with the time in an attribute). Relative text is not read:
 /// a list page's fetch time is not kept.
@@ -156,9 +157,12 @@ fn time_in(el: ElementRef, pick: &Pick, clock: Clock) -> Option<String> {
     if let Some(a) = &pick.attr {
         return el.value().attr(a).and_then(|v| clock.attribute(v));
     }
-    clock.absolute(&text_of(el)).or_else(|| {
-        std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(|v| clock.attribute(v))
-    })
+    let attr =
+        || std::iter::once(el).chain(el.descendent_elements()).flat_map(|e| [e.attr("datetime"), e.attr("title")]).flatten().find_map(|v| clock.attribute(v));
+    match clock.absolute(&text_of(el)) {
+        Some(t) => Some(luntan_core::dates::finer(t, attr())),
+        None => attr(),
+    }
 }
 
 /// The first number in a list row's text (`1,204` → 1204), as a reply count.

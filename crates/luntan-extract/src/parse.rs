@@ -483,6 +483,23 @@ pub(crate) mod tests {
         assert!(e.starts_with("data/sites/t.xml: line 3: time-format:") && e.contains("a year"), "{e}");
     }
 
+    /// Spirit writes a comment's day in its text, `17 七月 '25`, and the
+    /// hour in a `title`: once a two-digit year read as a year, the text's
+    /// day alone was taken (every post at midnight). A title with the hour
+    /// of the day the text names says more, in both readers; a title of
+    /// another day does not override the text.
+    #[test]
+    fn a_day_in_the_text_takes_its_hour_from_the_title() {
+        let html = "<html><body><h1>标题</h1>\
+            <div class=\"p\"><b>甲</b><ul class=\"t\"><li title=\"2025年7月17日 23:00\">17 七月 &#x27;25</li></ul><div class=\"c\">第一条</div></div>\
+            <div class=\"p\"><b>乙</b><ul class=\"t\"><li title=\"2025年7月19日 08:00\">18 七月 &#x27;25</li></ul><div class=\"c\">第二条</div></div>\
+            <div class=\"p\"><b>丙</b><ul class=\"t\"><li title=\"编辑过\">2025-07-20 09:30</li></ul><div class=\"c\">第三条</div></div></body></html>";
+        let s = site(r#"<thread title="h1" post="div.p" body="div.c" author="b" time="ul.t"/>"#);
+        let times: Vec<Option<String>> = parse_page(&s, html).posts.iter().map(|p| p.time.clone()).collect();
+        assert_eq!(times, [Some("2025-07-17T23:00:00".into()), Some("2025-07-18T00:00:00".into()), Some("2025-07-20T09:30:00".into())]);
+        assert_eq!(crate::stream::parse_page_stream(&s, html, None).expect("streams"), parse_page_dom(&s, html, None));
+    }
+
     /// Spirit numbers a comment on its own element (`data-number`, and
     /// `id="c21"`): no floor rule could read it, a floor being looked for
     /// inside the post only. Now it is looked for on the post's element

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use ego_tree::iter::Edge;
 use ego_tree::NodeId;
-use luntan_core::dates::Clock;
+use luntan_core::dates::{finer, Clock};
 use luntan_core::site::Pick;
 use scraper::{ElementRef, Node, Selector};
 
@@ -59,7 +59,8 @@ pub(crate) const CELLS: &[&str] = &["td", "th"];
 
 /// The time an element shows: a `datetime` on it or inside it (HTML's
 /// machine-readable time, often in UTC while the text shows the forum's
-/// clock), else an absolute time in its text, else a `title` on it or
+/// clock), else an absolute time in its text (a `title` with the hour of
+/// a day the text names alone is preferred), else a `title` on it or
 /// inside it (Discuz shows "3 天前" with the date in a `title`; NodeBB an
 /// empty element with `title="…Z"`), else a time its text gives relative
 /// to the fetch: the relative reading only where nothing better exists.
@@ -72,7 +73,13 @@ pub fn time_of(el: ElementRef, clock: Clock) -> Option<String> {
 /// and its descendants in document order: what the DOM and the stream share.
 pub(crate) fn read_time(text: &str, attrs: &[[Option<&str>; 2]], clock: Clock) -> Option<String> {
     let attr = |k: usize| attrs.iter().filter_map(|pair| pair[k]).find_map(|v| clock.attribute(v));
-    attr(0).or_else(|| clock.absolute(text)).or_else(|| attr(1)).or_else(|| clock.relative(text))
+    if let Some(t) = attr(0) {
+        return Some(t);
+    }
+    match clock.absolute(text) {
+        Some(t) => Some(finer(t, attr(1))),
+        None => attr(1).or_else(|| clock.relative(text)),
+    }
 }
 
 /// A field's value: its element's text, or with `css@attr` that attribute's

@@ -1098,19 +1098,23 @@ fn count_among_signs(text: &str) -> bool {
 /// `likes`: an element named for likes or votes whose text (or a `data-`
 /// attribute) is a count, read by one selector in every post that shows
 /// one. A post with none counts none: Misago shows a post's likes only
-/// once it has some. Of rules that read alike, the one that reads most posts.
+/// once it has some. Of rules that read alike, the one that reads most
+/// posts, the text before an attribute.
 fn likes(posts: &[P], fields: &mut Vec<Field>) {
     let mut cands: Vec<Rule> = Vec::new();
     for p in posts.iter().filter(|p| p.el.descendent_elements().any(likes_named)).take(3) {
         for e in p.el.descendent_elements().filter(|e| likes_named(*e)) {
-            let mut reads: Vec<(Option<String>, Option<String>)> =
-                e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| (Some(n.to_owned()), None)).collect();
+            // The text a reader sees first: where an attribute reads as
+            // well, it is more often the button's own setting (HyperKitty's
+            // like button's `data-vote="1"` beside its count).
+            let mut reads: Vec<(Option<String>, Option<String>)> = Vec::new();
             let text = line_text(e);
             if count_of(&text).is_some() {
                 reads.push((None, None));
             } else if count_among_signs(&text) {
                 reads.push((None, Some(r"(\d+)".to_owned())));
             }
+            reads.extend(e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| (Some(n.to_owned()), None)));
             for (attr, pattern) in reads {
                 for css in forms(e, p.el.id()) {
                     let r = Rule { css, attr: attr.clone(), pattern: pattern.clone() };
@@ -1656,5 +1660,34 @@ mod tests {
         let likes = learned.fields.iter().find(|f| f.attr == "likes").expect("likes learned");
         assert!(likes.css.contains("likes-compact"), "{likes:?}");
         assert_eq!(likes.examples, ["3", "1", "2"]);
+    }
+
+    /// The real-software bed, HyperKitty: a mail's like button,
+    /// `<a class="youlike vote" data-vote="1">👍 0</a>`, holds its count as
+    /// text and the vote it casts as an attribute; the attribute was read
+    /// first and learned (likes 9/215).
+    #[test]
+    fn likes_are_the_count_a_button_shows_not_the_vote_it_casts() {
+        let thread = |tid: u32, counts: [u32; 3]| {
+            let mut out = format!("<html><body><h1>主題{tid}</h1>");
+            for (i, n) in counts.iter().enumerate() {
+                out.push_str(&format!(
+                    "<div class=\"email\"><h2 class=\"name\">會員{i}</h2><time>2024-03-0{} 12:3{i}</time><div class=\"email-body\"><p>第{tid}封信的第{i}段文字</p></div><a class=\"youlike vote\" href=\"#like\" data-vote=\"1\"><i class=\"fa\"></i> {n}</a></div>",
+                    i + 1
+                ));
+            }
+            out + "</body></html>"
+        };
+        let docs: Vec<(u32, Html, Url)> = [(1, thread(1, [0, 2, 0])), (2, thread(2, [1, 0, 0]))]
+            .into_iter()
+            .map(|(tid, html)| (tid, Html::parse_document(&html), Url::parse(&format!("http://lists.test/thread/{tid}/")).unwrap()))
+            .collect();
+        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+        let board_of = |_: &Url| None;
+        let k = Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
+        let learned = learn(&pages, &k);
+        let likes = learned.fields.iter().find(|f| f.attr == "likes").expect("likes learned");
+        assert!(!likes.css.contains('@'), "{likes:?}");
+        assert_eq!(likes.examples, ["0", "2", "0"]);
     }
 }

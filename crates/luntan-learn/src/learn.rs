@@ -53,8 +53,8 @@ pub const THREAD_SHARE: f64 = 0.5;
 pub const LIST_LINKS: usize = 3;
 /// Share of records a field must be found in to be learned.
 const FIELD_SHARE: f64 = 0.8;
-/// Share of records an author or time selector must read as the template
-/// did, where none reads every one.
+/// Share of records an author, time or body selector must read as the
+/// template did, where none reads every one.
 const NEARLY: f64 = 0.9;
 
 /// A thread read whole: its posts and the last one's time.
@@ -1435,17 +1435,22 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
             let got = if name == "body" { body_at(rec, sel) } else { rec.select(sel).next() };
             got.is_some_and(|g| field_value(name, g) == field_value(name, el(d, *f)))
         };
-        // The template may pick another element in a few posts (HyperKitty's
-        // pages of two mails, where a date text is shorter than a sender's
-        // address): an author or time selector that reads its pick in
-        // nearly every post is taken, the one reading the most.
+        // The template may pick another element in a few posts: an author
+        // or time selector that reads its pick in nearly every post is
+        // taken, the one reading the most. So is a body selector, where in
+        // each other post it takes an element inside the template's pick:
+        // the template drew the body up to the whole post where a header's
+        // words outweighed a short body's (HyperKitty's "New subject: …"
+        // over a two-line mail), and a tighter body is no loss.
+        let tighter =
+            |sel: &Selector, (d, r, f): &(&Html, NodeId, NodeId)| body_at(el(d, *r), sel).is_some_and(|g| g.id() != *f && g.ancestors().any(|a| a.id() == *f));
         let nearly = || {
-            if name == "body" {
-                return None;
-            }
             let mut best: Option<(usize, &String)> = None;
             for css in &cands {
                 let Some(sel) = select::parse(css) else { continue };
+                if name == "body" && !pairs.iter().all(|p| agrees(&sel, p) || tighter(&sel, p)) {
+                    continue;
+                }
                 let n = pairs.iter().filter(|p| agrees(&sel, p)).count();
                 if best.is_none_or(|(b, _)| n > b) {
                     best = Some((n, css));
@@ -1835,8 +1840,8 @@ fn body_by_words(grouped: &[&&Seen]) -> Option<Field> {
 
 /// `strip`: the elements of a class inside the bodies that, wherever
 /// they occur, show a date ("本帖最后由 … 于 2024-6-15 编辑", "[ 此帖被 …
-/// 在 … 重新编辑 ]", "… 发表于 …") or repeat another post's words on the
-/// page (a quote). Empty when there are none, or when stripping them would
+/// 在 … 重新编辑 ]", "… 发表于 …"), repeat another post's words on the
+/// page (a quote) or show only links that lead nowhere (a script's control). Empty when there are none, or when stripping them would
 /// leave a post with no text.
 fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
     let none = Field { attr: "strip", css: String::new(), examples: Vec::new() };
@@ -1853,13 +1858,14 @@ fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
             let top_quote = e.value().name() == "blockquote" && e.parent().is_some_and(|p| p.id() == g.id());
             let Some(key) = select::own(e).into_iter().find(|o| o.contains('.') || (top_quote && o == "blockquote")) else { continue };
             let t = line_text(e);
-            if t.chars().count() < 4 {
+            let control = leads_nowhere(e);
+            if t.chars().count() < 4 && !control {
                 continue;
             }
             let dated = normalize_time(&t).is_some();
             let quoted = texts[&(*d as *const Html)].iter().any(|other| *other != own_text && other.contains(&t));
             let entry = tally.entry(key).or_default();
-            entry.0 += (dated || quoted) as usize;
+            entry.0 += (dated || quoted || control) as usize;
             entry.1 += 1;
             if entry.2.len() < 2 {
                 entry.2.push(describe(e));
@@ -1877,6 +1883,28 @@ fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
         return none;
     }
     Field { attr: "strip", css, examples: kept.into_iter().flat_map(|(_, ex)| ex.clone()).collect() }
+}
+
+/// Whether all `e` shows is links that lead nowhere (`href="#"`,
+/// `javascript:`): a control a script works (HyperKitty's "..." that
+/// folds a quote away), not the writer's words.
+fn leads_nowhere(e: ElementRef) -> bool {
+    let nowhere = |a: ElementRef| {
+        a.value().name() == "a" && a.value().attr("href").is_some_and(|h| h.trim() == "#" || h.trim().to_ascii_lowercase().starts_with("javascript:"))
+    };
+    let mut shown = false;
+    for node in e.descendants() {
+        let Some(t) = node.value().as_text() else { continue };
+        if t.trim().is_empty() {
+            continue;
+        }
+        shown = true;
+        let in_control = node.ancestors().filter_map(ElementRef::wrap).take_while(|a| a.id() != e.id()).chain(std::iter::once(e)).any(nowhere);
+        if !in_control {
+            return false;
+        }
+    }
+    shown
 }
 
 /// What extract reads from a field's element: the body's paragraphs, the
@@ -2204,6 +2232,69 @@ pub(crate) mod tests {
         let s = read.seen.iter_mut().find(|s| s.shows_posts()).unwrap();
         s.found[1].author = s.found[1].time;
         assert_eq!(rules(&read), Some(every));
+    }
+
+    /// Regression (the real-software bed's HyperKitty): where a short
+    /// mail's header said more than its body ("New subject: …"), the
+    /// template took the whole mail for the body, and the body was then
+    /// learned by its words as the whole mail, header and all, in every
+    /// post (0/27 threads exact). A selector that reads the template's
+    /// body in nine posts of ten, and a tighter one inside its pick in the
+    /// rest, is learned; one that reads something else there is not.
+    #[test]
+    fn a_body_selector_is_learned_where_the_template_took_the_whole_post_in_one_of_fifteen() {
+        let mut sample = forum();
+        // A word beside each body, a different one in each post: enough
+        // that the largest text by words is the whole post, too little to
+        // keep the template from the body.
+        let mut moods = "春夏秋冬晴雨风雪霜露云雾山水花".chars();
+        for p in sample.pages.iter_mut().filter(|p| p.url.as_str().contains("read.php")) {
+            let parts: Vec<&str> = p.html.split("<div class=\"body\">").collect();
+            let mut html = parts[0].to_owned();
+            for part in &parts[1..] {
+                let m = moods.next().unwrap();
+                html.push_str(&format!("<span class=\"mood\">心{m}</span><div class=\"body\">{part}"));
+            }
+            p.html = html;
+        }
+        let mut read = Read::of(&sample);
+        let rules = |read: &Read| {
+            let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
+            let mut missing = Vec::new();
+            let fields = post_rules(&pages, None, &mut missing);
+            fields.iter().find(|f| f.attr == "body").map(|f| f.css.clone())
+        };
+        assert_eq!(rules(&read).as_deref(), Some("div.body"), "the template agrees in every post");
+        let s = read.seen.iter_mut().find(|s| s.shows_posts()).unwrap();
+        let (record, author) = (s.found[1].record, s.found[1].author);
+        s.found[1].body = record;
+        assert_eq!(rules(&read).as_deref(), Some("div.body"), "the whole post holds the body");
+        // The pick moved to an element that does not hold the body: the
+        // body is read by its words, the whole post.
+        let s = read.seen.iter_mut().find(|s| s.shows_posts()).unwrap();
+        s.found[1].body = author.unwrap();
+        assert_eq!(rules(&read).as_deref(), Some("div.post"), "a body outside the pick");
+    }
+
+    /// HyperKitty folds a quote behind `<div class="quoted-switch"><a
+    /// href="#">...</a></div>`, inside the body: a script's control, read
+    /// into every quoting mail as a line "...".
+    #[test]
+    fn a_control_that_leads_nowhere_inside_the_bodies_is_stripped() {
+        let docs: Vec<Html> = (0..2)
+            .map(|n| {
+                Html::parse_document(&format!(
+                    "<div class=\"b\"><p>第{n}封信</p><div class=\"quoted-switch\"><a href=\"#\">...</a></div><blockquote>引文{n}</blockquote></div>\
+                     <div class=\"b\"><p>回信{n}</p><span class=\"fold\"><a href=\"#sec{n}\">...</a></span><a class=\"more\" href=\"javascript:void(0)\">展开全文</a></div>"
+                ))
+            })
+            .collect();
+        let b = Selector::parse("div.b").unwrap();
+        let bodies: Vec<(&Html, ElementRef)> = docs.iter().flat_map(|d| d.select(&b).map(move |e| (d, e))).collect();
+        let strip = strip_rule(&bodies);
+        assert_eq!(strip.css, "a.more, div.quoted-switch", "a link to a place on the page is no control");
+        let p = Html::parse_fragment("<p>见<a href=\"#\">这里</a>的说明</p>");
+        assert!(!leads_nowhere(p.root_element()), "words around the link");
     }
 
     #[test]
