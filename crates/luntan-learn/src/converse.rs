@@ -782,7 +782,7 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, bod
         }
     }
     // What introduces a quote, where the quote itself does not name it.
-    let intro = intro_rule(posts, &verified, ids, &key);
+    let intro = intro_rule(posts, &verified, ids, &key, strip);
     if let Some((css, examples)) = &intro {
         out.fields.push(Field { attr: "quote-intro", css: css.clone(), examples: examples.clone() });
     }
@@ -878,15 +878,26 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, bod
     quotes
 }
 
+/// Characters at the end of an intro that say it introduces a quote
+/// ("写道：", "ote:").
+const INTRO_CLOSING: usize = 3;
+
 /// `quote-intro`: the element just before a quote (white space between)
 /// that names the quoted post, by its author's name or a link holding its
 /// id, where the quote itself does not (FlaskBB's "青山客 wrote:", NodeBB's
 /// "@小明 said in [标题](/post/53):"). Learned from quotes of sampled posts
 /// whose intro says so, by the simplest selector that takes each of them
 /// and, before any quote of a sampled post, nothing that does not name
-/// that post: a reply's own paragraph before a quote stays its words.
+/// that post or close as those intros do: a reply's own paragraph before
+/// a quote stays its words.
 /// With the examples.
-fn intro_rule(posts: &[P], verified: &[(&QuoteAt, &P)], ids: &HashMap<usize, String>, quote_css: &str) -> Option<(String, Vec<String>)> {
+fn intro_rule(
+    posts: &[P],
+    verified: &[(&QuoteAt, &P)],
+    ids: &HashMap<usize, String>,
+    quote_css: &str,
+    strip: Option<&Selector>,
+) -> Option<(String, Vec<String>)> {
     let any = parse("*").expect("static selector");
     let quote_sel = parse(quote_css)?;
     let names = |e: ElementRef, q: &QuoteAt| -> bool {
@@ -899,7 +910,9 @@ fn intro_rule(posts: &[P], verified: &[(&QuoteAt, &P)], ids: &HashMap<usize, Str
         });
         (!author.is_empty() && line_text(e).contains(author.as_str())) || links_id
     };
-    let befores: Vec<(&QuoteAt, ElementRef)> = verified.iter().filter_map(|(q, _)| Some((*q, quote_intro(q.el, &any, None)?))).collect();
+    // Past what `strip` takes, as extract looks for it (HyperKitty's fold
+    // control between the intro and the quote).
+    let befores: Vec<(&QuoteAt, ElementRef)> = verified.iter().filter_map(|(q, _)| Some((*q, quote_intro(q.el, &any, strip)?))).collect();
     // Named before the quote and not inside it (Discuz!'s head names its
     // post inside: no intro there).
     let introduced: Vec<&(&QuoteAt, ElementRef)> = befores.iter().filter(|(q, e)| names(*e, q) && !names(q.el, q) && !quote_sel.matches(e)).collect();
@@ -908,7 +921,19 @@ fn intro_rule(posts: &[P], verified: &[(&QuoteAt, &P)], ids: &HashMap<usize, Str
     }
     let scope = |q: &QuoteAt| posts[q.post].body.map_or(q.el.id(), |b| b.id());
     let cands = introduced.iter().take(3).flat_map(|(q, e)| forms(*e, scope(q)));
-    let fits = |sel: &Selector| introduced.iter().all(|(_, e)| sel.matches(e)) && befores.iter().all(|(q, e)| !sel.matches(e) || names(*e, q));
+    // The last words of an intro that names its post ("写道：", "wrote:"):
+    // one that closes so names the post too, as the forum shows its writer
+    // where the post shows another name (HyperKitty's "马超 于…写道：" over
+    // a mail whose sender shows as an address).
+    let closing = |e: ElementRef| -> String {
+        let t = line_text(e);
+        let chars: Vec<char> = t.trim().chars().collect();
+        chars[chars.len().saturating_sub(INTRO_CLOSING)..].iter().collect()
+    };
+    let closings: HashSet<String> = introduced.iter().map(|(_, e)| closing(*e)).filter(|c| c.chars().count() == INTRO_CLOSING).collect();
+    let fits = |sel: &Selector| {
+        introduced.iter().all(|(_, e)| sel.matches(e)) && befores.iter().all(|(q, e)| !sel.matches(e) || names(*e, q) || closings.contains(&closing(*e)))
+    };
     let css = first_fitting(cands, fits)?;
     Some((css, introduced.iter().take(3).map(|(_, e)| line_text(*e)).collect()))
 }
@@ -1295,6 +1320,11 @@ mod tests {
     }
 
     fn learned(pages: &[(u32, String)]) -> HashMap<&'static str, String> {
+        learned_stripping(pages, "blockquote")
+    }
+
+    /// [`learned`] with the body's `strip` rule given.
+    fn learned_stripping(pages: &[(u32, String)], strip: &str) -> HashMap<&'static str, String> {
         let docs: Vec<(u32, Html, Url)> = pages
             .iter()
             .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/viewtopic.php?t={tid}")).unwrap()))
@@ -1302,8 +1332,7 @@ mod tests {
         let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
         let board_of = |u: &Url| u.path().ends_with("viewforum.php").then(|| u.query_pairs().find(|(k, _)| k == "f").map(|(_, v)| v.into_owned())).flatten();
         let names = HashMap::from([("2".to_owned(), "詩詞".to_owned())]);
-        let k =
-            Known { post: "div.post", body: "div.content", author: Some("a.username"), strip: Some("blockquote"), board_of: &board_of, board_names: &names };
+        let k = Known { post: "div.post", body: "div.content", author: Some("a.username"), strip: Some(strip), board_of: &board_of, board_names: &names };
         learn(&pages, &k).fields.into_iter().map(|f| (f.attr, f.css)).collect()
     }
 
@@ -1437,7 +1466,8 @@ mod tests {
     /// as a paragraph of the reply. The learner wrote no rule for it, so
     /// the line was the reply's words and the quote named neither its post
     /// nor its author. A paragraph before a quote that names no one is the
-    /// reply's, and a quote that names its post inside needs no intro.
+    /// reply's, and a quote that names its post inside needs no intro. An
+    /// intro is found past what strip takes (HyperKitty's fold control).
     #[test]
     fn a_quotes_intro_is_learned_where_the_line_before_it_names_the_quoted_post() {
         let words =
@@ -1471,6 +1501,16 @@ mod tests {
         );
         assert!(matches!(got.get("quote-author-pattern").map(String::as_str), Some("^@(.+)$" | "^@(.+?) said")), "{got:?}");
         assert!(matches!(got.get("quote-author").map(String::as_str), Some("a" | "a.mention" | "p")), "{got:?}");
+        // HyperKitty: a fold control the body's strip takes between the
+        // intro and the quote; the intro is found past it, as extract finds
+        // it. One intro names the writer otherwise than the post shows them
+        // (a mail's sender shown by address): it closes as the others do.
+        let folded = threads(&|pid, name| {
+            let name = if pid == 101 { "明哥" } else { name };
+            format!("<p>{name} 于2025年10月6日周一 02:06写道：</p><div class=\"quoted-switch\"><a href=\"#\">...</a></div>")
+        });
+        let got = learned_stripping(&folded, "blockquote, div.quoted-switch");
+        assert_eq!(got.get("quote-intro").map(String::as_str), Some("p"), "{got:?}");
         // The reply's own paragraph before a quote: no intro.
         let own = threads(&|_, _| "<p>我来说两句吧</p>".to_owned());
         let got = learned(&own);
