@@ -537,6 +537,52 @@ fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usiz
         fields.extend(r.fields("post-id", "post-id-pattern", examples));
         return got.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
     }
+    token_post_id(posts, fields)
+}
+
+/// `post-id` where no number names a post: an `id` on or inside the post
+/// that is a token of letters and digits (HyperKitty names a mail by a
+/// hash of its Message-ID, `id="SDBNGNUX7WY4…"` on its header), names one
+/// post and no other across the sample, and is what a link in the post
+/// names (its permalink, `/message/SDBNGNUX7WY4…/`): an id a script makes
+/// up for each drawing is linked by nothing.
+fn token_post_id(posts: &[P], fields: &mut Vec<Field>) -> HashMap<usize, String> {
+    let token = |v: &str| {
+        (8..=64).contains(&v.len())
+            && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && v.bytes().any(|b| b.is_ascii_digit())
+            && v.bytes().any(|b| b.is_ascii_alphabetic())
+    };
+    let links = Selector::parse("a[href]").expect("static selector");
+    let linked = |post: ElementRef, v: &str| post.select(&links).any(|a| a.value().attr("href").is_some_and(|h| h.contains(v)));
+    let mut cands: Vec<Rule> = Vec::new();
+    for p in posts.iter().take(3) {
+        for e in std::iter::once(p.el).chain(p.el.descendent_elements()) {
+            let Some(v) = e.value().attr("id") else { continue };
+            if !token(v) || !linked(p.el, v) {
+                continue;
+            }
+            for css in select::own(e).into_iter().filter(|c| c.contains('.') || e.id() == p.el.id()) {
+                let r = Rule { css, attr: Some("id".into()), pattern: None };
+                if !cands.contains(&r) {
+                    cands.push(r);
+                }
+            }
+        }
+    }
+    for r in cands {
+        let Some(f) = r.compiled() else { continue };
+        let got: Vec<Option<String>> = posts.iter().map(|p| read_in_post(p.el, &f).filter(|v| token(v) && linked(p.el, v))).collect();
+        if got.iter().any(Option::is_none) {
+            continue;
+        }
+        let distinct: HashSet<&(String, String)> = posts.iter().map(|p| &p.key).collect();
+        if !one_to_one(posts.iter().zip(&got).map(|(p, v)| (&p.key, v.clone().unwrap_or_default())), distinct.len().max(2 * EVIDENCE), false) {
+            continue;
+        }
+        fields.extend(r.fields("post-id", "post-id-pattern", got.iter().flatten().take(3).cloned().collect()));
+        return got.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
+    }
     HashMap::new()
 }
 
@@ -1729,5 +1775,43 @@ mod tests {
         let likes = learned.fields.iter().find(|f| f.attr == "likes").expect("likes learned");
         assert!(!likes.css.contains('@'), "{likes:?}");
         assert_eq!(likes.examples, ["0", "2", "0"]);
+    }
+
+    /// HyperKitty names a mail by a hash of its Message-ID, not a number:
+    /// `<div class="email-header" id="SDBN…">` and the mail's permalink
+    /// `/message/SDBN…/`. A token a link of the post names is its id; one
+    /// that nothing links (a script's made-up id) is not.
+    #[test]
+    fn a_post_named_by_a_token_its_permalink_holds_has_that_id() {
+        let hash = |tid: u32, i: usize| format!("H{tid}X{i}QZM7YSDBQQE3ZN3J{}", tid * 7 + i as u32);
+        let thread = |tid: u32, linked: bool| {
+            let mut out = format!("<html><body><h1>主題{tid}</h1>");
+            for i in 0..3 {
+                let id = hash(tid, i);
+                let link = if linked { format!("<a href=\"/list/a@b.org/message/{id}/\" title=\"Permalink\"></a>") } else { String::new() };
+                out.push_str(&format!(
+                    "<div class=\"email\"><div class=\"email-header\" id=\"{id}\"><h2 class=\"name\">會員{i}</h2><time>2024-03-0{} 12:3{i}</time></div><div class=\"email-body\"><p>第{tid}封信的第{i}段文字</p></div><div class=\"email-info\">{link}</div></div>",
+                    i + 1
+                ));
+            }
+            out + "</body></html>"
+        };
+        let learn_from = |linked: bool| {
+            let docs: Vec<(u32, Html, Url)> = [1, 2]
+                .into_iter()
+                .map(|tid| (tid, Html::parse_document(&thread(tid, linked)), Url::parse(&format!("http://lists.test/thread/{tid}/")).unwrap()))
+                .collect();
+            let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+            let board_of = |_: &Url| None;
+            let k =
+                Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
+            learn(&pages, &k).fields.into_iter().map(|f| (f.attr, (f.css, f.examples))).collect::<HashMap<_, _>>()
+        };
+        let got = learn_from(true);
+        let (css, examples) = got.get("post-id").expect("a post id");
+        assert_eq!(css, "div.email-header@id");
+        assert_eq!(examples, &[hash(1, 0), hash(1, 1), hash(1, 2)]);
+        assert!(!got.contains_key("post-id-pattern"));
+        assert!(!learn_from(false).contains_key("post-id"), "no link names the token");
     }
 }
