@@ -219,7 +219,7 @@ mod tests {
         let html = Html::parse_document(
             r#"<ul><li class="row"><a class="topictitle" href="./viewtopic.php?t=7">春 曉</a>
                  <a href="viewtopic.php?t=7&amp;start=15">2</a><dd class="posts">1,204</dd><dd class="lastpost">2024年3月5日 12:34</dd></li>
-               <li class="row"><a class="topictitle" href="viewtopic.php?t=8">  </a></li></ul>
+               <li class="row"><a class="topictitle" href="viewtopic.php?t=8">  </a><dd class="lastpost" title="2025年7月17日 23:00">17 七月 '25</dd></li></ul>
                <a href="viewforum.php?f=2&amp;start=25">2</a><a href="viewforum.php?f=2&amp;start=0">1</a><a href="viewforum.php?f=3&amp;start=25">x</a>"#,
         );
         let (rows, refused) = list_threads(&s, &html, &base);
@@ -230,6 +230,8 @@ mod tests {
         assert_eq!(rows[0].replies, Some(1204));
         assert_eq!(rows[0].last_post.as_deref(), Some("2024-03-05T12:34:00"));
         assert_eq!(rows[1].title, None);
+        // A day in the text takes its hour from a title naming the same day (Spirit).
+        assert_eq!(rows[1].last_post.as_deref(), Some("2025-07-17T23:00:00"));
         let pages = page_links(&s, &html, &base, s.links.board_page.as_ref().unwrap(), "2", |m| m.board.as_deref());
         assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [25]);
     }

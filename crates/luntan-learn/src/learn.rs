@@ -1841,8 +1841,9 @@ fn body_by_words(grouped: &[&&Seen]) -> Option<Field> {
 /// `strip`: the elements of a class inside the bodies that, wherever
 /// they occur, show a date ("本帖最后由 … 于 2024-6-15 编辑", "[ 此帖被 …
 /// 在 … 重新编辑 ]", "… 发表于 …"), repeat another post's words on the
-/// page (a quote) or show only links that lead nowhere (a script's control). Empty when there are none, or when stripping them would
-/// leave a post with no text.
+/// page (a quote) or show only links that lead nowhere (a script's
+/// control). Empty when there are none, or when stripping them would leave
+/// a post with no text.
 fn strip_rule(bodies: &[(&Html, ElementRef)]) -> Field {
     let none = Field { attr: "strip", css: String::new(), examples: Vec::new() };
     let mut texts: HashMap<*const Html, Vec<String>> = HashMap::new();
