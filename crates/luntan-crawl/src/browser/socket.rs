@@ -298,11 +298,18 @@ impl Socket {
             End::Dropped
         };
         tokio::pin!(writer, reader);
+        // Whether luntan sent the closing frame (the page closed the socket,
+        // or was left): a server that then drops the connection without
+        // its own frame has ended it, not failed it.
+        let mut closing = false;
         let end = tokio::select! {
             end = &mut reader => end,
             sent = &mut writer => match sent {
                 Err(e) => End::Failed(e),
-                Ok((code, reason)) => tokio::time::timeout(CLOSE_WAIT, &mut reader).await.unwrap_or(End::Closed(code, reason)),
+                Ok((code, reason)) => {
+                    closing = true;
+                    tokio::time::timeout(CLOSE_WAIT, &mut reader).await.unwrap_or(End::Closed(code, reason))
+                }
             },
         };
         self.traffic.sockets.forget(self.key);
@@ -310,7 +317,11 @@ impl Socket {
             End::Closed(code, reason) => self.say(&format!("\"close\",{code},{},true", js(&reason))).await,
             End::Dropped => self.say("\"close\",1006").await,
             End::Failed(e) => {
-                tracing::warn!("{}: the page's WebSocket failed: {e}", self.url);
+                if closing {
+                    tracing::debug!("{}: the server ended the page's WebSocket after its closing frame without one of its own: {e}", self.url);
+                } else {
+                    tracing::warn!("{}: the page's WebSocket failed: {e}", self.url);
+                }
                 self.say("\"error\"").await;
                 self.say("\"close\",1006").await;
             }
