@@ -523,21 +523,25 @@ fn number_rules<'a>(els: impl Iterator<Item = ElementRef<'a>>, css: &str, every_
 /// `post` first. Returns each post's id, by its index in `posts`.
 fn post_id(posts: &[P], post_css: &str, fields: &mut Vec<Field>) -> HashMap<usize, String> {
     let cands = number_rules(posts.iter().take(3).map(|p| p.el), post_css, false, &["pid", "post"], "id");
+    first_post_id(posts, cands, |_, _| true, fields).unwrap_or_else(|| token_post_id(posts, fields))
+}
+
+/// The first of `cands` that reads a value `keep` keeps in every post and
+/// names each post by one value: written as `post-id`, with each post's id
+/// by its index in `posts`.
+fn first_post_id(posts: &[P], cands: Vec<Rule>, keep: impl Fn(&P, &str) -> bool, fields: &mut Vec<Field>) -> Option<HashMap<usize, String>> {
+    let distinct: HashSet<&(String, String)> = posts.iter().map(|p| &p.key).collect();
     for r in cands {
         let Some(f) = r.compiled() else { continue };
-        let got: Vec<Option<String>> = posts.iter().map(|p| read_in_post(p.el, &f)).collect();
-        if got.iter().any(Option::is_none) {
+        let got: Option<Vec<String>> = posts.iter().map(|p| read_in_post(p.el, &f).filter(|v| keep(p, v))).collect();
+        let Some(got) = got else { continue };
+        if !one_to_one(posts.iter().zip(&got).map(|(p, v)| (&p.key, v.clone())), distinct.len().max(2 * EVIDENCE), false) {
             continue;
         }
-        let distinct: HashSet<&(String, String)> = posts.iter().map(|p| &p.key).collect();
-        if !one_to_one(posts.iter().zip(&got).map(|(p, v)| (&p.key, v.clone().unwrap_or_default())), distinct.len().max(2 * EVIDENCE), false) {
-            continue;
-        }
-        let examples = got.iter().flatten().take(3).cloned().collect();
-        fields.extend(r.fields("post-id", "post-id-pattern", examples));
-        return got.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
+        fields.extend(r.fields("post-id", "post-id-pattern", got.iter().take(3).cloned().collect()));
+        return Some(got.into_iter().enumerate().collect());
     }
-    token_post_id(posts, fields)
+    None
 }
 
 /// `post-id` where no number names a post: an `id` on or inside the post
@@ -570,20 +574,7 @@ fn token_post_id(posts: &[P], fields: &mut Vec<Field>) -> HashMap<usize, String>
             }
         }
     }
-    for r in cands {
-        let Some(f) = r.compiled() else { continue };
-        let got: Vec<Option<String>> = posts.iter().map(|p| read_in_post(p.el, &f).filter(|v| token(v) && linked(p.el, v))).collect();
-        if got.iter().any(Option::is_none) {
-            continue;
-        }
-        let distinct: HashSet<&(String, String)> = posts.iter().map(|p| &p.key).collect();
-        if !one_to_one(posts.iter().zip(&got).map(|(p, v)| (&p.key, v.clone().unwrap_or_default())), distinct.len().max(2 * EVIDENCE), false) {
-            continue;
-        }
-        fields.extend(r.fields("post-id", "post-id-pattern", got.iter().flatten().take(3).cloned().collect()));
-        return got.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
-    }
-    HashMap::new()
+    first_post_id(posts, cands, |p, v| token(v) && linked(p.el, v), fields).unwrap_or_default()
 }
 
 /// The author's link in a post: the author element when it is a link,
