@@ -1362,15 +1362,19 @@ mod tests {
 
     /// [`learned`] with the body's `strip` rule given.
     fn learned_stripping(pages: &[(u32, String)], strip: &str) -> HashMap<&'static str, String> {
-        let docs: Vec<(u32, Html, Url)> = pages
-            .iter()
-            .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/viewtopic.php?t={tid}")).unwrap()))
-            .collect();
-        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
         let board_of = |u: &Url| u.path().ends_with("viewforum.php").then(|| u.query_pairs().find(|(k, _)| k == "f").map(|(_, v)| v.into_owned())).flatten();
         let names = HashMap::from([("2".to_owned(), "詩詞".to_owned())]);
         let k = Known { post: "div.post", body: "div.content", author: Some("a.username"), strip: Some(strip), board_of: &board_of, board_names: &names };
-        learn(&pages, &k).fields.into_iter().map(|f| (f.attr, f.css)).collect()
+        learn_threads(pages, "http://bbs.test/viewtopic.php?t={tid}", &k).fields.into_iter().map(|f| (f.attr, f.css)).collect()
+    }
+
+    /// What [`learn`] makes of thread pages `(tid, html)`, each at `url`
+    /// with `{tid}` its tid, all in board 2.
+    fn learn_threads(pages: &[(u32, String)], url: &str, k: &Known) -> Learned {
+        let docs: Vec<(u32, Html, Url)> =
+            pages.iter().map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&url.replace("{tid}", &tid.to_string())).unwrap())).collect();
+        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+        learn(&pages, k)
     }
 
     #[test]
@@ -1723,14 +1727,9 @@ mod tests {
             2,
             &[(201, 8, "小红", "床前明月光疑是地上霜", 0), (202, 7, "小明", "举头望明月低头思故乡", 2), (203, 9, "阿强", "静夜思写尽了游子心", 0)],
         );
-        let docs: Vec<(u32, Html, Url)> = [(1, a), (2, b)]
-            .iter()
-            .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/t/x/{tid}/")).unwrap()))
-            .collect();
-        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
         let board_of = |_: &Url| None;
         let k = Known { post: "li.post", body: "article.markup", author: Some("span.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
-        let learned = learn(&pages, &k);
+        let learned = learn_threads(&[(1, a), (2, b)], "http://bbs.test/t/x/{tid}/", &k);
         let got: HashMap<&str, &str> = learned.fields.iter().map(|f| (f.attr, f.css.as_str())).collect();
         assert_eq!(got.get("author-id-pattern"), Some(&"/u/[^/]+/(\\d+)"), "{got:?}");
         assert_eq!(got.get("likes-pattern"), Some(&"(\\d+)"), "{got:?}");
@@ -1755,14 +1754,9 @@ mod tests {
             }
             out + "</body></html>"
         };
-        let docs: Vec<(u32, Html, Url)> = [(1, thread(1, [0, 2, 0])), (2, thread(2, [1, 0, 0]))]
-            .into_iter()
-            .map(|(tid, html)| (tid, Html::parse_document(&html), Url::parse(&format!("http://lists.test/thread/{tid}/")).unwrap()))
-            .collect();
-        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
         let board_of = |_: &Url| None;
         let k = Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
-        let learned = learn(&pages, &k);
+        let learned = learn_threads(&[(1, thread(1, [0, 2, 0])), (2, thread(2, [1, 0, 0]))], "http://lists.test/thread/{tid}/", &k);
         let likes = learned.fields.iter().find(|f| f.attr == "likes").expect("likes learned");
         assert!(!likes.css.contains('@'), "{likes:?}");
         assert_eq!(likes.examples, ["0", "2", "0"]);
@@ -1787,16 +1781,11 @@ mod tests {
             }
             out + "</body></html>"
         };
+        let board_of = |_: &Url| None;
+        let k = Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
         let learn_from = |linked: bool| {
-            let docs: Vec<(u32, Html, Url)> = [1, 2]
-                .into_iter()
-                .map(|tid| (tid, Html::parse_document(&thread(tid, linked)), Url::parse(&format!("http://lists.test/thread/{tid}/")).unwrap()))
-                .collect();
-            let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
-            let board_of = |_: &Url| None;
-            let k =
-                Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
-            learn(&pages, &k).fields.into_iter().map(|f| (f.attr, (f.css, f.examples))).collect::<HashMap<_, _>>()
+            let pages = [(1, thread(1, linked)), (2, thread(2, linked))];
+            learn_threads(&pages, "http://lists.test/thread/{tid}/", &k).fields.into_iter().map(|f| (f.attr, (f.css, f.examples))).collect::<HashMap<_, _>>()
         };
         let got = learn_from(true);
         let (css, examples) = got.get("post-id").expect("a post id");

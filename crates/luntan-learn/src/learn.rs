@@ -1448,10 +1448,13 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
             let mut best: Option<(usize, &String)> = None;
             for css in &cands {
                 let Some(sel) = select::parse(css) else { continue };
-                if name == "body" && !pairs.iter().all(|p| agrees(&sel, p) || tighter(&sel, p)) {
-                    continue;
-                }
-                let n = pairs.iter().filter(|p| agrees(&sel, p)).count();
+                // The posts it agrees in; `None` where a body reads outside the pick.
+                let n = pairs.iter().try_fold(0, |n, p| match agrees(&sel, p) {
+                    true => Some(n + 1),
+                    false if name == "body" && !tighter(&sel, p) => None,
+                    false => Some(n),
+                });
+                let Some(n) = n else { continue };
                 if best.is_none_or(|(b, _)| n > b) {
                     best = Some((n, css));
                 }

@@ -298,18 +298,14 @@ impl Socket {
             End::Dropped
         };
         tokio::pin!(writer, reader);
-        // Whether luntan sent the closing frame (the page closed the socket,
-        // or was left): a server that then drops the connection without
-        // its own frame has ended it, not failed it.
-        let mut closing = false;
-        let end = tokio::select! {
-            end = &mut reader => end,
+        // With whether luntan sent the closing frame (the page closed the
+        // socket, or was left): a server that then drops the connection
+        // without its own frame has ended it, not failed it.
+        let (end, closing) = tokio::select! {
+            end = &mut reader => (end, false),
             sent = &mut writer => match sent {
-                Err(e) => End::Failed(e),
-                Ok((code, reason)) => {
-                    closing = true;
-                    tokio::time::timeout(CLOSE_WAIT, &mut reader).await.unwrap_or(End::Closed(code, reason))
-                }
+                Err(e) => (End::Failed(e), false),
+                Ok((code, reason)) => (tokio::time::timeout(CLOSE_WAIT, &mut reader).await.unwrap_or(End::Closed(code, reason)), true),
             },
         };
         self.traffic.sockets.forget(self.key);
