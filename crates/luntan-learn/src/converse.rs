@@ -1738,22 +1738,28 @@ mod tests {
         assert_eq!(likes.examples, ["3", "1", "2"]);
     }
 
+    /// A HyperKitty-like thread page of three mails; `mail(i)` gives the
+    /// attributes of mail `i`'s header and what follows its body.
+    fn mail_thread(tid: u32, mail: impl Fn(usize) -> (String, String)) -> String {
+        let mut out = format!("<html><body><h1>主題{tid}</h1>");
+        for i in 0..3 {
+            let (header, after) = mail(i);
+            out.push_str(&format!(
+                "<div class=\"email\"><div class=\"email-header\"{header}><h2 class=\"name\">會員{i}</h2><time>2024-03-0{} 12:3{i}</time></div><div class=\"email-body\"><p>第{tid}封信的第{i}段文字</p></div>{after}</div>",
+                i + 1
+            ));
+        }
+        out + "</body></html>"
+    }
+
     /// The real-software bed, HyperKitty: a mail's like button,
     /// `<a class="youlike vote" data-vote="1">👍 0</a>`, holds its count as
     /// text and the vote it casts as an attribute; the attribute was read
     /// first and learned (likes 9/215).
     #[test]
     fn likes_are_the_count_a_button_shows_not_the_vote_it_casts() {
-        let thread = |tid: u32, counts: [u32; 3]| {
-            let mut out = format!("<html><body><h1>主題{tid}</h1>");
-            for (i, n) in counts.iter().enumerate() {
-                out.push_str(&format!(
-                    "<div class=\"email\"><h2 class=\"name\">會員{i}</h2><time>2024-03-0{} 12:3{i}</time><div class=\"email-body\"><p>第{tid}封信的第{i}段文字</p></div><a class=\"youlike vote\" href=\"#like\" data-vote=\"1\"><i class=\"fa\"></i> {n}</a></div>",
-                    i + 1
-                ));
-            }
-            out + "</body></html>"
-        };
+        let button = |n: u32| format!("<a class=\"youlike vote\" href=\"#like\" data-vote=\"1\"><i class=\"fa\"></i> {n}</a>");
+        let thread = |tid: u32, counts: [u32; 3]| mail_thread(tid, |i| (String::new(), button(counts[i])));
         let board_of = |_: &Url| None;
         let k = Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
         let learned = learn_threads(&[(1, thread(1, [0, 2, 0])), (2, thread(2, [1, 0, 0]))], "http://lists.test/thread/{tid}/", &k);
@@ -1770,16 +1776,11 @@ mod tests {
     fn a_post_named_by_a_token_its_permalink_holds_has_that_id() {
         let hash = |tid: u32, i: usize| format!("H{tid}X{i}QZM7YSDBQQE3ZN3J{}", tid * 7 + i as u32);
         let thread = |tid: u32, linked: bool| {
-            let mut out = format!("<html><body><h1>主題{tid}</h1>");
-            for i in 0..3 {
+            mail_thread(tid, |i| {
                 let id = hash(tid, i);
                 let link = if linked { format!("<a href=\"/list/a@b.org/message/{id}/\" title=\"Permalink\"></a>") } else { String::new() };
-                out.push_str(&format!(
-                    "<div class=\"email\"><div class=\"email-header\" id=\"{id}\"><h2 class=\"name\">會員{i}</h2><time>2024-03-0{} 12:3{i}</time></div><div class=\"email-body\"><p>第{tid}封信的第{i}段文字</p></div><div class=\"email-info\">{link}</div></div>",
-                    i + 1
-                ));
-            }
-            out + "</body></html>"
+                (format!(" id=\"{id}\""), format!("<div class=\"email-info\">{link}</div>"))
+            })
         };
         let board_of = |_: &Url| None;
         let k = Known { post: "div.email", body: "div.email-body", author: Some("h2.name"), strip: None, board_of: &board_of, board_names: &HashMap::new() };
