@@ -267,7 +267,9 @@ pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
     if posts.len() < 2 * EVIDENCE {
         return out;
     }
-    let ids = post_id(&posts, k.post, &mut out.fields);
+    // Read on the post element itself: a reply `nested-posts` moved out of
+    // its holder is no longer under the parent its selector names.
+    let ids = post_id(&posts, &select::own_part(k.post), &mut out.fields);
     author_link(&posts, author_sel.as_ref(), pages, &mut out.fields);
     let quotes = quotes(&posts, pages, &ids, k.body, strip.as_ref(), &mut out);
     reply_links(&posts, pages, &ids, &quotes, k.body, strip.as_ref(), &mut out.fields);

@@ -47,6 +47,8 @@ use crate::select::{self, first_fitting, line_text};
 use crate::urls::{first_page, merge_words, pager_step, pattern, route_words, Kind, Pos, Role, Shape, Split};
 use crate::{Field, LearnError, Learned, LearnedLink};
 
+mod replies;
+
 /// Share of a shape's pages that must read as threads.
 pub const THREAD_SHARE: f64 = 0.5;
 /// Thread links on a page that make it a list.
@@ -369,6 +371,13 @@ fn learn_with(sample: &Sample, mut what: Learned, partial: bool) -> Result<(Lear
         None => thread_pages,
     };
     what.thread = if by_layout { post_rules(&thread_pages, nested.as_ref().map(|(css, _)| css.as_str()), &mut what.missing) } else { vec![auto_posts()] };
+    // Replies inside the posts in markup of their own: later steps read
+    // the pages with each moved out after its post, too.
+    let flat = if by_layout { replies::inner_replies(&thread_pages, &read.shapes, &mut what) } else { None };
+    let thread_pages: Vec<&Seen> = match &flat {
+        Some(flat) => flat.iter().collect(),
+        None => thread_pages,
+    };
     match title_rule(&titled(&read, &list_pages, &thread_pages, &threads)) {
         Some(f) => what.thread.insert(0, f),
         None => what.missing.push("title: no element shows the thread's name as lists link it; the page's <title> is used".into()),
@@ -1374,7 +1383,7 @@ const NO_POSTS_SHOWN: &str = "post: no thread page read shows two posts or more;
 /// The post selector and the fields inside it, from the pages whose posts
 /// repeat.
 fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) -> Vec<Field> {
-    let grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
+    let mut grouped: Vec<&&Seen> = pages.iter().filter(|s| s.shows_posts()).collect();
     let mut out = Vec::new();
     if grouped.is_empty() {
         missing.push(NO_POSTS_SHOWN.into());
@@ -1387,7 +1396,13 @@ fn post_rules(pages: &[&Seen], nested: Option<&str>, missing: &mut Vec<String>) 
     // post, the replies included, on the pages as served.
     let post = match nested {
         Some(css) => Some(css.to_owned()),
-        None => first_fitting(post_candidates(&grouped), |sel| grouped.iter().all(|s| select::outermost(&s.doc, sel) == s.records())),
+        None => first_fitting(post_candidates(&grouped), |sel| grouped.iter().all(|s| select::outermost(&s.doc, sel) == s.records())).or_else(|| {
+            let css = beside_lone_posts(&grouped)?;
+            let sel = select::parse(&css)?;
+            // The fields are learned where the template found the posts.
+            grouped.retain(|s| select::outermost(&s.doc, &sel) == s.records());
+            Some(css)
+        }),
     };
     match &post {
         Some(css) => out.push(Field {
@@ -1745,6 +1760,26 @@ fn largest_text(rec: ElementRef<'_>) -> Option<ElementRef<'_>> {
 /// on the first three pages that show posts.
 fn post_candidates<'a>(grouped: &'a [&&Seen]) -> impl Iterator<Item = String> + 'a {
     grouped.iter().take(3).flat_map(|s| select::with_parent(el(&s.doc, s.found[0].record)))
+}
+
+/// A thread of one post shows the template no group of posts: it takes
+/// the pieces of that post (its body, its byline) or a sidebar's lines for
+/// records (Askbot's unanswered questions; unanswered threads may be
+/// many). A selector that picks just the template's records on most pages
+/// and one element alone on each other page takes the posts: those pages
+/// are threads of one post.
+fn beside_lone_posts(grouped: &[&&Seen]) -> Option<String> {
+    first_fitting(post_candidates(grouped), |sel| {
+        let mut fit = 0;
+        for s in grouped {
+            match select::outermost(&s.doc, sel) {
+                picked if picked == s.records() => fit += 1,
+                picked if picked.len() == 1 => {}
+                _ => return false,
+            }
+        }
+        2 * fit > grouped.len()
+    })
 }
 
 /// Threaded comments (WordPress's `<ol class="children">` inside the
@@ -2280,6 +2315,42 @@ pub(crate) mod tests {
         assert_eq!(rules(&read).as_deref(), Some("div.post"), "a body outside the pick");
     }
 
+    /// The real-software bed, Askbot: an unanswered question is one post,
+    /// and the template, finding no group of posts on its page, took that
+    /// post's pieces (its body, its byline) or a sidebar's lines for
+    /// records. No selector then picked the records on every page, the
+    /// posts were left to the template (`post="auto"`), which took the
+    /// title and the comments into the question: 0/26 threads exact.
+    #[test]
+    fn the_post_selector_is_learned_where_a_thread_of_one_post_shows_the_template_its_pieces() {
+        let post = |read: &Read| {
+            let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
+            post_rules(&pages, None, &mut Vec::new())[0].css.clone()
+        };
+        // Thread pages made threads of their first post alone, each with
+        // that post's body and byline for the template's records.
+        let lone = |read: &mut Read, pages: usize| {
+            for s in read.seen.iter_mut().filter(|s| s.shows_posts()).take(pages) {
+                for r in s.found.split_off(1) {
+                    s.doc.tree.get_mut(r.record).unwrap().detach();
+                }
+                let first = s.found[0].clone();
+                let piece = |at: NodeId| FoundRecord { record: at, body: at, ..first.clone() };
+                s.found = vec![piece(first.body), piece(first.author.unwrap())];
+            }
+        };
+        let sample = forum();
+        let mut read = Read::of(&sample);
+        assert_eq!(read.seen.iter().filter(|s| s.shows_posts()).count(), 5);
+        assert_eq!(post(&read), "div.post");
+        lone(&mut read, 2);
+        assert_eq!(post(&read), "div.post", "two threads of one post, three of three");
+        // Most pages' records are not the posts: nothing picks them.
+        let mut read = Read::of(&sample);
+        lone(&mut read, 3);
+        assert_eq!(post(&read), "auto");
+    }
+
     /// HyperKitty folds a quote behind `<div class="quoted-switch"><a
     /// href="#">...</a></div>`, inside the body: a script's control, read
     /// into every quoting mail as a line "...".
@@ -2703,6 +2774,76 @@ pub(crate) mod tests {
         // The flat forum's posts hold none.
         let flat = learn(&forum(), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
         assert!(!flat.thread.iter().any(|f| f.attr == "nested-posts"), "{:?}", flat.thread);
+    }
+
+    /// A question page as Askbot draws it: each post (the question, the
+    /// answers) holds its comments in markup of their own, each with its
+    /// body, its author's link and its time; after the scripts a hidden
+    /// template comment stands outside every post. Post `n` of thread
+    /// `tid` has `n` comments.
+    fn commented_thread_html(tid: u32) -> String {
+        let texts = [
+            "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
+            "我也读过这本书，作者写得非常细腻，人物都很真实动人",
+            "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
+        ];
+        let mut out = format!("{}<h1 class=\"subject\">第{tid}个主题的标题文字</h1>", head(&format!("第{tid}个主题的标题文字 - {TITLE}")));
+        for (i, text) in texts.iter().enumerate() {
+            let u = tid * 3 + i as u32;
+            out.push_str(&format!(
+                "<div class=\"post\" id=\"p{u}\"><div class=\"author\"><a href=\"user.php?uid={u}\">用户{u}</a></div><span class=\"time\">2024-03-0{d} 12:3{i}</span><div class=\"body\">{text}</div><div class=\"comments\">",
+                d = i + 1
+            ));
+            for c in 0..i {
+                let v = 100 + tid * 3 + c as u32;
+                out.push_str(&format!(
+                    "<div class=\"comment\" id=\"p{u}{c}\"><div class=\"c-body\"><p>第{c}条评论：说得好</p></div><a class=\"c-author\" href=\"user.php?uid={v}\">用户{v}</a> <span class=\"c-age\">2024-03-0{d} 18:1{c}</span></div>",
+                    d = i + 1
+                ));
+            }
+            out.push_str("</div></div>");
+        }
+        out + "<div class=\"templates\" style=\"display: none\"><div class=\"comment\"><div class=\"c-body\"></div><a class=\"c-author\" href=\"\"></a><span class=\"c-age\">2026-12-07 10:00</span></div></div></body></html>"
+    }
+
+    /// The real-software bed, Askbot: the template read the question and
+    /// the answers, each with its comments in its body (0 of 253 comments
+    /// read as posts). A selector list, the posts' and the comments'
+    /// (each comment a block inside a post, with one date and words of its
+    /// own, two under one post somewhere), with `nested-posts` and the
+    /// comments' own body, author and time, reads each comment after the
+    /// post it answers.
+    #[test]
+    fn replies_in_markup_of_their_own_inside_the_posts_are_learned_as_nested_posts() {
+        let mut sample = forum();
+        for p in sample.pages.iter_mut().filter(|p| p.url.path() == "/read.php") {
+            let tid = p.url.query_pairs().find(|(k, _)| k == "tid").unwrap().1.parse().unwrap();
+            p.html = commented_thread_html(tid);
+        }
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let get = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str());
+        // Comments are named as posts are (`id="p…"`, as Askbot's
+        // `js-post-…`): the posts' selector takes the outermost, the
+        // comments' the ones inside.
+        assert_eq!(get("post"), Some("div[id^=p], div.comments > div[id^=p]"), "{:?} {:?}", learned.thread, learned.missing);
+        assert_eq!(get("nested-posts"), Some("true"));
+        assert!(get("author").is_some_and(|a| a.ends_with(", a.c-author")), "{:?}", learned.thread);
+        let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).unwrap();
+        let posts = luntan_extract::parse_page(&site, &commented_thread_html(11)).posts;
+        let seen: Vec<(&str, Option<&str>, String)> = posts.iter().map(|p| (p.author.as_str(), p.time.as_deref(), p.paragraphs.concat())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("用户33", Some("2024-03-01T12:30:00"), "今天读完了一本很好的书，想和大家分享一下其中的故事和感想".to_owned()),
+                ("用户34", Some("2024-03-02T12:31:00"), "我也读过这本书，作者写得非常细腻，人物都很真实动人".to_owned()),
+                ("用户133", Some("2024-03-02T18:10:00"), "第0条评论：说得好".to_owned()),
+                ("用户35", Some("2024-03-03T12:32:00"), "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获".to_owned()),
+                ("用户133", Some("2024-03-03T18:10:00"), "第0条评论：说得好".to_owned()),
+                ("用户134", Some("2024-03-03T18:11:00"), "第1条评论：说得好".to_owned()),
+            ]
+        );
+        let answers: Vec<Option<&str>> = posts.iter().map(|p| p.reply_to.as_deref()).collect();
+        assert_eq!(answers, [None, None, Some("34"), None, Some("35"), Some("35")], "{:?}", learned.thread);
     }
 
     /// The real-software bed, Misago: threads at `/t/<slug>/<id>/`, later

@@ -66,6 +66,14 @@ pub fn inside(el: ElementRef, scope: NodeId) -> Vec<String> {
     out
 }
 
+/// Each selector of the list `css` without what it says of the element's
+/// ancestors (`div.list > div.reply` → `div.reply`), the repeats dropped:
+/// what still takes a post that `nested-posts` moved out of its holder.
+pub fn own_part(css: &str) -> String {
+    let mut seen = HashSet::new();
+    css.split(',').filter_map(|part| part.trim().rsplit([' ', '>']).next()).filter(|own| !own.is_empty() && seen.insert(*own)).collect::<Vec<_>>().join(", ")
+}
+
 pub fn parse(css: &str) -> Option<Selector> {
     Selector::parse(css).ok()
 }
@@ -131,6 +139,12 @@ mod tests {
         let span = pick("span");
         assert!(inside(span, pick("div").id()).contains(&"#thread_subject".to_owned()));
         assert!(with_parent(span).contains(&"div.pl > span".to_owned()));
+    }
+
+    #[test]
+    fn a_selectors_own_part_drops_its_ancestors() {
+        assert_eq!(own_part("div.js-post, div.js-comments-list > div[id^=js-post-]"), "div.js-post, div[id^=js-post-]");
+        assert_eq!(own_part("ol.children li.comment,li.comment"), "li.comment");
     }
 
     #[test]
