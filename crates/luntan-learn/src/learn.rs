@@ -25,7 +25,12 @@
 //!    floor, body) on every sampled page. Where the template's bodies
 //!    agree on no selector, the body is the largest text block the
 //!    records share a selector for, and `strip` the elements inside it
-//!    that show a date or repeat another post (edit notes, quotes). Rows
+//!    that show a date or repeat another post (edit notes, quotes); a
+//!    body that holds a heading (a question's title drawn inside it) the
+//!    tighter one that holds every other post's words. Replies a post
+//!    holds in markup of their own (comments under a question and under
+//!    each answer) add their selector to the post rule's list, with
+//!    `nested-posts` (`learn/replies.rs`). Rows
 //!    of a list page are the largest elements around one thread's links;
 //!    reply counts and last-post times are the row texts that agree with
 //!    the threads read whole.
