@@ -35,6 +35,15 @@ pub(crate) struct Page<'a> {
     /// list does).
     pub(crate) thread: Option<String>,
     pub(crate) board: Option<String>,
+    /// The posts as extract reads them, where the page was flattened for
+    /// `nested-posts`; else the outermost matches of the post rule.
+    pub(crate) posts: Option<Vec<NodeId>>,
+}
+
+impl Page<'_> {
+    fn posts(&self, post: &Selector) -> Vec<NodeId> {
+        self.posts.clone().unwrap_or_else(|| select::outermost(self.doc, post))
+    }
 }
 
 /// The rules learned before, and what the sample says of boards.
@@ -255,7 +264,7 @@ pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
     let strip = k.strip.and_then(parse);
     let mut posts: Vec<P> = Vec::new();
     for (i, pg) in pages.iter().enumerate() {
-        for id in select::outermost(pg.doc, &post_sel) {
+        for id in pg.posts(&post_sel) {
             let el = ElementRef::wrap(pg.doc.tree.get(id).expect("a node of this page")).expect("an element");
             let body = if body_sel.matches(&el) { Some(el) } else { el.select(&body_sel).next() };
             let author = author_sel.as_ref().and_then(|s| el.select(s).next()).map(line_text).unwrap_or_default();
@@ -270,7 +279,7 @@ pub(crate) fn learn(pages: &[Page], k: &Known) -> Learned {
     // Read on the post element itself: a reply `nested-posts` moved out of
     // its holder is no longer under the parent its selector names.
     let ids = post_id(&posts, &select::own_part(k.post), &mut out.fields);
-    author_link(&posts, author_sel.as_ref(), pages, &mut out.fields);
+    author_link(&posts, k.author, pages, &mut out.fields);
     let quotes = quotes(&posts, pages, &ids, k.body, strip.as_ref(), &mut out);
     reply_links(&posts, pages, &ids, &quotes, k.body, strip.as_ref(), &mut out.fields);
     edited(&posts, &quotes, &mut out.fields);
@@ -294,7 +303,7 @@ fn thread_counts(pages: &[Page], post: &Selector, fields: &mut Vec<Field>) {
     ];
     let all = Selector::parse("body *").expect("static selector");
     for (name, pattern_name, labels) in COUNTS {
-        let outside: Vec<HashSet<NodeId>> = pages.iter().map(|pg| select::outermost(pg.doc, post).into_iter().collect()).collect();
+        let outside: Vec<HashSet<NodeId>> = pages.iter().map(|pg| pg.posts(post).into_iter().collect()).collect();
         let mut done = false;
         for label in labels {
             let re = Regex::new(&format!(r"{}\s*[:：]?\s*([0-9][0-9,.]*[kKwW万萬]?)", regex::escape(label))).expect("escaped label");
@@ -597,8 +606,9 @@ fn author_anchor<'a>(post: ElementRef<'a>, author: &Selector) -> Option<ElementR
 /// `author-url` and `author-id`: the author's link, its page resolved,
 /// and a number in it (or in an attribute of the link, `data-uid`) that
 /// names one author and no other across the sample.
-fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &mut Vec<Field>) {
-    let Some(author) = author else { return };
+fn author_link(posts: &[P], author_css: Option<&str>, pages: &[Page], fields: &mut Vec<Field>) {
+    let Some((author_css, author)) = author_css.and_then(|c| Some((c, parse(c)?))) else { return };
+    let author = &author;
     let links: Vec<(usize, ElementRef)> = posts.iter().enumerate().filter_map(|(i, p)| author_anchor(p.el, author).map(|a| (i, a))).collect();
     let names: HashSet<&str> = links.iter().map(|(i, _)| posts[*i].author.as_str()).filter(|n| !n.is_empty()).collect();
     if names.len() < EVIDENCE {
@@ -607,7 +617,10 @@ fn author_link(posts: &[P], author: Option<&Selector>, pages: &[Page], fields: &
     let name_key = |i: usize| (posts[i].author.clone(), String::new());
     let keys: Vec<(String, String)> = links.iter().map(|(i, _)| name_key(*i)).collect();
     // The link's selector: one that takes, in every post, its author's link.
-    let cands = links.iter().take(3).flat_map(|(i, a)| forms(*a, posts[*i].el.id()));
+    // Last, the author's own selector where it is the link: a list's
+    // (`a.user-name-link, a.js-comment-author`, where comments inside the
+    // posts name theirs in markup of their own).
+    let cands = links.iter().take(3).flat_map(|(i, a)| forms(*a, posts[*i].el.id())).chain(std::iter::once(author_css.to_owned()));
     let link_css = first_fitting(cands, |sel| {
         posts.iter().enumerate().all(|(i, p)| {
             let want = links.iter().find(|(j, _)| *j == i).map(|(_, a)| a.id());
@@ -1250,7 +1263,7 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
     for pg in pages.iter().filter(|p| p.board.is_some()) {
         // A post's links are its writer's, but for an article alone on its
         // page (a blog's, whose category link is in it).
-        let posts: HashSet<NodeId> = select::outermost(pg.doc, post).into_iter().collect();
+        let posts: HashSet<NodeId> = pg.posts(post).into_iter().collect();
         let alone = posts.len() == 1;
         let links: Vec<ElementRef> = pg
             .doc
@@ -1375,7 +1388,8 @@ mod tests {
     fn learn_threads(pages: &[(u32, String)], url: &str, k: &Known) -> Learned {
         let docs: Vec<(u32, Html, Url)> =
             pages.iter().map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&url.replace("{tid}", &tid.to_string())).unwrap())).collect();
-        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()) }).collect();
+        let pages: Vec<Page> =
+            docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some("2".into()), posts: None }).collect();
         learn(&pages, k)
     }
 
@@ -1606,7 +1620,8 @@ mod tests {
             .map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://bbs.test/viewtopic.php?t={tid}")).unwrap()))
             .collect();
         let boards = HashMap::from([(1, "2"), (2, "3"), (3, "2")]);
-        let pages: Vec<Page> = docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some(boards[tid].into()) }).collect();
+        let pages: Vec<Page> =
+            docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some(boards[tid].into()), posts: None }).collect();
         let board_of = |u: &Url| u.path().ends_with("viewforum.php").then(|| u.query_pairs().find(|(k, _)| k == "f").map(|(_, v)| v.into_owned())).flatten();
         let names = HashMap::from([("2".to_owned(), "唐詩".to_owned()), ("3".to_owned(), "宋詞".to_owned()), ("9".to_owned(), "詩詞分區".to_owned())]);
         let mut fields = Vec::new();

@@ -83,6 +83,10 @@ pub(crate) struct Seen<'s> {
     /// Records that each link a thread of their own ([`Seen::rows_of_threads`]):
     /// a list that shows a dated teaser per row, not a thread.
     pub(crate) listed: usize,
+    /// Where the page was flattened ([`Seen::flattened`]): the posts as
+    /// extract reads them, matched before the replies were moved (a reply's
+    /// selector may name the holder it left: `div.list > div.reply`).
+    posts: Option<Vec<NodeId>>,
 }
 
 /// A pager family: first pages of one shape and the place of the number.
@@ -462,7 +466,7 @@ fn conversation(read: &Read, thread_pages: &[&Seen], threads: &Scheme, boards: O
         .map(|s| {
             let thread = s.split.get(&threads.id).map(str::to_owned);
             let board = thread.as_ref().and_then(|t| thread_board.get(t).cloned().flatten());
-            crate::converse::Page { doc: &s.doc, url: &s.page.url, thread, board }
+            crate::converse::Page { doc: &s.doc, url: &s.page.url, thread, board, posts: s.posts.clone() }
         })
         .collect();
     let known =
@@ -640,15 +644,15 @@ impl<'s> Seen<'s> {
     fn of(page: &'s Page, shape: Shape, split: Split, doc: Html) -> Seen<'s> {
         let (found, grouped) = records(&doc, None);
         let layout = Layout::of(&doc, &found);
-        Seen { page, shape, split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped, listed: 0 }
+        Seen { page, shape, split, thread_like: layout.thread_like() && page.landed == page.url, layout, doc, found, grouped, listed: 0, posts: None }
     }
 
     /// The page with every match of `post` inside another moved out after
     /// it, as extract reads a page with `nested-posts`, and read again.
     fn flattened(&self, post: &Selector) -> Seen<'s> {
         let mut doc = self.doc.clone();
-        luntan_extract::parse::flatten_posts(&mut doc, post);
-        Seen { listed: self.listed, ..Seen::of(self.page, self.shape.clone(), self.split.clone(), doc) }
+        let posts = luntan_extract::parse::flatten_posts(&mut doc, post).posts;
+        Seen { listed: self.listed, posts: Some(posts), ..Seen::of(self.page, self.shape.clone(), self.split.clone(), doc) }
     }
 
     /// The template's records, in page order.
@@ -2308,6 +2312,16 @@ pub(crate) mod tests {
         sample
     }
 
+    /// What the learner makes of [`forum_drawn`].
+    fn learn_drawn(draw: impl Fn(u32) -> String) -> Learned {
+        learn(&forum_drawn(draw), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap()
+    }
+
+    /// A thread rule of `learned` by name.
+    fn rule<'a>(learned: &'a Learned, name: &str) -> Option<&'a str> {
+        learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str())
+    }
+
     fn seen<'a>(read: &'a Read, path: &str) -> &'a Seen<'a> {
         read.seen.iter().find(|s| s.page.url == url(path)).unwrap()
     }
@@ -2830,9 +2844,8 @@ pub(crate) mod tests {
 
     #[test]
     fn replies_drawn_inside_the_comment_they_answer_are_learned_as_nested_posts() {
-        let sample = forum_drawn(nested_thread_html);
-        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
-        let get = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str());
+        let learned = learn_drawn(nested_thread_html);
+        let get = |name: &str| rule(&learned, name);
         assert_eq!(get("nested-posts"), Some("true"), "{:?} {:?}", learned.thread, learned.missing);
         // Read with the learned file, every reply is a post of its own,
         // after the one it answers; the quote stays in its post.
@@ -2863,19 +2876,19 @@ pub(crate) mod tests {
         for (i, text) in texts.iter().enumerate() {
             let u = tid * 3 + i as u32;
             out.push_str(&format!(
-                "<div class=\"post\" id=\"p{u}\"><div class=\"author\"><a href=\"user.php?uid={u}\">用户{u}</a></div><span class=\"time\">2024-03-0{d} 12:3{i}</span><div class=\"body\">{text}</div><div class=\"comments\">",
+                "<div class=\"post\" data-pid=\"{u}\"><div class=\"author\"><a class=\"avatar\" href=\"user.php?uid={u}\"><img src=\"a.png\"></a><a class=\"name\" href=\"user.php?uid={u}\">用户{u}</a></div><span class=\"time\">2024-03-0{d} 12:3{i}</span><div class=\"body\">{text}</div><div class=\"comments\">",
                 d = i + 1
             ));
             for c in 0..i {
                 let v = 100 + tid * 3 + c as u32;
                 out.push_str(&format!(
-                    "<div class=\"comment\" id=\"p{u}{c}\"><div class=\"c-body\"><p>第{c}条评论：说得好</p></div><a class=\"c-author\" href=\"user.php?uid={v}\">用户{v}</a> <span class=\"c-age\">2024-03-0{d} 18:1{c}</span></div>",
+                    "<div class=\"comment\" data-pid=\"{u}{c}\"><div class=\"c-body\"><p>第{c}条评论：说得好</p></div><a class=\"c-author\" href=\"user.php?uid={v}\">用户{v}</a> <span class=\"c-age\">2024-03-0{d} 18:1{c}</span></div>",
                     d = i + 1
                 ));
             }
             out.push_str("</div></div>");
         }
-        out + "<div class=\"templates\" style=\"display: none\"><div class=\"comment\"><div class=\"c-body\"></div><a class=\"c-author\" href=\"\"></a><span class=\"c-age\">2026-12-07 10:00</span></div></div></body></html>"
+        out + "<div class=\"templates\" style=\"display: none\"><div class=\"comment\" data-pid=\"0\"><div class=\"c-body\"></div><a class=\"c-author\" href=\"\"></a><span class=\"c-age\">2026-12-07 10:00</span></div></div></body></html>"
     }
 
     /// The real-software bed, Askbot: the template read the question and
@@ -2887,15 +2900,13 @@ pub(crate) mod tests {
     /// post it answers.
     #[test]
     fn replies_in_markup_of_their_own_inside_the_posts_are_learned_as_nested_posts() {
-        let sample = forum_drawn(commented_thread_html);
-        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
-        let get = |name: &str| learned.thread.iter().find(|f| f.attr == name).map(|f| f.css.as_str());
-        // Comments are named as posts are (`id="p…"`, as Askbot's
-        // `js-post-…`): the posts' selector takes the outermost, the
-        // comments' the ones inside.
-        assert_eq!(get("post"), Some("div[id^=p], div.comments > div[id^=p]"), "{:?} {:?}", learned.thread, learned.missing);
+        let learned = learn_drawn(commented_thread_html);
+        let get = |name: &str| rule(&learned, name);
+        // The hidden template is no comment: the comments' selector names
+        // their place.
+        assert_eq!(get("post"), Some("div.post, div.comments > div.comment"), "{:?} {:?}", learned.thread, learned.missing);
         assert_eq!(get("nested-posts"), Some("true"));
-        assert!(get("author").is_some_and(|a| a.ends_with(", a.c-author")), "{:?}", learned.thread);
+        assert_eq!(get("author"), Some("a.name, a.c-author"), "{:?}", learned.thread);
         let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).unwrap();
         let posts = luntan_extract::parse_page(&site, &commented_thread_html(11)).posts;
         let seen: Vec<(&str, Option<&str>, String)> = posts.iter().map(|p| (p.author.as_str(), p.time.as_deref(), p.paragraphs.concat())).collect();
@@ -2910,6 +2921,12 @@ pub(crate) mod tests {
                 ("用户134", Some("2024-03-03T18:11:00"), "第1条评论：说得好".to_owned()),
             ]
         );
+        // Each comment's id is read on the comment itself, where it stands
+        // after the move, not under the list it left.
+        assert_eq!(get("post-id"), Some("div.post, div.comment@data-pid"));
+        // The comments' authors' pages too: their links are read in every
+        // post, the comments included.
+        assert_eq!(get("author-url"), Some("a.name, a.c-author@href"));
         let answers: Vec<Option<&str>> = posts.iter().map(|p| p.reply_to.as_deref()).collect();
         assert_eq!(answers, [None, None, Some("34"), None, Some("35"), Some("35")], "{:?}", learned.thread);
     }
