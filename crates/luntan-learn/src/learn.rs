@@ -1930,9 +1930,11 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
                 && (headed(b) || words == text_split(*b, labels).0)
         })
     });
-    if let (Some(tight), Some(f)) = (tight, what.thread.iter_mut().find(|f| f.attr == "body")) {
+    let Some((tight, tight_sel)) = tight.and_then(|t| select::parse(&t).map(|s| (t, s))) else { return };
+    if let Some(f) = what.thread.iter_mut().find(|f| f.attr == "body") {
         tracing::debug!("body: {tight}, inside {body}, which holds a heading");
         f.css = f.css.replacen(&body, &tight, 1);
+        f.examples = posts.iter().filter_map(|(p, _, _)| body_at(*p, &tight_sel)).take(3).map(describe).collect();
     }
 }
 
