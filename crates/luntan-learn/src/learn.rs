@@ -2980,6 +2980,29 @@ pub(crate) mod tests {
         assert_eq!(body(true), "div.content, div.reply-body");
     }
 
+    /// A posts' selector that matches inside the replies too: the post's
+    /// author is its first link (`a`), and each comment shows a "回复" link
+    /// before its author's. As a list's first member `a` would take the
+    /// reply link for a comment's author, and the replies were not learned;
+    /// scoped to the posts' own selector it is not.
+    #[test]
+    fn a_posts_selector_that_matches_inside_the_replies_is_scoped_to_the_posts() {
+        let avatar = regex::Regex::new(r#"<a class="avatar"[^>]*><img src="a.png"></a>"#).unwrap();
+        let draw = |tid: u32| {
+            avatar
+                .replace_all(&commented_thread_html(tid), "")
+                .replace("<a class=\"name\" ", "<a ")
+                .replace("<a class=\"c-author\"", "<a class=\"reply\" href=\"#\">回复</a> <a class=\"c-author\"")
+        };
+        let learned = learn_drawn(draw);
+        let get = |name: &str| rule(&learned, name);
+        assert_eq!(get("post"), Some("div.post, div.comments > div.comment"), "{:?} {:?}", learned.thread, learned.missing);
+        assert_eq!(get("author"), Some("div.post a, a.c-author"));
+        let site = Site::parse(&learned.site_file(), Path::new("learned.xml")).unwrap();
+        let authors: Vec<String> = luntan_extract::parse_page(&site, &draw(11)).posts.into_iter().map(|p| p.author).collect();
+        assert_eq!(authors, ["用户33", "用户34", "用户133", "用户35", "用户133", "用户134"]);
+    }
+
     /// The real-software bed, Misago: threads at `/t/<slug>/<id>/`, later
     /// pages `/t/<slug>/<id>/2/` linked by an icon with `rel="next"`. The
     /// learner took the slug for the thread (a tie with the number, broken

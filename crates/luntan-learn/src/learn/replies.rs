@@ -99,7 +99,18 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
     let author_sel = author.as_deref().and_then(select::parse);
     let body_of = |r: ElementRef<'a>| -> Option<ElementRef<'a>> { reply_body(r, author_sel.as_ref()) };
     let body = fit(&replies, body_of, &|r, sel| body_at(r, sel).map(|b| b.id()) == body_of(r).map(|b| b.id()))?;
-    // The lists: the posts' selector first, then the replies'.
+    // The lists: the posts' selector first, then the replies'. A list
+    // takes the first match of any of its selectors, so a posts' selector
+    // that matches inside the replies too (a bare `a`) is scoped to the
+    // posts' own (`div.post a`), which a reply moved out of its post is no
+    // longer under; not where the replies match that too.
+    let scope = select::own_part(&post);
+    let matches_in_replies = |css: &str| select::parse(css).is_some_and(|s| replies.iter().any(|(_, r)| r.select(&s).next().is_some()));
+    let scope_is_theirs = select::parse(&scope).is_none_or(|s| replies.iter().any(|(_, r)| s.matches(r)));
+    let scoped = |css: &str| match !css.contains(',') && !scope.contains(',') && !scope_is_theirs && matches_in_replies(css) {
+        true => format!("{scope} {css}"),
+        false => css.to_owned(),
+    };
     let mut with = what.clone();
     for f in with.thread.iter_mut() {
         let add = match f.attr {
@@ -110,7 +121,7 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
             _ => None,
         };
         if let Some(add) = add {
-            f.css = format!("{}, {add}", f.css);
+            f.css = format!("{}, {add}", scoped(&f.css));
         }
     }
     with.thread.retain(|f| f.attr != "strip");
