@@ -1682,7 +1682,6 @@ fn lead_rules(leads: &[(Html, FoundRecord)], grouped: &[&&Seen], what: &Learned)
     let lead = first_fitting(select::with_parent(el(doc0, rec0.record)), |sel| {
         leads.iter().zip(grouped).all(|((doc, r), s)| doc.select(sel).map(|e| e.id()).collect::<Vec<_>>() == [r.record] && s.doc.select(sel).count() == 1)
     })?;
-    let dated = |e: ElementRef| e.value().name() == "time" || time_of(e).is_some_and(|_| line_text(e).chars().count() <= 40);
     let fit = |cands: Vec<String>, pick: &dyn Fn(ElementRef<'_>) -> Option<String>, read: &dyn Fn(ElementRef<'_>, &Selector) -> Option<String>| {
         first_fitting(cands, |sel| leads.iter().all(|l| pick(lead_el(l)).is_some_and(|want| read(lead_el(l), sel).as_ref() == Some(&want))))
     };
@@ -1753,20 +1752,28 @@ const ASIDE: [&str; 4] = ["form", "nav", "aside", "footer"];
 /// no date and no heading and is no form, menu or sidebar: an article's
 /// body.
 fn largest_text(rec: ElementRef<'_>) -> Option<ElementRef<'_>> {
-    const UNREAD: [&str; 5] = ["head", "script", "style", "noscript", "template"];
-    // Letters a reader sees.
-    let shown = |e: ElementRef| {
-        e.descendants()
-            .filter(|n| n.parent().and_then(ElementRef::wrap).is_some_and(|p| !UNREAD.contains(&p.value().name())))
-            .filter_map(|n| n.value().as_text())
-            .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
-            .sum::<usize>()
-    };
     rec.descendent_elements()
         .filter(|e| e.id() != rec.id() && !heading(*e) && !UNREAD.contains(&e.value().name()))
         .filter(|e| !std::iter::once(*e).chain(e.ancestors().filter_map(ElementRef::wrap)).any(|a| ASIDE.contains(&a.value().name())))
         .filter(|e| !e.descendent_elements().any(|d| heading(d) || ["time"].iter().chain(&ASIDE).any(|n| d.value().name() == *n)))
-        .max_by_key(|e| shown(*e))
+        .max_by_key(|e| shown_letters(*e))
+}
+
+/// Elements whose text no reader sees.
+const UNREAD: [&str; 5] = ["head", "script", "style", "noscript", "template"];
+
+/// The letters a reader sees in `e` (a vote button's script is none).
+fn shown_letters(e: ElementRef) -> usize {
+    e.descendants()
+        .filter(|n| n.parent().and_then(ElementRef::wrap).is_some_and(|p| !UNREAD.contains(&p.value().name())))
+        .filter_map(|n| n.value().as_text())
+        .map(|t| t.chars().filter(|c| !c.is_whitespace()).count())
+        .sum()
+}
+
+/// Whether `e` shows a date: a `<time>`, or a short text that reads as one.
+fn dated(e: ElementRef) -> bool {
+    e.value().name() == "time" || (line_text(e).chars().count() <= 40 && time_of(e).is_some())
 }
 
 /// Post selectors to try: the first record's, each with its parent's,
@@ -1904,16 +1911,13 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
         posts.extend(on_page.into_iter().filter_map(|p| body_at(p, &body_sel).map(|b| (p, b, labels.clone()))));
     }
     let headed = |b: &ElementRef| b.select(&heads).next().is_some();
+    let under_heading = |e: &ElementRef| e.ancestors().filter_map(ElementRef::wrap).any(|a| heads.matches(&a));
     if !posts.iter().any(|(_, b, _)| headed(b)) {
         return;
     }
     let mut cands: Vec<String> = Vec::new();
     for (p, b, _) in posts.iter().filter(|(_, b, _)| headed(b)).take(3) {
-        for e in b
-            .descendent_elements()
-            .skip(1)
-            .filter(|e| !heads.matches(e) && !headed(e) && !e.ancestors().filter_map(ElementRef::wrap).any(|a| heads.matches(&a)))
-        {
+        for e in b.descendent_elements().skip(1).filter(|e| !heads.matches(e) && !headed(e) && !under_heading(e)) {
             cands.extend(select::inside(e, p.id()));
         }
     }
@@ -1921,11 +1925,10 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
         posts.iter().all(|(p, b, labels)| {
             let Some(g) = body_at(*p, sel) else { return false };
             let words = text_split(g, labels).0;
-            let in_heading = g.ancestors().filter_map(ElementRef::wrap).any(|a| heads.matches(&a));
             g.id() != b.id()
                 && g.ancestors().any(|a| a.id() == b.id())
                 && !headed(&g)
-                && !in_heading
+                && !under_heading(&g)
                 && words > 0
                 && (headed(b) || words == text_split(*b, labels).0)
         })

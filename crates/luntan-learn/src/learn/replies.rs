@@ -15,7 +15,7 @@ use ego_tree::NodeId;
 use luntan_core::Site;
 use scraper::{ElementRef, Html, Selector};
 
-use super::{body_at, el, strip_rule, time_of, Seen, Shapes, ASIDE};
+use super::{body_at, dated, el, shown_letters, strip_rule, time_of, Seen, Shapes, ASIDE, UNREAD};
 use crate::select::{self, first_fitting, line_text};
 use crate::urls::Split;
 use crate::{Field, Learned};
@@ -180,13 +180,9 @@ fn fits(pages: &[&Seen], post_sel: &Selector, sel: &Selector) -> bool {
 
 /// The innermost elements under `e` (itself included) that show a date.
 fn dates(e: ElementRef<'_>) -> Vec<ElementRef<'_>> {
-    let dated = |d: &ElementRef| d.value().name() == "time" || (line_text(*d).chars().count() <= 40 && time_of(*d).is_some());
     // `descendent_elements` starts with the element itself.
-    e.descendent_elements().filter(|d| dated(d) && !d.descendent_elements().skip(1).any(|c| dated(&c))).collect()
+    e.descendent_elements().filter(|d| dated(*d) && !d.descendent_elements().skip(1).any(dated)).collect()
 }
-
-/// Elements whose text no reader sees.
-const UNREAD: [&str; 5] = ["head", "script", "style", "noscript", "template"];
 
 fn anchors() -> Selector {
     Selector::parse("a[href]").expect("static selector")
@@ -203,21 +199,12 @@ fn link_shape(s: &Seen, e: ElementRef, shapes: &Shapes) -> Option<crate::urls::S
 /// author and no form, the one with the most letters; the outermost of
 /// equals.
 fn reply_body<'a>(r: ElementRef<'a>, author: Option<&Selector>) -> Option<ElementRef<'a>> {
-    // Letters a reader sees (a vote button's script is none).
-    let letters = |e: ElementRef| {
-        e.descendants()
-            .filter(|n| n.parent().and_then(ElementRef::wrap).is_some_and(|p| !UNREAD.contains(&p.value().name())))
-            .filter_map(|n| n.value().as_text())
-            .flat_map(|t| t.chars())
-            .filter(|c| !c.is_whitespace())
-            .count()
-    };
     r.descendent_elements()
         .filter(|e| e.id() != r.id() && dates(*e).is_empty() && !UNREAD.contains(&e.value().name()))
         .filter(|e| !e.descendent_elements().any(|d| ASIDE.contains(&d.value().name()) || author.is_some_and(|a| a.matches(&d))))
         .fold(None::<(usize, ElementRef)>, |best, e| match best {
-            Some((n, _)) if n >= letters(e) => best,
-            _ => Some((letters(e), e)),
+            Some((n, _)) if n >= shown_letters(e) => best,
+            _ => Some((shown_letters(e), e)),
         })
         .map(|(_, e)| e)
 }
@@ -253,20 +240,22 @@ fn reads(pages: &[&Seen], before: &Learned, with: &Learned, post_sel: &Selector,
     pages.iter().all(|s| {
         let old = luntan_extract::parse_page(&old_site, &s.page.html).posts;
         let new = luntan_extract::parse_page(&new_site, &s.page.html).posts;
+        let posts = select::outermost(&s.doc, post_sel);
         let mut at = new.iter();
-        select::outermost(&s.doc, post_sel).into_iter().zip(&old).all(|(p, was)| {
-            let Some(now) = at.next() else { return false };
-            (&now.author, &now.time) == (&was.author, &was.time)
-                && el(&s.doc, p).select(&own.reply).all(|r| {
-                    let author = own.author.as_ref().and_then(|a| r.select(a).next()).map(line_text).unwrap_or_default();
-                    let time = match &own.time {
-                        Some(t) => r.select(t).next().and_then(time_of),
-                        None => dates(r).into_iter().next().and_then(time_of),
-                    };
-                    let paragraphs = body_at(r, &own.body).map(|b| luntan_extract::parse::paragraphs(b, None)).unwrap_or_default();
-                    at.next().is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (&author, &time, &paragraphs))
-                })
-        }) && at.next().is_none()
-            && old.len() == select::outermost(&s.doc, post_sel).len()
+        old.len() == posts.len()
+            && posts.into_iter().zip(&old).all(|(p, was)| {
+                let Some(now) = at.next() else { return false };
+                (&now.author, &now.time) == (&was.author, &was.time)
+                    && el(&s.doc, p).select(&own.reply).all(|r| {
+                        let author = own.author.as_ref().and_then(|a| r.select(a).next()).map(line_text).unwrap_or_default();
+                        let time = match &own.time {
+                            Some(t) => r.select(t).next().and_then(time_of),
+                            None => dates(r).into_iter().next().and_then(time_of),
+                        };
+                        let paragraphs = body_at(r, &own.body).map(|b| luntan_extract::parse::paragraphs(b, None)).unwrap_or_default();
+                        at.next().is_some_and(|n| (&n.author, &n.time, &n.paragraphs) == (&author, &time, &paragraphs))
+                    })
+            })
+            && at.next().is_none()
     })
 }
