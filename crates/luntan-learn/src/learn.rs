@@ -1231,14 +1231,14 @@ fn family_links(read: &Read, steps: &Steps, s: &Scheme, id_role: Role, elem: &'s
                 examples: examples(read, &|sp| shapes.of(sp) == fam.base),
             });
             roles.insert(pos.clone(), Role::Page);
-            // The later pages' shape as links write it.
-            let with = read
-                .seen
-                .iter()
-                .flat_map(Seen::splits)
-                .map(|sp| shapes.of(&sp))
-                .find(|sh| sh.extra_page(&fam.base).as_ref() == Some(pos))
-                .expect("a pager step was seen");
+            // The later pages' shape as links write it most: where the
+            // pager names the view it pages (`?sort=votes&page=2`), the
+            // other views' pages (`?sort=oldest&page=2`) are left out.
+            let mut written: BTreeMap<Shape, usize> = BTreeMap::new();
+            for sh in read.seen.iter().flat_map(Seen::splits).map(|sp| shapes.of(&sp)).filter(|sh| sh.extra_page(&fam.base).as_ref() == Some(pos)) {
+                *written.entry(sh).or_default() += 1;
+            }
+            let with = written.into_iter().max_by_key(|(sh, n)| (*n, std::cmp::Reverse(sh.clone()))).map(|(sh, _)| sh).expect("a pager step was seen");
             // The first page's places, as many further on as path segments were added.
             if let Pos::Seg(..) = pos {
                 let added = with.added_segments(&fam.base);
@@ -3052,6 +3052,47 @@ pub(crate) mod tests {
         assert!(site.links.thread.captures(page2.as_str()).is_none(), "no thread of its own");
         let m = site.links.thread_page.as_ref().and_then(|p| p.captures(page2.as_str())).expect("page 2 is thread 11's").unwrap();
         assert_eq!((m.thread.map(|t| t.to_string()), m.page), (Some("11".to_owned()), Some(2)));
+    }
+
+    /// Regression (the real-software bed's Askbot): a question's later
+    /// answer pages are `?sort=votes&page=2`, its pager naming the order it
+    /// pages beside the number, the first page shown without either. No
+    /// pager step took two parameters, so the 6 questions of 2–3 pages
+    /// were read to their first page only.
+    #[test]
+    fn later_pages_whose_pager_names_the_order_they_page_are_learned() {
+        // One page, read first, also links another order's later page: the
+        // pattern takes the one the pagers write most.
+        let mut sample = forum_drawn(|tid| {
+            let q = format!("read.php?tid={tid}");
+            let other = if tid == 11 { format!("<a href=\"{q}&sort=oldest&page=2\">2</a>") } else { String::new() };
+            thread_html(tid).replace(
+                "</body>",
+                &format!(
+                    "<a href=\"{q}&sort=oldest\">最早</a>{other}<a href=\"{q}&sort=votes&page=2\">2</a><a href=\"{q}&sort=votes&page=2\">下一页</a></body>"
+                ),
+            )
+        });
+        // The pager's links, as a page read so shows them.
+        let site = walking_site(&url(HOME), Duration::ZERO).unwrap();
+        for p in sample.pages.iter_mut().filter(|p| p.url.path() == "/read.php") {
+            p.links = page_links(&site, &p.html, &p.url);
+        }
+        let learned = learn(&sample, Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap();
+        let file = learned.site_file();
+        let links: HashMap<&str, &str> = learned.links.iter().map(|l| (l.element, l.pattern.as_str())).collect();
+        assert!(links.get("thread-page").is_some_and(|p| p.ends_with(r"/read\.php\?tid={thread}&sort=votes&page={page}$")), "{file}");
+        let site = Site::parse(&file, Path::new("learned.xml")).unwrap();
+        let m = site
+            .links
+            .thread_page
+            .as_ref()
+            .and_then(|p| p.captures(url("read.php?tid=11&sort=votes&page=2").as_str()))
+            .expect("page 2 is thread 11's")
+            .unwrap();
+        assert_eq!((m.thread.map(|t| t.to_string()), m.page), (Some("11".to_owned()), Some(2)));
+        let tab = url("read.php?tid=11&sort=oldest");
+        assert!(site.links.thread.captures(tab.as_str()).is_none() && site.links.thread_page.as_ref().unwrap().captures(tab.as_str()).is_none(), "{file}");
     }
 
     /// The real-software bed, Spirit: a list row counts a topic's comments,

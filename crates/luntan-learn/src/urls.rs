@@ -301,10 +301,14 @@ impl Shape {
     }
 
     /// Where `self`, a later page of `base`, holds its page number when
-    /// `base` has none: one query parameter more (`&page=2`), or a word
-    /// and a number as two path segments more (WordPress's `/page/2/`).
+    /// `base` has none: one query parameter more (`&page=2`), that and the
+    /// view it pages ([`Shape::viewed_page`]), or a word and a number as
+    /// two path segments more (WordPress's `/page/2/`).
     pub fn extra_page(&self, base: &Shape) -> Option<Pos> {
         if let Some((k, Kind::Num)) = self.extra_param(base) {
+            return Some(Pos::Query(k.to_owned(), 0));
+        }
+        if let Some(k) = self.viewed_page(base) {
             return Some(Pos::Query(k.to_owned(), 0));
         }
         if self.query != base.query {
@@ -323,6 +327,25 @@ impl Shape {
                 && self.path[i + 1..] == base.path[i..]
                 && base.path[i..].iter().all(|seg| seg.iter().all(|k| matches!(k, Kind::Lit(_)))))
             .then_some(Pos::Seg(i, 0)),
+            _ => None,
+        }
+    }
+
+    /// The page key of `self` when it is `base` with a page number and
+    /// the view it pages added as query parameters, the view's values
+    /// literal: Askbot's answer pages are `?sort=votes&page=2` below a
+    /// question shown without either, its pager naming the default order
+    /// it pages through.
+    fn viewed_page(&self, base: &Shape) -> Option<&str> {
+        if self.path != base.path || self.query.len() < base.query.len() + 2 {
+            return None;
+        }
+        let in_base = |k: &str| base.query.iter().any(|(bk, _)| bk == k);
+        let (added, kept): (Vec<_>, Vec<_>) = self.query.iter().partition(|(k, _)| !in_base(k));
+        let numbered: Vec<&str> = added.iter().filter(|(_, v)| *v == [Kind::Num]).map(|(k, _)| k.as_str()).collect();
+        let views = added.iter().all(|(_, v)| *v == [Kind::Num] || (!v.is_empty() && v.iter().all(|k| matches!(k, Kind::Lit(_)))));
+        match numbered.as_slice() {
+            [page] if views && kept.into_iter().eq(base.query.iter()) => Some(page),
             _ => None,
         }
     }
@@ -831,6 +854,16 @@ mod tests {
         for text in ["2", "", "3 天前"] {
             assert!(pager_step(&a, &a.shape(), &b, &b.shape(), text).is_none(), "{text:?}: NodeBB's post permalinks look so");
         }
+        // Askbot: a question's answer pages name the order they page
+        // through; the sort tabs and an author filter are no pages.
+        let q = "http://h/wen-ti/277/shu-de/";
+        let s = at(q, "http://h/wen-ti/277/shu-de/?sort=votes&page=2").unwrap();
+        assert_eq!((s.pos, s.added, s.value), (Pos::Query("page".into(), 0), true, Some(2)));
+        let s = at("http://h/wen-ti/277/shu-de/?sort=votes&page=2", q).unwrap();
+        assert_eq!((s.base.key(), s.value), ("/wen-ti/#/shu-de/".to_owned(), None));
+        assert!(at(q, "http://h/wen-ti/277/shu-de/?sort=oldest").is_none(), "a sort tab");
+        assert!(at(q, "http://h/wen-ti/278/shu-de/?sort=votes&page=2").is_none(), "another question's page");
+        assert!(at(q, "http://h/wen-ti/277/shu-de/?author=5&page=2").is_none(), "a number is no view");
     }
 
     #[test]
