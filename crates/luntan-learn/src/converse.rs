@@ -1062,7 +1062,8 @@ fn reply_links(
 }
 
 /// Words that say a post was edited (FlaskBB: "Last modified: … by …").
-const EDIT_WORDS: [&str; 8] = ["编辑", "編輯", "edited", "Edited", "修改", "EDITED", "modified", "Modified"];
+/// Askbot's "提问于 <time>, updated <time>" names the edit "updated".
+const EDIT_WORDS: [&str; 11] = ["编辑", "編輯", "edited", "Edited", "修改", "EDITED", "modified", "Modified", "updated", "Updated", "更新于"];
 
 /// The attributes a time is kept in where the text shows none.
 const TIME_ATTRS: [&str; 4] = ["datetime", "title", "data-time", "data-timestamp"];
@@ -1085,6 +1086,15 @@ fn is_edit_note(e: ElementRef) -> bool {
     let says = |t: &str| EDIT_WORDS.iter().any(|w| t.contains(w));
     let own: String = e.children().filter_map(|c| c.value().as_text().map(|t| t.to_string())).collect();
     t.chars().count() <= 120 && says(&t) && (normalize_time(&t).is_some() || (says(&own) && time_attribute(e, Clock::CHINA).is_some()))
+}
+
+/// `e` as the element after one drawn like it (`a.rev + a.rev`): Askbot
+/// writes a post's first revision, "回答 <time>", and its last, "updated
+/// <time>", as two links of one class, so only the place tells the edit.
+fn after_its_like(e: ElementRef) -> Vec<String> {
+    let Some(prev) = e.prev_siblings().find_map(ElementRef::wrap) else { return Vec::new() };
+    let mine = select::own(e);
+    select::own(prev).into_iter().filter(|p| mine.contains(p)).map(|p| format!("{p} + {p}")).collect()
 }
 
 /// `edited`: the element of a post (outside its quotes) that says when it
@@ -1125,7 +1135,13 @@ fn edited(posts: &[P], quotes: &[QuoteAt], fields: &mut Vec<Field>) {
             Some((holder, attr, _)) if in_text(e).is_none() => (holder, Some(attr.to_owned())),
             _ => (e, None),
         };
-        for css in forms(at, posts[i].el.id()) {
+        for css in forms(at, posts[i].el.id()).into_iter().chain(after_its_like(e).into_iter().map(|n| {
+            if at.id() == e.id() {
+                n
+            } else {
+                format!("{n} {}", at.value().name())
+            }
+        })) {
             let r = Rule { css, attr: attr.clone(), pattern: None };
             if !cands.contains(&r) {
                 cands.push(r);
@@ -1177,22 +1193,43 @@ fn count_among_signs(text: &str) -> bool {
 /// one. A post with none counts none: Misago shows a post's likes only
 /// once it has some. Of rules that read alike, the one that reads most
 /// posts, the text before an attribute.
+///
+/// Posts the rule finds nothing in may be another kind of post that
+/// counts its likes elsewhere, and there only above 0: Askbot's comments,
+/// under each question and answer, show theirs in a `div.js-score` left
+/// empty at 0. A second rule for them joins the first (`A, B`) where the
+/// two read together as each alone.
 fn likes(posts: &[P], fields: &mut Vec<Field>) {
+    let all: Vec<&P> = posts.iter().collect();
+    let Some((first, mut read)) = likes_rule(&all, false) else { return };
+    let mut rule = first.clone();
+    let f = first.compiled().expect("a candidate compiles");
+    let rest: Vec<&P> = posts.iter().filter(|p| first_in_post(p.el, &f.pick).is_none()).collect();
+    if let Some((other, more)) = likes_rule(&rest, true).filter(|(o, _)| o.attr == first.attr && o.pattern == first.pattern) {
+        let joined = Rule { css: format!("{}, {}", first.css, other.css), ..first.clone() };
+        let count = |r: &Rule, p: &P| r.compiled().and_then(|f| first_in_post(p.el, &f.pick).and_then(|e| read_count(e, &f)));
+        let alike = posts.iter().all(|p| count(&joined, p) == if rest.iter().any(|q| q.el.id() == p.el.id()) { count(&other, p) } else { count(&first, p) });
+        if alike {
+            rule = joined;
+            read.extend(more);
+        }
+    }
+    fields.extend(rule.fields("likes", "likes-pattern", read.iter().take(3).map(u64::to_string).collect()));
+}
+
+/// The count a likes element reads, `None` where it shows none.
+fn read_count(e: ElementRef, f: &site::Field) -> Option<u64> {
+    read(e, f).and_then(|v| count_of(&v))
+}
+
+/// The likes rule that reads most of `posts` ([`likes`]), and what it
+/// reads. Every element it finds must be named for likes and read a count,
+/// or, with `empty_zero`, show nothing at all (no likes yet).
+fn likes_rule(posts: &[&P], empty_zero: bool) -> Option<(Rule, Vec<u64>)> {
     let mut cands: Vec<Rule> = Vec::new();
-    for p in posts.iter().filter(|p| p.el.descendent_elements().any(likes_named)).take(3) {
+    for p in posts.iter().filter(|p| p.el.descendent_elements().any(|e| likes_named(e) && !likes_reads(e).is_empty())).take(3) {
         for e in p.el.descendent_elements().filter(|e| likes_named(*e)) {
-            // The text a reader sees first: where an attribute reads as
-            // well, it is more often the button's own setting (HyperKitty's
-            // like button's `data-vote="1"` beside its count).
-            let mut reads: Vec<(Option<String>, Option<String>)> = Vec::new();
-            let text = line_text(e);
-            if count_of(&text).is_some() {
-                reads.push((None, None));
-            } else if count_among_signs(&text) {
-                reads.push((None, Some(r"(\d+)".to_owned())));
-            }
-            reads.extend(e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| (Some(n.to_owned()), None)));
-            for (attr, pattern) in reads {
+            for (attr, pattern) in likes_reads(e) {
                 for css in forms(e, p.el.id()) {
                     let r = Rule { css, attr: attr.clone(), pattern: pattern.clone() };
                     if !cands.contains(&r) {
@@ -1202,23 +1239,38 @@ fn likes(posts: &[P], fields: &mut Vec<Field>) {
             }
         }
     }
-    let mut best: Option<(usize, Rule, Vec<u64>)> = None;
+    let mut best: Option<(Rule, Vec<u64>)> = None;
     for r in cands {
         let Some(f) = r.compiled() else { continue };
         // Per post: no element (None), or what the element reads.
-        let got: Vec<Option<Option<u64>>> =
-            posts.iter().map(|p| first_in_post(p.el, &f.pick).filter(|e| likes_named(*e)).map(|e| read(e, &f).and_then(|v| count_of(&v)))).collect();
-        if got.iter().flatten().any(Option::is_none) {
+        let got: Vec<Option<Option<u64>>> = posts.iter().map(|p| first_in_post(p.el, &f.pick).filter(|e| likes_named(*e)).map(|e| read_count(e, &f))).collect();
+        let shows_none = |p: &P| first_in_post(p.el, &f.pick).is_some_and(|e| read(e, &f).is_none_or(|v| v.trim().is_empty()));
+        if posts.iter().zip(&got).any(|(p, g)| matches!(g, Some(None)) && !(empty_zero && shows_none(p))) {
             continue;
         }
         let read: Vec<u64> = got.iter().flatten().flatten().copied().collect();
-        if read.len() >= EVIDENCE && best.as_ref().is_none_or(|(n, ..)| read.len() > *n) {
-            best = Some((read.len(), r, read));
+        if read.len() >= EVIDENCE && best.as_ref().is_none_or(|(_, n)| read.len() > n.len()) {
+            best = Some((r, read));
         }
     }
-    if let Some((_, r, read)) = best {
-        fields.extend(r.fields("likes", "likes-pattern", read.iter().take(3).map(u64::to_string).collect()));
+    best
+}
+
+/// How a likes element may be read: its text where that is a count, or a
+/// count among a few signs; a `data-` attribute that is one.
+fn likes_reads(e: ElementRef) -> Vec<(Option<String>, Option<String>)> {
+    // The text a reader sees first: where an attribute reads as well, it
+    // is more often the button's own setting (HyperKitty's like button's
+    // `data-vote="1"` beside its count).
+    let mut reads: Vec<(Option<String>, Option<String>)> = Vec::new();
+    let text = line_text(e);
+    if count_of(&text).is_some() {
+        reads.push((None, None));
+    } else if count_among_signs(&text) {
+        reads.push((None, Some(r"(\d+)".to_owned())));
     }
+    reads.extend(e.value().attrs().filter(|(n, v)| n.starts_with("data-") && count_of(v).is_some()).map(|(n, _)| (Some(n.to_owned()), None)));
+    reads
 }
 
 /// The IP属地 label Chinese forums have shown since 2022.
@@ -1674,6 +1726,86 @@ mod tests {
                 let want = if (tid + i as u32).is_multiple_of(2) { format!("2025-03-0{tid}T0{i}:1{i}:00.000Z") } else { String::new() };
                 assert_eq!(read, want, "{css}: thread {tid}, post {i}");
             }
+        }
+    }
+
+    /// Regression (the real-software bed, Askbot): every post shows its
+    /// first revision as a link, "回答 <time>"; an edited one adds a second
+    /// link of the same class, "updated <time>". Neither the word nor the
+    /// place was learned (edited: not learned, 0/18).
+    #[test]
+    fn an_edit_written_as_a_second_revision_link_saying_updated_is_learned() {
+        let edited = |tid: u32, i: usize| (tid as usize + i).is_multiple_of(2);
+        let page = |tid: u32| {
+            let mut out = format!("<html><body><h2>主題{tid}</h2>");
+            for (i, (name, words)) in [("小明", "春眠不觉晓处处闻啼鸟"), ("小红", "夜来风雨声花落知多少"), ("阿强", "床前明月光疑是地上霜")].iter().enumerate()
+            {
+                let link = |word: &str, h: usize| {
+                    format!("<a class=\"rev\" href=\"/rev/{tid}{i}/\">{word} <abbr class=\"ago\" title=\"2025-03-0{tid} 1{h}:0{i}:00\">2025-03-0{tid} 1{h}:0{i}:00</abbr></a>")
+                };
+                let update = if edited(tid, i) { format!(", {}", link("updated", 2)) } else { String::new() };
+                out.push_str(&format!(
+                    "<div class=\"post\" id=\"p{tid}{i}\"><div class=\"content\">{words}{tid}</div><div class=\"info\"><a class=\"username\" href=\"/u/{i}/\">{name}</a><div class=\"revs\">{}{update}</div></div></div>",
+                    link("回答", 1)
+                ));
+            }
+            out + "</body></html>"
+        };
+        let got = learned(&[(1, page(1)), (2, page(2)), (3, page(3))]);
+        let css = got.get("edited").unwrap_or_else(|| panic!("{got:?}"));
+        let sel = Selector::parse(css.split('@').next().unwrap()).unwrap();
+        let post = Selector::parse("div.post").unwrap();
+        for tid in 1..=3 {
+            let doc = Html::parse_document(&page(tid));
+            for (i, p) in doc.select(&post).enumerate() {
+                let read = first_in_post(p, &sel).map(line_text).unwrap_or_default();
+                let want = if edited(tid, i) { format!("updated 2025-03-0{tid} 12:0{i}:00") } else { String::new() };
+                assert_eq!(read, want, "{css}: thread {tid}, post {i}");
+            }
+        }
+    }
+
+    /// Regression (the real-software bed, Askbot): questions and answers
+    /// show their votes, 0 too; the comments under them show theirs in
+    /// another element, left empty at 0. The comments' were not learned
+    /// (likes 213/235: every comment's missing).
+    #[test]
+    fn likes_that_comments_show_elsewhere_and_only_above_zero_join_the_posts_rule() {
+        // Per post: its votes; per comment: its likes, 0 drawn empty.
+        let votes = |tid: u32, i: u32| (tid * 3 + i) % 4;
+        let liked = |tid: u32, i: u32, c: u32| if (tid + i + c).is_multiple_of(3) { (tid + c) % 3 + 1 } else { 0 };
+        let page = |tid: u32| {
+            let mut out = format!("<html><body><h2>主題{tid}</h2>");
+            for i in 0..3 {
+                let words = ["春眠不觉晓处处闻啼鸟", "夜来风雨声花落知多少", "床前明月光疑是地上霜"][i as usize];
+                out.push_str(&format!(
+                    "<div class=\"post\" id=\"p{tid}{i}\"><div class=\"vote-number\">{}</div><a class=\"username\" href=\"/u/{i}/\">用户{i}</a><div class=\"content\">{words}{tid}</div></div>",
+                    votes(tid, i)
+                ));
+                for c in 0..2 {
+                    let n = liked(tid, i, c);
+                    out.push_str(&format!(
+                        "<div class=\"post comment\" id=\"c{tid}{i}{c}\"><div class=\"content\">评论第{c}条说得很对{tid}{i}</div><a class=\"username\" href=\"/u/{c}/\">评论者{c}</a><div class=\"upvote-btn\" title=\"upvote comment\">{}</div></div>",
+                        if n > 0 { n.to_string() } else { String::new() }
+                    ));
+                }
+            }
+            out + "</body></html>"
+        };
+        let got = learned(&[(1, page(1)), (2, page(2)), (3, page(3))]);
+        let css = got.get("likes").unwrap_or_else(|| panic!("{got:?}"));
+        let sel = Selector::parse(css).unwrap();
+        let post = Selector::parse("div.post").unwrap();
+        for tid in 1..=3 {
+            let doc = Html::parse_document(&page(tid));
+            let want: Vec<String> = (0..3)
+                .flat_map(|i| {
+                    std::iter::once(votes(tid, i).to_string())
+                        .chain((0..2).map(move |c| Some(liked(tid, i, c)).filter(|n| *n > 0).map(|n| n.to_string()).unwrap_or_default()))
+                })
+                .collect();
+            let read: Vec<String> = doc.select(&post).map(|p| first_in_post(p, &sel).map(line_text).unwrap_or_default()).collect();
+            assert_eq!(read, want, "{css}: thread {tid}");
         }
     }
 
