@@ -162,14 +162,26 @@ fn counts(c: char) -> bool {
     c.is_alphanumeric()
 }
 
+/// Letters a line that shows a date has at most to be a date line (a
+/// byline's "发表于 2024-03-05 12:30", "Posted on March 5, 2025 at
+/// 12:30") rather than words that mention one.
+const DATE_LINE_LETTERS: usize = 32;
+
+/// Whether `t` is a date line, not prose that names a date (Askbot's
+/// bed: "补充点评 2008年6月10日 ： 订单弄丢，…", a whole post's one
+/// paragraph, counted no words, and no body selector read every post).
+fn date_line(t: &str) -> bool {
+    t.chars().filter(|c| c.is_alphabetic()).count() <= DATE_LINE_LETTERS && normalize_time(t).is_some()
+}
+
 /// Letters and digits of `el` outside links and inside them, leaving out
-/// texts that are dates or bare numbers (a list row's counts and times,
+/// date lines ([`date_line`]) and bare numbers (a list row's counts and times,
 /// which would pass for prose) and the `labels` many records repeat.
 fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
     let (mut out, mut inl) = (0, 0);
     for node in el.descendants() {
         let Some(t) = node.value().as_text().map(|t| t.trim()) else { continue };
-        if t.chars().all(|c| !c.is_alphabetic()) || normalize_time(t).is_some() || labels.contains(t) {
+        if t.chars().all(|c| !c.is_alphabetic()) || date_line(t) || labels.contains(t) {
             continue;
         }
         let n = t.chars().filter(|&c| counts(c)).count();
@@ -3052,6 +3064,20 @@ pub(crate) mod tests {
         assert!(site.links.thread.captures(page2.as_str()).is_none(), "no thread of its own");
         let m = site.links.thread_page.as_ref().and_then(|p| p.captures(page2.as_str())).expect("page 2 is thread 11's").unwrap();
         assert_eq!((m.thread.map(|t| t.to_string()), m.page), (Some("11".to_owned()), Some(2)));
+    }
+
+    /// Regression (the real-software bed's Askbot): an answer whose one
+    /// paragraph begins "补充点评 2008年6月10日 ：" counted no words (a
+    /// text that showed a date was a date), so no tighter body read every
+    /// post and the learner took the post's buttons for its body once
+    /// the sample held that answer.
+    #[test]
+    fn prose_that_names_a_date_counts_its_words_and_a_date_line_does_not() {
+        let prose = "补充点评 2008年6月10日 ： 订单弄丢，打了好几个电话，携程和酒店推皮球，前台态度还相当恶劣，以后再也不住这个酒店";
+        let html = format!("<div><p>发表于 2024-03-05 12:30</p><p>Posted on March 5, 2025 at 12:30</p><p>{prose}</p></div>");
+        let doc = Html::parse_fragment(&html);
+        let div = doc.select(&Selector::parse("div").unwrap()).next().unwrap();
+        assert_eq!(text_split(div, &HashSet::new()).0, prose.chars().filter(|c| c.is_alphanumeric()).count());
     }
 
     /// Regression (the real-software bed's Askbot): a question's later
