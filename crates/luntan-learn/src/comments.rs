@@ -518,6 +518,7 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, InferErro
     let id = fields.id(&[Some(&body), time.as_ref(), author.as_ref()], &element_names(&rendered));
     let parent = id.as_ref().and_then(|id| fields.parent(id, &answers));
     let author_url = fields.author_url(&rendered);
+    let likes = fields.likes(&rendered);
     let html = comments.iter().filter_map(|c| get(c, &body)?.as_str()).any(looks_html);
 
     // 4. The URL: the article's part, then the paging.
@@ -560,6 +561,9 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, InferErro
     }
     if let Some(p) = &parent {
         attrs.push(("parent", json_path(p)));
+    }
+    if let Some(p) = &likes {
+        attrs.push(("likes", json_path(p)));
     }
     if let Some(k) = &children {
         attrs.push(("children", format!("{}[*]", json_path(std::slice::from_ref(k)))));
@@ -669,6 +673,29 @@ impl<'a> Fields<'a> {
         best.map(|(_, k)| k)
     }
 
+    /// A count of likes: a field every comment has as a whole number,
+    /// named for likes or votes (`like`, `likes`, `vote_up`), whose values
+    /// the drawn comments show in elements named so. Not where the comment
+    /// counts dislikes beside it (Isso's `likes` and `dislikes`): the page
+    /// may show their difference as its one number.
+    fn likes(&self, rendered: &[&str]) -> Option<Keys> {
+        let named = |k: &Keys, down: bool| {
+            k.last().is_some_and(|n| {
+                let n = n.to_lowercase();
+                let against = n.contains("dis") || n.contains("down");
+                crate::converse::likes_word(&n) && against == down
+            })
+        };
+        let siblings = |k: &Keys, o: &Keys| o.len() == k.len() && o[..o.len() - 1] == k[..k.len() - 1];
+        let shown = shown_likes(rendered);
+        self.by_path
+            .iter()
+            .filter(|(k, vs)| named(k, false) && vs.len() == self.comments && vs.iter().all(|v| v.as_u64().is_some_and(|n| shown.contains(&n))))
+            .filter(|(k, _)| !self.by_path.keys().any(|o| siblings(k, o) && named(o, true)))
+            .min_by_key(|(k, _)| (k.len(), (*k).clone()))
+            .map(|(k, _)| k.clone())
+    }
+
     /// A field of links the page draws (`href`) where a comment has one.
     fn author_url(&self, rendered: &[&str]) -> Option<Keys> {
         self.by_path
@@ -682,6 +709,21 @@ impl<'a> Fields<'a> {
             .max_by_key(|(k, n)| (*n, std::cmp::Reverse(k.len())))
             .map(|(k, _)| k.clone())
     }
+}
+
+/// The counts the drawn pages show in elements named for likes or votes
+/// (Waline's `<button class="wl-like">` and its number).
+fn shown_likes(rendered: &[&str]) -> BTreeSet<u64> {
+    let mut out = BTreeSet::new();
+    for html in rendered {
+        let doc = Html::parse_document(html);
+        for e in doc.root_element().descendants().filter_map(scraper::ElementRef::wrap).filter(|e| crate::converse::likes_named(*e)) {
+            if let Some(n) = luntan_core::site::count_of(&crate::select::line_text(e)) {
+                out.insert(n);
+            }
+        }
+    }
+    out
 }
 
 /// A time a comment could have been written at: this century's (a small
@@ -1111,10 +1153,15 @@ mod tests {
     /// thread named by the page's path (double-encoded when Chinese).
     #[test]
     fn an_isso_like_answer_learns_items_fields_and_the_path_key() {
+        // Each comment shows its likes less its dislikes.
         let page = |who: &[(&str, &str)]| {
             let mut html = String::from("<html><body><article><h1>标题</h1><p>正文在这里</p></article><section id=isso-thread>");
-            for (a, t) in who {
-                let _ = write!(html, "<div class=isso-comment><span class=author>{a}</span><div class=text><p>{t}</p></div></div>");
+            for (i, (a, t)) in who.iter().enumerate() {
+                let _ = write!(
+                    html,
+                    "<div class=isso-comment><span class=author>{a}</span><div class=text><p>{t}</p></div><span class=isso-votes>{}</span></div>",
+                    u8::from(i == 1)
+                );
             }
             html.push_str("</section></body></html>");
             html
@@ -1156,6 +1203,41 @@ mod tests {
         assert_eq!(attr(&c, "children"), Some("$.replies[*]"));
         assert_eq!(attr(&c, "paging"), None);
         assert_eq!(attr(&c, "count"), None, "total_replies counts the top level only");
+        assert_eq!(attr(&c, "likes"), None, "the page's one number may be likes less dislikes");
+    }
+
+    /// Regression (the real-software bed, Waline): each comment's like
+    /// button shows its `like` count; the count was not learned (likes:
+    /// not learned, the hand-written file's `$.like` 200/200).
+    #[test]
+    fn a_count_the_drawn_like_buttons_show_is_learned_as_the_likes() {
+        let likes = |base: u64, i: u64| (base + i) % 3;
+        let answer = |base: u64| {
+            let item = |i: u64, who: &str| {
+                serde_json::json!({"objectId": format!("{}", base + i), "nick": who, "comment": format!("<p>第{i}条评论{base}，说得好</p>"),
+                                   "time": 1_741_165_200_000u64 + (base + i) * 60_000, "like": likes(base, i), "pid": null, "link": null, "browser": "Chrome131.0"})
+            };
+            serde_json::json!({"page": 1, "totalPages": 1, "pageSize": 10, "count": 3, "data": [item(0, "甲"), item(1, "乙"), item(2, "丙")]})
+        };
+        let article = |path: &str, base: u64| {
+            let mut rendered = String::from("<html><body><article><h1>标题</h1><p>正文在这里</p></article><div id=waline>");
+            for (i, who) in ["甲", "乙", "丙"].iter().enumerate() {
+                let i = i as u64;
+                let _ = write!(
+                    rendered,
+                    "<div class=wl-card-item id=\"{}\"><span class=wl-nick>{who}</span><div class=wl-content><p>第{i}条评论{base}，说得好</p></div><button type=button class=wl-like title=喜欢><svg></svg> {}</button></div>",
+                    base + i,
+                    likes(base, i)
+                );
+            }
+            rendered.push_str("</div></body></html>");
+            let source =
+                "<html><body><article><h1>标题</h1><p>正文在这里</p></article><div id=waline></div><script src=/waline/waline.umd.js></script></body></html>";
+            let api = format!("http://b.test/api/comment?path={}&pageSize=10&page=1", path.replace('/', "%2F"));
+            drawn(&format!("http://b.test{path}"), &format!("h{base}"), source, &rendered, &[(&api, answer(base))])
+        };
+        let c = infer(&[article("/2025/03/05/abc/", 1), article("/2025/03/06/def/", 10)], true).unwrap();
+        assert_eq!(attr(&c, "likes"), Some("$.like"), "{:?}", c.attrs);
     }
 
     /// A news site's box: two articles, the key in an attribute of the

@@ -1169,13 +1169,20 @@ fn el_of_post<'a>(p: &P<'a>, n: NodeId) -> ElementRef<'a> {
     ElementRef::wrap(p.el.tree().get(n).expect("a node")).expect("an element")
 }
 
+/// Words that say a name counts likes or votes.
+const LIKES_WORDS: [&str; 6] = ["vote", "like", "zan", "digg", "upvote", "agree"];
+
+/// Whether `name` (lower case) is named for likes or votes.
+pub(crate) fn likes_word(name: &str) -> bool {
+    LIKES_WORDS.iter().any(|w| name.contains(w))
+}
+
 /// Words in a class, a component or an attribute's name that say an
 /// element counts likes or votes.
-fn likes_named(e: ElementRef) -> bool {
-    const WORDS: [&str; 6] = ["vote", "like", "zan", "digg", "upvote", "agree"];
+pub(crate) fn likes_named(e: ElementRef) -> bool {
     e.value().attrs().any(|(name, value)| {
         let (n, v) = (name.to_lowercase(), value.to_lowercase());
-        WORDS.iter().any(|w| n.contains(w) || (matches!(name, "class" | "component" | "id" | "data-component") && v.contains(w)))
+        likes_word(&n) || (matches!(name, "class" | "component" | "id" | "data-component") && likes_word(&v))
     })
 }
 
