@@ -43,13 +43,15 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
     let post_sel = select::parse(&post)?;
     let own_time = css("time").and_then(|c| select::parse(&c));
     let pages: Vec<&'a Seen<'s>> = thread_pages.iter().copied().filter(|s| s.doc.select(&post_sel).next().is_some()).collect();
-    let posts = |s: &'a Seen<'s>| -> Vec<ElementRef<'a>> { select::outermost(&s.doc, &post_sel).into_iter().map(|id| el(&s.doc, id)).collect() };
+    // Each page's posts, found once.
+    let posts: Vec<(&'a Seen<'s>, Vec<ElementRef<'a>>)> =
+        pages.iter().map(|&s| (s, select::outermost(&s.doc, &post_sel).into_iter().map(|id| el(&s.doc, id)).collect())).collect();
     // A post's dates other than its own time, each a place to look for a
     // reply: the elements around it up to the post, the outermost first
     // (the whole reply before its byline).
     let mut cands = Vec::new();
-    for s in &pages {
-        for p in posts(s) {
+    for (_, on_page) in &posts {
+        for &p in on_page {
             let own = own_time.as_ref().and_then(|t| p.select(t).next()).map(|t| t.id());
             for d in dates(p) {
                 if own.is_some_and(|o| d.id() == o || d.ancestors().any(|a| a.id() == o)) {
@@ -64,10 +66,10 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
             break;
         }
     }
-    let reply = first_fitting(cands, |sel| fits(&pages, &post_sel, sel))?;
+    let reply = first_fitting(cands, |sel| fits(&posts, sel))?;
     let reply_sel = select::parse(&reply)?;
     let replies: Vec<(&Seen, ElementRef)> =
-        pages.iter().flat_map(|&s| posts(s).into_iter().flat_map(|p| p.select(&reply_sel).collect::<Vec<_>>()).map(move |r| (s, r))).collect();
+        posts.iter().flat_map(|(s, on_page)| on_page.iter().flat_map(|p| p.select(&reply_sel)).map(move |r| (*s, r))).collect();
     // Its time: the posts' selector where it reads each reply's one date.
     let one_date = |r: ElementRef| dates(r).into_iter().next().and_then(time_of);
     let time = match &own_time {
@@ -77,10 +79,7 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
     // Its author: a short link to a page of the shape the posts' authors
     // link to (a member's page).
     let member_shapes: HashSet<_> = match css("author").and_then(|c| select::parse(&c)) {
-        Some(a) => pages
-            .iter()
-            .flat_map(|s| posts(s).into_iter().filter_map(|p| p.select(&a).next()).filter_map(|e| link_shape(s, e, shapes)).collect::<Vec<_>>())
-            .collect(),
+        Some(a) => posts.iter().flat_map(|(s, on_page)| on_page.iter().filter_map(|p| p.select(&a).next()).filter_map(|e| link_shape(s, e, shapes))).collect(),
         None => HashSet::new(),
     };
     let author_of = |s: &Seen, r: ElementRef<'a>| -> Option<ElementRef<'a>> {
@@ -153,18 +152,18 @@ pub(super) fn inner_replies<'a, 's>(thread_pages: &[&'a Seen<'s>], shapes: &Shap
 /// Whether `sel` takes replies: every match a block inside a post, none a
 /// post or holding one, each with one date and words of its own, and some post
 /// holding two (a list's wrapper holds all of a post's replies).
-fn fits(pages: &[&Seen], post_sel: &Selector, sel: &Selector) -> bool {
+fn fits(posts: &[(&Seen, Vec<ElementRef>)], sel: &Selector) -> bool {
     let mut two = false;
-    for s in pages {
+    for (s, on_page) in posts {
         // The posts as extract takes them: a reply the posts' selector
         // matches too (`div[id^=p]`) is swallowed by its post until the
         // replies have a selector of their own.
-        let posts: HashSet<NodeId> = select::outermost(&s.doc, post_sel).into_iter().collect();
+        let ids: HashSet<NodeId> = on_page.iter().map(|p| p.id()).collect();
         for r in s.doc.select(sel) {
-            let inside = r.ancestors().any(|a| posts.contains(&a.id()));
-            let holds_post = r.descendent_elements().any(|d| posts.contains(&d.id()));
+            let inside = r.ancestors().any(|a| ids.contains(&a.id()));
+            let holds_post = r.descendent_elements().any(|d| ids.contains(&d.id()));
             if INLINE.contains(&r.value().name())
-                || posts.contains(&r.id())
+                || ids.contains(&r.id())
                 || !inside
                 || holds_post
                 || dates(r).len() != 1
@@ -173,7 +172,7 @@ fn fits(pages: &[&Seen], post_sel: &Selector, sel: &Selector) -> bool {
                 return false;
             }
         }
-        two |= select::outermost(&s.doc, post_sel).into_iter().any(|p| el(&s.doc, p).select(sel).nth(1).is_some());
+        two |= on_page.iter().any(|p| p.select(sel).nth(1).is_some());
     }
     two
 }
