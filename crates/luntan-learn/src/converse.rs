@@ -1335,6 +1335,7 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
         }
     }
     if evidence.len() < EVIDENCE {
+        board_name_in_title(pages, k, fields);
         return;
     }
     let name_of = |pg: &Page| pg.board.as_ref().and_then(|b| k.board_names.get(b));
@@ -1395,6 +1396,34 @@ fn board_name(pages: &[Page], post: &Selector, k: &Known, fields: &mut Vec<Field
             fields.extend(r.fields("board-name", "board-name-pattern", examples));
             return;
         }
+    }
+    board_name_in_title(pages, k, fields);
+}
+
+/// `board-name` from the page's `<title>` where no link shows it
+/// (HyperKitty's thread pages link their list as "List overview"; their
+/// title is "<subject> - 书评天地 - 灵犀邮件列表", Discuz!'s "主题 - 版块 -
+/// 站名"): the part after the last separator before the words the first
+/// title ends with, read as the home page names each board on every page
+/// whose board is known, of two boards or more.
+fn board_name_in_title(pages: &[Page], k: &Known, fields: &mut Vec<Field>) {
+    let title = Selector::parse("title").expect("static selector");
+    let named: Vec<(&Page, &String)> = pages.iter().filter_map(|pg| Some((pg, k.board_names.get(pg.board.as_ref()?)?))).collect();
+    if named.len() < EVIDENCE || named.iter().map(|(_, n)| *n).collect::<HashSet<_>>().len() < 2 {
+        return;
+    }
+    let text = |pg: &Page| pg.doc.select(&title).next().map(line_text);
+    let Some((t, name)) = named.iter().find_map(|(pg, n)| text(pg).filter(|t| t.contains(n.as_str())).map(|t| (t, *n))) else { return };
+    let at = t.rfind(name.as_str()).expect("found above");
+    let (before, after) = (&t[..at], t[at + name.len()..].trim_end());
+    let sep: String = before.chars().rev().take_while(|c| !c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect();
+    if sep.trim().is_empty() {
+        return;
+    }
+    let r = Rule { css: "title".into(), attr: None, pattern: Some(format!(r"^.*{}(.+?){}\s*$", regex::escape(&sep), regex::escape(after))) };
+    let Some(f) = r.compiled() else { return };
+    if named.iter().all(|(pg, n)| pg.doc.select(&f.pick).next().and_then(|e| read(e, &f)).as_deref() == Some(n.as_str())) {
+        fields.extend(r.fields("board-name", "board-name-pattern", named.iter().map(|(_, n)| (*n).clone()).take(3).collect()));
     }
 }
 
@@ -1691,6 +1720,36 @@ mod tests {
         let sel = Selector::parse(css.unwrap()).unwrap();
         for (pg, want) in pages.iter().zip(["唐詩", "宋詞", "唐詩"]) {
             assert_eq!(pg.doc.select(&sel).next().map(line_text).as_deref(), Some(want));
+        }
+    }
+
+    /// Regression (the real-software bed, HyperKitty): a thread page links
+    /// its board as "List overview" and names it only in its title,
+    /// "<subject> - 书评天地 - 灵犀邮件列表"; a subject may hold the
+    /// separator too. Board names were not learned.
+    #[test]
+    fn a_board_named_only_in_the_pages_title_is_read_from_it() {
+        let page = |tid: u32, board: u32, name: &str, subject: &str| {
+            format!(
+                "<html><head><title>\n{subject} - {name} - 灵犀邮件列表\n</title></head><body><p><a href=\"/list/b{board}/\">List overview</a></p><div class=\"post\" id=\"p{tid}1\"><div class=\"content\">春眠不觉晓</div></div></body></html>"
+            )
+        };
+        let pages = [(1, page(1, 2, "书评天地", "读书 - 笔记")), (2, page(2, 3, "数码与购物", "新手机")), (3, page(3, 2, "书评天地", "又一本好书"))];
+        let docs: Vec<(u32, Html, Url)> =
+            pages.iter().map(|(tid, html)| (*tid, Html::parse_document(html), Url::parse(&format!("http://lists.test/thread/{tid}/")).unwrap())).collect();
+        let boards = HashMap::from([(1, "2"), (2, "3"), (3, "2")]);
+        let pages: Vec<Page> =
+            docs.iter().map(|(tid, doc, url)| Page { doc, url, thread: Some(tid.to_string()), board: Some(boards[tid].into()), posts: None }).collect();
+        let board_of = |u: &Url| u.path().strip_prefix("/list/b").and_then(|r| r.strip_suffix("/latest")).map(str::to_owned);
+        let names = HashMap::from([("2".to_owned(), "书评天地".to_owned()), ("3".to_owned(), "数码与购物".to_owned())]);
+        let mut fields = Vec::new();
+        let k = Known { post: "div.post", body: "div.content", author: None, strip: None, board_of: &board_of, board_names: &names };
+        board_name(&pages, &Selector::parse("div.post").unwrap(), &k, &mut fields);
+        let got: HashMap<&str, &str> = fields.iter().map(|f| (f.attr, f.css.as_str())).collect();
+        assert_eq!(got.get("board-name"), Some(&"title"), "{got:?}");
+        let f = Rule { css: "title".into(), attr: None, pattern: got.get("board-name-pattern").map(|p| p.to_string()) }.compiled().unwrap();
+        for (pg, want) in pages.iter().zip(["书评天地", "数码与购物", "书评天地"]) {
+            assert_eq!(pg.doc.select(&f.pick).next().and_then(|e| read(e, &f)).as_deref(), Some(want));
         }
     }
 

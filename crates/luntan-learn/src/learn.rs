@@ -442,10 +442,20 @@ fn conversation(read: &Read, thread_pages: &[&Seen], threads: &Scheme, boards: O
     }
     let (author, strip) = (css("author"), css("strip"));
     let shapes = &read.shapes;
-    let board_of = |u: &Url| -> Option<String> {
+    let hub = what.board_hub.clone();
+    let board_at = |u: &Url| -> Option<String> {
         let b = boards?;
         let sp = Split::of(u);
         b.fam.member(&sp, shapes).then(|| sp.get(&b.id).map(str::to_owned)).flatten()
+    };
+    // A board's hub page names it too ([`board_hub`]: HyperKitty's list
+    // overview `/list/<name>/`, which the home page links by the list's
+    // name and each thread page as "List overview", for `/list/<name>/latest`).
+    let board_of = |u: &Url| -> Option<String> {
+        board_at(u).or_else(|| {
+            let hub = hub.as_deref().filter(|_| u.path().ends_with('/') && u.query().is_none())?;
+            board_at(&u.join(hub).ok()?)
+        })
     };
     let mut thread_board: HashMap<String, Option<String>> = HashMap::new();
     for &i in list_pages {
