@@ -184,8 +184,15 @@ fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
         if t.chars().all(|c| !c.is_alphabetic()) || date_line(t) || labels.contains(t) {
             continue;
         }
+        // A script's code is nobody's words (Askbot's comment controls
+        // hold one per post, naming the post's id, so no label either).
+        let within =
+            |names: &[&str]| node.ancestors().take_while(|a| a.id() != el.id()).any(|a| a.value().as_element().is_some_and(|e| names.contains(&e.name())));
+        if within(&["script", "style", "template"]) || el.value().name() == "script" {
+            continue;
+        }
         let n = t.chars().filter(|&c| counts(c)).count();
-        let in_link = node.ancestors().take_while(|a| a.id() != el.id()).any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"));
+        let in_link = within(&["a"]);
         if in_link {
             inl += n;
         } else {
@@ -1919,7 +1926,7 @@ fn body_by_words(grouped: &[&&Seen]) -> Option<Field> {
 /// holds no heading, and in each post whose body holds none every word of
 /// it (outside links, dates and the labels most posts repeat: the byline's
 /// "回答", its buttons), is the posts' body; the first of a list's, where
-/// replies have their own.
+/// replies have their own. Of several, the one reading most words.
 fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
     let first = |name: &str| what.thread.iter().find(|f| f.attr == name).and_then(|f| f.css.split(',').next()).map(|c| c.trim().to_owned());
     let (Some(post), Some(body)) = (first("post"), first("body")) else { return };
@@ -1943,7 +1950,7 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
             cands.extend(select::inside(e, p.id()));
         }
     }
-    let tight = first_fitting(cands, |sel| {
+    let fits = |sel: &Selector| {
         posts.iter().all(|(p, b, labels)| {
             let Some(g) = body_at(*p, sel) else { return false };
             let words = text_split(g, labels).0;
@@ -1954,8 +1961,26 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
                 && words > 0
                 && (headed(b) || words == text_split(*b, labels).0)
         })
-    });
-    let Some((tight, tight_sel)) = tight.and_then(|t| select::parse(&t).map(|s| (t, s))) else { return };
+    };
+    // Of the selectors that fit, the one reading most of the posts' own
+    // words (the labels every post repeats left out), then the tightest:
+    // where every body holds a heading (Askbot's answers hold their
+    // comments' "Comments" too), the first to fit in the page's order may
+    // be the post's buttons.
+    let mut best: Option<((usize, std::cmp::Reverse<usize>), String, Selector)> = None;
+    let mut tried = HashSet::new();
+    for css in cands {
+        let Some(sel) = select::parse(&css).filter(|sel| tried.insert(css.clone()) && fits(sel)) else { continue };
+        let (own, all) = posts
+            .iter()
+            .filter_map(|(p, _, labels)| body_at(*p, &sel).map(|g| (g, labels)))
+            .fold((0, 0), |(own, all), (g, labels)| (own + text_split(g, labels).0, all + text_split(g, &HashSet::new()).0));
+        let key = (own, std::cmp::Reverse(all));
+        if best.as_ref().is_none_or(|(k, ..)| key > *k) {
+            best = Some((key, css, sel));
+        }
+    }
+    let Some((_, tight, tight_sel)) = best else { return };
     if let Some(f) = what.thread.iter_mut().find(|f| f.attr == "body") {
         tracing::debug!("body: {tight}, inside {body}, which holds a heading");
         f.css = f.css.replacen(&body, &tight, 1);
@@ -3005,6 +3030,43 @@ pub(crate) mod tests {
         assert_eq!(body(true), "div.content, div.reply-body");
     }
 
+    /// Regression (the real-software bed, Askbot): every post's body holds
+    /// a heading (each answer its comments' "Comments"), and before the
+    /// words a row of buttons with a number of its own. The buttons, the
+    /// first element to fit, were taken for the body in a trial sample;
+    /// the element holding most of the posts' words is.
+    #[test]
+    fn where_every_body_holds_a_heading_the_tighter_body_holds_the_words_not_the_buttons() {
+        let draw = |tid: u32| {
+            let mut html = thread_html(tid);
+            for (i, text) in [
+                "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
+                "我也读过这本书，作者写得非常细腻，人物都很真实动人",
+                "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
+            ]
+            .iter()
+            .enumerate()
+            {
+                html = html.replace(
+                    &format!("<div class=\"body\">{text}</div>"),
+                    &format!(
+                        "<div class=\"content\"><div class=\"tools\">已被分享{}次</div><div class=\"body\">{text}</div><h2>评论</h2></div>",
+                        tid as usize * 3 + i
+                    ),
+                );
+            }
+            html
+        };
+        let sample = forum_drawn(draw);
+        let read = Read::of(&sample);
+        let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
+        let mut what = Learned::new("small", None, url(HOME), Duration::ZERO);
+        let field = |attr, css: &str| Field { attr, css: css.into(), examples: Vec::new() };
+        what.thread = vec![field("post", "div.post"), field("body", "div.content")];
+        body_beside_heading(&pages, &mut what);
+        assert_eq!(what.thread[1].css, "div.body");
+    }
+
     /// A posts' selector that matches inside the replies too: the post's
     /// author is its first link (`a`), and each comment shows a "回复" link
     /// before its author's. As a list's first member `a` would take the
@@ -3082,9 +3144,12 @@ pub(crate) mod tests {
     /// post and the learner took the post's buttons for its body once
     /// the sample held that answer.
     #[test]
-    fn prose_that_names_a_date_counts_its_words_and_a_date_line_does_not() {
+    fn prose_that_names_a_date_counts_its_words_and_a_date_line_or_a_script_does_not() {
         let prose = "补充点评 2008年6月10日 ： 订单弄丢，打了好几个电话，携程和酒店推皮球，前台态度还相当恶劣，以后再也不住这个酒店";
-        let html = format!("<div><p>发表于 2024-03-05 12:30</p><p>Posted on March 5, 2025 at 12:30</p><p>{prose}</p></div>");
+        // A script's code counts none either (Askbot's, in each post's
+        // comment controls, once outweighed the posts' words).
+        let script = "<script>if (!askbot.data.userCanPostComments) { var btn = document.getElementById('js-add-comment-for-post-' + 277); }</script>";
+        let html = format!("<div><p>发表于 2024-03-05 12:30</p><p>Posted on March 5, 2025 at 12:30</p><p>{prose}</p>{script}</div>");
         let doc = Html::parse_fragment(&html);
         let div = doc.select(&Selector::parse("div").unwrap()).next().unwrap();
         assert_eq!(text_split(div, &HashSet::new()).0, prose.chars().filter(|c| c.is_alphanumeric()).count());
