@@ -2317,14 +2317,17 @@ pub(crate) mod tests {
         out
     }
 
+    /// The words of each thread's three posts in [`thread_html`].
+    const THREAD_TEXTS: [&str; 3] = [
+        "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
+        "我也读过这本书，作者写得非常细腻，人物都很真实动人",
+        "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
+    ];
+
     fn thread_html(tid: u32) -> String {
         let mut out = head(&format!("第{tid}个主题的标题文字 - {TITLE}"));
         out.push_str(&format!("<h1 class=\"subject\">第{tid}个主题的标题文字</h1>"));
-        let texts = [
-            "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
-            "我也读过这本书，作者写得非常细腻，人物都很真实动人",
-            "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
-        ];
+        let texts = THREAD_TEXTS;
         for (i, text) in texts.iter().enumerate() {
             out.push_str(&format!(
                 "<div class=\"post\"><div class=\"author\"><a href=\"user.php?uid={u}\">用户{u}</a></div><span class=\"time\">2024-03-0{d} 12:3{i}</span><div class=\"body\">{text}</div></div>",
@@ -2367,6 +2370,19 @@ pub(crate) mod tests {
     /// What the learner makes of [`forum_drawn`].
     fn learn_drawn(draw: impl Fn(u32) -> String) -> Learned {
         learn(&forum_drawn(draw), Learned::new("small", None, url(HOME), Duration::ZERO)).unwrap()
+    }
+
+    /// The body [`body_beside_heading`] makes of `body` over the thread
+    /// pages of `draw` ([`forum_drawn`]), the posts being `div.post`.
+    fn tighter_body(draw: impl Fn(u32) -> String, body: &str) -> String {
+        let sample = forum_drawn(draw);
+        let read = Read::of(&sample);
+        let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
+        let mut what = Learned::new("small", None, url(HOME), Duration::ZERO);
+        let field = |attr, css: &str| Field { attr, css: css.into(), examples: Vec::new() };
+        what.thread = vec![field("post", "div.post"), field("body", body)];
+        body_beside_heading(&pages, &mut what);
+        what.thread[1].css.clone()
     }
 
     /// A thread rule of `learned` by name.
@@ -2919,11 +2935,7 @@ pub(crate) mod tests {
     /// template comment stands outside every post. Post `n` of thread
     /// `tid` has `n` comments.
     fn commented_thread_html(tid: u32) -> String {
-        let texts = [
-            "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
-            "我也读过这本书，作者写得非常细腻，人物都很真实动人",
-            "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
-        ];
+        let texts = THREAD_TEXTS;
         let mut out = format!("{}<h1 class=\"subject\">第{tid}个主题的标题文字</h1>", head(&format!("第{tid}个主题的标题文字 - {TITLE}")));
         for (i, text) in texts.iter().enumerate() {
             let u = tid * 3 + i as u32;
@@ -2993,11 +3005,7 @@ pub(crate) mod tests {
         let wrap = |tid: u32, more: bool| {
             let mut html = thread_html(tid);
             let mut first = true;
-            for text in [
-                "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
-                "我也读过这本书，作者写得非常细腻，人物都很真实动人",
-                "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
-            ] {
+            for text in THREAD_TEXTS {
                 let head = if std::mem::take(&mut first) {
                     format!(
                         "<h1>第{tid}个主题的标题文字</h1><ul class=\"tags\"><li><a href=\"tags.php?t=1\">书评</a></li></ul><span class=\"btn\">改标签</span>"
@@ -3015,16 +3023,7 @@ pub(crate) mod tests {
             }
             html
         };
-        let body = |more: bool| {
-            let sample = forum_drawn(|tid| wrap(tid, more));
-            let read = Read::of(&sample);
-            let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
-            let mut what = Learned::new("small", None, url(HOME), Duration::ZERO);
-            let field = |attr, css: &str| Field { attr, css: css.into(), examples: Vec::new() };
-            what.thread = vec![field("post", "div.post"), field("body", "div.content, div.reply-body")];
-            body_beside_heading(&pages, &mut what);
-            what.thread[1].css.clone()
-        };
+        let body = |more: bool| tighter_body(|tid| wrap(tid, more), "div.content, div.reply-body");
         assert_eq!(body(false), "div.body, div.reply-body");
         // Words of a post outside the tighter body: the body stays.
         assert_eq!(body(true), "div.content, div.reply-body");
@@ -3039,14 +3038,7 @@ pub(crate) mod tests {
     fn where_every_body_holds_a_heading_the_tighter_body_holds_the_words_not_the_buttons() {
         let draw = |tid: u32| {
             let mut html = thread_html(tid);
-            for (i, text) in [
-                "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
-                "我也读过这本书，作者写得非常细腻，人物都很真实动人",
-                "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
-            ]
-            .iter()
-            .enumerate()
-            {
+            for (i, text) in THREAD_TEXTS.iter().enumerate() {
                 html = html.replace(
                     &format!("<div class=\"body\">{text}</div>"),
                     &format!(
@@ -3057,14 +3049,7 @@ pub(crate) mod tests {
             }
             html
         };
-        let sample = forum_drawn(draw);
-        let read = Read::of(&sample);
-        let pages: Vec<&Seen> = read.seen.iter().filter(|s| s.shows_posts()).collect();
-        let mut what = Learned::new("small", None, url(HOME), Duration::ZERO);
-        let field = |attr, css: &str| Field { attr, css: css.into(), examples: Vec::new() };
-        what.thread = vec![field("post", "div.post"), field("body", "div.content")];
-        body_beside_heading(&pages, &mut what);
-        assert_eq!(what.thread[1].css, "div.body");
+        assert_eq!(tighter_body(draw, "div.content"), "div.body");
     }
 
     /// A posts' selector that matches inside the replies too: the post's
@@ -3279,11 +3264,7 @@ pub(crate) mod tests {
                 n % 9,
                 n % 3
             ));
-            let words = [
-                "今天读完了一本很好的书，想和大家分享一下其中的故事和感想",
-                "我也读过这本书，作者写得非常细腻，人物都很真实动人",
-                "谢谢推荐，周末去图书馆借来看看，希望能有同样的收获",
-            ];
+            let words = THREAD_TEXTS;
             for (i, w) in words.iter().enumerate() {
                 let c = n * 10 + i as u32;
                 // The second comment a guest's: a name, no link.
