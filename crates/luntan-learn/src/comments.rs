@@ -513,12 +513,13 @@ pub fn infer(drawn: &[Drawn], hashed: bool) -> Result<LearnedComments, InferErro
     let fields = Fields::of(&comments);
     let shown_texts: Vec<&String> = texts.iter().map(|(_, s)| s).collect();
     let rendered: Vec<&str> = drawn.iter().map(|d| d.rendered.as_str()).collect();
+    let rendered_docs: Vec<Html> = rendered.iter().map(|r| Html::parse_document(r)).collect();
     let time = fields.time(&body);
     let author = fields.author(&body, time.as_ref(), &shown_texts);
-    let id = fields.id(&[Some(&body), time.as_ref(), author.as_ref()], &element_names(&rendered));
+    let id = fields.id(&[Some(&body), time.as_ref(), author.as_ref()], &element_names(&rendered_docs));
     let parent = id.as_ref().and_then(|id| fields.parent(id, &answers));
     let author_url = fields.author_url(&rendered);
-    let likes = fields.likes(&rendered);
+    let likes = fields.likes(&rendered_docs);
     let html = comments.iter().filter_map(|c| get(c, &body)?.as_str()).any(looks_html);
 
     // 4. The URL: the article's part, then the paging.
@@ -678,7 +679,7 @@ impl<'a> Fields<'a> {
     /// the drawn comments show in elements named so. Not where the comment
     /// counts dislikes beside it (Isso's `likes` and `dislikes`): the page
     /// may show their difference as its one number.
-    fn likes(&self, rendered: &[&str]) -> Option<Keys> {
+    fn likes(&self, rendered: &[Html]) -> Option<Keys> {
         let named = |k: &Keys, down: bool| {
             k.last().is_some_and(|n| {
                 let n = n.to_lowercase();
@@ -713,10 +714,9 @@ impl<'a> Fields<'a> {
 
 /// The counts the drawn pages show in elements named for likes or votes
 /// (Waline's `<button class="wl-like">` and its number).
-fn shown_likes(rendered: &[&str]) -> BTreeSet<u64> {
+fn shown_likes(rendered: &[Html]) -> BTreeSet<u64> {
     let mut out = BTreeSet::new();
-    for html in rendered {
-        let doc = Html::parse_document(html);
+    for doc in rendered {
         for e in doc.root_element().descendants().filter_map(scraper::ElementRef::wrap).filter(|e| crate::converse::likes_named(*e)) {
             if let Some(n) = luntan_core::site::count_of(&crate::select::line_text(e)) {
                 out.insert(n);
@@ -734,10 +734,10 @@ fn is_time(v: &Value) -> bool {
 
 /// The values of the drawn pages' `id` and `data-*` attributes: what a
 /// script names the elements it draws comments in by.
-fn element_names(rendered: &[&str]) -> BTreeSet<String> {
+fn element_names(rendered: &[Html]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for html in rendered {
-        for el in Html::parse_document(html).root_element().descendants().filter_map(scraper::ElementRef::wrap) {
+    for doc in rendered {
+        for el in doc.root_element().descendants().filter_map(scraper::ElementRef::wrap) {
             for (name, value) in el.value().attrs() {
                 if name == "id" || name.starts_with("data-") {
                     out.insert(value.to_owned());

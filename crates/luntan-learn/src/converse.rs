@@ -1214,8 +1214,14 @@ fn likes(posts: &[P], fields: &mut Vec<Field>) {
     let rest: Vec<&P> = posts.iter().filter(|p| first_in_post(p.el, &f.pick).is_none()).collect();
     if let Some((other, more)) = likes_rule(&rest, true).filter(|(o, _)| o.attr == first.attr && o.pattern == first.pattern) {
         let joined = Rule { css: format!("{}, {}", first.css, other.css), ..first.clone() };
-        let count = |r: &Rule, p: &P| r.compiled().and_then(|f| first_in_post(p.el, &f.pick).and_then(|e| read_count(e, &f)));
-        let alike = posts.iter().all(|p| count(&joined, p) == if rest.iter().any(|q| q.el.id() == p.el.id()) { count(&other, p) } else { count(&first, p) });
+        let in_rest: HashSet<NodeId> = rest.iter().map(|p| p.el.id()).collect();
+        let alike = match (joined.compiled(), other.compiled()) {
+            (Some(j), Some(o)) => {
+                let count = |f: &site::Field, p: &P| first_in_post(p.el, &f.pick).and_then(|e| read_count(e, f));
+                posts.iter().all(|p| count(&j, p) == count(if in_rest.contains(&p.el.id()) { &o } else { &f }, p))
+            }
+            _ => false,
+        };
         if alike {
             rule = joined;
             read.extend(more);

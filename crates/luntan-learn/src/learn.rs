@@ -188,7 +188,7 @@ fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
         // hold one per post, naming the post's id, so no label either).
         let within =
             |names: &[&str]| node.ancestors().take_while(|a| a.id() != el.id()).any(|a| a.value().as_element().is_some_and(|e| names.contains(&e.name())));
-        if within(&["script", "style", "template"]) || el.value().name() == "script" {
+        if within(&UNREAD) || UNREAD.contains(&el.value().name()) {
             continue;
         }
         let n = t.chars().filter(|&c| counts(c)).count();
@@ -1950,31 +1950,32 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
             cands.extend(select::inside(e, p.id()));
         }
     }
-    let fits = |sel: &Selector| {
-        posts.iter().all(|(p, b, labels)| {
-            let Some(g) = body_at(*p, sel) else { return false };
+    // Where `sel` fits every post, the posts' own words it reads (the
+    // labels every post repeats left out) and all its letters.
+    let reads = |sel: &Selector| -> Option<(usize, usize)> {
+        posts.iter().try_fold((0, 0), |(own, all), (p, b, labels)| {
+            let g = body_at(*p, sel)?;
             let words = text_split(g, labels).0;
-            g.id() != b.id()
+            let fits = g.id() != b.id()
                 && g.ancestors().any(|a| a.id() == b.id())
                 && !headed(&g)
                 && !under_heading(&g)
                 && words > 0
-                && (headed(b) || words == text_split(*b, labels).0)
+                && (headed(b) || words == text_split(*b, labels).0);
+            fits.then(|| (own + words, all + text_split(g, &HashSet::new()).0))
         })
     };
     // Of the selectors that fit, the one reading most of the posts' own
-    // words (the labels every post repeats left out), then the tightest:
-    // where every body holds a heading (Askbot's answers hold their
-    // comments' "Comments" too), the first to fit in the page's order may
-    // be the post's buttons.
+    // words, then the tightest: where every body holds a heading (Askbot's
+    // answers hold their comments' "Comments" too), the first to fit in
+    // the page's order may be the post's buttons.
     let mut best: Option<((usize, std::cmp::Reverse<usize>), String, Selector)> = None;
     let mut tried = HashSet::new();
     for css in cands {
-        let Some(sel) = select::parse(&css).filter(|sel| tried.insert(css.clone()) && fits(sel)) else { continue };
-        let (own, all) = posts
-            .iter()
-            .filter_map(|(p, _, labels)| body_at(*p, &sel).map(|g| (g, labels)))
-            .fold((0, 0), |(own, all), (g, labels)| (own + text_split(g, labels).0, all + text_split(g, &HashSet::new()).0));
+        if !tried.insert(css.clone()) {
+            continue;
+        }
+        let Some((sel, (own, all))) = select::parse(&css).and_then(|sel| reads(&sel).map(|r| (sel, r))) else { continue };
         let key = (own, std::cmp::Reverse(all));
         if best.as_ref().is_none_or(|(k, ..)| key > *k) {
             best = Some((key, css, sel));
