@@ -10,19 +10,29 @@ use crate::server::RequestRecord;
 /// over `[since_start, end]`; one still in flight counts until now. A
 /// request that ends exactly when another arrives does not overlap it.
 pub fn max_concurrency(records: &[RequestRecord]) -> usize {
-    // (time, +1 arrival / -1 end); at equal times ends sort first.
-    let mut events: Vec<(Duration, i32)> = Vec::with_capacity(records.len() * 2);
-    for r in records {
-        events.push((r.since_start, 1));
-        events.push((r.end().unwrap_or(Duration::MAX), -1));
+    busiest(records).0
+}
+
+/// [`max_concurrency`] and the requests in flight at its first peak, in
+/// arrival order: what a failed check shows.
+pub fn busiest(records: &[RequestRecord]) -> (usize, Vec<&RequestRecord>) {
+    // (time, +1 arrival / -1 end, index); at equal times ends sort first.
+    let mut events: Vec<(Duration, i32, usize)> = Vec::with_capacity(records.len() * 2);
+    for (i, r) in records.iter().enumerate() {
+        events.push((r.since_start, 1, i));
+        events.push((r.end().unwrap_or(Duration::MAX), -1, i));
     }
     events.sort();
-    let (mut now, mut most) = (0i32, 0i32);
-    for (_, delta) in events {
+    let (mut now, mut most, mut peak) = (0i32, 0i32, Duration::ZERO);
+    for (at, delta, _) in events {
         now += delta;
-        most = most.max(now);
+        if now > most {
+            (most, peak) = (now, at);
+        }
     }
-    most.max(0) as usize
+    let mut open: Vec<&RequestRecord> = records.iter().filter(|r| r.since_start <= peak && r.end().is_none_or(|e| e > peak)).collect();
+    open.sort_by_key(|r| (r.since_start, r.seq));
+    (most.max(0) as usize, open)
 }
 
 /// The two arrivals that came closest together, as (gap, earlier, later);
@@ -69,6 +79,9 @@ mod tests {
         assert_eq!(max_concurrency(&[rec(0, 0, Some(10)), rec(1, 10, Some(20)), rec(2, 20, Some(30))]), 1, "touching is not overlapping");
         assert_eq!(max_concurrency(&[rec(0, 0, Some(10)), rec(1, 5, Some(20)), rec(2, 9, Some(30)), rec(3, 25, Some(26))]), 3);
         assert_eq!(max_concurrency(&[rec(0, 0, None), rec(1, 100, Some(200))]), 2, "in flight counts until now");
+        let log = [rec(0, 0, Some(10)), rec(1, 5, Some(8)), rec(2, 9, Some(30)), rec(3, 12, Some(40)), rec(4, 25, Some(26))];
+        let (most, open) = busiest(&log);
+        assert_eq!((most, open.iter().map(|r| r.seq).collect::<Vec<_>>()), (3, vec![2, 3, 4]), "the first peak's requests");
     }
 
     #[test]
