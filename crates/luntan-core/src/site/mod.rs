@@ -610,8 +610,8 @@ pub struct QuoteRules {
     /// the quote, where a quoted quote's intro names another post.
     pub intro: Option<Selector>,
     /// The quoted post's id: the first match inside the quote (else inside
-    /// its intro), read as [`Pick`] says, then `of_pattern`'s first group
-    /// (or whole match).
+    /// its intro), read as [`Pick`] says, then cut by `of_pattern`
+    /// ([`QuoteRules::capture`]).
     pub of: Option<Pick>,
     pub of_pattern: Option<Regex>,
     /// The quoted author, likewise.
@@ -620,15 +620,17 @@ pub struct QuoteRules {
 }
 
 impl QuoteRules {
-    /// `pattern`'s first group in `value` (its whole match when it has no
-    /// group), or the trimmed value without a pattern; none when empty or
-    /// not matched.
+    /// The first of `pattern`'s groups that took part in matching `value`
+    /// (its whole match when none did), or the trimmed value without a
+    /// pattern; none when empty or not matched. The first that took part,
+    /// not group 1: a pattern of alternatives, one per way a page words
+    /// it (`^(.+?) 于|, (.+?) 写道:$`), captures in each.
     pub fn capture(pattern: Option<&Regex>, value: &str) -> Option<String> {
         let got = match pattern {
             None => value.trim().to_owned(),
             Some(re) => {
                 let c = re.captures(value)?;
-                c.get(1).or_else(|| c.get(0))?.as_str().trim().to_owned()
+                c.iter().skip(1).flatten().next().or_else(|| c.get(0))?.as_str().trim().to_owned()
             }
         };
         (!got.is_empty()).then_some(got)
@@ -637,8 +639,9 @@ impl QuoteRules {
 
 /// A field that names a value, read as [`Pick`] says and then cut by an
 /// optional `-pattern` (`post-id="table[id^=pid]@id"
-/// post-id-pattern="pid(\d+)"`): the pattern's first group, or its whole
-/// match, is the value; unmatched or empty, the field is absent.
+/// post-id-pattern="pid(\d+)"`): the first of the pattern's groups that
+/// took part, or its whole match, is the value; unmatched or empty, the
+/// field is absent.
 #[derive(Debug, Clone)]
 pub struct Field {
     pub pick: Pick,
@@ -841,6 +844,18 @@ mod tests {
           author="a.xw1" time="em[id^=authorposton]"/>
 </site>
 "##;
+
+    #[test]
+    fn a_pattern_of_alternatives_captures_the_group_that_took_part() {
+        let re = Regex::new(r"^(.+?) 于|^.*[\s,](.+?) 写道:$").unwrap();
+        let capture = |v: &str| QuoteRules::capture(Some(&re), v);
+        assert_eq!(capture("张伟 于2026年9月1日周二 19:42写道：").as_deref(), Some("张伟"));
+        assert_eq!(capture("在 2026/9/1 19:42, 李娜 写道:").as_deref(), Some("李娜"), "the second group, the first not taking part");
+        assert_eq!(capture("无关的一行"), None);
+        let whole = Regex::new(r"(x)?\d+").unwrap();
+        assert_eq!(QuoteRules::capture(Some(&whole), "pid 42").as_deref(), Some("42"), "no group took part: the whole match");
+        assert_eq!(QuoteRules::capture(None, "  小明 "), Some("小明".into()));
+    }
 
     /// DISCUZ with `extra` before `<links>`, where the optional settings go.
     pub(super) fn discuz_with(extra: &str) -> String {
