@@ -463,7 +463,8 @@ fn a_home_page_that_leads_to_no_forum_exits_2_with_one_line() {
 /// A small forum whose posts are not all dated (two of three), so no page
 /// reads as a thread: a home page linking two boards, a search and six
 /// variants of one filtered view; boards that link three threads each;
-/// threads whose posts link their authors' pages.
+/// threads whose posts link their authors' pages, and each a link that
+/// fails.
 fn undated_forum() -> String {
     let page = |title: &str, body: &str| format!("<!DOCTYPE html><html><head><title>{title} - Tiny</title></head><body>{body}</body></html>").into_bytes();
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
@@ -492,7 +493,9 @@ fn undated_forum() -> String {
                     i + 1
                 ));
             }
-            posts.push_str("</div>");
+            // A moderator's link that fails for a guest (Askbot's "close"
+            // goes to a login page that is not there): served by no route.
+            posts.push_str(&format!("</div><p class=\"tools\"><a href=\"/close/{t}\">close</a></p>"));
             routes.push((leak(format!("/t/{t}")), "text/html", page(&format!("Topic number {t} about the rails"), &posts)));
         }
         list.push_str("</ul>");
@@ -522,6 +525,8 @@ fn explain_names_candidates_when_nothing_can_be_learned() {
     for want in [
         "kinds of URL read".to_owned(),
         "  /t/#: 6 read, 0 as threads, 0 redirected, 0 failed".to_owned(),
+        // A kind whose first three pages all failed is asked no more.
+        "  /close/#: 0 read, 0 as threads, 0 redirected, 3 failed".to_owned(),
         // Six variants of one view are one kind, and an aside one: two read.
         "  /popular?filter={w}&term={w} [aside: filter/sort]: 2 read".to_owned(),
         "[aside: user]".to_owned(),

@@ -19,7 +19,9 @@
 //! link of its kind would ask a guest to log in too. A kind whose first
 //! [`REDIRECTS_SEEN`] pages all redirected to pages of other kinds (NodeBB's
 //! `/post/12` → `/topic/3/slug/5`, `/uid/4` → `/user/name`) is asked no more
-//! either: its links lead to pages the walk reaches by their own.
+//! either: its links lead to pages the walk reaches by their own; nor is a
+//! kind whose first [`REDIRECTS_SEEN`] pages all failed (Askbot's "close"
+//! links, each sent to a login page that is not there: 15 requests).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -40,8 +42,8 @@ use crate::LearnError;
 pub const ASIDE_PER_KIND: usize = 2;
 /// Share of `max_requests` aside pages may take, all kinds together.
 pub const ASIDE_SHARE: f64 = 0.1;
-/// Pages of one kind read, each redirected to a page of another kind,
-/// after which no more of that kind is asked.
+/// Pages of one kind read, each redirected to a page of another kind (or
+/// each failed), after which no more of that kind is asked.
 pub const REDIRECTS_SEEN: usize = 3;
 
 /// How far the walk goes and how politely.
@@ -193,6 +195,8 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
     let mut taken: HashMap<String, usize> = HashMap::new();
     // Per kind: its pages read that redirected to another kind's.
     let mut elsewhere: HashMap<String, usize> = HashMap::new();
+    // Per kind: its pages that failed.
+    let mut failing: HashMap<String, usize> = HashMap::new();
     let mut aside_taken: HashMap<Aside, usize> = HashMap::new();
     let aside_budget = ((cfg.max_requests as f64 * ASIDE_SHARE) as usize).max(1);
     let mut aside_left = 0;
@@ -225,6 +229,11 @@ pub async fn walk(cfg: &SampleConfig, mut progress: impl FnMut(u64, &Url)) -> Re
                     return Err(LearnError::Home { url: url.to_string(), why: e.to_string() });
                 }
                 failed.push((url.clone(), e.to_string()));
+                let n = failing.entry(key.clone()).or_insert(0);
+                *n += 1;
+                if *n >= REDIRECTS_SEEN && taken.get(&key).copied() == Some(*n) {
+                    taken.insert(key, cfg.per_kind);
+                }
                 progress(requests(), &url);
                 continue;
             }

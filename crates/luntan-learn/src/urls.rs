@@ -192,6 +192,16 @@ impl Split {
                 *v = vec![Kind::Word];
             }
         }
+        // The same keys as `key:value` path segments (Askbot's
+        // `/问题/scope:all/sort:votes-desc/page:2/`: eight orders were
+        // eight kinds, each read).
+        for seg in &mut s.path {
+            if let [Kind::Lit(l)] = seg.as_slice() {
+                if let Some((k, _)) = l.split_once(':').filter(|(k, v)| aside::view_key(k) && !v.is_empty()) {
+                    *seg = vec![Kind::Lit(format!("{k}:")), Kind::Word];
+                }
+            }
+        }
         s.key()
     }
 }
@@ -738,6 +748,10 @@ mod tests {
         // Boards named by words share a kind; the first segment does not blur.
         assert_eq!(key("http://h/bbs/board/tech/"), key("http://h/bbs/board/life/"));
         assert_ne!(key("http://h/news/"), key("http://h/about/"));
+        // Views named in the path, `key:value`, as in the query.
+        assert_eq!(key("http://h/q/scope:all/sort:votes-desc/page:2/"), key("http://h/q/scope:all/sort:age-asc/page:3/"));
+        assert_eq!(key("http://h/q/scope:all/sort:votes-desc/page:2/"), "/q/scope:all/sort:{w}/page:#/");
+        assert_ne!(key("http://h/q/scope:all/sort:votes-desc/"), key("http://h/q/scope:unanswered/sort:votes-desc/"), "scope is no view key");
     }
 
     #[test]
