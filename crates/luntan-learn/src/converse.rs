@@ -10,8 +10,10 @@
 //! a quote is a `blockquote` or an element of a `quote` class whose words
 //! another sampled post wrote, and what it says of that post (its id, its
 //! author), inside it or in the element just before it that introduces
-//! it, must read that post's on every quote whose post was sampled. A
-//! rule that fails on one sampled post that shows the field is not
+//! it, must read that post's on every quote whose post was sampled (its
+//! author on every quote that names them as their post shows them: a
+//! mail's sender shown by address above their post is named otherwise).
+//! A rule that fails on one sampled post that shows the field is not
 //! written: a missing field is fine, a wrong one is not.
 
 use std::collections::{HashMap, HashSet};
