@@ -76,9 +76,11 @@ pub(crate) struct Claim {
 }
 
 impl Claim {
-    /// The crawler stopped waiting (a timeout, a body over the limit, a
-    /// broken connection) rather than receiving an answer: the request
-    /// ended for it then, whenever the server noticed.
+    /// The crawler's outcome is an error, not a page: a timeout, a body
+    /// over the limit or a broken connection ends the request when the
+    /// crawler walks away, whenever the server notices (an error status
+    /// the server had finished before the crawler read it, so for those
+    /// the server's end stands).
     fn gave_up(&self) -> bool {
         !(self.outcome.parse::<u16>().is_ok() || self.outcome.starts_with("redirect ") || self.outcome == "frame sent")
     }
