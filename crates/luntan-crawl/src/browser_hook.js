@@ -282,12 +282,13 @@
         resolve = null;
       };
       // The 20 ms read is for an answer not yet in. The answer's own timer
-      // task (it lowers the count and queues a look) can run after it on a
-      // busy machine: read then, a page whose handler had just set an
-      // observer watching its end looked still, and a thread was saved
-      // without the replies that observer asks for (4 in 32 runs beside
-      // three others). Finding the answer handled, that read looks instead;
-      // `again` keeps the looks queued to one.
+      // task lowers the count and queues a look; on a busy machine the
+      // 20 ms timer, due by then, ran between the two: read then, a page
+      // whose handler had just set an observer watching its end looked
+      // still, and a thread was saved without the replies that observer
+      // asks for (4 in 32 runs beside three others). Finding the answer
+      // handled, that read looks instead; `again` keeps the looks queued
+      // to one.
       var unanswered = null, again = false;
       var lookAgain = function () { if (!again) { again = true; setT(look, 0); } };
       var look = function () {
