@@ -893,13 +893,15 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, bod
     // tell a rule right from wrong: a mail's sender shown by address
     // above their post and by name in the line quoting it (HyperKitty, 2
     // intros in 11) is neither, and kept no rule from being learned.
-    let with_author = verified.iter().filter(|(_, p)| !p.author.is_empty()).count();
-    let named: Vec<(&QuoteAt, &P)> =
-        verified.iter().copied().filter(|(q, p)| !p.author.is_empty() && naming(q).iter().any(|(e, _)| line_text(*e).contains(p.author.as_str()))).collect();
-    for (q, p) in verified.iter().filter(|(q, p)| !p.author.is_empty() && !named.iter().any(|(n, _)| n.el.id() == q.el.id() && n.post == q.post)).take(3) {
+    let (named, otherwise): (Vec<(&QuoteAt, &P)>, Vec<_>) = verified
+        .iter()
+        .copied()
+        .filter(|(_, p)| !p.author.is_empty())
+        .partition(|(q, p)| naming(q).iter().any(|(e, _)| line_text(*e).contains(p.author.as_str())));
+    for (q, p) in otherwise.iter().take(3) {
         tracing::debug!("quote-author: {:?} does not name {:?} as their post shows them", q.intro.map(line_text), p.author);
     }
-    if named.len() >= EVIDENCE && named.len() * 2 > with_author {
+    if named.len() >= EVIDENCE && named.len() > otherwise.len() {
         // From every named quote, not the first few: a second wording
         // (another mail client's) may come late in the sample.
         let mut cands: Vec<Rule> = Vec::new();

@@ -179,6 +179,9 @@ fn date_line(t: &str) -> bool {
 /// which would pass for prose) and the `labels` many records repeat.
 fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
     let (mut out, mut inl) = (0, 0);
+    if UNREAD.contains(&el.value().name()) {
+        return (0, 0);
+    }
     for node in el.descendants() {
         let Some(t) = node.value().as_text().map(|t| t.trim()) else { continue };
         if t.chars().all(|c| !c.is_alphabetic()) || date_line(t) || labels.contains(t) {
@@ -188,7 +191,7 @@ fn text_split(el: ElementRef, labels: &HashSet<String>) -> (usize, usize) {
         // hold one per post, naming the post's id, so no label either).
         let within =
             |names: &[&str]| node.ancestors().take_while(|a| a.id() != el.id()).any(|a| a.value().as_element().is_some_and(|e| names.contains(&e.name())));
-        if within(&UNREAD) || UNREAD.contains(&el.value().name()) {
+        if within(&UNREAD) {
             continue;
         }
         let n = t.chars().filter(|&c| counts(c)).count();
@@ -1932,20 +1935,26 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
     let (Some(post), Some(body)) = (first("post"), first("body")) else { return };
     let (Some(post_sel), Some(body_sel)) = (select::parse(&post), select::parse(&body)) else { return };
     let heads = Selector::parse("h1, h2, h3").expect("static selector");
-    // (post, its body, the page's labels)
-    let mut posts: Vec<(ElementRef, ElementRef, Rc<HashSet<String>>)> = Vec::new();
+    let headed = |b: &ElementRef| b.select(&heads).next().is_some();
+    let under_heading = |e: &ElementRef| e.ancestors().filter_map(ElementRef::wrap).any(|a| heads.matches(&a));
+    // (post, its body, the page's labels, the body's words where it holds
+    // no heading: what a tighter body must read whole)
+    type Post<'a> = (ElementRef<'a>, ElementRef<'a>, Rc<HashSet<String>>, Option<usize>);
+    let mut posts: Vec<Post> = Vec::new();
     for s in pages {
         let on_page: Vec<ElementRef> = select::outermost(&s.doc, &post_sel).into_iter().map(|id| el(&s.doc, id)).collect();
         let labels = Rc::new(repeated_texts(&on_page));
-        posts.extend(on_page.into_iter().filter_map(|p| body_at(p, &body_sel).map(|b| (p, b, labels.clone()))));
+        for p in on_page {
+            let Some(b) = body_at(p, &body_sel) else { continue };
+            let whole = (!headed(&b)).then(|| text_split(b, &labels).0);
+            posts.push((p, b, labels.clone(), whole));
+        }
     }
-    let headed = |b: &ElementRef| b.select(&heads).next().is_some();
-    let under_heading = |e: &ElementRef| e.ancestors().filter_map(ElementRef::wrap).any(|a| heads.matches(&a));
-    if !posts.iter().any(|(_, b, _)| headed(b)) {
+    if posts.iter().all(|(.., whole)| whole.is_some()) {
         return;
     }
     let mut cands: Vec<String> = Vec::new();
-    for (p, b, _) in posts.iter().filter(|(_, b, _)| headed(b)).take(3) {
+    for (p, b, ..) in posts.iter().filter(|(.., whole)| whole.is_none()).take(3) {
         for e in b.descendent_elements().skip(1).filter(|e| !heads.matches(e) && !headed(e) && !under_heading(e)) {
             cands.extend(select::inside(e, p.id()));
         }
@@ -1953,7 +1962,7 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
     // Where `sel` fits every post, the posts' own words it reads (the
     // labels every post repeats left out) and all its letters.
     let reads = |sel: &Selector| -> Option<(usize, usize)> {
-        posts.iter().try_fold((0, 0), |(own, all), (p, b, labels)| {
+        posts.iter().try_fold((0, 0), |(own, all), (p, b, labels, whole)| {
             let g = body_at(*p, sel)?;
             let words = text_split(g, labels).0;
             let fits = g.id() != b.id()
@@ -1961,7 +1970,7 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
                 && !headed(&g)
                 && !under_heading(&g)
                 && words > 0
-                && (headed(b) || words == text_split(*b, labels).0);
+                && whole.is_none_or(|n| words == n);
             fits.then(|| (own + words, all + text_split(g, &HashSet::new()).0))
         })
     };
@@ -1985,7 +1994,7 @@ fn body_beside_heading(pages: &[&Seen], what: &mut Learned) {
     if let Some(f) = what.thread.iter_mut().find(|f| f.attr == "body") {
         tracing::debug!("body: {tight}, inside {body}, which holds a heading");
         f.css = f.css.replacen(&body, &tight, 1);
-        f.examples = posts.iter().filter_map(|(p, _, _)| body_at(*p, &tight_sel)).take(3).map(describe).collect();
+        f.examples = posts.iter().filter_map(|(p, ..)| body_at(*p, &tight_sel)).take(3).map(describe).collect();
     }
 }
 
