@@ -939,13 +939,13 @@ fn quotes<'a>(posts: &[P<'a>], pages: &[Page], ids: &HashMap<usize, String>, bod
                 })
             })
         };
-        // Read once more as extract reads the pattern written.
+        // The joined pattern read once more as extract reads it.
         let reads_all = |r: &Rule| {
             r.compiled().is_some_and(|f| {
                 named.iter().all(|(q, p)| shown_for_quote(q.el, q.intro, &f.pick).and_then(|t| f.capture(&t)).as_deref() == Some(p.author.as_str()))
             })
         };
-        if let Some(r) = alone.or_else(both).filter(reads_all) {
+        if let Some(r) = alone.or_else(|| both().filter(reads_all)) {
             out.fields.extend(r.fields("quote-author", "quote-author-pattern", named.iter().take(3).map(|(_, p)| p.author.clone()).collect()));
         }
     }
